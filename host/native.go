@@ -1,0 +1,53 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Factory constructs a fresh Go scorer.
+type Factory func() sdk.Scorer
+
+// Native wraps a Go scorer factory as a Plugin that runs in the host's process.
+func Native(f Factory) Plugin {
+	return &nativePlugin{factory: f, info: f().Info()}
+}
+
+type nativePlugin struct {
+	factory Factory
+	info    sdk.Info
+}
+
+var _ Plugin = (*nativePlugin)(nil)
+
+func (p *nativePlugin) Info() sdk.Info  { return p.info }
+func (p *nativePlugin) Runtime() string { return RuntimeNative }
+
+func (p *nativePlugin) Open(_ context.Context, _ string, config json.RawMessage) (Backend, error) {
+	s := p.factory()
+	if c, ok := s.(sdk.Configurer); ok {
+		if err := c.Configure(config); err != nil {
+			return nil, fmt.Errorf("configure %s: %w", p.info.Name, err)
+		}
+	}
+	return &nativeBackend{s: s}, nil
+}
+
+func (p *nativePlugin) Close(context.Context) error { return nil }
+
+type nativeBackend struct{ s sdk.Scorer }
+
+func (b *nativeBackend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
+	return b.s.Score(ctx, sdk.Call{Run: *run, Judge: judge})
+}
+
+func (b *nativeBackend) Close(context.Context) error {
+	if c, ok := b.s.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

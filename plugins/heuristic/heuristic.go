@@ -1,0 +1,12 @@
+// Package heuristic holds scorers that need no LLM: the tier-1 pre-screen and the
+// deterministic scorers users know from Mastra and autoevals.
+package heuristic
+
+import "github.com/scorekit/scorekit/sdk"
+
+// Factories returns a factory for every scorer in the package.
+func Factories() []func() sdk.Scorer {
+	return []func() sdk.Scorer{
+		// Each scorer adds its constructor here.
+	}
+}

@@ -1,0 +1,49 @@
+// Package serve turns Go scorers into a loadable plugin. A plugin's main package is:
+//
+//	package main
+//
+//	import (
+//		"github.com/scorekit/scorekit/plugins/heuristic"
+//		"github.com/scorekit/scorekit/sdk/serve"
+//	)
+//
+//	// Registered during package initialization, which a WASM reactor runs in _initialize
+//	// (a reactor never runs main).
+//	var _ = serve.Register(heuristic.Factories()...)
+//
+//	func main() { serve.Main() }
+//
+// Built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared it is a WASM reactor speaking
+// scorekit's ABI v1 (see docs/ABI.md); built natively it is a go-plugin process speaking
+// gRPC. One artifact may carry several scorers; the host addresses them by name.
+package serve
+
+import (
+	"fmt"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// scorers is the guest's table of scorers. A plugin is one process or one WASM instance
+// with exactly one such table, filled once before the host makes any call, which is why
+// it is a package variable here and nowhere else.
+var scorers []func() sdk.Scorer
+
+// Register adds scorer factories to the plugin. Call it from a package-level var
+// declaration in the plugin's main package. It panics on a duplicate name, which is a
+// programming error caught the first time the plugin starts.
+func Register(factories ...func() sdk.Scorer) struct{} {
+	for _, f := range factories {
+		name := f().Info().Name
+		for _, g := range scorers {
+			if g().Info().Name == name {
+				panic(fmt.Sprintf("serve: scorer %q registered twice", name))
+			}
+		}
+		scorers = append(scorers, f)
+	}
+	return struct{}{}
+}
+
+// Factories returns the registered scorer factories, in registration order.
+func Factories() []func() sdk.Scorer { return scorers }
