@@ -1,0 +1,140 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ManifestSuffix is how a plugin manifest's file name ends: DIR/heuristic.plugin.json.
+const ManifestSuffix = ".plugin.json"
+
+// Manifest describes a loadable plugin: an artifact (a .wasm module or an executable), its
+// pinned sha256, the runtime that loads it and the limits it runs under. One artifact may
+// carry several scorers.
+type Manifest struct {
+	// Name of the plugin (not of its scorers).
+	Name string `json:"name"`
+	// Runtime is RuntimeWASM or RuntimeProcess.
+	Runtime string `json:"runtime"`
+	// Artifact is the module or executable, relative to the manifest's folder.
+	Artifact string `json:"artifact"`
+	// SHA256 pins the artifact (hex). Required: the host refuses an artifact that differs.
+	SHA256 string `json:"sha256"`
+	// Args are passed to a process plugin. Optional.
+	Args []string `json:"args,omitempty"`
+	// Scorers, when set, must equal the names the artifact declares. Optional.
+	Scorers []string `json:"scorers,omitempty"`
+	// Limits the plugin runs under. Optional; zero fields take the runtime's defaults.
+	Limits Limits `json:"limits"`
+
+	// Dir is the manifest's folder; set by ReadManifest.
+	Dir string `json:"-"`
+}
+
+// Limits bound what a plugin may use. Zero means the runtime's default.
+type Limits struct {
+	// MemoryMiB caps a WASM instance's linear memory.
+	MemoryMiB int `json:"memory_mib,omitempty"`
+	// TimeoutMS is the deadline of one call.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// MaxResultBytes caps the size of one result.
+	MaxResultBytes int `json:"max_result_bytes,omitempty"`
+	// MaxOutputBytes caps captured stdout plus stderr per call.
+	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
+	// PoolSize caps live instances per (tenant, scorer).
+	PoolSize int `json:"pool_size,omitempty"`
+	// MaxCalls recycles an instance after this many calls.
+	MaxCalls int `json:"max_calls,omitempty"`
+}
+
+// ErrHashMismatch: the artifact's sha256 differs from the manifest's.
+var ErrHashMismatch = errors.New("artifact sha256 mismatch")
+
+// ReadManifest reads and checks a manifest file. It does not read the artifact.
+func ReadManifest(path string) (Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("read manifest: %w", err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Manifest{}, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	m.Dir = filepath.Dir(path)
+	switch {
+	case m.Name == "":
+		return m, fmt.Errorf("read manifest %s: missing \"name\"", path)
+	case m.Runtime != RuntimeWASM && m.Runtime != RuntimeProcess:
+		return m, fmt.Errorf("read manifest %s: runtime %q: want %q or %q", path, m.Runtime, RuntimeWASM, RuntimeProcess)
+	case m.Artifact == "":
+		return m, fmt.Errorf("read manifest %s: missing \"artifact\"", path)
+	case len(m.SHA256) != 64:
+		return m, fmt.Errorf("read manifest %s: \"sha256\" must be 64 hex digits; compute it with: sha256sum %s", path, m.ArtifactPath())
+	}
+	return m, nil
+}
+
+// ArtifactPath is the artifact's path on disk.
+func (m *Manifest) ArtifactPath() string {
+	if filepath.IsAbs(m.Artifact) {
+		return m.Artifact
+	}
+	return filepath.Join(m.Dir, m.Artifact)
+}
+
+// ReadArtifact reads the artifact and checks its sha256 against the manifest.
+func (m *Manifest) ReadArtifact() ([]byte, error) {
+	b, err := os.ReadFile(m.ArtifactPath())
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", m.Name, err)
+	}
+	if err := m.checkSum(sha256.Sum256(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// VerifyArtifact checks the artifact's sha256 without keeping it in memory.
+func (m *Manifest) VerifyArtifact() error {
+	f, err := os.Open(m.ArtifactPath())
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", m.Name, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("plugin %s: %w", m.Name, err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return m.checkSum(sum)
+}
+
+func (m *Manifest) checkSum(sum [32]byte) error {
+	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, m.SHA256) {
+		return fmt.Errorf("plugin %s: %w: manifest pins %s, %s is %s; rebuild the plugin or update the manifest",
+			m.Name, ErrHashMismatch, m.SHA256, m.ArtifactPath(), got)
+	}
+	return nil
+}
+
+// ManifestsIn returns the manifest files in dir, sorted.
+func ManifestsIn(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*"+ManifestSuffix))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("load plugins: no *%s in %s", ManifestSuffix, dir)
+	}
+	return paths, nil
+}
