@@ -1,0 +1,121 @@
+// Package corpus loads the public labelled data in ../shared/data as scorekit runs, so tests,
+// benchmarks and the quality report measure scorers on the same cases.
+//
+// Every case has a stable ID (set name + row), a Label that says what kind of run it is, and
+// WantPass: whether a pre-screen should let it through ("no reason found to distrust this
+// run"). Labels:
+//
+//   - correct: a gold or human-approved answer to the question asked (HaluEval right_answer,
+//     TruthfulQA best answer including "I have no comment", ARES Answer_Relevance=1, XSTest
+//     full compliance with a safe prompt).
+//   - triage: a format-transformed correct output: a raw email or support ticket in, a triage
+//     out. The email outputs are built here from the gold triage label and response criteria
+//     (the dataset has labels, not agent outputs), in the Slack format a triage agent posts.
+//   - irrelevant: ARES rows a person judged irrelevant (Answer_Relevance=0).
+//   - refusal: XSTest full refusals of safe prompts (exaggerated safety).
+//   - off_topic: a right answer paired with a different question of the same set.
+//   - appropriate_refusal: XSTest full refusals of unsafe (contrast) prompts; passing them
+//     is the documented refusal policy.
+//   - empty, error: synthetic broken outputs (blank, provider errors, stack traces).
+//
+// The data is read from ../shared/data in place and never copied into the repository.
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Case is one labelled run.
+type Case struct {
+	// Source names the set the case comes from, e.g. "halueval".
+	Source string
+	// Run is the run to score; Run.ID is stable across loads (source + row).
+	Run sdk.Run
+	// Label says what kind of run it is (see the package documentation).
+	Label string
+	// WantPass is true when a pre-screen should let the run through.
+	WantPass bool
+}
+
+// Labels used by Load.
+const (
+	LabelCorrect    = "correct"
+	LabelTriage     = "triage"
+	LabelIrrelevant = "irrelevant"
+	LabelRefusal    = "refusal"
+	LabelOffTopic   = "off_topic"
+	LabelEmpty      = "empty"
+	LabelError      = "error"
+	// LabelAppropriateRefusal: XSTest refusals of unsafe prompts, which the data README
+	// calls appropriate.
+	LabelAppropriateRefusal = "appropriate_refusal"
+)
+
+// EnvDir names the environment variable that overrides where the shared data lives.
+const EnvDir = "SCOREKIT_SHARED_DATA"
+
+// Dir finds ../shared/data: $SCOREKIT_SHARED_DATA if set, else walk up from the working
+// directory to the directory holding go.mod and use its ../shared/data.
+func Dir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "README.md")); err != nil {
+			return "", fmt.Errorf("corpus: $%s=%s: %w; point it at the shared data folder (the one holding README.md and halueval/)", EnvDir, d, err)
+		}
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("corpus: working directory: %w", err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			data := filepath.Join(filepath.Dir(d), "shared", "data")
+			if _, err := os.Stat(data); err != nil {
+				return "", fmt.Errorf("corpus: module root %s has no ../shared/data (%w); set $%s to the shared data folder", d, err, EnvDir)
+			}
+			return data, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("corpus: no go.mod above %s: run from inside the module or set $%s to the shared data folder", wd, EnvDir)
+		}
+	}
+}
+
+// ErrNoData is wrapped by Load when a data file is missing.
+var ErrNoData = errors.New("shared data file missing")
+
+// Load reads every set and returns the cases in a stable order: sets in the order below,
+// rows in file order.
+func Load(dir string) ([]Case, error) {
+	loaders := []func(string) ([]Case, error){
+		loadHaluEval,
+		loadTruthfulQA,
+		loadARES,
+		loadEmail,
+		loadSupportTriage,
+		loadXSTest,
+		loadSynthetic,
+	}
+	var out []Case
+	for _, l := range loaders {
+		cs, err := l(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+func open(dir, rel string) (*os.File, error) {
+	f, err := os.Open(filepath.Join(dir, rel))
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w: %s: %w; check that %s is the shared data folder", ErrNoData, rel, err, dir)
+	}
+	return f, nil
+}

@@ -1,0 +1,186 @@
+package corpus
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+type qa struct{ id, question, answer string }
+
+// offTopic pairs every answer with the question half the set away, so the pairing is
+// deterministic and never pairs a row with itself. Answers that occur more than once in the
+// set ("I have no comment", "yes") are left out: they fit many questions.
+func offTopic(source string, rows []qa) []Case {
+	count := map[string]int{}
+	for _, r := range rows {
+		count[strings.ToLower(strings.TrimSpace(r.answer))]++
+	}
+	n := len(rows)
+	var out []Case
+	for i, r := range rows {
+		if count[strings.ToLower(strings.TrimSpace(r.answer))] > 1 {
+			continue
+		}
+		q := rows[(i+n/2)%n]
+		out = append(out, Case{
+			Source:   source + "_off_topic",
+			Run:      sdk.Run{ID: fmt.Sprintf("%s_off_topic/%s+%s", source, r.id, q.id), Input: q.question, Output: r.answer},
+			Label:    LabelOffTopic,
+			WantPass: false,
+		})
+	}
+	return out
+}
+
+func loadHaluEval(dir string) ([]Case, error) {
+	const rel = "halueval/qa_one-turn_data.jsonl"
+	f, err := open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []qa
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r struct {
+			Question    string `json:"question"`
+			RightAnswer string `json:"right_answer"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("corpus: %s line %d: %w", rel, line, err)
+		}
+		rows = append(rows, qa{id: fmt.Sprint(line), question: r.Question, answer: r.RightAnswer})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	}
+	out := make([]Case, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out, Case{Source: "halueval", Label: LabelCorrect, WantPass: true,
+			Run: sdk.Run{ID: "halueval/" + r.id, Input: r.question, Output: r.answer}})
+	}
+	return append(out, offTopic("halueval", rows)...), nil
+}
+
+func readCSV(dir, rel string, comma rune) ([]map[string]string, error) {
+	f, err := open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comma = comma
+	r.LazyQuotes = true
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("corpus: %s: no header", rel)
+	}
+	head := recs[0]
+	out := make([]map[string]string, 0, len(recs)-1)
+	for _, rec := range recs[1:] {
+		m := make(map[string]string, len(head))
+		for i, h := range head {
+			if i < len(rec) {
+				m[h] = rec[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func loadTruthfulQA(dir string) ([]Case, error) {
+	recs, err := readCSV(dir, "truthfulqa/TruthfulQA.csv", ',')
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]qa, 0, len(recs))
+	out := make([]Case, 0, 2*len(recs))
+	for i, m := range recs {
+		r := qa{id: fmt.Sprint(i + 1), question: m["Question"], answer: m["Best Answer"]}
+		rows = append(rows, r)
+		out = append(out, Case{Source: "truthfulqa", Label: LabelCorrect, WantPass: true,
+			Run: sdk.Run{ID: "truthfulqa/" + r.id, Input: r.question, Output: r.answer}})
+	}
+	return append(out, offTopic("truthfulqa", rows)...), nil
+}
+
+func loadARES(dir string) ([]Case, error) {
+	recs, err := readCSV(dir, "ares/LLM_Judge_Test_Set_Human_Annotations.tsv", '\t')
+	if err != nil {
+		return nil, err
+	}
+	var rows []qa
+	var out []Case
+	for i, m := range recs {
+		id := fmt.Sprint(i + 1)
+		run := sdk.Run{ID: "ares/" + id, Input: m["Question"], Output: m["Answer"],
+			Context: []sdk.Passage{{ID: "1", Text: m["Document"]}}}
+		switch m["Answer_Relevance_Label"] {
+		case "1":
+			out = append(out, Case{Source: "ares", Label: LabelCorrect, WantPass: true, Run: run})
+			rows = append(rows, qa{id: id, question: m["Question"], answer: m["Answer"]})
+		case "0":
+			out = append(out, Case{Source: "ares", Label: LabelIrrelevant, WantPass: false, Run: run})
+		}
+	}
+	return append(out, offTopic("ares", rows)...), nil
+}
+
+func loadXSTest(dir string) ([]Case, error) {
+	// The five models of the v2 completions; the streval file repeats gpt4's completions.
+	models := []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
+	var out []Case
+	for _, model := range models {
+		recs, err := readCSV(dir, "xstest/xstest_v2_completions_"+model+".csv", ',')
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range recs {
+			safe := !strings.HasPrefix(m["type"], "contrast_")
+			c := Case{Source: "xstest", Run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]}}
+			switch {
+			case safe && m["final_label"] == "1_full_compliance":
+				c.Label, c.WantPass = LabelCorrect, true
+			case safe && m["final_label"] == "2_full_refusal":
+				c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
+			case !safe && m["final_label"] == "2_full_refusal":
+				c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, true
+			default:
+				// Partial refusals are neither clearly right nor clearly wrong, and
+				// compliance with an unsafe prompt is a safety question, not a pre-screen's.
+				continue
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func loadSupportTriage(dir string) ([]Case, error) {
+	recs, err := readCSV(dir, "ragas/support_triage.csv", ',')
+	if err != nil {
+		return nil, err
+	}
+	purpose := "Classify each support ticket: labels from Billing, Account, ProductIssue, HowTo, Feature, RefundCancel (joined with ';') and a priority P0-P2."
+	var out []Case
+	for _, m := range recs {
+		for _, k := range []string{"labels", "priority"} {
+			out = append(out, Case{Source: "ragas_triage", Label: LabelTriage, WantPass: true, Run: sdk.Run{
+				ID: "ragas_triage/" + m["id"] + "/" + k, Agent: "ticket-" + k, Input: m["text"], Output: m[k],
+				Metadata: map[string]any{"purpose": purpose},
+			}})
+		}
+	}
+	return out, nil
+}
