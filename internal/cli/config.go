@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// fileConfig is the --config file: per-scorer configs and the judge endpoint.
+//
+//	{"scorers": {"prescreen": {...}}, "judge": {"url": "...", "model": "...", "key_env": "..."}}
+type fileConfig struct {
+	// Scorers maps a scorer name to its config object. Optional.
+	Scorers map[string]json.RawMessage `json:"scorers"`
+	// Judge is the LLM endpoint for scorers that need one. Optional.
+	Judge judgeConfig `json:"judge"`
+}
+
+// judgeConfig says where the judge broker sends requests.
+type judgeConfig struct {
+	// URL of an OpenAI-compatible endpoint (https://api.openai.com/v1, http://localhost:11434/v1).
+	URL string `json:"url"`
+	// Model to ask.
+	Model string `json:"model"`
+	// KeyEnv names the environment variable holding the API key. Optional. Default is
+	// OPENAI_API_KEY.
+	KeyEnv string `json:"key_env"`
+}
+
+const defaultKeyEnv = "OPENAI_API_KEY"
+
+// readConfig reads path; an empty path is an empty config. Unknown keys are errors that
+// name the key, so a typo never silently drops a setting.
+func readConfig(path string) (fileConfig, error) {
+	var c fileConfig
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("read config %s: %w", path, describeConfigError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("read config %s: trailing data after the JSON object", path)
+	}
+	for name, raw := range c.Scorers {
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return c, fmt.Errorf("read config %s: scorers.%s: want a JSON object, got %s", path, name, t)
+		}
+	}
+	return c, nil
+}
+
+// describeConfigError turns encoding/json's messages into ones that name the key and the
+// keys that are allowed.
+func describeConfigError(err error) error {
+	msg := err.Error()
+	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return fmt.Errorf("unknown key %s (known keys: scorers, judge; judge takes url, model, key_env)", key)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("key %q: want %s, got %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+// checkScorerNames fails when the config names a scorer the registry does not know.
+func (c *fileConfig) checkScorerNames(known []string) error {
+	for name := range c.Scorers {
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("config: scorers.%s: unknown scorer (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// merge lays the command-line judge flags over the config file's; a flag wins when set.
+func (j judgeConfig) merge(flags judgeConfig) judgeConfig {
+	if flags.URL != "" {
+		j.URL = flags.URL
+	}
+	if flags.Model != "" {
+		j.Model = flags.Model
+	}
+	if flags.KeyEnv != "" {
+		j.KeyEnv = flags.KeyEnv
+	}
+	if j.KeyEnv == "" {
+		j.KeyEnv = defaultKeyEnv
+	}
+	return j
+}

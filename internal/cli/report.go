@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// resultSink receives scored lines in input order.
+type resultSink interface {
+	add(scoredLine) error
+	finish() error
+}
+
+// record is one line of `--format jsonl`: one (run, scorer) pair. The keys up to
+// telemetry are always present so that consumers need no existence checks; score and
+// passed are null unless the status is scored. skipped_dimensions and adjustments appear
+// when set because they explain a score (a dimension left out, a clamp the host applied);
+// steps hold whole prompts and appear only with --steps.
+type record struct {
+	Line              int                `json:"line"`
+	RunID             string             `json:"run_id"`
+	Scorer            string             `json:"scorer"`
+	Status            sdk.Status         `json:"status"`
+	Score             *float64           `json:"score"`
+	Passed            *bool              `json:"passed"`
+	Dimensions        map[string]float64 `json:"dimensions"`
+	Flags             []string           `json:"flags"`
+	Reason            string             `json:"reason"`
+	Error             *sdk.Error         `json:"error"`
+	Telemetry         sdk.Telemetry      `json:"telemetry"`
+	SkippedDimensions map[string]string  `json:"skipped_dimensions,omitempty"`
+	Adjustments       []sdk.Adjustment   `json:"adjustments,omitempty"`
+	Steps             []sdk.Step         `json:"steps,omitempty"`
+}
+
+func newRecord(l scoredLine, scorer string, r sdk.Result, steps bool) record {
+	rec := record{
+		Line: l.line, RunID: l.runID, Scorer: scorer, Status: r.Status,
+		Score: r.Score, Passed: r.Passed, Dimensions: r.Dimensions, Flags: r.Flags,
+		Reason: r.Reason, Error: r.Error, Telemetry: r.Telemetry,
+		SkippedDimensions: r.SkippedDimensions, Adjustments: r.Adjustments,
+	}
+	if rec.Dimensions == nil {
+		rec.Dimensions = map[string]float64{}
+	}
+	if rec.Flags == nil {
+		rec.Flags = []string{}
+	}
+	if steps {
+		rec.Steps = r.Steps
+	}
+	return rec
+}
+
+// jsonlSink writes one record per (run, scorer), flushing after each run so a consumer
+// reading a pipe sees results as they are ready.
+type jsonlSink struct {
+	w     *bufio.Writer
+	enc   *json.Encoder
+	names []string
+	steps bool
+}
+
+func newJSONLSink(w io.Writer, names []string, steps bool) *jsonlSink {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &jsonlSink{w: bw, enc: enc, names: names, steps: steps}
+}
+
+func (s *jsonlSink) add(l scoredLine) error {
+	for i, r := range l.results {
+		if err := s.enc.Encode(newRecord(l, s.names[i], r, s.steps)); err != nil {
+			return err
+		}
+	}
+	return s.w.Flush()
+}
+
+func (s *jsonlSink) finish() error { return s.w.Flush() }
+
+// scorerStats aggregates one scorer's results for the table.
+type scorerStats struct {
+	name                   string
+	runs, scored, passedN  int
+	judged                 int // scored results that carry Passed
+	failed, skipped        int
+	sum                    float64
+	worst                  []runNote // lowest scores first, at most maxWorst
+	failures               []runNote // first maxFailures failed results
+	moreFailures, maxWorst int
+}
+
+// runNote is what the table shows about one run.
+type runNote struct {
+	line   int
+	runID  string
+	score  float64
+	flags  []string
+	reason string
+}
+
+const maxFailures = 10
+
+// tableSink prints a summary per scorer once every line is in.
+type tableSink struct {
+	w     io.Writer
+	stats []*scorerStats
+}
+
+func newTableSink(w io.Writer, names []string, worst int) *tableSink {
+	t := &tableSink{w: w}
+	for _, n := range names {
+		t.stats = append(t.stats, &scorerStats{name: n, maxWorst: worst})
+	}
+	return t
+}
+
+func (t *tableSink) add(l scoredLine) error {
+	for i, r := range l.results {
+		t.stats[i].add(l, r)
+	}
+	return nil
+}
+
+func (s *scorerStats) add(l scoredLine, r sdk.Result) {
+	s.runs++
+	switch r.Status {
+	case sdk.StatusScored:
+		s.scored++
+		v := r.Value()
+		s.sum += v
+		if r.Passed != nil {
+			s.judged++
+			if *r.Passed {
+				s.passedN++
+			}
+		}
+		s.keepWorst(runNote{line: l.line, runID: l.runID, score: v, flags: r.Flags, reason: r.Reason})
+	case sdk.StatusSkipped:
+		s.skipped++
+	default:
+		s.failed++
+		if len(s.failures) >= maxFailures {
+			s.moreFailures++
+			return
+		}
+		msg := r.Reason
+		if r.Error != nil {
+			msg = r.Error.Error()
+		}
+		s.failures = append(s.failures, runNote{line: l.line, runID: l.runID, reason: msg})
+	}
+}
+
+// keepWorst keeps the maxWorst lowest scores; ties keep the earlier line.
+func (s *scorerStats) keepWorst(n runNote) {
+	i, _ := slices.BinarySearchFunc(s.worst, n, func(a, b runNote) int {
+		if a.score <= b.score {
+			return -1
+		}
+		return 1
+	})
+	if i >= s.maxWorst {
+		return
+	}
+	s.worst = slices.Insert(s.worst, i, n)
+	if len(s.worst) > s.maxWorst {
+		s.worst = s.worst[:s.maxWorst]
+	}
+}
+
+func (t *tableSink) finish() error {
+	bw := bufio.NewWriter(t.w)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCORER\tRUNS\tSCORED\tMEAN\tPASS RATE\tFAILED\tSKIPPED")
+	for _, s := range t.stats {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\n", s.name, s.runs, s.scored,
+			ratio(s.sum, s.scored, "%.2f"), ratio(float64(s.passedN)*100, s.judged, "%.0f%%"), s.failed, s.skipped)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(bw, "\nMean and pass rate count scored results only; failed and skipped runs are never scores of 0.")
+	for _, s := range t.stats {
+		if len(s.worst) > 0 {
+			fmt.Fprintf(bw, "\n%s: lowest scores\n", s.name)
+			for _, n := range s.worst {
+				fmt.Fprintf(bw, "  %-6.2f %s (line %d)", n.score, n.runID, n.line)
+				if len(n.flags) > 0 {
+					fmt.Fprintf(bw, " [%s]", strings.Join(n.flags, ", "))
+				}
+				if n.reason != "" {
+					fmt.Fprintf(bw, ": %s", oneLine(n.reason, 120))
+				}
+				fmt.Fprintln(bw)
+			}
+		}
+		if len(s.failures) > 0 {
+			fmt.Fprintf(bw, "\n%s: failed\n", s.name)
+			for _, n := range s.failures {
+				fmt.Fprintf(bw, "  %s (line %d): %s\n", n.runID, n.line, oneLine(n.reason, 160))
+			}
+			if s.moreFailures > 0 {
+				fmt.Fprintf(bw, "  ... and %d more (use --format jsonl for all)\n", s.moreFailures)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// ratio formats sum/n, or "-" when there is nothing to average.
+func ratio(sum float64, n int, format string) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, sum/float64(n))
+}
+
+// oneLine collapses white space and cuts s to max runes.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

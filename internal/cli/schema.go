@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func (e *env) schemaCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema [NAME]",
+		Short: "Print a JSON schema of the contract (run, result, info ...) or a scorer's config schema",
+		Long: `Print a JSON schema. NAME is one of the contract's schemas (run, result, info ...),
+or a scorer's name for that scorer's config schema. Without NAME, list the names.
+A contract schema wins when a scorer has the same name.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			reg, err := e.registry()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				fmt.Fprintf(e.stdout, "contract: %s\nscorer configs: %s\n",
+					strings.Join(contractSchemaNames(), ", "), strings.Join(reg.Names(), ", "))
+				return nil
+			}
+			name := args[0]
+			if b, ok := contractSchema(name); ok {
+				return writeRawJSON(e.stdout, b)
+			}
+			p, err := reg.Lookup(name)
+			if err != nil {
+				return fmt.Errorf("schema %q: not a contract schema (%s) nor a scorer (%s)", name,
+					strings.Join(contractSchemaNames(), ", "), strings.Join(reg.Names(), ", "))
+			}
+			info := p.Info()
+			if len(info.ConfigSchema) == 0 {
+				// A scorer without a schema accepts only an empty config; say so as a schema.
+				return writeRawJSON(e.stdout, []byte(`{"type":"object","additionalProperties":false}`))
+			}
+			return writeRawJSON(e.stdout, info.ConfigSchema)
+		},
+	}
+}
+
+// writeRawJSON prints b indented, so a schema reads the same whichever way it was stored.
+func writeRawJSON(w interface{ Write([]byte) (int, error) }, b []byte) error {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return fmt.Errorf("schema: stored schema is not valid JSON: %w", err)
+	}
+	buf.WriteByte('\n')
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// contractSchemaNames lists the contract's schemas.
+// TODO(schemas): return the names embedded by the schemas package once it lands.
+func contractSchemaNames() []string { return nil }
+
+// contractSchema returns the contract schema called name.
+// TODO(schemas): read it from the schemas package once it lands.
+func contractSchema(name string) ([]byte, bool) { return nil, false }
