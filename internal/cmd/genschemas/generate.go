@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// modulePath is the import path the comment map is keyed by.
+const modulePath = "github.com/scorekit/scorekit"
+
+// baseID prefixes every schema's $id; the file name completes it.
+const baseID = "https://github.com/scorekit/scorekit/schemas/"
+
+// file is one generated schema.
+type file struct {
+	Name string
+	Data []byte
+}
+
+// spec says how to reflect one schema.
+type spec struct {
+	name string
+	v    any
+	// tolerant documents accept unknown fields and require only fields tagged
+	// jsonschema:"required"; strict ones reject unknown fields and require every field
+	// without omitempty.
+	tolerant bool
+	// optional lists fields a strict document does not require although they lack
+	// omitempty, as "Type.field".
+	optional []string
+}
+
+// specs lists the schemas in schemas/. Run is what datasets hold, so it tolerates extra
+// columns; everything a plugin sends back (Result, Info) or exchanges with the judge broker
+// is strict, because the host never trusts a plugin.
+var specs = []spec{
+	{name: "run.schema.json", v: sdk.Run{}, tolerant: true},
+	// Telemetry is measured by the host, so a plugin need not send it; Range has a
+	// documented default.
+	{name: "result.schema.json", v: sdk.Result{}, optional: []string{"Result.telemetry", "Telemetry.duration_ms"}},
+	{name: "info.schema.json", v: sdk.Info{}, optional: []string{"Info.range"}},
+	{name: "completion_request.schema.json", v: sdk.CompletionRequest{}},
+	{name: "completion_response.schema.json", v: sdk.CompletionResponse{}},
+}
+
+// generate reflects every schema. root is the module root; the sdk's doc comments there
+// become the schemas' descriptions.
+func generate(root string) ([]file, error) {
+	comments := &jsonschema.Reflector{}
+	// AddGoComments keys comments by base joined with the walked path, so it must walk
+	// "sdk" relative to the module root.
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(root); err != nil {
+		return nil, err
+	}
+	err = comments.AddGoComments(modulePath, "sdk")
+	if cerr := os.Chdir(wd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read sdk comments: %w", err)
+	}
+	out := make([]file, 0, len(specs))
+	for _, s := range specs {
+		r := &jsonschema.Reflector{
+			ExpandedStruct:             true,
+			AllowAdditionalProperties:  s.tolerant,
+			RequiredFromJSONSchemaTags: s.tolerant,
+			Mapper:                     mapper(s.tolerant),
+			CommentMap:                 comments.CommentMap,
+		}
+		sch := r.Reflect(s.v)
+		sch.ID = jsonschema.ID(baseID + s.name)
+		untruncate(sch, reflect.TypeOf(s.v))
+		if err := relax(sch, s.optional); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		data, err := canonical(sch)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		out = append(out, file{Name: s.name, Data: data})
+	}
+	return out, nil
+}
+
+var passageType = reflect.TypeFor[sdk.Passage]()
+
+// mapper maps sdk.Passage to what its UnmarshalJSON accepts: a plain string or an
+// {id, text} object. The sdk stays stdlib-only because the mapping lives here.
+func mapper(tolerant bool) func(reflect.Type) *jsonschema.Schema {
+	return func(t reflect.Type) *jsonschema.Schema {
+		if t != passageType {
+			return nil
+		}
+		props := jsonschema.NewProperties()
+		props.Set("id", &jsonschema.Schema{Type: "string", Description: "What citations in the output refer to (\"1\", \"doc-3\"). Optional; defaults to the passage's 1-based position."})
+		props.Set("text", &jsonschema.Schema{Type: "string", Description: "The passage itself."})
+		obj := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"text"}}
+		if !tolerant {
+			obj.AdditionalProperties = jsonschema.FalseSchema
+		}
+		return &jsonschema.Schema{
+			Description: "One piece of retrieved evidence: a plain string (its id is its 1-based position) or an object {id, text}.",
+			OneOf:       []*jsonschema.Schema{{Type: "string"}, obj},
+		}
+	}
+}
+
+// untruncate restores tag descriptions that invopop cut at their first comma (it splits
+// jsonschema tags on unescaped commas, and the sdk's descriptions are prose). A field's
+// description is always the last key of its tag, so the rest of the tag is the text.
+func untruncate(sch *jsonschema.Schema, t reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		_, desc, ok := strings.Cut(f.Tag.Get("jsonschema"), "description=")
+		if !ok || name == "" || name == "-" {
+			continue
+		}
+		if p, ok := sch.Properties.Get(name); ok {
+			p.Description = strings.ReplaceAll(desc, `\,`, ",")
+		}
+	}
+}
+
+// relax drops fields from the required lists of a strict schema; each entry is
+// "Type.field", Type being the root's own name or a $defs key.
+func relax(sch *jsonschema.Schema, fields []string) error {
+	for _, f := range fields {
+		typ, field, ok := strings.Cut(f, ".")
+		if !ok {
+			return fmt.Errorf("relax %q: want Type.field", f)
+		}
+		target := sch.Definitions[typ]
+		if target == nil {
+			target = sch // the root is expanded, so it is not in $defs
+		}
+		i := slices.Index(target.Required, field)
+		if i < 0 {
+			return fmt.Errorf("relax %q: no such required field", f)
+		}
+		target.Required = slices.Delete(target.Required, i, i+1)
+	}
+	return nil
+}
+
+// canonical renders a schema with sorted keys, two-space indent and a trailing newline.
+func canonical(sch *jsonschema.Schema) ([]byte, error) {
+	raw, err := json.Marshal(sch)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil { // Encode ends with a newline
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// moduleRoot walks up from the working directory to the folder holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory; run from inside the module")
+		}
+		dir = parent
+	}
+}
