@@ -1,0 +1,224 @@
+package pluginrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/status"
+
+	"github.com/scorekit/scorekit/internal/pluginpb"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Serve runs factories as a go-plugin process plugin speaking protocol version; it returns
+// when the host closes the plugin. Plugins call it through serve.Main with
+// ProtocolVersion; tests pass another version to exercise the handshake.
+func Serve(factories []func() sdk.Scorer, version int) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{
+			version: {PluginName: &Plugin{Factories: factories}},
+		},
+		GRPCServer: plugin.DefaultGRPCServer,
+		// JSON lines on stderr are what the host forwards to its structured logger with
+		// their level and fields.
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:       "scorer",
+			Level:      hclog.Info,
+			Output:     os.Stderr,
+			JSONFormat: true,
+		}),
+	})
+}
+
+// server is the plugin side of the Scorer service. Configured instances are kept by id; the
+// host calls each instance one call at a time.
+type server struct {
+	pluginpb.UnimplementedScorerServer
+	broker    *plugin.GRPCBroker
+	factories map[string]func() sdk.Scorer
+	infos     []byte
+
+	mu        sync.Mutex
+	next      uint64
+	instances map[uint64]sdk.Scorer
+	judges    map[uint32]pluginpb.JudgeClient
+}
+
+func newServer(broker *plugin.GRPCBroker, factories []func() sdk.Scorer) (*server, error) {
+	s := &server{
+		broker:    broker,
+		factories: make(map[string]func() sdk.Scorer, len(factories)),
+		instances: map[uint64]sdk.Scorer{},
+		judges:    map[uint32]pluginpb.JudgeClient{},
+	}
+	infos := make([]sdk.Info, 0, len(factories))
+	for _, f := range factories {
+		info := f().Info()
+		s.factories[info.Name] = f
+		infos = append(infos, info)
+	}
+	b, err := json.Marshal(infos)
+	if err != nil {
+		return nil, fmt.Errorf("serve: encode scorer infos: %w", err)
+	}
+	s.infos = b
+	return s, nil
+}
+
+func (s *server) Info(context.Context, *pluginpb.InfoRequest) (*pluginpb.InfoResponse, error) {
+	return &pluginpb.InfoResponse{InfosJson: s.infos}, nil
+}
+
+func (s *server) Configure(_ context.Context, req *pluginpb.ConfigureRequest) (*pluginpb.ConfigureResponse, error) {
+	f, ok := s.factories[req.GetScorer()]
+	if !ok {
+		return &pluginpb.ConfigureResponse{Error: &pluginpb.Error{
+			Code:    sdk.CodeInvalidConfig,
+			Message: fmt.Sprintf("plugin carries no scorer %q", req.GetScorer()),
+		}}, nil
+	}
+	sc := f()
+	if c, ok := sc.(sdk.Configurer); ok {
+		if err := c.Configure(req.GetConfigJson()); err != nil {
+			e := ErrorOf(err)
+			if e.Code == sdk.CodeScorerError {
+				e.Code = sdk.CodeInvalidConfig
+			}
+			return &pluginpb.ConfigureResponse{Error: e}, nil
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.instances[s.next] = sc
+	return &pluginpb.ConfigureResponse{Instance: s.next}, nil
+}
+
+func (s *server) Score(ctx context.Context, req *pluginpb.ScoreRequest) (*pluginpb.ScoreResponse, error) {
+	s.mu.Lock()
+	sc, ok := s.instances[req.GetInstance()]
+	s.mu.Unlock()
+	if !ok {
+		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{
+			Code:    sdk.CodeUnavailable,
+			Message: fmt.Sprintf("no configured instance %d in this plugin process", req.GetInstance()),
+		}}, nil
+	}
+	call := sdk.Call{}
+	if err := json.Unmarshal(req.GetRunJson(), &call.Run); err != nil {
+		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidRun, Message: "decode run: " + err.Error()}}, nil
+	}
+	if id := req.GetJudgeBrokerId(); id != 0 {
+		j, err := s.judge(id)
+		if err != nil {
+			return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError, Message: err.Error()}}, nil
+		}
+		call.Judge = &remoteJudge{c: j, call: req.GetCall()}
+	}
+	res, err := score(ctx, sc, call)
+	if err != nil {
+		return &pluginpb.ScoreResponse{Error: ErrorOf(err)}, nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidResult, Message: "encode result: " + err.Error()}}, nil
+	}
+	return &pluginpb.ScoreResponse{ResultJson: b}, nil
+}
+
+// score runs one call, turning a panic into an error so one bad run fails alone instead of
+// taking the process (and every other tenant's instance in it) down.
+func score(ctx context.Context, sc sdk.Scorer, call sdk.Call) (res sdk.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer panicked: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	return sc.Score(ctx, call)
+}
+
+func (s *server) Release(_ context.Context, req *pluginpb.ReleaseRequest) (*pluginpb.ReleaseResponse, error) {
+	s.mu.Lock()
+	sc, ok := s.instances[req.GetInstance()]
+	delete(s.instances, req.GetInstance())
+	s.mu.Unlock()
+	if c, isCloser := sc.(io.Closer); ok && isCloser {
+		if err := c.Close(); err != nil {
+			return nil, status.Errorf(status.Code(err), "close instance %d: %v", req.GetInstance(), err)
+		}
+	}
+	return &pluginpb.ReleaseResponse{}, nil
+}
+
+// judge returns the client of the host's Judge service at broker id, dialling it the first
+// time: the host accepts the connection once per process and quotes the same id after.
+func (s *server) judge(id uint32) (pluginpb.JudgeClient, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j, ok := s.judges[id]; ok {
+		return j, nil
+	}
+	conn, err := s.broker.Dial(id)
+	if err != nil {
+		return nil, fmt.Errorf("dial the host's judge (broker id %d): %w", id, err)
+	}
+	j := pluginpb.NewJudgeClient(conn)
+	s.judges[id] = j
+	return j, nil
+}
+
+// remoteJudge is the sdk.Judge a process plugin's scorer gets: every request goes to the
+// host, which holds the API key, the budget and the cache.
+type remoteJudge struct {
+	c    pluginpb.JudgeClient
+	call uint64
+}
+
+var _ sdk.Judge = (*remoteJudge)(nil)
+
+func (j *remoteJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	b, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: "encode judge requests: " + err.Error()}
+	}
+	resp, err := j.c.Complete(ctx, &pluginpb.CompleteRequest{Call: j.call, RequestsJson: b})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if e := SDKError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	var out []sdk.CompletionResponse
+	if err := json.Unmarshal(resp.GetResponsesJson(), &out); err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge responses: " + err.Error()}
+	}
+	return out, nil
+}
+
+func (j *remoteJudge) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := j.c.Embed(ctx, &pluginpb.EmbedRequest{Call: j.call, Texts: texts})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if e := SDKError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	out := make([][]float32, len(resp.GetVectors()))
+	for i, v := range resp.GetVectors() {
+		out[i] = v.GetValues()
+	}
+	return out, nil
+}
+
+func rpcError(err error) *sdk.Error {
+	st := status.Convert(err)
+	return &sdk.Error{Code: sdk.CodeJudgeError, Message: "judge call to the host failed: " + st.Message()}
+}

@@ -1,0 +1,53 @@
+# Process runtime (hashicorp/go-plugin over gRPC): generated protocol code, the heuristic
+# scorers as a process plugin, and the Node.js example plugin's dependencies.
+
+# Generator versions are pinned so `make proto` is reproducible; protoc itself comes from
+# Debian's protobuf-compiler (.ci/apt.txt).
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTO_BIN := $(CURDIR)/bin/proto
+PROTO_SRC := proto/scorekit/plugin/v1/plugin.proto
+
+.PHONY: proto proto-tools process-plugins node-scorer
+
+proto-tools: $(PROTO_BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION) $(PROTO_BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+
+$(PROTO_BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION):
+	GOBIN=$(PROTO_BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	touch $@
+
+$(PROTO_BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
+	GOBIN=$(PROTO_BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	touch $@
+
+# proto regenerates internal/pluginpb from proto/. `make check` fails when the committed
+# code differs from what this produces.
+proto: proto-tools
+	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler"; exit 1; }
+	PATH=$(PROTO_BIN):$$PATH protoc -I proto \
+		--go_out=. --go_opt=module=github.com/scorekit/scorekit \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/scorekit/scorekit \
+		$(PROTO_SRC)
+
+GENERATE += proto
+
+# The built-in heuristic scorers as a process plugin, with its manifest (sha256 pinned):
+# scorekit score --runtime process --plugins build/process ...
+process-plugins: build/process/heuristic.plugin.json
+
+build/process/heuristic: $(shell find sdk plugins internal -name '*.go' 2>/dev/null) go.mod go.sum
+	@mkdir -p $(@D)
+	go build -o $@ ./plugins/heuristic/plugin
+
+build/process/heuristic.plugin.json: build/process/heuristic
+	printf '{"name":"heuristic","runtime":"process","artifact":"heuristic","sha256":"%s"}\n' \
+		"$$(sha256sum $< | cut -d' ' -f1)" > $@
+
+# The Node.js example plugin needs its npm dependencies; CI installs them with npm ci.
+node-scorer: examples/node-scorer/node_modules/.package-lock.json
+
+examples/node-scorer/node_modules/.package-lock.json: examples/node-scorer/package-lock.json examples/node-scorer/package.json
+	cd examples/node-scorer && npm ci --no-audit --no-fund
+	touch $@
+
+ARTIFACTS += build/process/heuristic.plugin.json examples/node-scorer/node_modules/.package-lock.json
