@@ -48,7 +48,9 @@ func TestSchemaCommand(t *testing.T) {
 		code int
 		want string // substring of stdout, or of stderr when code is not 0
 	}{
-		{"list names", nil, ExitOK, "scorer configs: judged, words"},
+		{"list names", nil, ExitOK, "contract: completion_request, completion_response, info, result, run\nscorer configs: judged, words"},
+		{"run schema", []string{"run"}, ExitOK, `"output"`},
+		{"result schema by file name", []string{"result.schema.json"}, ExitOK, `"skipped"`},
 		{"scorer config schema", []string{"words"}, ExitOK, `"per_word": {`},
 		{"scorer without a schema takes an empty config", []string{"judged"}, ExitOK, `"additionalProperties": false`},
 		{"unknown name", []string{"nope"}, ExitSetup, `schema "nope": not a contract schema`},

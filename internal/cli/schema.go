@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scorekit/scorekit/schemas"
 )
 
 func (e *env) schemaCommand() *cobra.Command {
@@ -57,10 +59,21 @@ func writeRawJSON(w interface{ Write([]byte) (int, error) }, b []byte) error {
 	return err
 }
 
-// contractSchemaNames lists the contract's schemas.
-// TODO(schemas): return the names embedded by the schemas package once it lands.
-func contractSchemaNames() []string { return nil }
+// contractSchemaNames lists the contract's schemas by short name: "run" for
+// run.schema.json.
+func contractSchemaNames() []string {
+	names := schemas.Names()
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.TrimSuffix(n, schemaSuffix)
+	}
+	return out
+}
 
-// contractSchema returns the contract schema called name.
-// TODO(schemas): read it from the schemas package once it lands.
-func contractSchema(name string) ([]byte, bool) { return nil, false }
+const schemaSuffix = ".schema.json"
+
+// contractSchema returns the contract schema called name ("run" or "run.schema.json").
+func contractSchema(name string) ([]byte, bool) {
+	b, err := schemas.Get(strings.TrimSuffix(name, schemaSuffix) + schemaSuffix)
+	return b, err == nil
+}
