@@ -1,0 +1,178 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"unsafe"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// This file is the Go guest of ABI v1 (docs/ABI.md). The module is a WASI reactor: the
+// host runs _initialize once, which initializes packages and so runs the plugin's
+// serve.Register, then calls the exports below one at a time. A wasm instance is single
+// threaded, which is why the guest's state lives in package variables.
+
+// Main is a plugin's main for GOOS=wasip1. A reactor's main never runs; it exists so the
+// same main package builds for every runtime.
+func Main() {}
+
+var (
+	// input is the buffer the host writes requests into (see alloc).
+	input []byte
+	// reply holds the last reply until the next call, as the ABI promises the host.
+	reply []byte
+	// instances are the configured scorers, created on first use, one per factory.
+	instances []sdk.Scorer
+	infos     []sdk.Info
+)
+
+//go:wasmexport scorekit_v1_alloc
+func abiAlloc(size uint32) uint32 {
+	if int(size) > cap(input) {
+		input = make([]byte, size)
+	}
+	input = input[:size]
+	if size == 0 {
+		input = make([]byte, 1)
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(input))))
+}
+
+//go:wasmexport scorekit_v1_info
+func abiInfo() uint64 {
+	loadInfos()
+	return send(mustMarshal(infos))
+}
+
+//go:wasmexport scorekit_v1_configure
+func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {
+	s, errReply := instance(scorer)
+	if errReply != 0 {
+		return errReply
+	}
+	c, ok := s.(sdk.Configurer)
+	if !ok {
+		return send(nil)
+	}
+	if err := c.Configure(json.RawMessage(request(ptr, size))); err != nil {
+		return send(mustMarshal(sdk.FailedErr(err).Error))
+	}
+	return send(nil)
+}
+
+//go:wasmexport scorekit_v1_score
+func abiScore(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint64 {
+	s, errReply := instance(scorer)
+	if errReply != 0 {
+		return errReply
+	}
+	call := sdk.Call{}
+	if err := json.Unmarshal(request(ptr, size), &call.Run); err != nil {
+		return send(mustMarshal(sdk.Failed(sdk.CodeInvalidRun, "decode run: "+err.Error())))
+	}
+	info := &infos[scorer]
+	if flags&FlagJudge != 0 && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)) {
+		call.Judge = hostJudge{}
+	}
+	res, err := s.Score(context.Background(), call)
+	if err != nil {
+		res = sdk.FailedErr(err)
+	}
+	return send(mustMarshal(res))
+}
+
+func loadInfos() {
+	if infos != nil {
+		return
+	}
+	infos = make([]sdk.Info, len(scorers))
+	instances = make([]sdk.Scorer, len(scorers))
+	for i, f := range scorers {
+		instances[i] = f()
+		infos[i] = instances[i].Info()
+	}
+}
+
+// instance returns scorer number i, or a nonzero packed reply holding the failure.
+func instance(i uint32) (sdk.Scorer, uint64) {
+	loadInfos()
+	if int(i) >= len(instances) {
+		return nil, send(mustMarshal(sdk.Failed(sdk.CodeInvalidRun, "no scorer at this index; call scorekit_v1_info for the list")))
+	}
+	return instances[i], 0
+}
+
+// request views the host's request in place: the host wrote it into input, so no copy.
+func request(ptr unsafe.Pointer, size uint32) []byte {
+	if size == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(ptr), size)
+}
+
+func send(b []byte) uint64 {
+	reply = b
+	if len(b) == 0 {
+		return 0
+	}
+	return Pack(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b)))
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(sdk.Failed(sdk.CodeScorerError, "encode reply: "+err.Error()))
+	}
+	return b
+}
+
+//go:wasmimport scorekit_v1 judge_complete
+func hostJudgeComplete(ptr unsafe.Pointer, size uint32) uint32
+
+//go:wasmimport scorekit_v1 judge_embed
+func hostJudgeEmbed(ptr unsafe.Pointer, size uint32) uint32
+
+//go:wasmimport scorekit_v1 reply_read
+func hostReplyRead(ptr unsafe.Pointer, size uint32) uint32
+
+// hostJudge is the sdk.Judge of a WASM guest: each batch is one host call.
+type hostJudge struct{}
+
+var _ sdk.Judge = hostJudge{}
+
+func (hostJudge) Complete(_ context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	r, err := hostCall(hostJudgeComplete, reqs)
+	if err != nil {
+		return nil, err
+	}
+	return r.Responses, nil
+}
+
+func (hostJudge) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	r, err := hostCall(hostJudgeEmbed, texts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Vectors, nil
+}
+
+func hostCall(fn func(unsafe.Pointer, uint32) uint32, req any) (Reply, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "encode judge request: " + err.Error()}
+	}
+	n := fn(unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)))
+	buf := make([]byte, n)
+	if n > 0 {
+		buf = buf[:hostReplyRead(unsafe.Pointer(unsafe.SliceData(buf)), n)]
+	}
+	var r Reply
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge reply: " + err.Error()}
+	}
+	if r.Error != nil {
+		return Reply{}, r.Error
+	}
+	return r, nil
+}
