@@ -7,6 +7,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -19,6 +20,7 @@ type Host struct {
 	judge   sdk.Judge
 	timeout time.Duration
 	log     *slog.Logger
+	configs configSchemas
 }
 
 // Option configures a Host.
@@ -50,36 +52,67 @@ func (h *Host) Registry() *Registry { return h.reg }
 type OpenOptions struct {
 	// Tenant isolates instances and budgets. Optional. Default is "default".
 	Tenant string
-	// Config is the scorer's config (JSON object). Optional.
+	// Config is the scorer's config (JSON object). Optional. Fields it leaves out take the
+	// scorer's Info.Defaults.
 	Config json.RawMessage
-	// Scale multiplies the final score, as Mastra's scale option. Optional. Nil means 1;
-	// 0 is honoured.
+	// Scale multiplies the final score and dimensions, as Mastra's scale option. Optional.
+	// Nil means 1; 0 is honoured. Passed is decided before scaling.
 	Scale *float64
 }
 
-// Scorer is an opened scorer: a configured backend plus the host pipeline.
+// DefaultTenant is the tenant of an OpenOptions without one.
+const DefaultTenant = "default"
+
+// Scorer is an opened scorer: a configured backend plus the host pipeline. It is safe for
+// concurrent use when its backend is (native backends are; WASM and process backends pool
+// their instances).
 type Scorer struct {
 	h       *Host
 	plugin  Plugin
 	info    sdk.Info
 	backend Backend
 	scale   float64
+	plan    plan
+	judge   sdk.Judge
+	runtime string
 }
 
-// Open validates opts.Config against the scorer's config schema and opens it for a tenant.
+// Open checks the scorer's Info, merges Info.Defaults under opts.Config, validates the
+// result against Info.ConfigSchema and opens the scorer for a tenant with it. An unknown
+// or mistyped config field is an error wrapping [ErrInvalidConfig] that names the field
+// and the scorer; the scorer sees nothing of such a config.
 func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer, error) {
 	p, err := h.reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	// TODO(host pipeline): validate and merge config.
-	b, err := p.Open(ctx, opts.Tenant, opts.Config)
+	info := p.Info()
+	pl, err := newPlan(&info)
 	if err != nil {
 		return nil, err
 	}
-	s := &Scorer{h: h, plugin: p, info: p.Info(), backend: b, scale: 1}
+	scale := 1.0
 	if opts.Scale != nil {
-		s.scale = *opts.Scale
+		scale = *opts.Scale
+		if !finite(scale) || scale < 0 {
+			return nil, fmt.Errorf("open %s: scale %v: want a finite number >= 0", name, scale)
+		}
+	}
+	config, err := h.configure(&info, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	tenant := opts.Tenant
+	if tenant == "" {
+		tenant = DefaultTenant
+	}
+	b, err := p.Open(ctx, tenant, config)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, runtime: p.Runtime()}
+	if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
+		s.judge = h.judge
 	}
 	return s, nil
 }
@@ -88,26 +121,7 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 func (s *Scorer) Info() sdk.Info { return s.info }
 
 // Runtime names where the scorer runs.
-func (s *Scorer) Runtime() string { return s.plugin.Runtime() }
-
-// Score runs the host pipeline on run. It never returns a score for a call that did not
-// produce one: failures are StatusFailed with the reason.
-func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.h.timeout)
-	defer cancel()
-	var judge sdk.Judge
-	if s.info.Has(sdk.CapJudge) || s.info.Has(sdk.CapEmbed) {
-		judge = s.h.judge
-	}
-	res, err := s.backend.Score(ctx, &run, judge)
-	if err != nil {
-		res = sdk.FailedErr(err)
-	}
-	res.Telemetry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	res.Telemetry.Runtime = s.plugin.Runtime()
-	return res
-}
+func (s *Scorer) Runtime() string { return s.runtime }
 
 // Close releases the scorer's backend.
 func (s *Scorer) Close(ctx context.Context) error { return s.backend.Close(ctx) }

@@ -1,0 +1,236 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// configSchemas caches each scorer's compiled config schema, so Open compiles it once per
+// host however many tenants open the scorer. A registry may replace a scorer, so an entry
+// remembers the schema bytes it was compiled from.
+type configSchemas struct {
+	mu sync.Mutex
+	m  map[string]*configEntry
+}
+
+type configEntry struct {
+	raw []byte
+	cs  *compiledSchema
+	err error
+}
+
+func (c *configSchemas) get(name string, raw json.RawMessage) (*compiledSchema, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[name]; e != nil && bytes.Equal(e.raw, raw) {
+		return e.cs, e.err
+	}
+	cs, err := compileSchema("https://scorekit.invalid/config/"+name+".schema.json", raw)
+	if err != nil {
+		err = fmt.Errorf("open %s: %w: its config_schema does not compile: %v; fix the scorer's Info.ConfigSchema", name, ErrInvalidInfo, err)
+	}
+	if c.m == nil {
+		c.m = map[string]*configEntry{}
+	}
+	c.m[name] = &configEntry{raw: slices.Clone(raw), cs: cs, err: err}
+	return cs, err
+}
+
+// configure merges info.Defaults under the caller's config (a shallow object merge: a
+// field the caller sets replaces the default whole) and validates the result against
+// info.ConfigSchema. It returns the config to hand to the scorer, always a JSON object.
+//
+// Errors wrap ErrInvalidConfig and name the scorer and the field. A scorer without a
+// config schema accepts only an empty or absent config.
+func (h *Host) configure(info *sdk.Info, config json.RawMessage) (json.RawMessage, error) {
+	caller, err := objectFields(config)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", info.Name, &ValidationError{Doc: "config", Problem: err.Error(), kind: ErrInvalidConfig})
+	}
+	defaults, err := objectFields(info.Defaults)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w: defaults: %v; fix the scorer's Info.Defaults", info.Name, ErrInvalidInfo, err)
+	}
+	if len(bytes.TrimSpace(info.ConfigSchema)) == 0 {
+		if len(caller) > 0 {
+			return nil, fmt.Errorf("open %s: %w", info.Name, &ValidationError{
+				Doc:     "config",
+				Problem: fmt.Sprintf("unknown field %q: scorer %s takes no config; drop the config", firstKey(caller), info.Name),
+				More:    len(caller) - 1,
+				kind:    ErrInvalidConfig,
+			})
+		}
+		return mergeFields(defaults, nil)
+	}
+	cs, err := h.configs.get(info.Name, info.ConfigSchema)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := mergeFields(defaults, caller)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", info.Name, err)
+	}
+	inst, err := parseJSON(merged)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", info.Name, err)
+	}
+	if err := cs.validate(inst, "config", ErrInvalidConfig); err != nil {
+		return nil, fmt.Errorf("open %s: %w", info.Name, err)
+	}
+	// A schema that lists properties but says nothing about others would let a typo
+	// through; the contract promises that an unknown field is an error.
+	if s := cs.sch; len(s.Properties) > 0 && s.AdditionalProperties == nil && len(s.PatternProperties) == 0 && s.UnevaluatedProperties == nil {
+		for _, k := range sortedKeys(caller) {
+			if _, ok := s.Properties[k]; !ok {
+				return nil, fmt.Errorf("open %s: %w", info.Name, &ValidationError{
+					Doc:     "config",
+					Problem: fmt.Sprintf("unknown field %q (known: %s)", k, cs.knownFields(s.Location)),
+					kind:    ErrInvalidConfig,
+				})
+			}
+		}
+	}
+	return merged, nil
+}
+
+// objectFields splits a JSON object into its fields; empty input and null are no fields.
+func objectFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %s", jsonKind(raw[0]))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	return m, nil
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	if c == '-' || (c >= '0' && c <= '9') {
+		return "a number"
+	}
+	return "invalid JSON"
+}
+
+// mergeFields lays over on top of base and renders the object with sorted keys.
+func mergeFields(base, over map[string]json.RawMessage) (json.RawMessage, error) {
+	if len(base)+len(over) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	m := make(map[string]json.RawMessage, len(base)+len(over))
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+func parseJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func firstKey[V any](m map[string]V) string {
+	if ks := sortedKeys(m); len(ks) > 0 {
+		return ks[0]
+	}
+	return ""
+}
+
+// plan is what the pipeline needs from a scorer's Info, checked and precomputed at Open.
+type plan struct {
+	min, span    float64 // native range
+	unit         bool    // the scorer declared 0-1: the percentage rule applies
+	dims         []sdk.Dimension
+	faithfulness bool // the scorer has a faithfulness dimension: audit citations
+	decimals     float64
+	threshold    float64
+}
+
+// newPlan checks what the host relies on in info. Errors wrap ErrInvalidInfo.
+func newPlan(info *sdk.Info) (plan, error) {
+	bad := func(format string, args ...any) (plan, error) {
+		return plan{}, fmt.Errorf("open %s: %w: %s; fix the scorer's Info", info.Name, ErrInvalidInfo, fmt.Sprintf(format, args...))
+	}
+	r := info.Range
+	if r == (sdk.Range{}) {
+		r = sdk.Unit
+	}
+	if !finite(r.Min) || !finite(r.Max) || r.Max <= r.Min {
+		return bad("range [%v, %v] is empty; want min < max", r.Min, r.Max)
+	}
+	if !finite(info.Threshold) || info.Threshold < 0 || info.Threshold > 1 {
+		return bad("threshold %v: want a normalized score in [0, 1]", info.Threshold)
+	}
+	if info.Decimals < 0 || info.Decimals > 6 {
+		return bad("decimals %d: want 0-6 (0 means the default, 2)", info.Decimals)
+	}
+	p := plan{min: r.Min, span: r.Max - r.Min, unit: r == sdk.Unit, dims: info.Dimensions, threshold: info.Threshold, decimals: 2}
+	if info.Decimals > 0 {
+		p.decimals = float64(info.Decimals)
+	}
+	p.decimals = math.Pow(10, p.decimals)
+	var sum float64
+	seen := map[string]bool{}
+	for _, d := range info.Dimensions {
+		switch {
+		case d.Name == "":
+			return bad("a dimension has no name")
+		case seen[d.Name]:
+			return bad("dimension %q is declared twice", d.Name)
+		case !finite(d.Weight) || d.Weight < 0:
+			return bad("dimension %q has weight %v; want >= 0", d.Name, d.Weight)
+		}
+		seen[d.Name] = true
+		sum += d.Weight
+		if d.Name == Faithfulness {
+			p.faithfulness = true
+		}
+	}
+	if len(info.Dimensions) > 0 && sum <= 0 {
+		return bad("dimension weights sum to 0; give at least one a positive weight")
+	}
+	return p, nil
+}
+
+// Faithfulness is the dimension the citation-audit clamps apply to.
+const Faithfulness = "faithfulness"
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// describeRange renders a native range for messages: "[1, 5]".
+func (p *plan) describeRange() string {
+	return fmt.Sprintf("[%v, %v]", p.min, p.min+p.span)
+}

@@ -1,0 +1,387 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/host/citation"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Adjustment rules the pipeline records in Result.Adjustments.
+const (
+	// RuleNormalizeRange: a value was mapped from the scorer's native range to [0, 1].
+	RuleNormalizeRange = "normalize_range"
+	// RulePercentage: a 0-1 scorer returned a value in (1, 100], read as a percentage.
+	RulePercentage = "percentage"
+	// RuleClampHallucination: the citation audit detected hallucination; faithfulness <= 0.4.
+	RuleClampHallucination = "clamp_hallucination"
+	// RuleClampInvalidCitations: the output cites ids no passage has; faithfulness <= 0.4.
+	RuleClampInvalidCitations = "clamp_invalid_citations"
+	// RuleClampUncited5: at least 5 claims carry no citation; faithfulness <= 0.5.
+	RuleClampUncited5 = "clamp_uncited_5"
+	// RuleClampUncited10: at least 10 claims carry no citation; faithfulness <= 0.3.
+	RuleClampUncited10 = "clamp_uncited_10"
+	// RuleOverallWeighted: the overall score was replaced by the weighted mean of the
+	// dimensions.
+	RuleOverallWeighted = "overall_weighted"
+)
+
+// FlagPercentageScale is the flag of a result whose 0-1 scorer answered on a 0-100 scale.
+const FlagPercentageScale = "percentage_scale"
+
+// tolerance absorbs floating-point noise at the ends of a range (a mean of ones that comes
+// out as 1.0000000000000002 is 1, not a percentage), as a fraction of the range's span.
+const tolerance = 1e-9
+
+// errHostDeadline is the cause of the host's own per-call deadline, told apart from the
+// caller's deadline.
+var errHostDeadline = errors.New("host deadline")
+
+// Score runs the host pipeline on run:
+//
+//  1. validate the run (numbering context passages without an ID); an invalid run is
+//     failed with invalid_run and the scorer is not called;
+//  2. for a scorer with a faithfulness dimension, attach the citation audit (the run's own,
+//     or one computed from the output's citation markers);
+//  3. call the backend under the host deadline; a deadline is failed with timeout, a panic
+//     in a native scorer with scorer_error, a backend error with its code;
+//  4. validate the result; junk is failed with invalid_result, never a silent 0;
+//  5. map score and dimensions from the native range to [0, 1] (the percentage rule for
+//     0-1 scorers); NaN, Inf and out-of-range values are failed with invalid_result;
+//  6. clamp faithfulness by the citation audit;
+//  7. for scorers with dimensions, recompute the overall score as their weighted mean;
+//  8. compute Passed, apply the caller's scale, round, and record telemetry.
+//
+// Every change is recorded in Result.Adjustments. Skipped and failed results never carry
+// a score or Passed.
+func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
+	start := time.Now()
+	res := s.score(ctx, &run)
+	res.Telemetry.DurationMS = float64(time.Since(start).Nanoseconds()) / 1e6
+	res.Telemetry.Runtime = s.runtime
+	return res
+}
+
+func (s *Scorer) score(ctx context.Context, run *sdk.Run) sdk.Result {
+	if err := prepareRun(run); err != nil {
+		return sdk.Failed(sdk.CodeInvalidRun, err.Error())
+	}
+	if s.plan.faithfulness && run.CitationAudit == nil {
+		if a, ok := citation.Audit(run.Output, run.Context); ok {
+			run.CitationAudit = &a
+		}
+	}
+	res, err := s.call(ctx, run)
+	if err != nil {
+		return failedFrom(err)
+	}
+	return s.finish(run, res)
+}
+
+// prepareRun numbers context passages and validates the run. The caller's passages are
+// shared with other scorers of the same run, so numbering happens on a copy.
+func prepareRun(r *sdk.Run) error {
+	for i := range r.Context {
+		if r.Context[i].ID == "" {
+			r.Context = slices.Clone(r.Context)
+			r.NumberContext()
+			break
+		}
+	}
+	return r.Validate()
+}
+
+// outcome is what a backend call produced.
+type outcome struct {
+	res sdk.Result
+	err error
+}
+
+// call runs the backend under the host deadline. The backend runs on its own goroutine so
+// that a native scorer that ignores its context still yields a timeout at the deadline
+// (its goroutine is then abandoned; WASM and process backends stop on the context).
+func (s *Scorer) call(parent context.Context, run *sdk.Run) (sdk.Result, error) {
+	ctx, cancel := context.WithTimeoutCause(parent, s.h.timeout, errHostDeadline)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go s.invoke(ctx, run, done)
+	select {
+	case o := <-done:
+		if o.err != nil && ctx.Err() != nil {
+			return sdk.Result{}, s.deadlineErr(ctx)
+		}
+		return o.res, o.err
+	case <-ctx.Done():
+		return sdk.Result{}, s.deadlineErr(ctx)
+	}
+}
+
+func (s *Scorer) invoke(ctx context.Context, run *sdk.Run, done chan<- outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.h.log.Error("scorer panicked", "scorer", s.info.Name, "panic", p, "stack", string(debug.Stack()))
+			done <- outcome{err: &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer %s panicked: %v", s.info.Name, p)}}
+		}
+	}()
+	res, err := s.backend.Score(ctx, run, s.judge)
+	done <- outcome{res, err}
+}
+
+func (s *Scorer) deadlineErr(ctx context.Context) error {
+	switch {
+	case context.Cause(ctx) == errHostDeadline:
+		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf(
+			"scorer %s did not finish within the host's %v limit; raise it with host.WithTimeout or make the scorer faster", s.info.Name, s.h.timeout)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("the caller's deadline passed before scorer %s finished", s.info.Name)}
+	default:
+		return &sdk.Error{Code: sdk.CodeCanceled, Message: fmt.Sprintf("the caller canceled the call to scorer %s", s.info.Name)}
+	}
+}
+
+// failedFrom turns a backend error into a failed result with the most specific code.
+func failedFrom(err error) sdk.Result {
+	var e *sdk.Error
+	switch {
+	case errors.As(err, &e):
+		if !knownCode(e.Code) {
+			return sdk.Failed(sdk.CodeScorerError, fmt.Sprintf("%s (unknown error code %q)", e.Message, e.Code))
+		}
+		return sdk.Failed(e.Code, e.Message)
+	case errors.Is(err, sdk.ErrInvalidResult):
+		return sdk.Failed(sdk.CodeInvalidResult, err.Error())
+	case errors.Is(err, sdk.ErrInvalidRun):
+		return sdk.Failed(sdk.CodeInvalidRun, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return sdk.Failed(sdk.CodeTimeout, err.Error())
+	case errors.Is(err, context.Canceled):
+		return sdk.Failed(sdk.CodeCanceled, err.Error())
+	}
+	return sdk.Failed(sdk.CodeScorerError, err.Error())
+}
+
+func knownCode(c string) bool {
+	switch c {
+	case sdk.CodeInvalidRun, sdk.CodeInvalidConfig, sdk.CodeInvalidResult, sdk.CodeTimeout, sdk.CodeCanceled,
+		sdk.CodeScorerError, sdk.CodeJudgeError, sdk.CodeLimitExceeded, sdk.CodeTrap, sdk.CodeUnavailable:
+		return true
+	}
+	return false
+}
+
+// finish validates, normalizes, clamps, weighs, scales and rounds a scorer's raw result.
+func (s *Scorer) finish(run *sdk.Run, res sdk.Result) sdk.Result {
+	// The host owns these; whatever a scorer put there is replaced.
+	res.Passed, res.Adjustments, res.CitationAudit = nil, nil, nil
+	if err := res.Validate(); err != nil {
+		return s.invalid("%v", err)
+	}
+	if res.Status == sdk.StatusFailed && !knownCode(res.Error.Code) {
+		res.Error = &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("%s (unknown error code %q)", res.Error.Message, res.Error.Code)}
+	}
+	if res.Status != sdk.StatusScored {
+		// Dimensions of an unscored result are in native units and mean nothing.
+		res.Dimensions = nil
+		return res
+	}
+	p := &s.plan
+	n := normalizer{s: s, res: &res}
+	score, err := n.value("score", *res.Score)
+	if err != nil {
+		return s.invalid("%v", err)
+	}
+	dims, err := s.dimensions(&n)
+	if err != nil {
+		return s.invalid("%v", err)
+	}
+	if p.faithfulness && run.CitationAudit != nil {
+		a := *run.CitationAudit
+		res.CitationAudit = &a
+		if f, ok := dims[Faithfulness]; ok {
+			dims[Faithfulness] = clamp(&res, &a, f)
+		}
+	}
+	if len(p.dims) > 0 {
+		var sum, weights float64
+		for _, d := range p.dims {
+			if _, skip := res.SkippedDimensions[d.Name]; skip {
+				continue
+			}
+			sum += d.Weight * dims[d.Name]
+			weights += d.Weight
+		}
+		if weights == 0 {
+			return skippedAll(&res)
+		}
+		if overall := sum / weights; math.Abs(overall-score) > tolerance {
+			res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: RuleOverallWeighted, Target: "score", From: score, To: overall})
+			score = overall
+		}
+	}
+	// One allocation for both pointers.
+	out := &struct {
+		score  float64
+		passed bool
+	}{
+		score:  s.round(score * s.scale),
+		passed: score >= p.threshold-tolerance,
+	}
+	res.Score, res.Passed = &out.score, &out.passed
+	for k, v := range dims {
+		dims[k] = s.round(v * s.scale)
+	}
+	res.Dimensions = dims
+	return res
+}
+
+// dimensions validates the result's dimension names against the Info and normalizes the
+// values into a map of the host's own: a scorer may hand out a map it shares.
+func (s *Scorer) dimensions(n *normalizer) (map[string]float64, error) {
+	res, p := n.res, &s.plan
+	if len(p.dims) > 0 {
+		for k := range res.Dimensions {
+			if _, ok := s.info.Dimension(k); !ok {
+				return nil, s.undeclared(k)
+			}
+		}
+		for k := range res.SkippedDimensions {
+			if _, ok := s.info.Dimension(k); !ok {
+				return nil, s.undeclared(k)
+			}
+		}
+	}
+	if len(res.Dimensions) == 0 && len(p.dims) == 0 {
+		return nil, nil
+	}
+	dims := make(map[string]float64, len(res.Dimensions))
+	put := func(name string, v float64) error {
+		x, err := n.value(name, v)
+		dims[name] = x
+		return err
+	}
+	if len(p.dims) == 0 {
+		for _, k := range sortedKeys(res.Dimensions) {
+			if err := put(k, res.Dimensions[k]); err != nil {
+				return nil, err
+			}
+		}
+		return dims, nil
+	}
+	for _, d := range p.dims {
+		v, ok := res.Dimensions[d.Name]
+		if !ok {
+			if _, skip := res.SkippedDimensions[d.Name]; skip {
+				continue
+			}
+			return nil, fmt.Errorf("missing declared dimension %q; return it or list it in skipped_dimensions with a reason", d.Name)
+		}
+		if err := put(d.Name, v); err != nil {
+			return nil, err
+		}
+	}
+	return dims, nil
+}
+
+func (s *Scorer) undeclared(k string) error {
+	names := make([]string, len(s.plan.dims))
+	for i, d := range s.plan.dims {
+		names[i] = d.Name
+	}
+	return fmt.Errorf("dimension %q is not declared in its Info (declared: %s); declare it or drop it", k, strings.Join(names, ", "))
+}
+
+// invalid is the failed result for a result the pipeline cannot accept.
+func (s *Scorer) invalid(format string, args ...any) sdk.Result {
+	return sdk.Failed(sdk.CodeInvalidResult, "scorer "+s.info.Name+" returned an invalid result: "+fmt.Sprintf(format, args...))
+}
+
+// skippedAll turns a result whose every weighted dimension was skipped into a skipped
+// result: nothing was judged, so there is no overall score.
+func skippedAll(res *sdk.Result) sdk.Result {
+	reasons := make([]string, 0, len(res.SkippedDimensions))
+	for _, k := range sortedKeys(res.SkippedDimensions) {
+		reasons = append(reasons, k+": "+res.SkippedDimensions[k])
+	}
+	out := *res
+	out.Status, out.Score, out.Dimensions, out.Adjustments = sdk.StatusSkipped, nil, nil, nil
+	out.Reason = "no weighted dimension could be judged (" + strings.Join(reasons, "; ") + ")"
+	return out
+}
+
+// normalizer maps values from the scorer's native range to [0, 1], recording changes.
+type normalizer struct {
+	s       *Scorer
+	res     *sdk.Result
+	flagged bool
+}
+
+func (n *normalizer) value(target string, v float64) (float64, error) {
+	p := &n.s.plan
+	eps := tolerance * p.span
+	if p.unit && v > 1+eps && v <= 100 {
+		x := v / 100
+		n.res.Adjustments = append(n.res.Adjustments, sdk.Adjustment{Rule: RulePercentage, Target: target, From: v, To: x})
+		if !n.flagged && !n.res.HasFlag(FlagPercentageScale) {
+			n.res.Flags = append(slices.Clip(n.res.Flags), FlagPercentageScale)
+		}
+		n.flagged = true
+		return x, nil
+	}
+	if !finite(v) || v < p.min-eps || v > p.min+p.span+eps {
+		what := "score"
+		if target != "score" {
+			what = fmt.Sprintf("dimension %q", target)
+		}
+		hint := ""
+		if p.unit && v > 100 {
+			hint = " (above 100, so not a percentage either)"
+		}
+		return 0, fmt.Errorf("%s is %v, outside its declared range %s%s; fix the scorer or its Info.Range", what, v, p.describeRange(), hint)
+	}
+	x := min(max((v-p.min)/p.span, 0), 1)
+	if x != v {
+		n.res.Adjustments = append(n.res.Adjustments, sdk.Adjustment{Rule: RuleNormalizeRange, Target: target, From: v, To: x})
+	}
+	return x, nil
+}
+
+// clamp caps faithfulness f by the citation audit. Caps apply loosest first, so the
+// strictest applying cap wins and each one that binds is recorded.
+func clamp(res *sdk.Result, a *sdk.CitationAudit, f float64) float64 {
+	caps := [...]struct {
+		rule    string
+		cap     float64
+		applies bool
+	}{
+		{RuleClampUncited5, 0.5, a.UncitedSentences >= 5},
+		{RuleClampHallucination, 0.4, a.HallucinationDetected},
+		{RuleClampInvalidCitations, 0.4, len(a.InvalidCitations) > 0},
+		{RuleClampUncited10, 0.3, a.UncitedSentences >= 10},
+	}
+	orig := f
+	for _, c := range caps {
+		if !c.applies || orig <= c.cap {
+			continue
+		}
+		to := min(f, c.cap)
+		res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: c.rule, Target: Faithfulness, From: f, To: to})
+		f = to
+	}
+	return f
+}
+
+// round rounds to the scorer's decimals; -0 becomes 0.
+func (s *Scorer) round(v float64) float64 {
+	r := math.Round(v*s.plan.decimals) / s.plan.decimals
+	if r == 0 {
+		return 0
+	}
+	return r
+}
