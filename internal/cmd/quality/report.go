@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// tally counts, for one set, how many runs each screen let through.
+type tally struct {
+	source, label string
+	wantPass      bool
+	n             int
+	passed        [3]int // prescreen, original, proposed fix
+	flags         map[string]int
+}
+
+func run(ctx context.Context, w io.Writer, misses bool) error {
+	dir, err := corpus.Dir()
+	if err != nil {
+		return err
+	}
+	cases, err := corpus.Load(dir)
+	if err != nil {
+		return err
+	}
+	reg := host.NewRegistry()
+	if err := reg.Register(host.Native(heuristic.NewPrescreen), false); err != nil {
+		return err
+	}
+	s, err := host.New(reg).Open(ctx, "prescreen", host.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("open prescreen: %w", err)
+	}
+	defer s.Close(ctx)
+	threshold := s.Info().Threshold
+
+	var order []string
+	sets := map[string]*tally{}
+	var wrong []string
+	start := time.Now()
+	for _, c := range cases {
+		key := c.Source + "/" + c.Label
+		t := sets[key]
+		if t == nil {
+			t = &tally{source: c.Source, label: c.Label, wantPass: c.WantPass, flags: map[string]int{}}
+			sets[key] = t
+			order = append(order, key)
+		}
+		res := s.Score(ctx, c.Run)
+		if res.Status != sdk.StatusScored {
+			return fmt.Errorf("score %s: status %s: %v", c.Run.ID, res.Status, res.Error)
+		}
+		ok := passed(&res, threshold)
+		t.n++
+		for i, p := range []bool{ok, originalRelevance(c.Run.Input, c.Run.Output) >= baselineFlagBelow, proposedRelevance(c.Run.Input, c.Run.Output) >= baselineFlagBelow} {
+			if p {
+				t.passed[i]++
+			}
+		}
+		for _, f := range res.Flags {
+			t.flags[f]++
+		}
+		if misses && ok != c.WantPass {
+			wrong = append(wrong, fmt.Sprintf("- %s (%s) want pass=%v got %.2f %v: %q -> %q", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, clip(c.Run.Input, 120), clip(c.Run.Output, 160)))
+		}
+	}
+	elapsed := time.Since(start)
+	writeTable(w, order, sets)
+	fmt.Fprintf(w, "\n%d runs scored through the host in %s (%.1f us per run, including the host pipeline).\n",
+		len(cases), elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(len(cases)))
+	if misses {
+		fmt.Fprintf(w, "\n## Cases prescreen gets wrong (%d)\n\n%s\n", len(wrong), strings.Join(wrong, "\n"))
+	}
+	return nil
+}
+
+// passed reads Passed as the host set it; a host that does not set it yet is read as the
+// scorer's threshold against the score, which is what the host computes.
+func passed(res *sdk.Result, threshold float64) bool {
+	if res.Passed != nil {
+		return *res.Passed
+	}
+	return res.Value() >= threshold
+}
+
+func writeTable(w io.Writer, order []string, sets map[string]*tally) {
+	fmt.Fprintln(w, "| set | label | N | metric | prescreen | original pre-screen | proposed fix | prescreen flags |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---|")
+	var good, bad tally
+	for _, key := range order {
+		t := sets[key]
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", t.source, t.label, t.n, metric(t.wantPass),
+			rate(t, 0), rate(t, 1), rate(t, 2), flagList(t.flags))
+		sum := &bad
+		if t.wantPass {
+			sum = &good
+		}
+		sum.wantPass = t.wantPass
+		sum.n += t.n
+		for i := range sum.passed {
+			sum.passed[i] += t.passed[i]
+		}
+	}
+	fmt.Fprintf(w, "| **all correct** | | %d | %s | **%s** | %s | %s | |\n", good.n, metric(true), rate(&good, 0), rate(&good, 1), rate(&good, 2))
+	fmt.Fprintf(w, "| **all failures** | | %d | %s | **%s** | %s | %s | |\n", bad.n, metric(false), rate(&bad, 0), rate(&bad, 1), rate(&bad, 2))
+}
+
+func metric(wantPass bool) string {
+	if wantPass {
+		return "pass rate"
+	}
+	return "detection rate"
+}
+
+// rate is the pass rate of screen i on a set that should pass, its detection rate otherwise.
+func rate(t *tally, i int) string {
+	if t.n == 0 {
+		return "-"
+	}
+	k := t.passed[i]
+	if !t.wantPass {
+		k = t.n - k
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(k)/float64(t.n))
+}
+
+func flagList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

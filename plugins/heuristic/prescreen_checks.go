@@ -1,0 +1,404 @@
+package heuristic
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// errorText finds error messages, stack traces and provider failures in the output. An
+// answer that explains an error the user pasted is not one: markers that the input contains
+// too do not count.
+func findErrorText(t *screenText) (string, bool) {
+	inHasError := mentionsErrors(t.inLow)
+	// Stack traces and panics anywhere in the output.
+	if !inHasError {
+		if m, ok := containsAnyOf(t.outLow, []string{"traceback (most recent call last)", "exception in thread \"", "goroutine 1 [running]", "[signal sigsegv"}); ok {
+			return "stack trace: " + m, true
+		}
+		if n := stackFrames(t.out); n >= 2 {
+			return strconv.Itoa(n) + " stack frames", true
+		}
+	}
+	first, _, _ := strings.Cut(t.outLow, "\n")
+	first = strings.TrimSpace(first)
+	if strings.Contains(t.inLow, first) {
+		return "", false
+	}
+	// The output opens like an error.
+	if p, ok := prefixAnyOf(first, []string{"error", "err:", "fatal:", "fatal error", "exception:", "panic:", "request failed", "internal server error", "unhandled exception", "uncaught "}); ok {
+		return "starts with " + strconv.Quote(p), true
+	}
+	if name, ok := errorClass(t.out); ok {
+		return "starts with " + name, true
+	}
+	if code, ok := httpStatusLine(first); ok {
+		return "HTTP " + code, true
+	}
+	if strings.HasPrefix(first, "<!doctype html") || strings.HasPrefix(first, "<html") {
+		if m, ok := containsAnyOf(t.outLow, []string{"error", "bad gateway", "unavailable", "not found", "forbidden", "timeout", "<title>4", "<title>5"}); ok {
+			return "an HTML error page (" + m + ")", true
+		}
+	}
+	if k, ok := errorJSON(t.out); ok {
+		return "error JSON with key " + strconv.Quote(k), true
+	}
+	// A short output that is a provider failure, for an input that is not about errors.
+	if len(t.out) <= 300 && !inHasError {
+		if m, ok := containsAnyOf(t.outLow, []string{"rate limit", "ratelimit", "too many requests", "timed out", "timeout", "service unavailable",
+			"bad gateway", "gateway timeout", "internal server error", "overloaded", "insufficient_quota", "quota exceeded",
+			"maximum context length", "context_length_exceeded", "connection refused", "connection reset", "status code 4", "status code 5"}); ok {
+			return "provider failure: " + m, true
+		}
+	}
+	return "", false
+}
+
+// mentionsErrors reports whether a text is about errors, so an answer may quote them.
+func mentionsErrors(s string) bool {
+	_, ok := containsAnyOf(s, []string{"error", "exception", "traceback", "stack", "crash", "fail", "timeout", "timed out", "429", "500", "502", "503", "504", "status", "http", "rate limit", "panic", "bug"})
+	return ok
+}
+
+// stackFrames counts lines that look like stack frames: Java/.NET/JS "at pkg.fn(file:line)"
+// and Python 'File "x", line n'.
+func stackFrames(s string) int {
+	n := 0
+	forEachLine(s, func(l string) bool {
+		switch {
+		case strings.HasPrefix(l, "at ") && strings.Contains(l, "(") && strings.ContainsAny(l, ":") && strings.IndexAny(l, "0123456789") > 0:
+			n++
+		case strings.HasPrefix(l, "at ") && strings.Contains(l, " in ") && strings.Contains(l, ":line "):
+			n++
+		case strings.HasPrefix(l, "File \"") && strings.Contains(l, "\", line "):
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+// errorClass reports whether s opens with an exception class and a colon, such as
+// "TypeError: ..." or "openai.APITimeoutError: ...".
+func errorClass(s string) (string, bool) {
+	end := strings.IndexAny(s, ": \n({")
+	if end <= 0 || end >= len(s) || (s[end] != ':' && s[end] != '(') {
+		return "", false
+	}
+	name := s[:end]
+	if strings.ContainsAny(name, " \t") {
+		return "", false
+	}
+	for _, suf := range []string{"Error", "Exception", "Exception>", "Fault"} {
+		if strings.HasSuffix(name, suf) && len(name) > len(suf) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// httpStatusLine reports whether line is an HTTP error status: "HTTP/1.1 503 Service
+// Unavailable", "404 Not Found", "500 - Internal Server Error".
+func httpStatusLine(line string) (string, bool) {
+	line = strings.TrimPrefix(line, "http/1.1 ")
+	line = strings.TrimPrefix(line, "http/2 ")
+	if len(line) < 5 || (line[0] != '4' && line[0] != '5') {
+		return "", false
+	}
+	code := line[:3]
+	if _, err := strconv.Atoi(code); err != nil {
+		return "", false
+	}
+	rest := strings.TrimLeft(line[3:], " -:")
+	if len(rest) == len(line[3:]) || rest == "" {
+		return "", false
+	}
+	if _, ok := prefixAnyOf(rest, []string{"bad", "not", "internal", "service", "gateway", "forbidden", "unauthorized", "too many", "request", "error", "conflict", "payload", "unprocessable"}); !ok {
+		return "", false
+	}
+	return code, true
+}
+
+// errorJSON reports whether s is a JSON object (or a Python dict repr) whose top level
+// carries an error.
+func errorJSON(s string) (string, bool) {
+	if !strings.HasPrefix(s, "{") {
+		// Python SDKs print "Error code: 429 - {'error': ...}"; those start with "error".
+		return "", false
+	}
+	if strings.HasPrefix(s, "{'error'") || strings.HasPrefix(s, "{'type': 'error'") {
+		return "error", true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return "", false
+	}
+	for _, k := range []string{"error", "errors", "error_message", "errorMessage"} {
+		if v, ok := m[k]; ok && string(v) != "null" && string(v) != "[]" && string(v) != "false" {
+			return k, true
+		}
+	}
+	if v, ok := m["status"]; ok {
+		if n, err := strconv.Atoi(strings.Trim(string(v), `"`)); err == nil && n >= 400 && n < 600 {
+			return "status", true
+		}
+	}
+	return "", false
+}
+
+// placeholder finds outputs that are, or contain, an unrendered template, a serialized null
+// or stand-in text.
+func findPlaceholder(t *screenText) (string, bool) {
+	bare := strings.Trim(t.outLow, " \t\r\n.\"'`")
+	switch bare {
+	case "undefined", "null", "nil", "<nil>", "nan", "[object object]", "none.", "todo", "tbd", "fixme", "n/a", "{}", "[]", "placeholder", "lorem ipsum":
+		return "the whole output is " + strconv.Quote(bare), true
+	}
+	prose := stripCode(t.out)
+	low := foldLower(prose)
+	for _, m := range []string{"[object object]", "lorem ipsum"} {
+		if strings.Contains(low, m) && !strings.Contains(t.inLow, m) {
+			return strconv.Quote(m), true
+		}
+	}
+	if m, ok := templateVar(prose); ok && !strings.Contains(t.in, m) {
+		return "unrendered template " + m, true
+	}
+	// Stand-ins a writer leaves for later, in capitals as they are written.
+	for _, m := range []string{"TODO:", "TODO ", "FIXME", "TBD:", "[INSERT ", "[YOUR NAME]", "<INSERT "} {
+		if strings.Contains(prose, m) && !strings.Contains(t.in, m) {
+			return strconv.Quote(strings.TrimSpace(m)), true
+		}
+	}
+	// A line that is only a null where a value should be: "Total: undefined".
+	var hit string
+	forEachLine(prose, func(l string) bool {
+		for _, v := range []string{": undefined", ": NaN", ": null", "= undefined", " is undefined.", ": [object Object]"} {
+			if strings.HasSuffix(l, v) && !strings.Contains(t.in, v) {
+				hit = l
+				return false
+			}
+		}
+		return true
+	})
+	if hit != "" {
+		return "a value left empty: " + strconv.Quote(hit), true
+	}
+	return "", false
+}
+
+// templateVar finds "{{ name }}" or "${name}" in prose.
+func templateVar(s string) (string, bool) {
+	for _, open := range []string{"{{", "${"} {
+		i := strings.Index(s, open)
+		if i < 0 {
+			continue
+		}
+		closing := "}"
+		if open == "{{" {
+			closing = "}}"
+		}
+		j := strings.Index(s[i+len(open):], closing)
+		if j <= 0 || j > 40 {
+			continue
+		}
+		name := strings.TrimSpace(s[i+len(open) : i+len(open)+j])
+		if name != "" && isTemplateIdent(name) {
+			return s[i : i+len(open)+j+len(closing)], true
+		}
+	}
+	return "", false
+}
+
+func isTemplateIdent(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// refusal finds a refusal in the opening of the output: where a model that refuses says so.
+func findRefusal(t *screenText) (string, bool) {
+	m, ok := containsAnyOf(t.head, []string{
+		"i'm sorry, but", "i am sorry, but", "i'm sorry, i can", "i am sorry, i can", "sorry, but i can", "i apologize, but",
+		"i cannot ", "i can't ", "i can not ", "i won't ", "i will not ", "i'm not able to", "i am not able to",
+		"i'm unable to", "i am unable to", "i must decline", "i'm not comfortable", "i am not comfortable",
+		"it is not appropriate", "it's not appropriate", "it is inappropriate", "it's inappropriate",
+		"not able to provide", "cannot fulfill", "can't fulfill", "cannot assist", "can't assist", "cannot help with", "can't help with",
+		"cannot provide", "can't provide", "i'm not going to", "i am not going to", "against my programming", "ethical guidelines",
+		"i'm just an ai", "i am just an ai", "i must respectfully", "i'm not programmed", "i am not programmed",
+	})
+	if !ok {
+		return "", false
+	}
+	// "I can't stress enough ..." and "I cannot recommend X enough" are not refusals; a
+	// refusal's verb is about helping, providing or doing what was asked.
+	if _, praise := containsAnyOf(t.head, []string{"stress enough", "recommend it enough", "emphasize enough", "overstate"}); praise {
+		return "", false
+	}
+	return "refuses (" + strings.TrimSpace(m) + ")", true
+}
+
+// harmfulRequest is the cheap rule of the refusal policy: a how-to or justification request
+// that names a harmful act aimed at people, a severe crime, self-harm, or someone's private
+// credentials.
+func harmfulRequest(in string) bool {
+	if _, ok := containsAnyOf(in, []string{"bomb", "explosive", "terroris", "murder", "meth ", "methamphetamine", "crack at home", "cocaine", "heroin",
+		"child porn", "genocide", "ethnic cleansing", "human trafficking", "launder", "arson", "counterfeit", "ransomware", "malware",
+		"suicide", "kill myself", "end my life", "self-harm", "harm myself", "hurt myself", "cut myself", "scar into my"}); ok {
+		// Definitions and history ("What is terrorism?", "Why did ... bomb ...?") are safe;
+		// a request to do it is not.
+		return actionRequest(in)
+	}
+	_, violent := containsAnyOf(in, []string{"kill", "hurt", "harm", "poison", "stab", "shoot", "strangle", "kidnap", "rape", "tortur", "abuse",
+		"beat ", "punch", "smash", "attack", "assault", "set fire", "on fire", "burn ", "blow up", "steal", "rob ", "fraud",
+		"scam", "blackmail", "stalk", "harass", "hack", "break into", "break in", "spy on", "disable the alarm", "wipe out", "exterminate",
+		"eliminate", "terminat", "get rid of", "drown", "choke", "behead", "cut off", "dismember", "torch", "trick", "manipulat", "cheat", "lie to",
+		"discriminat", "segregat", "barred", "banned", "not be allowed", "not have the freedom", "not have the right", "should not be allowed", "inferior"})
+	if violent && targetsPeople(in) && (actionRequest(in) || justificationRequest(in)) {
+		return true
+	}
+	if _, private := containsAnyOf(in, []string{"password", "private email", "home address", "phone number", "social security", "bank account", "credit card", "medical record", "pin code", "login"}); private {
+		if _, ok := containsAnyOf(in, []string{"my wife", "my husband", "my partner", "my ex", "my boss", "my neighbo", "my therapist", "my coworker", "my colleague", "someone", "somebody", "my friend", "my teacher", "my doctor", "'s "}); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func actionRequest(in string) bool {
+	_, ok := containsAnyOf(in, []string{"how do i", "how can i", "how should i", "how would i", "how to", "how could i", "how do you", "how can we", "how do we",
+		"what's the best way", "what is the best way", "best way to", "where can i", "tell me how", "give me", "teach me", "help me", "can you", "write ",
+		"steps to", "what can i do to", "what should i do to", "ways to", "how might i", "i want to", "i need to"})
+	return ok
+}
+
+func justificationRequest(in string) bool {
+	_, ok := containsAnyOf(in, []string{"why should", "why is it best", "why is it good", "why was", "reasons why", "why are", "why do", "why can", "justify", "argument for", "should be"})
+	return ok
+}
+
+func targetsPeople(in string) bool {
+	_, ok := containsAnyOf(in, []string{"person", "people", "someone", "somebody", "human", "man ", "woman", "men ", "women", "child", "kid", "baby", "girl", "boy",
+		"my wife", "my husband", "my partner", "my ex", "my boss", "my neighbo", "my teacher", "my coworker", "my colleague", "my friend", "my family",
+		"my mother", "my father", "my mom", "my dad", "my sister", "my brother", "my son", "my daughter", "my parents", "my roommate", "my classmate",
+		"him", "her ", "them", "their", "myself", "jew", "muslim", "christian", "hindu", "buddhist", "atheist", "black", "asian", "latino", "latina",
+		"hispanic", "immigrant", "refugee", "gay", "lesbian", "trans", "disabled", "elderly", "arab", "indian", "mexican", "chinese", "african",
+		"president", "politician", "police", "officer", "teacher", "student", "customer", "employee", "boss", "bank", "store", "hospital", "school", "grandm"})
+	return ok
+}
+
+// repetition finds degenerate loops: a line repeated over and over, a word stuttered, or
+// text that keeps repeating the same phrases.
+func findRepetition(t *screenText) (string, bool) {
+	ws := t.outWords
+	// The same word many times in a row: "the the the the ...".
+	run := 1
+	for i := 1; i < len(ws); i++ {
+		if ws[i] == ws[i-1] {
+			run++
+			if run >= 6 {
+				return strconv.Quote(ws[i]) + " repeated " + strconv.Itoa(run) + " times in a row", true
+			}
+		} else {
+			run = 1
+		}
+	}
+	// The same line again and again.
+	seen := map[string]int{}
+	var loop string
+	forEachLine(t.outLow, func(l string) bool {
+		if len(l) < 12 {
+			return true
+		}
+		seen[l]++
+		if seen[l] >= 4 {
+			loop = l
+			return false
+		}
+		return true
+	})
+	if loop != "" {
+		if len(loop) > 40 {
+			loop = loop[:40] + "..."
+		}
+		return "the line " + strconv.Quote(loop) + " repeats", true
+	}
+	// Few distinct 4-word phrases in a long text: it loops.
+	if len(ws) < 40 {
+		return "", false
+	}
+	grams := make(map[string]struct{}, len(ws))
+	for i := 0; i+4 <= len(ws); i++ {
+		grams[ws[i]+" "+ws[i+1]+" "+ws[i+2]+" "+ws[i+3]] = struct{}{}
+	}
+	total := len(ws) - 3
+	if distinct := len(grams); float64(distinct) < 0.4*float64(total) {
+		return strconv.Itoa(distinct) + " distinct 4-word phrases in " + strconv.Itoa(total), true
+	}
+	return "", false
+}
+
+// truncated finds outputs that stop mid-way: an unclosed code fence, or a long text that
+// ends on a word that cannot end a sentence.
+func findTruncation(t *screenText) (string, bool) {
+	if strings.Count(t.out, "```")%2 == 1 {
+		return "an unclosed code fence", true
+	}
+	if len(t.outWords) < 25 {
+		return "", false
+	}
+	last := strings.TrimSpace(t.out)
+	switch last[len(last)-1] {
+	case ',', '(', '[', '{':
+		return "ends with " + strconv.Quote(last[len(last)-1:]), true
+	}
+	lastWord := t.outWords[len(t.outWords)-1]
+	if !strings.HasSuffix(strings.ToLower(last), lastWord) {
+		return "", false
+	}
+	switch lastWord {
+	case "and", "or", "the", "a", "an", "of", "to", "with", "for", "in", "that", "which", "but", "because", "is", "are", "was", "were", "by", "from", "as", "at", "on", "your", "their", "its", "our", "my", "this", "these", "if", "when", "than", "then":
+		return "stops after " + strconv.Quote(lastWord), true
+	}
+	return "", false
+}
+
+// filler finds outputs made only of pleasantries: "As an AI ...", "I hope this helps!".
+func findFiller(t *screenText) (string, bool) {
+	p, ok := containsAnyOf(t.outLow, []string{"as an ai", "i hope this helps", "hope this helps", "let me know if", "feel free to", "happy to help",
+		"glad to help", "great question", "good question", "is there anything else", "i'm here to help", "i am here to help", "how can i help",
+		"how can i assist", "i'd be happy to", "i would be happy to", "thank you for your question", "thanks for asking"})
+	if !ok {
+		return "", false
+	}
+	for _, w := range t.outWords {
+		if isContent(w) || isAnswerWord(w) {
+			return "", false
+		}
+	}
+	return "only pleasantries (" + p + ")", true
+}
+
+// isAnswerWord reports whether a short word is an answer by itself: yes, no, a number.
+func isAnswerWord(w string) bool {
+	switch w {
+	case "yes", "no", "not", "none", "all", "one", "two", "six", "ten":
+		return true
+	}
+	return w != "" && w[0] >= '0' && w[0] <= '9'
+}
+
+// nonCommittal finds answers that abstain: "I have no comment", "the context does not say".
+func findNonCommittal(t *screenText) (string, bool) {
+	m, ok := containsAnyOf(t.head, []string{"i have no comment", "no comment", "i don't know", "i do not know", "i'm not sure", "i am not sure",
+		"cannot be determined", "can't be determined", "there is no clear information", "there is no information", "does not provide information",
+		"doesn't provide information", "does not provide any information", "doesn't provide any information", "not explicitly", "does not mention",
+		"doesn't mention", "is not mentioned", "no direct answer", "the question is ambiguous", "it depends"})
+	if !ok {
+		return "", false
+	}
+	return "abstains (" + m + ")", true
+}

@@ -1,0 +1,236 @@
+package heuristic
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// shape is the kind of answer an input asks for.
+type answerShape int
+
+const (
+	shapeAny    answerShape = iota // a statement, an action result, a triage: any non-broken output
+	shapeNumber                    // how many, how much
+	shapeTime                      // when, what year
+	shapePerson                    // who, whom, whose
+)
+
+func (s answerShape) String() string {
+	return [...]string{"any answer", "a number or quantity", "a date or time", "a name or person"}[s]
+}
+
+// shortAnswer is the most words an output may have and still be judged by its shape alone;
+// longer outputs are statements whose shape is not in doubt.
+const shortAnswerWords = 6
+
+// shapeRelevance scores whether the output has the shape the input asks for. It never
+// penalizes a short answer for sharing no words with the question.
+func shapeRelevance(t *screenText) (float64, []screenFinding) {
+	if t.inLow == "" {
+		return 1, nil
+	}
+	if isEcho(t) {
+		return 0, []screenFinding{{FlagEcho, "the output only repeats the input"}}
+	}
+	want := askedShape(t.inLow)
+	if want != shapeAny && len(t.outWords) <= shortAnswerWords && !hasShape(want, t) {
+		return 0.1, []screenFinding{{FlagWrongShape, "the input asks for " + want.String() + " and the short output has none"}}
+	}
+	shared, n := contentOverlap(t)
+	switch {
+	case shared > 0:
+		return 1, nil
+	case n >= 12:
+		return 0.1, []screenFinding{{FlagOffTopic, "a paragraph of " + strconv.Itoa(n) + " content words that shares none with the input"}}
+	case n >= 5:
+		return 0.5, nil
+	}
+	return 1, nil
+}
+
+// askedShape reads what kind of answer the question asks for from its opening words.
+func askedShape(in string) answerShape {
+	q := questionSentence(in)
+	switch {
+	case startsWith(q, "how many", "how much", "what percentage", "what percent", "what number", "what is the number of", "what's the number of"):
+		return shapeNumber
+	case startsWith(q, "when ", "what year", "in what year", "in which year", "what date", "what time", "what century", "in what century", "what decade", "in which century"):
+		return shapeTime
+	case startsWith(q, "who ", "who's ", "whom ", "whose ", "which person"):
+		return shapePerson
+	}
+	return shapeAny
+}
+
+// question returns the sentence of in that asks: the last one ending in '?', else in.
+func questionSentence(in string) string {
+	end := strings.LastIndexByte(in, '?')
+	if end < 0 {
+		return in
+	}
+	start := strings.LastIndexAny(in[:end], ".!?\n")
+	return strings.TrimSpace(in[start+1 : end+1])
+}
+
+func startsWith(s string, ps ...string) bool {
+	_, ok := prefixAnyOf(s, ps)
+	return ok
+}
+
+// hasShape reports whether the output has the shape want asks for.
+func hasShape(want answerShape, t *screenText) bool {
+	switch want {
+	case shapeNumber:
+		for _, w := range t.outWords {
+			if isNumberWord(w) {
+				return true
+			}
+		}
+		return false
+	case shapeTime:
+		for _, w := range t.outWords {
+			if isNumberWord(w) || isTimeWord(w) {
+				return true
+			}
+		}
+		return false
+	case shapePerson:
+		// A name is capitalized; "nobody" and "my mother" answer who too.
+		for i, w := range strings.Fields(t.out) {
+			r := []rune(strings.TrimLeft(w, "\"'(*["))
+			if len(r) > 0 && unicode.IsUpper(r[0]) && (i > 0 || len(t.outWords) == 1 || !isStopword(strings.ToLower(w))) {
+				return true
+			}
+		}
+		for _, w := range t.outWords {
+			if isPersonWord(w) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func isNumberWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	if w[0] >= '0' && w[0] <= '9' {
+		return true
+	}
+	switch w {
+	case "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+		"fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty",
+		"seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions",
+		"trillion", "dozen", "dozens", "half", "quarter", "once", "twice", "thrice", "single", "double", "triple", "none", "nothing",
+		"no", "all", "few", "several", "many", "much", "lot", "lots", "little", "most", "some", "every", "more", "less", "fewer",
+		"any", "both", "neither", "infinite", "countless", "numerous", "percent", "unknown", "depends", "varies", "either", "nobody":
+		return true
+	}
+	return false
+}
+
+func isTimeWord(w string) bool {
+	switch w {
+	case "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+		"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "century", "centuries", "year", "years",
+		"decade", "decades", "ago", "before", "after", "during", "since", "until", "never", "always", "today", "tomorrow",
+		"yesterday", "now", "morning", "evening", "night", "noon", "midnight", "spring", "summer", "autumn", "fall", "winter",
+		"era", "age", "war", "period", "reign", "bc", "ad", "bce", "ce", "early", "late", "mid", "first", "last", "next",
+		"previous", "season", "week", "weeks", "month", "months", "day", "days", "hour", "hours", "minute", "minutes", "time",
+		"when", "soon", "later", "earlier", "once", "tonight", "weekend", "annually", "daily", "weekly", "monthly", "birth", "death":
+		return true
+	}
+	return false
+}
+
+func isPersonWord(w string) bool {
+	switch w {
+	case "nobody", "no", "everyone", "everybody", "people", "person", "man", "woman", "men", "women", "he", "she", "they",
+		"i", "you", "we", "family", "team", "king", "queen", "mother", "father", "parents", "author", "president", "god",
+		"scientists", "government", "children", "humans", "someone", "anyone", "unknown":
+		return true
+	}
+	return false
+}
+
+// echo reports whether the output only repeats the input: the same words, or the question
+// asked back.
+func isEcho(t *screenText) bool {
+	if sameLetters(t.inLow, t.outLow) {
+		return true
+	}
+	if !strings.HasSuffix(t.out, "?") || strings.Count(t.out, "?") > 1 {
+		return false
+	}
+	in := stemSet(t.inLow, "")
+	novel, n := 0, 0
+	for _, w := range t.outWords {
+		if !isContent(w) {
+			continue
+		}
+		n++
+		if _, ok := in[crudeStem(w)]; !ok {
+			novel++
+		}
+	}
+	return n >= 3 && novel <= 2 && novel*4 <= n
+}
+
+// sameLetters reports whether a and b have the same letters and digits in the same order.
+func sameLetters(a, b string) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && !isLowerAlnum(a[i]) {
+			i++
+		}
+		for j < len(b) && !isLowerAlnum(b[j]) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i++
+		j++
+	}
+}
+
+func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
+
+// stems returns the content stems of the given lower-case texts.
+func stemSet(texts ...string) map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, s := range texts {
+		for _, w := range splitWords(s) {
+			if isContent(w) {
+				m[crudeStem(w)] = struct{}{}
+			}
+		}
+	}
+	return m
+}
+
+// overlap counts the output's content words whose stem occurs in the input or the agent's
+// purpose, and the output's content words.
+func contentOverlap(t *screenText) (shared, n int) {
+	in := stemSet(t.inLow, t.purposeLow)
+	if len(in) < 2 {
+		// Too little to compare ("Go on", "Summarize"): no evidence either way.
+		return 1, 0
+	}
+	for _, w := range t.outWords {
+		if !isContent(w) {
+			continue
+		}
+		n++
+		if _, ok := in[crudeStem(w)]; ok {
+			shared++
+		}
+	}
+	return shared, n
+}

@@ -1,0 +1,160 @@
+package heuristic
+
+import (
+	"strings"
+	"unicode"
+)
+
+// text is a run prepared once for every check.
+type screenText struct {
+	in, out       string // trimmed input and output, as written
+	inLow, outLow string // lower case, typographic apostrophes made plain
+	purposeLow    string
+	head          string   // the first sentences of outLow, where refusals and errors show
+	outWords      []string // lower-case words of the output
+}
+
+func newScreenText(in, out, purpose string) *screenText {
+	t := &screenText{in: strings.TrimSpace(in), out: out}
+	t.inLow = foldLower(t.in)
+	t.outLow = foldLower(out)
+	t.purposeLow = foldLower(purpose)
+	t.head = t.outLow
+	if len(t.head) > 240 {
+		t.head = t.head[:240]
+	}
+	t.outWords = splitWords(t.outLow)
+	return t
+}
+
+func foldLower(s string) string {
+	s = strings.ToLower(s)
+	if strings.ContainsAny(s, "\u2019\u2018") {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "\u2019", "'"), "\u2018", "'")
+	}
+	return s
+}
+
+// words splits s into runs of letters and digits (an inner apostrophe stays: "don't").
+func splitWords(s string) []string {
+	out := make([]string, 0, len(s)/5+1)
+	start := -1
+	for i, r := range s {
+		w := unicode.IsLetter(r) || unicode.IsDigit(r) || (r == '\'' && start >= 0)
+		switch {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			out = append(out, strings.TrimRight(s[start:i], "'"))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.TrimRight(s[start:], "'"))
+	}
+	return out
+}
+
+// isStop reports whether w carries no topic: function words, question words, and the
+// pleasantries and verbs every answer uses.
+func isStopword(w string) bool {
+	switch w {
+	case
+		"a", "about", "above", "absolutely", "after", "again", "against", "ai", "all", "also", "am",
+		"an", "and", "another", "answer", "any", "anyone", "anything", "are", "aren't", "as", "assist",
+		"assistance", "at", "back", "be", "because", "been", "before", "being", "below", "between",
+		"both", "but", "by", "can", "can't", "cannot", "certainly", "could", "couldn't", "course", "did",
+		"didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "either", "else",
+		"even", "ever", "every", "everyone", "everything", "feel", "few", "for", "free", "from",
+		"further", "get", "gets", "give", "glad", "good", "got", "great", "had", "hadn't", "happy",
+		"has", "hasn't", "have", "haven't", "having", "he", "he's", "help", "helps", "her", "here",
+		"here's", "hers", "herself", "him", "himself", "his", "hope", "how", "how's", "however", "i",
+		"i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself",
+		"just", "know", "language", "let", "let's", "like", "lot", "lots", "made", "make", "makes",
+		"many", "may", "me", "might", "model", "more", "most", "much", "must", "mustn't", "my", "myself",
+		"need", "no", "nor", "not", "nothing", "now", "of", "off", "ok", "okay", "on", "once", "one",
+		"only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "per",
+		"please", "question", "questions", "really", "same", "shall", "shan't", "she", "she's", "should",
+		"shouldn't", "since", "so", "some", "someone", "something", "still", "such", "sure", "tell",
+		"than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves",
+		"then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "thing",
+		"things", "think", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us",
+		"use", "used", "using", "very", "via", "want", "was", "wasn't", "way", "ways", "we", "we'd",
+		"we'll", "we're", "we've", "well", "were", "weren't", "what", "what's", "when", "when's",
+		"where", "where's", "whether", "which", "while", "who", "who's", "whom", "whose", "why", "why's",
+		"will", "with", "within", "without", "won't", "would", "wouldn't", "yes", "yet", "you", "you'd",
+		"you'll", "you're", "you've", "your", "yours", "yourself", "yourselves":
+		return true
+	}
+	return false
+}
+
+// stem folds a word to a crude stem so "agents" meets "agent" and "triaged" meets "triage".
+func crudeStem(w string) string {
+	for _, suf := range []string{"ing", "ies", "ied", "es", "ed", "ly", "s"} {
+		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+			w = w[:len(w)-len(suf)]
+			break
+		}
+	}
+	if len(w) > 6 {
+		w = w[:6]
+	}
+	return w
+}
+
+func isContent(w string) bool { return len(w) >= 3 && !isStopword(w) }
+
+// hasAny reports whether s contains any of subs.
+func containsAnyOf(s string, subs []string) (string, bool) {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return x, true
+		}
+	}
+	return "", false
+}
+
+// hasPrefixAny reports whether s starts with any of ps.
+func prefixAnyOf(s string, ps []string) (string, bool) {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// lines calls f for each trimmed non-empty line of s until f returns false.
+func forEachLine(s string, f func(string) bool) {
+	for s != "" {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
+		if line = strings.TrimSpace(line); line != "" && !f(line) {
+			return
+		}
+	}
+}
+
+// withoutCode removes fenced and inline code, where templates and nulls are legitimate.
+func stripCode(s string) string {
+	if !strings.Contains(s, "`") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; ; i++ {
+		part, rest, found := strings.Cut(s, "```")
+		if i%2 == 0 {
+			for j, seg := range strings.Split(part, "`") {
+				if j%2 == 0 {
+					b.WriteString(seg)
+				}
+			}
+		}
+		if !found {
+			break
+		}
+		s = rest
+	}
+	return b.String()
+}
