@@ -1,0 +1,76 @@
+package heuristic
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// ExactMatch scores 1 when the output equals the reference and 0 otherwise, as autoevals'
+// ExactMatch does for strings. The reference is run.expected unless expected_from says
+// otherwise; a run without one is skipped. ignore_case and trim relax the comparison; both
+// are off by default, which is autoevals' behaviour.
+type ExactMatch struct {
+	cfg exactConfig
+}
+
+type exactConfig struct {
+	IgnoreCase   bool   `json:"ignore_case"`
+	Trim         bool   `json:"trim"`
+	ExpectedFrom string `json:"expected_from"`
+}
+
+var (
+	_ sdk.Scorer     = (*ExactMatch)(nil)
+	_ sdk.Configurer = (*ExactMatch)(nil)
+)
+
+// NewExactMatch returns the exact match scorer with its default config.
+func NewExactMatch() sdk.Scorer { return &ExactMatch{cfg: exactConfig{ExpectedFrom: "expected"}} }
+
+const exactSchema = `{"type": "object", "additionalProperties": false, "properties": {
+	"ignore_case": {"type": "boolean", "description": "Compare case-insensitively. Optional. Default is false."},
+	"trim": {"type": "boolean", "description": "Ignore leading and trailing white space. Optional. Default is false."},
+	` + expectedFromSchema + `}}`
+
+// Info describes the scorer.
+func (*ExactMatch) Info() sdk.Info {
+	return describe("exact_match",
+		"1 when the output equals the expected answer, else 0. autoevals' ExactMatch.",
+		1, exactSchema, `{"ignore_case": false, "trim": false, "expected_from": "expected"}`)
+}
+
+// Configure applies the config.
+func (e *ExactMatch) Configure(raw json.RawMessage) error {
+	cfg := exactConfig{}
+	if err := decodeConfig("exact_match", e.Info().Defaults, raw, &cfg); err != nil {
+		return err
+	}
+	if err := checkExpectedFrom("exact_match", cfg.ExpectedFrom); err != nil {
+		return err
+	}
+	e.cfg = cfg
+	return nil
+}
+
+// Score grades call.Run: output == reference.
+func (e *ExactMatch) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+	want, skip := reference("exact_match", e.cfg.ExpectedFrom, &call.Run)
+	if skip != nil {
+		return *skip, nil
+	}
+	got := call.Run.Output
+	if e.cfg.Trim {
+		got, want = strings.TrimSpace(got), strings.TrimSpace(want)
+	}
+	equal := got == want
+	if e.cfg.IgnoreCase {
+		equal = strings.EqualFold(got, want)
+	}
+	if equal {
+		return sdk.Scored(1, "the output equals the expected answer"), nil
+	}
+	return sdk.Scored(0, "the output differs from the expected answer"), nil
+}

@@ -1,0 +1,481 @@
+package heuristic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// schemaKeywords lists the JSON Schema keywords json_valid's validator enforces. It is a
+// small draft-07 subset written against the standard library, because the heuristic
+// package compiles to WebAssembly (GOOS=wasip1) and stays dependency-free. A schema using
+// any other keyword is rejected when the scorer is configured, never silently ignored.
+var schemaKeywords = []string{
+	"type", "enum", "const",
+	"properties", "required", "additionalProperties", "minProperties", "maxProperties",
+	"items", "minItems", "maxItems", "uniqueItems",
+	"minLength", "maxLength", "pattern",
+	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+	"allOf", "anyOf", "oneOf", "not",
+}
+
+// annotationKeywords carry no constraint and are accepted.
+var annotationKeywords = []string{"$schema", "$id", "$comment", "title", "description", "default", "examples"}
+
+// jsonSchema is a compiled schema node. A nil *jsonSchema accepts everything; boolean
+// schemas compile to always/never.
+type jsonSchema struct {
+	never      bool
+	types      []string
+	enum       []any
+	constVal   *any
+	props      map[string]*jsonSchema
+	required   []string
+	additional *jsonSchema // nil: any additional property is allowed
+	noExtra    bool        // additionalProperties: false
+	minProps   *int
+	maxProps   *int
+	items      *jsonSchema
+	minItems   *int
+	maxItems   *int
+	unique     bool
+	minLen     *int
+	maxLen     *int
+	pattern    *regexp.Regexp
+	minimum    *float64
+	maximum    *float64
+	exclMin    *float64
+	exclMax    *float64
+	multipleOf *float64
+	allOf      []*jsonSchema
+	anyOf      []*jsonSchema
+	oneOf      []*jsonSchema
+	not        *jsonSchema
+}
+
+// compileSchema parses a schema, rejecting keywords outside schemaKeywords with an error
+// that names the keyword and its location.
+func compileSchema(raw json.RawMessage) (*jsonSchema, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	return compileNode(v, "#")
+}
+
+func compileNode(v any, at string) (*jsonSchema, error) {
+	switch s := v.(type) {
+	case bool:
+		return &jsonSchema{never: !s}, nil
+	case map[string]any:
+		return compileObject(s, at)
+	}
+	return nil, fmt.Errorf("schema at %s: want an object or a boolean", at)
+}
+
+func compileObject(m map[string]any, at string) (*jsonSchema, error) {
+	n := &jsonSchema{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m[k]
+		where := at + "/" + k
+		var err error
+		switch k {
+		case "type":
+			n.types, err = stringList(v, where)
+			for _, t := range n.types {
+				if !slices.Contains([]string{"object", "array", "string", "number", "integer", "boolean", "null"}, t) {
+					return nil, fmt.Errorf("schema at %s: unknown type %q", where, t)
+				}
+			}
+		case "enum":
+			l, ok := v.([]any)
+			if !ok {
+				return nil, fmt.Errorf("schema at %s: want an array", where)
+			}
+			n.enum = l
+		case "const":
+			c := v
+			n.constVal = &c
+		case "properties":
+			pm, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("schema at %s: want an object", where)
+			}
+			n.props = map[string]*jsonSchema{}
+			for name, sub := range pm {
+				if n.props[name], err = compileNode(sub, where+"/"+name); err != nil {
+					return nil, err
+				}
+			}
+		case "required":
+			n.required, err = stringList(v, where)
+		case "additionalProperties":
+			if b, ok := v.(bool); ok {
+				n.noExtra = !b
+			} else {
+				n.additional, err = compileNode(v, where)
+			}
+		case "items":
+			n.items, err = compileNode(v, where)
+		case "minProperties":
+			n.minProps, err = count(v, where)
+		case "maxProperties":
+			n.maxProps, err = count(v, where)
+		case "minItems":
+			n.minItems, err = count(v, where)
+		case "maxItems":
+			n.maxItems, err = count(v, where)
+		case "minLength":
+			n.minLen, err = count(v, where)
+		case "maxLength":
+			n.maxLen, err = count(v, where)
+		case "uniqueItems":
+			b, ok := v.(bool)
+			if !ok {
+				return nil, fmt.Errorf("schema at %s: want a boolean", where)
+			}
+			n.unique = b
+		case "pattern":
+			p, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("schema at %s: want a string", where)
+			}
+			if n.pattern, err = regexp.Compile(p); err != nil {
+				return nil, fmt.Errorf("schema at %s: %w (patterns use Go's RE2 syntax)", where, err)
+			}
+		case "minimum":
+			n.minimum, err = number(v, where)
+		case "maximum":
+			n.maximum, err = number(v, where)
+		case "exclusiveMinimum":
+			n.exclMin, err = number(v, where)
+		case "exclusiveMaximum":
+			n.exclMax, err = number(v, where)
+		case "multipleOf":
+			n.multipleOf, err = number(v, where)
+			if err == nil && *n.multipleOf <= 0 {
+				err = fmt.Errorf("schema at %s: want a number > 0", where)
+			}
+		case "allOf", "anyOf", "oneOf":
+			var subs []*jsonSchema
+			subs, err = compileList(v, where)
+			switch k {
+			case "allOf":
+				n.allOf = subs
+			case "anyOf":
+				n.anyOf = subs
+			default:
+				n.oneOf = subs
+			}
+		case "not":
+			n.not, err = compileNode(v, where)
+		default:
+			if slices.Contains(annotationKeywords, k) {
+				continue
+			}
+			return nil, fmt.Errorf("schema at %s: keyword %q is not supported by json_valid's validator (supported: %s; annotations %s are ignored); remove it or check the output with a full validator",
+				where, k, strings.Join(schemaKeywords, ", "), strings.Join(annotationKeywords, ", "))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func compileList(v any, at string) ([]*jsonSchema, error) {
+	l, ok := v.([]any)
+	if !ok || len(l) == 0 {
+		return nil, fmt.Errorf("schema at %s: want a non-empty array of schemas", at)
+	}
+	out := make([]*jsonSchema, len(l))
+	for i, s := range l {
+		var err error
+		if out[i], err = compileNode(s, fmt.Sprintf("%s/%d", at, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func stringList(v any, at string) ([]string, error) {
+	if s, ok := v.(string); ok {
+		return []string{s}, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("schema at %s: want a string or an array of strings", at)
+	}
+	out := make([]string, len(l))
+	for i, x := range l {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("schema at %s/%d: want a string", at, i)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func number(v any, at string) (*float64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, fmt.Errorf("schema at %s: want a number", at)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return nil, fmt.Errorf("schema at %s: %w", at, err)
+	}
+	return &f, nil
+}
+
+func count(v any, at string) (*int, error) {
+	f, err := number(v, at)
+	if err != nil {
+		return nil, err
+	}
+	if *f < 0 || *f != math.Trunc(*f) {
+		return nil, fmt.Errorf("schema at %s: want a non-negative integer", at)
+	}
+	i := int(*f)
+	return &i, nil
+}
+
+// validate returns nil when v (decoded with UseNumber) satisfies the schema, else an error
+// naming the first violation's location.
+func (n *jsonSchema) validate(v any, at string) error {
+	if n == nil {
+		return nil
+	}
+	if n.never {
+		return fmt.Errorf("%s: no value is allowed here", at)
+	}
+	if len(n.types) > 0 && !slices.ContainsFunc(n.types, func(t string) bool { return hasType(v, t) }) {
+		return fmt.Errorf("%s: want type %s, got %s", at, strings.Join(n.types, " or "), typeOf(v))
+	}
+	if n.enum != nil && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v) }) {
+		return fmt.Errorf("%s: value is not one of the enum", at)
+	}
+	if n.constVal != nil && !jsonEqual(*n.constVal, v) {
+		return fmt.Errorf("%s: value differs from const", at)
+	}
+	var err error
+	switch x := v.(type) {
+	case map[string]any:
+		err = n.validateObject(x, at)
+	case []any:
+		err = n.validateArray(x, at)
+	case string:
+		err = n.validateString(x, at)
+	case json.Number:
+		err = n.validateNumber(x, at)
+	}
+	if err != nil {
+		return err
+	}
+	return n.validateCombinators(v, at)
+}
+
+func (n *jsonSchema) validateObject(x map[string]any, at string) error {
+	for _, r := range n.required {
+		if _, ok := x[r]; !ok {
+			return fmt.Errorf("%s: missing required property %q", at, r)
+		}
+	}
+	if n.minProps != nil && len(x) < *n.minProps {
+		return fmt.Errorf("%s: want at least %d properties", at, *n.minProps)
+	}
+	if n.maxProps != nil && len(x) > *n.maxProps {
+		return fmt.Errorf("%s: want at most %d properties", at, *n.maxProps)
+	}
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if sub, ok := n.props[k]; ok {
+			if err := sub.validate(x[k], at+"/"+k); err != nil {
+				return err
+			}
+			continue
+		}
+		if n.noExtra {
+			return fmt.Errorf("%s: property %q is not allowed", at, k)
+		}
+		if err := n.additional.validate(x[k], at+"/"+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *jsonSchema) validateArray(x []any, at string) error {
+	if n.minItems != nil && len(x) < *n.minItems {
+		return fmt.Errorf("%s: want at least %d items", at, *n.minItems)
+	}
+	if n.maxItems != nil && len(x) > *n.maxItems {
+		return fmt.Errorf("%s: want at most %d items", at, *n.maxItems)
+	}
+	if n.unique {
+		for i := range x {
+			for j := i + 1; j < len(x); j++ {
+				if jsonEqual(x[i], x[j]) {
+					return fmt.Errorf("%s: items %d and %d are equal", at, i, j)
+				}
+			}
+		}
+	}
+	for i, e := range x {
+		if err := n.items.validate(e, fmt.Sprintf("%s/%d", at, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *jsonSchema) validateString(x, at string) error {
+	l := runeCount(x)
+	if n.minLen != nil && l < *n.minLen {
+		return fmt.Errorf("%s: want at least %d characters", at, *n.minLen)
+	}
+	if n.maxLen != nil && l > *n.maxLen {
+		return fmt.Errorf("%s: want at most %d characters", at, *n.maxLen)
+	}
+	if n.pattern != nil && !n.pattern.MatchString(x) {
+		return fmt.Errorf("%s: does not match pattern %s", at, n.pattern)
+	}
+	return nil
+}
+
+func (n *jsonSchema) validateNumber(x json.Number, at string) error {
+	f, err := x.Float64()
+	if err != nil {
+		return fmt.Errorf("%s: %w", at, err)
+	}
+	switch {
+	case n.minimum != nil && f < *n.minimum:
+		return fmt.Errorf("%s: %v < minimum %v", at, f, *n.minimum)
+	case n.maximum != nil && f > *n.maximum:
+		return fmt.Errorf("%s: %v > maximum %v", at, f, *n.maximum)
+	case n.exclMin != nil && f <= *n.exclMin:
+		return fmt.Errorf("%s: %v <= exclusiveMinimum %v", at, f, *n.exclMin)
+	case n.exclMax != nil && f >= *n.exclMax:
+		return fmt.Errorf("%s: %v >= exclusiveMaximum %v", at, f, *n.exclMax)
+	case n.multipleOf != nil:
+		q := f / *n.multipleOf
+		if math.Abs(q-math.Round(q)) > 1e-9 {
+			return fmt.Errorf("%s: %v is not a multiple of %v", at, f, *n.multipleOf)
+		}
+	}
+	return nil
+}
+
+func (n *jsonSchema) validateCombinators(v any, at string) error {
+	for i, s := range n.allOf {
+		if err := s.validate(v, at); err != nil {
+			return fmt.Errorf("allOf/%d: %w", i, err)
+		}
+	}
+	if len(n.anyOf) > 0 && !slices.ContainsFunc(n.anyOf, func(s *jsonSchema) bool { return s.validate(v, at) == nil }) {
+		return fmt.Errorf("%s: matches none of anyOf", at)
+	}
+	if len(n.oneOf) > 0 {
+		matched := 0
+		for _, s := range n.oneOf {
+			if s.validate(v, at) == nil {
+				matched++
+			}
+		}
+		if matched != 1 {
+			return fmt.Errorf("%s: matches %d of oneOf, want exactly 1", at, matched)
+		}
+	}
+	if n.not != nil && n.not.validate(v, at) == nil {
+		return fmt.Errorf("%s: matches the schema under not", at)
+	}
+	return nil
+}
+
+func hasType(v any, t string) bool {
+	switch x := v.(type) {
+	case nil:
+		return t == "null"
+	case bool:
+		return t == "boolean"
+	case string:
+		return t == "string"
+	case []any:
+		return t == "array"
+	case map[string]any:
+		return t == "object"
+	case json.Number:
+		if t == "number" {
+			return true
+		}
+		if t == "integer" {
+			f, err := x.Float64()
+			return err == nil && f == math.Trunc(f)
+		}
+	}
+	return false
+}
+
+func typeOf(v any) string {
+	for _, t := range []string{"null", "boolean", "string", "array", "object", "integer", "number"} {
+		if hasType(v, t) {
+			return t
+		}
+	}
+	return "unknown"
+}
+
+// jsonEqual compares two decoded JSON values; numbers compare by value.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		fx, ex := x.Float64()
+		fy, ey := y.Float64()
+		return ex == nil && ey == nil && fx == fy
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !jsonEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}

@@ -1,0 +1,87 @@
+package heuristic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// JSONValid scores 1 when the output is valid JSON and 0 otherwise, as autoevals' ValidJSON
+// does: without a schema the output must parse to an object or an array (a bare number or
+// string scores 0); with a schema in the config it must satisfy the schema, whatever its type.
+//
+// The schema validator enforces the draft-07 keywords in schemaKeywords (type, enum, const,
+// properties, required, additionalProperties, min/maxProperties, items, min/maxItems,
+// uniqueItems, min/maxLength, pattern in Go's RE2 syntax, minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum, multipleOf, allOf, anyOf, oneOf, not) and ignores
+// annotations ($schema, $id, $comment, title, description, default, examples). Any other
+// keyword ($ref, format, if/then/else, ...) is a config error.
+type JSONValid struct {
+	schema *jsonSchema
+}
+
+type jsonValidConfig struct {
+	Schema json.RawMessage `json:"schema"`
+}
+
+var (
+	_ sdk.Scorer     = (*JSONValid)(nil)
+	_ sdk.Configurer = (*JSONValid)(nil)
+)
+
+// NewJSONValid returns the JSON validity scorer with no schema.
+func NewJSONValid() sdk.Scorer { return &JSONValid{} }
+
+const jsonValidSchema = `{"type": "object", "additionalProperties": false, "properties": {
+	"schema": {"type": ["object", "boolean", "null"], "description": "A JSON Schema (draft-07 subset: type, enum, const, properties, required, additionalProperties, minProperties, maxProperties, items, minItems, maxItems, uniqueItems, minLength, maxLength, pattern, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, allOf, anyOf, oneOf, not) the output must satisfy. Optional. Default is none: the output must be a JSON object or array."}}}`
+
+// Info describes the scorer.
+func (*JSONValid) Info() sdk.Info {
+	return describe("json_valid",
+		"1 when the output is a JSON object or array (or satisfies the configured JSON Schema), else 0. autoevals' ValidJSON.",
+		1, jsonValidSchema, `{"schema": null}`)
+}
+
+// Configure compiles the schema, if any.
+func (j *JSONValid) Configure(raw json.RawMessage) error {
+	cfg := jsonValidConfig{}
+	if err := decodeConfig("json_valid", j.Info().Defaults, raw, &cfg); err != nil {
+		return err
+	}
+	j.schema = nil
+	if s := bytes.TrimSpace(cfg.Schema); len(s) > 0 && string(s) != "null" {
+		compiled, err := compileSchema(s)
+		if err != nil {
+			return fmt.Errorf("configure json_valid: %w", err)
+		}
+		j.schema = compiled
+	}
+	return nil
+}
+
+// Score grades call.Run: is the output valid JSON (of the schema)?
+func (j *JSONValid) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(call.Run.Output)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return sdk.Scored(0, "the output is not valid JSON: "+err.Error()), nil
+	}
+	if dec.More() {
+		return sdk.Scored(0, "the output is not valid JSON: text after the first value"), nil
+	}
+	if j.schema != nil {
+		if err := j.schema.validate(v, "#"); err != nil {
+			return sdk.Scored(0, "the output does not satisfy the schema: "+err.Error()), nil
+		}
+		return sdk.Scored(1, "the output is valid JSON and satisfies the schema"), nil
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		return sdk.Scored(1, "the output is a valid JSON "+typeOf(v)), nil
+	}
+	return sdk.Scored(0, fmt.Sprintf("the output is a JSON %s, not an object or array", typeOf(v))), nil
+}

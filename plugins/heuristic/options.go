@@ -1,0 +1,115 @@
+package heuristic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// version is the version every scorer in this file set reports.
+const version = "1.0.0"
+
+// describe builds the Info shared by the deterministic scorers: native range 0-1, no
+// capabilities. schema and defaults may be empty for scorers without a config.
+func describe(name, description string, threshold float64, schema, defaults string) sdk.Info {
+	info := sdk.Info{
+		Name:        name,
+		Version:     version,
+		ABIVersion:  sdk.ABIVersion,
+		Description: description,
+		Range:       sdk.Unit,
+		Threshold:   threshold,
+	}
+	if schema != "" {
+		info.ConfigSchema = json.RawMessage(schema)
+	}
+	if defaults != "" {
+		info.Defaults = json.RawMessage(defaults)
+	}
+	return info
+}
+
+// decodeConfig decodes defaults and then raw over them into dst, rejecting unknown fields.
+// The host validates configs against the schema and merges the defaults itself; doing it
+// here as well keeps a scorer correct when it is driven without the host (tests, a guest).
+func decodeConfig(name string, defaults, raw json.RawMessage, dst any) error {
+	if err := strictDecode(defaults, dst); err != nil {
+		return fmt.Errorf("configure %s: defaults: %w", name, err)
+	}
+	if err := strictDecode(raw, dst); err != nil {
+		return fmt.Errorf("configure %s: %w; see its config_schema in `scorekit scorers`", name, err)
+	}
+	return nil
+}
+
+func strictDecode(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(dst)
+}
+
+// expectedFromSchema is the JSON Schema of the expected_from field of the scorers that
+// compare the output with a reference, as autoevals does.
+const expectedFromSchema = `"expected_from": {"type": "string", "pattern": "^(expected|input|metadata\\..+)$",
+	"description": "Where the reference comes from: expected (run.expected), input (run.input) or metadata.KEY (a string in run.metadata). Optional. Default is expected."}`
+
+// checkExpectedFrom validates an expected_from value.
+func checkExpectedFrom(name, from string) error {
+	switch {
+	case from == "expected", from == "input":
+		return nil
+	case strings.HasPrefix(from, "metadata.") && len(from) > len("metadata."):
+		return nil
+	}
+	return fmt.Errorf("configure %s: expected_from %q: want expected, input or metadata.KEY", name, from)
+}
+
+// reference returns the text an autoevals-style scorer compares the output with, or a
+// skipped result saying why there is none.
+func reference(name, from string, run *sdk.Run) (string, *sdk.Result) {
+	var ref string
+	switch {
+	case from == "" || from == "expected":
+		ref = run.Expected
+	case from == "input":
+		ref = run.Input
+	default:
+		key := strings.TrimPrefix(from, "metadata.")
+		v, ok := run.Metadata[key]
+		if !ok {
+			r := sdk.Skipped(fmt.Sprintf("%s compares the output with run.metadata.%s, which is absent; add it to the run or change expected_from", name, key))
+			return "", &r
+		}
+		s, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				r := sdk.Skipped(fmt.Sprintf("%s: run.metadata.%s is not a string or JSON value", name, key))
+				return "", &r
+			}
+			s = string(b)
+		}
+		ref = s
+	}
+	if ref == "" && (from == "" || from == "expected") {
+		r := sdk.Skipped(name + " compares the output with run.expected, which is empty; add an expected answer to the run or set expected_from (input or metadata.KEY)")
+		return "", &r
+	}
+	return ref, nil
+}
+
+// step returns a Step named name whose output is the JSON encoding of v.
+func step(name string, v any) sdk.Step {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = nil
+	}
+	return sdk.Step{Name: name, Output: b}
+}

@@ -1,0 +1,203 @@
+package heuristic
+
+import (
+	"bufio"
+	"context"
+	_ "embed" // the lexicon
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Tone measures sentiment consistency, as Mastra's tone scorer does with the sentiment
+// package. A text's sentiment is its comparative score: the sum of its words' valences
+// (sign flipped after a negator such as "not" or "don't") divided by its number of tokens.
+//
+//   - With reference_tone (or compare_input) set, the score is max(0, 1 - |sentiment of
+//     the output - sentiment of the reference|).
+//   - Otherwise it is the stability of the output's tone across its sentences:
+//     max(0, 1 - variance of the sentences' sentiments); one sentence scores 1.
+//
+// The tokenizer and the arithmetic are the reference's; the lexicon is scorekit's own
+// (tone_lexicon.txt, about 300 common words), not AFINN, so sentiments differ where a text's
+// sentiment words are missing from one list or rated differently. BENCHMARKS.md reports the
+// agreement.
+type Tone struct {
+	cfg     toneConfig
+	lexicon map[string]float64
+}
+
+type toneConfig struct {
+	ReferenceTone string `json:"reference_tone"`
+	CompareInput  bool   `json:"compare_input"`
+}
+
+var (
+	_ sdk.Scorer     = (*Tone)(nil)
+	_ sdk.Configurer = (*Tone)(nil)
+)
+
+//go:embed tone_lexicon.txt
+var toneLexicon string
+
+// NewTone returns the tone scorer with its default config (stability of the output's tone).
+func NewTone() sdk.Scorer {
+	lex := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(toneLexicon))
+	for sc.Scan() {
+		word, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(word, "#") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			lex[word] = v
+		}
+	}
+	return &Tone{lexicon: lex}
+}
+
+const toneSchema = `{"type": "object", "additionalProperties": false, "properties": {
+	"reference_tone": {"type": "string", "description": "A text whose sentiment the output should match. Optional. Default is none: score the stability of the output's tone across its sentences."},
+	"compare_input": {"type": "boolean", "description": "Use the run's input as the reference tone. Optional. Default is false."}}}`
+
+// Info describes the scorer.
+func (*Tone) Info() sdk.Info {
+	return describe("tone",
+		"Sentiment consistency: closeness of the output's sentiment to a reference tone (reference_tone, or the input "+
+			"with compare_input), else stability of the tone across the output's sentences. Mastra's tone scorer.",
+		0.5, toneSchema, `{"reference_tone": "", "compare_input": false}`)
+}
+
+// Configure applies the config.
+func (t *Tone) Configure(raw json.RawMessage) error {
+	cfg := toneConfig{}
+	if err := decodeConfig("tone", t.Info().Defaults, raw, &cfg); err != nil {
+		return err
+	}
+	if cfg.ReferenceTone != "" && cfg.CompareInput {
+		return fmt.Errorf("configure tone: reference_tone and compare_input are both set; keep one")
+	}
+	t.cfg = cfg
+	return nil
+}
+
+// Score grades call.Run: tone consistency of the output.
+func (t *Tone) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+	out := call.Run.Output
+	ref, hasRef := t.cfg.ReferenceTone, t.cfg.ReferenceTone != ""
+	if t.cfg.CompareInput {
+		ref, hasRef = call.Run.Input, true
+	}
+	if hasRef {
+		rs, fs := t.comparative(out), t.comparative(ref)
+		diff := math.Abs(rs - fs)
+		res := sdk.Scored(math.Max(0, 1-diff), fmt.Sprintf("output sentiment %.2f vs reference %.2f (difference %.2f)", rs, fs, diff))
+		res.Steps = []sdk.Step{step("preprocess", map[string]float64{"response_sentiment": rs, "reference_sentiment": fs, "difference": diff})}
+		return res, nil
+	}
+	sentences := splitSentences(out)
+	scores := make([]float64, len(sentences))
+	mean := 0.0
+	for i, s := range sentences {
+		scores[i] = t.comparative(s)
+		mean += scores[i]
+	}
+	mean /= float64(len(scores))
+	variance := 0.0
+	for _, s := range scores {
+		variance += (s - mean) * (s - mean)
+	}
+	variance /= float64(len(scores))
+	res := sdk.Scored(math.Max(0, 1-variance), fmt.Sprintf("tone across %d sentences: mean sentiment %.2f, variance %.2f", len(scores), mean, variance))
+	res.Steps = []sdk.Step{step("preprocess", map[string]float64{"avg_sentiment": mean, "sentiment_variance": variance})}
+	return res, nil
+}
+
+// comparative is the sentiment package's comparative score: the sum of token valences
+// (negated after a negator) over the number of tokens.
+func (t *Tone) comparative(s string) float64 {
+	tokens := sentimentTokens(s)
+	sum := 0.0
+	for i, tok := range tokens {
+		v, ok := t.lexicon[tok]
+		if !ok {
+			continue
+		}
+		if i > 0 && negator(tokens[i-1]) {
+			v = -v
+		}
+		sum += v
+	}
+	return sum / float64(len(tokens)) // never empty: "" tokenizes to one empty token
+}
+
+func negator(w string) bool {
+	switch w {
+	case "cant", "can't", "dont", "don't", "doesnt", "doesn't", "not", "non", "wont", "won't", "isnt", "isn't":
+		return true
+	}
+	return false
+}
+
+// sentimentTokens is the sentiment package's tokenizer: lower-case; newlines and the
+// characters . , / # ! ? $ % ^ & * ; : { } = _ ` " ~ ( ) become spaces; runs of two or more
+// white-space characters become one space; trim; split on single spaces.
+func sentimentTokens(s string) []string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range strings.ToLower(s) {
+		switch r {
+		case '\n', '.', ',', '/', '#', '!', '?', '$', '%', '^', '&', '*', ';', ':', '{', '}', '=', '_', '`', '"', '~', '(', ')':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	rs := []rune(b.String())
+	var c strings.Builder
+	c.Grow(len(rs))
+	for i := 0; i < len(rs); i++ {
+		if isJSSpace(rs[i]) && i+1 < len(rs) && isJSSpace(rs[i+1]) {
+			for i+1 < len(rs) && isJSSpace(rs[i+1]) {
+				i++
+			}
+			c.WriteByte(' ')
+			continue
+		}
+		c.WriteRune(rs[i])
+	}
+	return strings.Split(strings.TrimFunc(c.String(), isJSSpace), " ")
+}
+
+// splitSentences returns the matches of /[^.!?]+[.!?]+/g in s (text after the last
+// terminator is dropped, as there), or s itself when there is none.
+func splitSentences(s string) []string {
+	term := func(c byte) bool { return c == '.' || c == '!' || c == '?' }
+	var out []string
+	for i := 0; i < len(s); {
+		if term(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !term(s[j]) {
+			j++
+		}
+		if j == len(s) {
+			break
+		}
+		k := j
+		for k < len(s) && term(s[k]) {
+			k++
+		}
+		out = append(out, s[i:k])
+		i = k
+	}
+	if len(out) == 0 {
+		return []string{s}
+	}
+	return out
+}
