@@ -8,5 +8,16 @@ import "github.com/scorekit/scorekit/sdk"
 func Factories() []func() sdk.Scorer {
 	return []func() sdk.Scorer{
 		// Each scorer adds its constructor here.
+		NewPrescreen,
+		NewCompleteness,
+		NewContentSimilarity,
+		NewKeywordCoverage,
+		NewTextualDifference,
+		NewTone,
+		NewExactMatch,
+		NewLevenshtein,
+		NewNumericDiff,
+		NewJSONValid,
+		NewListContains,
 	}
 }
