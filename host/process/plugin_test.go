@@ -1,0 +1,510 @@
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/pluginrpc"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// The test binary doubles as the plugin under test: started with pluginArg it serves the
+// probe scorers instead of running tests, as go-plugin's own tests do.
+const pluginArg = "scorekit-test-plugin"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == pluginArg {
+		runTestPlugin(os.Args[2])
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func runTestPlugin(mode string) {
+	factories := []func() sdk.Scorer{
+		func() sdk.Scorer { return &probe{name: "probe", caps: []sdk.Capability{sdk.CapJudge}} },
+		func() sdk.Scorer { return &probe{name: "sneaky"} },
+	}
+	switch mode {
+	case "serve":
+		pluginrpc.Serve(factories, pluginrpc.ProtocolVersion)
+	case "v99":
+		pluginrpc.Serve(factories, 99)
+	case "garbage":
+		fmt.Println("hello from a program that is not a plugin")
+		pluginrpc.Serve(factories, pluginrpc.ProtocolVersion)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "test plugin: giving up at start")
+		os.Exit(3)
+	default:
+		fmt.Fprintf(os.Stderr, "test plugin: unknown mode %q\n", mode)
+		os.Exit(2)
+	}
+}
+
+// probe behaves as its run's input says: crash, hang, print, judge; anything else scores
+// the output's length in [0, 1].
+type probe struct {
+	name string
+	caps []sdk.Capability
+	tag  string
+}
+
+func (p *probe) Info() sdk.Info {
+	return sdk.Info{Name: p.name, Version: "0.0.1", ABIVersion: sdk.ABIVersion, Description: "test probe",
+		Range: sdk.Unit, Threshold: 0.5, Capabilities: p.caps}
+}
+
+func (p *probe) Configure(config json.RawMessage) error {
+	var c struct {
+		Tag  string `json:"tag"`
+		Fail bool   `json:"fail"`
+	}
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &c); err != nil {
+			return err
+		}
+	}
+	if c.Fail {
+		return errors.New("config field \"fail\" is true; set it to false")
+	}
+	p.tag = c.Tag
+	return nil
+}
+
+func (p *probe) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	switch call.Run.Input {
+	case "crash":
+		os.Exit(7)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "print":
+		fmt.Println("stray line on stdout")
+		fmt.Fprintln(os.Stderr, "stray line on stderr")
+	case "judge":
+		if call.Judge == nil {
+			return sdk.NoJudge(p.name), nil
+		}
+		resp, err := sdk.Ask(ctx, call.Judge, "", call.Run.Output)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		return sdk.Scored(1, resp.Content), nil
+	case "junk":
+		return sdk.Result{Status: "maybe"}, nil
+	}
+	n := float64(len(call.Run.Output))
+	res := sdk.Scored(n/(n+10), p.tag+call.Run.Output)
+	res.Dimensions = map[string]float64{"length": n / (n + 10)}
+	res.Flags = []string{"probe"}
+	return res, nil
+}
+
+var exeSum = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return fileSum(exe)
+})
+
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// testManifest describes the test binary as a plugin serving mode.
+func testManifest(t testing.TB, mode string) host.Manifest {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := exeSum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host.Manifest{Name: "probes", Runtime: host.RuntimeProcess, Artifact: exe, SHA256: sum,
+		Args: []string{pluginArg, mode}, Dir: filepath.Dir(exe)}
+}
+
+func testOptions(t testing.TB) Options {
+	return Options{Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// loadProbes loads the test plugin and returns its scorers by name; they are closed at
+// the end of the test.
+func loadProbes(t testing.TB, m host.Manifest) map[string]host.Plugin {
+	t.Helper()
+	ps, err := Load(context.Background(), m, testOptions(t))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	out := map[string]host.Plugin{}
+	for _, p := range ps {
+		out[p.Info().Name] = p
+		t.Cleanup(func() { p.Close(context.Background()) })
+	}
+	return out
+}
+
+func open(t testing.TB, p host.Plugin, config string) host.Backend {
+	t.Helper()
+	b, err := p.Open(context.Background(), "tenant-a", json.RawMessage(config))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b
+}
+
+func pids(b host.Backend) []int {
+	bb := b.(*backend)
+	bb.mu.Lock()
+	defer bb.mu.Unlock()
+	var out []int
+	for pr := range bb.live {
+		out = append(out, pr.pid)
+	}
+	return out
+}
+
+// gone reports whether no process has pid any more (the host killed and reaped it).
+func gone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func codeOf(err error) string {
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestLoad(t *testing.T) {
+	ps := loadProbes(t, testManifest(t, "serve"))
+	for _, name := range []string{"probe", "sneaky"} {
+		p, ok := ps[name]
+		if !ok {
+			t.Fatalf("scorer %q not loaded; got %v", name, ps)
+		}
+		if p.Runtime() != host.RuntimeProcess || p.Info().ABIVersion != sdk.ABIVersion {
+			t.Errorf("%s: runtime %q abi %d", name, p.Runtime(), p.Info().ABIVersion)
+		}
+	}
+	probe, sneaky := ps["probe"].Info(), ps["sneaky"].Info()
+	if !probe.Has(sdk.CapJudge) || sneaky.Has(sdk.CapJudge) {
+		t.Errorf("capabilities not carried over: probe %v sneaky %v", probe.Capabilities, sneaky.Capabilities)
+	}
+}
+
+func TestScore(t *testing.T) {
+	ps := loadProbes(t, testManifest(t, "serve"))
+	b := open(t, ps["probe"], `{"tag":"t:"}`)
+	tests := []struct {
+		name       string
+		run        sdk.Run
+		wantStatus sdk.Status
+		wantReason string
+		wantCode   string
+	}{
+		{name: "scored", run: sdk.Run{Input: "q", Output: "0123456789"}, wantStatus: sdk.StatusScored, wantReason: "t:0123456789"},
+		{name: "stray output after the handshake", run: sdk.Run{Input: "print", Output: "x"}, wantStatus: sdk.StatusScored, wantReason: "t:x"},
+		{name: "no judge given", run: sdk.Run{Input: "judge", Output: "x"}, wantStatus: sdk.StatusSkipped},
+		{name: "junk result", run: sdk.Run{Input: "junk"}, wantCode: sdk.CodeInvalidResult},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := b.Score(context.Background(), &tt.run, nil)
+			if tt.wantCode != "" {
+				if codeOf(err) != tt.wantCode {
+					t.Fatalf("err = %v, want code %s", err, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Score: %v", err)
+			}
+			if res.Status != tt.wantStatus || (tt.wantReason != "" && res.Reason != tt.wantReason) {
+				t.Errorf("got %s %q, want %s %q", res.Status, res.Reason, tt.wantStatus, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	ps := loadProbes(t, testManifest(t, "serve"))
+	_, err := ps["probe"].Open(context.Background(), "tenant-a", json.RawMessage(`{"fail":true}`))
+	if codeOf(err) != sdk.CodeInvalidConfig {
+		t.Fatalf("Open with a refused config: err = %v, want code %s", err, sdk.CodeInvalidConfig)
+	}
+}
+
+// TestCrashMidCall: the call that crashed is failed, its process is gone, the next call
+// runs in a fresh process.
+func TestCrashMidCall(t *testing.T) {
+	ps := loadProbes(t, testManifest(t, "serve"))
+	b := open(t, ps["probe"], "")
+	before := pids(b)
+	_, err := b.Score(context.Background(), &sdk.Run{Input: "crash"}, nil)
+	if codeOf(err) != sdk.CodeUnavailable {
+		t.Fatalf("crash: err = %v, want code %s", err, sdk.CodeUnavailable)
+	}
+	for _, pid := range before {
+		if !gone(pid) {
+			t.Errorf("crashed process %d still exists", pid)
+		}
+	}
+	res, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: "after"}, nil)
+	if err != nil || res.Status != sdk.StatusScored {
+		t.Fatalf("call after the crash: %v %+v", err, res)
+	}
+	if after := pids(b); len(after) != 1 || after[0] == before[0] {
+		t.Errorf("pids before %v, after %v: want one fresh process", before, after)
+	}
+}
+
+// TestHang: a plugin that ignores its deadline is killed at the deadline.
+func TestHang(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		ctx   time.Duration
+	}{
+		{name: "host deadline", ctx: 300 * time.Millisecond},
+		{name: "manifest timeout_ms", limit: 300, ctx: time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testManifest(t, "serve")
+			m.Limits.TimeoutMS = tc.limit
+			ps := loadProbes(t, m)
+			b := open(t, ps["probe"], "")
+			before := pids(b)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)
+			defer cancel()
+			_, err := b.Score(ctx, &sdk.Run{Input: "hang"}, nil)
+			if codeOf(err) != sdk.CodeTimeout {
+				t.Fatalf("hang: err = %v, want code %s", err, sdk.CodeTimeout)
+			}
+			for _, pid := range before {
+				if !gone(pid) {
+					t.Errorf("hung process %d still exists after the deadline", pid)
+				}
+			}
+			if res, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: "ok"}, nil); err != nil || res.Status != sdk.StatusScored {
+				t.Fatalf("call after the hang: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		manifest func(t *testing.T) host.Manifest
+		wantErr  error
+		wantText []string
+	}{
+		{
+			name: "wrong checksum",
+			manifest: func(t *testing.T) host.Manifest {
+				m := testManifest(t, "serve")
+				m.SHA256 = "00000000000000000000000000000000000000000000000000000000000000ff"
+				return m
+			},
+			wantErr:  host.ErrHashMismatch,
+			wantText: []string{"00000000000000000000000000000000000000000000000000000000000000ff"},
+		},
+		{
+			name:     "wrong handshake version",
+			manifest: func(t *testing.T) host.Manifest { return testManifest(t, "v99") },
+			wantErr:  ErrStart,
+			wantText: []string{"Plugin version: 99", "protocol v1"},
+		},
+		{
+			name:     "garbage on stdout",
+			manifest: func(t *testing.T) host.Manifest { return testManifest(t, "garbage") },
+			wantErr:  ErrStart,
+			wantText: []string{"hello from a program that is not a plugin", "handshake line"},
+		},
+		{
+			name:     "exits at start",
+			manifest: func(t *testing.T) host.Manifest { return testManifest(t, "exit") },
+			wantErr:  ErrStart,
+			wantText: []string{"exited at start"},
+		},
+		{
+			name: "not a process manifest",
+			manifest: func(t *testing.T) host.Manifest {
+				m := testManifest(t, "serve")
+				m.Runtime = host.RuntimeWASM
+				return m
+			},
+			wantText: []string{`want "process"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(context.Background(), tt.manifest(t), testOptions(t))
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("err = %q, want it to mention %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+// TestArtifactSwapped: go-plugin's SecureConfig refuses an executable replaced after Load.
+func TestArtifactSwapped(t *testing.T) {
+	m := testManifest(t, "serve")
+	exe := filepath.Join(t.TempDir(), "probes")
+	b, err := os.ReadFile(m.Artifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.Artifact, m.Dir = exe, filepath.Dir(exe)
+	ps := loadProbes(t, m)
+	if err := os.WriteFile(exe, append(b, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ps["probe"].Open(context.Background(), "tenant-a", nil)
+	if !errors.Is(err, host.ErrHashMismatch) {
+		t.Fatalf("Open after the artifact changed: err = %v, want %v", err, host.ErrHashMismatch)
+	}
+}
+
+type tenantKey struct{}
+
+// fakeJudge answers every prompt with "verdict: PROMPT" and records the tenant it saw.
+type fakeJudge struct {
+	mu      sync.Mutex
+	tenants []any
+}
+
+func (j *fakeJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	j.mu.Lock()
+	j.tenants = append(j.tenants, ctx.Value(tenantKey{}))
+	j.mu.Unlock()
+	out := make([]sdk.CompletionResponse, len(reqs))
+	for i, r := range reqs {
+		out[i] = sdk.CompletionResponse{Content: "verdict: " + r.Messages[len(r.Messages)-1].Content}
+	}
+	return out, nil
+}
+
+func (j *fakeJudge) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return nil, errors.New("not used")
+}
+
+// TestJudge is an allowed/denied pair: the scorer that declared the judge reaches the
+// host's judge (with the call's context); the one that did not is denied, and the host's
+// judge is never called for it.
+func TestJudge(t *testing.T) {
+	ps := loadProbes(t, testManifest(t, "serve"))
+	ctx := context.WithValue(context.Background(), tenantKey{}, "tenant-a")
+
+	t.Run("allowed", func(t *testing.T) {
+		j := &fakeJudge{}
+		b := open(t, ps["probe"], "")
+		for i := range 3 {
+			out := fmt.Sprint("answer ", i)
+			res, err := b.Score(ctx, &sdk.Run{Input: "judge", Output: out}, j)
+			if err != nil || res.Reason != "verdict: "+out {
+				t.Fatalf("call %d: %v %+v", i, err, res)
+			}
+		}
+		if len(j.tenants) != 3 || j.tenants[0] != "tenant-a" {
+			t.Errorf("judge saw tenants %v, want tenant-a three times", j.tenants)
+		}
+	})
+	t.Run("denied", func(t *testing.T) {
+		j := &fakeJudge{}
+		b := open(t, ps["sneaky"], "")
+		_, err := b.Score(ctx, &sdk.Run{Input: "judge", Output: "x"}, j)
+		if codeOf(err) != sdk.CodeJudgeError || !strings.Contains(err.Error(), `did not declare the "judge" capability`) {
+			t.Fatalf("err = %v, want a judge_error denial naming the capability", err)
+		}
+		if len(j.tenants) != 0 {
+			t.Errorf("the host's judge was called %d times for a scorer that did not declare it", len(j.tenants))
+		}
+	})
+}
+
+// TestCloseStopsProcesses: closing the plugin leaves no process behind.
+func TestCloseStopsProcesses(t *testing.T) {
+	ps, err := Load(context.Background(), testManifest(t, "serve"), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	for _, p := range ps {
+		for _, tenant := range []string{"a", "b"} {
+			b, err := p.Open(context.Background(), tenant, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: "x"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, pids(b)...)
+		}
+	}
+	if len(all) != 4 {
+		t.Fatalf("want 4 processes (2 scorers x 2 tenants), got pids %v", all)
+	}
+	for _, pid := range all {
+		if gone(pid) {
+			t.Fatalf("process %d gone before Close", pid)
+		}
+	}
+	for _, p := range ps {
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pid := range all {
+		if !gone(pid) {
+			t.Errorf("process %d outlived Close", pid)
+		}
+	}
+}
