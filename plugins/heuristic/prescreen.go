@@ -90,7 +90,7 @@ func (prescreen) Info() sdk.Info {
 	}
 }
 
-// finding is one reason to distrust a run.
+// screenFinding is one reason to distrust a run.
 type screenFinding struct {
 	flag   string
 	detail string
@@ -141,13 +141,15 @@ func screen(run *sdk.Run) sdk.Result {
 			relevance = 0
 		}
 	}
-	if integrity > 0 {
+	abstains, ok := findNonCommittal(t)
+	if integrity > 0 && !ok {
+		// An abstention has no answer shape to check; see the policy above.
 		var fs []screenFinding
 		relevance, fs = shapeRelevance(t)
 		found = append(found, fs...)
 	}
-	if d, ok := findNonCommittal(t); ok {
-		found = append(found, screenFinding{FlagNonCommittal, d})
+	if ok {
+		found = append(found, screenFinding{FlagNonCommittal, abstains})
 	}
 	return screenResult(integrity, relevance, found)
 }

@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// shape is the kind of answer an input asks for.
+// answerShape is the kind of answer an input asks for.
 type answerShape int
 
 const (
@@ -20,9 +20,15 @@ func (s answerShape) String() string {
 	return [...]string{"any answer", "a number or quantity", "a date or time", "a name or person"}[s]
 }
 
-// shortAnswer is the most words an output may have and still be judged by its shape alone;
+// shortAnswerWords is the most words an output may have and still be judged by its shape alone;
 // longer outputs are statements whose shape is not in doubt.
-const shortAnswerWords = 6
+const shortAnswerWords = 4
+
+// offTopicWords is how many content words an output needs before sharing none with the
+// input and purpose counts as off topic. Measured on the shared corpus: at 6, 0.6% of
+// TruthfulQA best answers share no content word with their question, against 29% of the
+// same answers paired with another question; at 4 the cost doubles.
+const offTopicWords = 6
 
 // shapeRelevance scores whether the output has the shape the input asks for. It never
 // penalizes a short answer for sharing no words with the question.
@@ -41,9 +47,9 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	switch {
 	case shared > 0:
 		return 1, nil
-	case n >= 12:
-		return 0.1, []screenFinding{{FlagOffTopic, "a paragraph of " + strconv.Itoa(n) + " content words that shares none with the input"}}
-	case n >= 5:
+	case n >= offTopicWords:
+		return 0.1, []screenFinding{{FlagOffTopic, "a statement of " + strconv.Itoa(n) + " content words that shares none with the input"}}
+	case n >= 4:
 		return 0.5, nil
 	}
 	return 1, nil
@@ -63,7 +69,7 @@ func askedShape(in string) answerShape {
 	return shapeAny
 }
 
-// question returns the sentence of in that asks: the last one ending in '?', else in.
+// questionSentence returns the sentence of in that asks: the last one ending in '?', else in.
 func questionSentence(in string) string {
 	end := strings.LastIndexByte(in, '?')
 	if end < 0 {
@@ -126,7 +132,7 @@ func isNumberWord(w string) bool {
 		"seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions",
 		"trillion", "dozen", "dozens", "half", "quarter", "once", "twice", "thrice", "single", "double", "triple", "none", "nothing",
 		"no", "all", "few", "several", "many", "much", "lot", "lots", "little", "most", "some", "every", "more", "less", "fewer",
-		"any", "both", "neither", "infinite", "countless", "numerous", "percent", "unknown", "depends", "varies", "either", "nobody":
+		"any", "both", "neither", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last", "infinite", "countless", "numerous", "percent", "unknown", "depends", "varies", "either", "nobody":
 		return true
 	}
 	return false
@@ -156,7 +162,7 @@ func isPersonWord(w string) bool {
 	return false
 }
 
-// echo reports whether the output only repeats the input: the same words, or the question
+// isEcho reports whether the output only repeats the input: the same words, or the question
 // asked back.
 func isEcho(t *screenText) bool {
 	if sameLetters(t.inLow, t.outLow) {
@@ -202,7 +208,7 @@ func sameLetters(a, b string) bool {
 
 func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
-// stems returns the content stems of the given lower-case texts.
+// stemSet returns the content stems of the given lower-case texts.
 func stemSet(texts ...string) map[string]struct{} {
 	m := map[string]struct{}{}
 	for _, s := range texts {
@@ -215,7 +221,7 @@ func stemSet(texts ...string) map[string]struct{} {
 	return m
 }
 
-// overlap counts the output's content words whose stem occurs in the input or the agent's
+// contentOverlap counts the output's content words whose stem occurs in the input or the agent's
 // purpose, and the output's content words.
 func contentOverlap(t *screenText) (shared, n int) {
 	in := stemSet(t.inLow, t.purposeLow)

@@ -5,7 +5,7 @@ import (
 	"unicode"
 )
 
-// text is a run prepared once for every check.
+// screenText is a run prepared once for every check.
 type screenText struct {
 	in, out       string // trimmed input and output, as written
 	inLow, outLow string // lower case, typographic apostrophes made plain
@@ -35,7 +35,7 @@ func foldLower(s string) string {
 	return s
 }
 
-// words splits s into runs of letters and digits (an inner apostrophe stays: "don't").
+// splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
 func splitWords(s string) []string {
 	out := make([]string, 0, len(s)/5+1)
 	start := -1
@@ -55,7 +55,7 @@ func splitWords(s string) []string {
 	return out
 }
 
-// isStop reports whether w carries no topic: function words, question words, and the
+// isStopword reports whether w carries no topic: function words, question words, and the
 // pleasantries and verbs every answer uses.
 func isStopword(w string) bool {
 	switch w {
@@ -89,7 +89,7 @@ func isStopword(w string) bool {
 	return false
 }
 
-// stem folds a word to a crude stem so "agents" meets "agent" and "triaged" meets "triage".
+// crudeStem folds a word to a crude stem so "agents" meets "agent" and "triaged" meets "triage".
 func crudeStem(w string) string {
 	for _, suf := range []string{"ing", "ies", "ied", "es", "ed", "ly", "s"} {
 		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
@@ -105,7 +105,7 @@ func crudeStem(w string) string {
 
 func isContent(w string) bool { return len(w) >= 3 && !isStopword(w) }
 
-// hasAny reports whether s contains any of subs.
+// containsAnyOf reports whether s contains any of subs.
 func containsAnyOf(s string, subs []string) (string, bool) {
 	for _, x := range subs {
 		if strings.Contains(s, x) {
@@ -115,7 +115,7 @@ func containsAnyOf(s string, subs []string) (string, bool) {
 	return "", false
 }
 
-// hasPrefixAny reports whether s starts with any of ps.
+// prefixAnyOf reports whether s starts with any of ps.
 func prefixAnyOf(s string, ps []string) (string, bool) {
 	for _, p := range ps {
 		if strings.HasPrefix(s, p) {
@@ -125,7 +125,7 @@ func prefixAnyOf(s string, ps []string) (string, bool) {
 	return "", false
 }
 
-// lines calls f for each trimmed non-empty line of s until f returns false.
+// forEachLine calls f for each trimmed non-empty line of s until f returns false.
 func forEachLine(s string, f func(string) bool) {
 	for s != "" {
 		var line string
@@ -136,7 +136,7 @@ func forEachLine(s string, f func(string) bool) {
 	}
 }
 
-// withoutCode removes fenced and inline code, where templates and nulls are legitimate.
+// stripCode removes fenced and inline code, where templates and nulls are legitimate.
 func stripCode(s string) string {
 	if !strings.Contains(s, "`") {
 		return s
