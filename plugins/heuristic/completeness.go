@@ -38,6 +38,9 @@ func (*Completeness) Score(_ context.Context, call sdk.Call) (sdk.Result, error)
 	in := terms(call.Run.Input)
 	out := terms(call.Run.Output)
 	score, missing := coverage(in, out)
+	if missing == nil {
+		missing = []string{} // a JSON list, never null
+	}
 	res := sdk.Scored(score, completenessReason(len(in), missing))
 	res.Steps = []sdk.Step{step("preprocess", map[string]any{
 		"input_elements":   len(in),
