@@ -1,0 +1,117 @@
+package wasm
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/sdk/serve"
+)
+
+const wasiModule = "wasi_snapshot_preview1"
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// signature is a function type: params then results.
+type signature struct{ params, results []api.ValueType }
+
+func (s signature) String() string {
+	names := func(ts []api.ValueType) string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(out, ", ")
+	}
+	return "(" + names(s.params) + ") -> (" + names(s.results) + ")"
+}
+
+func (s signature) matches(d api.FunctionDefinition) bool {
+	return slices.Equal(s.params, d.ParamTypes()) && slices.Equal(s.results, d.ResultTypes())
+}
+
+// hostFunctions are the functions of the scorekit_v1 import module.
+var hostFunctions = map[string]signature{
+	serve.ImportJudgeComplete: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	serve.ImportJudgeEmbed:    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	serve.ImportReplyRead:     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	serve.ImportLog:           {[]api.ValueType{i32, i32, i32}, nil},
+}
+
+// requiredExports are the functions every ABI v1 guest exports, besides its memory.
+var requiredExports = map[string]signature{
+	serve.ExportAlloc:     {[]api.ValueType{i32}, []api.ValueType{i32}},
+	serve.ExportInfo:      {nil, []api.ValueType{i64}},
+	serve.ExportConfigure: {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
+	serve.ExportScore:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+}
+
+var abiExport = regexp.MustCompile(`^scorekit_v(\d+)_`)
+
+// checkModule refuses, before anything is instantiated, a module that imports what the
+// sandbox does not grant or does not export ABI v1. WASI is granted except sockets; the
+// WASI configuration itself grants no files, environment or arguments.
+func checkModule(cm wazero.CompiledModule) error {
+	for _, d := range cm.ImportedFunctions() {
+		mod, name, _ := d.Import()
+		switch {
+		case mod == wasiModule && strings.HasPrefix(name, "sock_"):
+			return fmt.Errorf("%w %s.%s: plugins get no network; remove the socket calls from the guest", ErrForbiddenImport, mod, name)
+		case mod == wasiModule:
+		case mod == serve.ABIModule:
+			sig, ok := hostFunctions[name]
+			if !ok {
+				return fmt.Errorf("%w %s.%s: the host provides %s; see docs/ABI.md", ErrForbiddenImport, mod, name, keys(hostFunctions))
+			}
+			if !sig.matches(d) {
+				return fmt.Errorf("%w %s.%s: want signature %s; see docs/ABI.md", ErrForbiddenImport, mod, name, sig)
+			}
+		default:
+			return fmt.Errorf("%w %s.%s: a plugin may import only %s and %s (no sockets); remove the import or build for GOOS=wasip1 / wasm32-wasi",
+				ErrForbiddenImport, mod, name, serve.ABIModule, wasiModule)
+		}
+	}
+	for _, d := range cm.ImportedMemories() {
+		mod, name, _ := d.Import()
+		return fmt.Errorf("%w: memory %s.%s: a plugin must define and export its own memory", ErrForbiddenImport, mod, name)
+	}
+	exports := cm.ExportedFunctions()
+	for name := range exports {
+		if m := abiExport.FindStringSubmatch(name); m != nil && m[1] != "1" {
+			return fmt.Errorf("%w: the module exports %s, built for ABI v%s; this host speaks ABI v1: rebuild the plugin against the current sdk or docs/ABI.md",
+				host.ErrABIMismatch, name, m[1])
+		}
+	}
+	for _, name := range keys(requiredExports) {
+		sig := requiredExports[name]
+		d, ok := exports[name]
+		if !ok {
+			return fmt.Errorf("%w %s: an ABI v1 guest exports %s; see docs/ABI.md (Go guests: build with serve.Register and -buildmode=c-shared)",
+				ErrMissingExport, name, keys(requiredExports))
+		}
+		if !sig.matches(d) {
+			return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, name, signature{d.ParamTypes(), d.ResultTypes()}, sig)
+		}
+	}
+	if _, ok := cm.ExportedMemories()["memory"]; !ok {
+		return fmt.Errorf("%w memory: export the linear memory as \"memory\"; see docs/ABI.md", ErrMissingExport)
+	}
+	return nil
+}
+
+func keys(m map[string]signature) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

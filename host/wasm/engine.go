@@ -1,0 +1,285 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/serve"
+)
+
+// Options configures an Engine.
+type Options struct {
+	// CacheDir holds compiled code across processes, so a warm load skips compilation.
+	// Optional. Default is os.UserCacheDir()/scorekit/wazero.
+	CacheDir string
+	// Logger receives guest log lines and captured stdout/stderr. Optional. Default is
+	// slog.Default().
+	Logger *slog.Logger
+	// Limits apply where a plugin's manifest leaves a field zero. Optional. Zero fields
+	// take DefaultLimits.
+	Limits host.Limits
+}
+
+// DefaultLimits are the limits a plugin runs under when neither its manifest nor the
+// engine's Options set them.
+func DefaultLimits() host.Limits {
+	return host.Limits{
+		MemoryMiB:      64,
+		TimeoutMS:      10_000,
+		MaxResultBytes: 1 << 20,
+		MaxOutputBytes: 16 << 10,
+		PoolSize:       4,
+		MaxCalls:       10_000,
+	}
+}
+
+// Engine loads WASM plugins. It shares one compilation cache between them; each loaded
+// artifact gets its own runtime, because limits differ per manifest. It is safe for
+// concurrent use.
+type Engine struct {
+	opts  Options
+	cache wazero.CompilationCache
+
+	mu     sync.Mutex
+	arts   []*artifact
+	closed bool
+}
+
+// Errors callers branch on. Load errors wrap them and say what fixes the problem.
+var (
+	// ErrForbiddenImport: the module imports something the sandbox does not grant.
+	ErrForbiddenImport = errors.New("forbidden import")
+	// ErrMissingExport: the module lacks an export ABI v1 requires.
+	ErrMissingExport = errors.New("missing export")
+	// ErrClosed: the engine, plugin or backend was closed.
+	ErrClosed = errors.New("closed")
+)
+
+// NewEngine returns an engine whose compiled code is cached in opts.CacheDir.
+func NewEngine(_ context.Context, opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.Limits = merge(opts.Limits, DefaultLimits())
+	if opts.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("wasm engine: no user cache dir (%w); set Options.CacheDir", err)
+		}
+		opts.CacheDir = filepath.Join(dir, "scorekit", "wazero")
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
+	}
+	return &Engine{opts: opts, cache: cache}, nil
+}
+
+// LoadDir loads every plugin manifest (*.plugin.json) in dir whose runtime is wasm.
+func (e *Engine) LoadDir(ctx context.Context, dir string) ([]host.Plugin, error) {
+	paths, err := host.ManifestsIn(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []host.Plugin
+	for _, p := range paths {
+		m, err := host.ReadManifest(p)
+		if err != nil {
+			return nil, err
+		}
+		if m.Runtime != host.RuntimeWASM {
+			continue
+		}
+		ps, err := e.Load(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// Load checks m's artifact against its sha256, compiles it, checks its imports and
+// exports against ABI v1, asks it for its scorers and returns one Plugin per scorer.
+func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, error) {
+	if m.Runtime != host.RuntimeWASM {
+		return nil, fmt.Errorf("load plugin %s: runtime %q: the wasm engine loads only runtime %q", m.Name, m.Runtime, host.RuntimeWASM)
+	}
+	bin, err := m.ReadArtifact()
+	if err != nil {
+		return nil, fmt.Errorf("load plugin: %w", err)
+	}
+	lim := merge(m.Limits, e.opts.Limits)
+	cfg := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(lim.MemoryMiB) * 16).
+		WithCompilationCache(e.cache)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	a := &artifact{
+		name:   m.Name,
+		path:   m.ArtifactPath(),
+		limits: lim,
+		rt:     rt,
+		log:    e.opts.Logger.With("plugin", m.Name),
+	}
+	if err := a.init(ctx, bin); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	if len(m.Scorers) > 0 {
+		names := a.names()
+		if !slices.Equal(slices.Sorted(slices.Values(m.Scorers)), slices.Sorted(slices.Values(names))) {
+			_ = rt.Close(ctx)
+			return nil, fmt.Errorf("load plugin %s: manifest lists scorers %v, %s carries %v; fix \"scorers\" in the manifest",
+				m.Name, m.Scorers, a.path, names)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("load plugin %s: engine %w", m.Name, ErrClosed)
+	}
+	e.arts = append(e.arts, a)
+	out := make([]host.Plugin, len(a.infos))
+	for i := range a.infos {
+		out[i] = &plugin{a: a, index: uint32(i), info: a.infos[i]}
+	}
+	a.refs = len(out)
+	return out, nil
+}
+
+// Close closes every loaded plugin and the compilation cache.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	arts := e.arts
+	e.arts, e.closed = nil, true
+	e.mu.Unlock()
+	var errs []error
+	for _, a := range arts {
+		errs = append(errs, a.rt.Close(ctx))
+	}
+	errs = append(errs, e.cache.Close(ctx))
+	return errors.Join(errs...)
+}
+
+// artifact is one compiled module in its own runtime, shared by its scorers' plugins.
+type artifact struct {
+	name   string
+	path   string
+	limits host.Limits
+	rt     wazero.Runtime
+	cm     wazero.CompiledModule
+	infos  []sdk.Info
+	log    *slog.Logger
+
+	mu   sync.Mutex
+	refs int
+}
+
+func (a *artifact) init(ctx context.Context, bin []byte) error {
+	cm, err := a.rt.CompileModule(ctx, bin)
+	if err != nil {
+		return fmt.Errorf("compile %s: %w; is it a valid WebAssembly module?", a.path, err)
+	}
+	a.cm = cm
+	if err := checkModule(cm); err != nil {
+		return err
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, a.rt); err != nil {
+		return fmt.Errorf("instantiate wasi: %w", err)
+	}
+	if err := a.instantiateHostModule(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.timeout())
+	defer cancel()
+	inst, err := a.newInstance(ctx)
+	if err != nil {
+		return err
+	}
+	defer inst.close(context.WithoutCancel(ctx))
+	if err := inst.call(ctx, inst.info); err != nil {
+		return fmt.Errorf("call %s: %w", serve.ExportInfo, err)
+	}
+	view, err := inst.reply(inst.stack[0])
+	if err != nil {
+		return fmt.Errorf("%s: %w", serve.ExportInfo, err)
+	}
+	if err := json.Unmarshal(view, &a.infos); err != nil {
+		return fmt.Errorf("%s: want a JSON array of scorer infos (docs/ABI.md): %w", serve.ExportInfo, err)
+	}
+	return checkInfos(a.infos)
+}
+
+func checkInfos(infos []sdk.Info) error {
+	if len(infos) == 0 {
+		return fmt.Errorf("%s returned no scorers; register at least one", serve.ExportInfo)
+	}
+	seen := map[string]bool{}
+	for _, in := range infos {
+		if in.ABIVersion != sdk.ABIVersion {
+			return fmt.Errorf("scorer %q: %w: built for ABI v%d, host speaks v%d; rebuild it against this sdk (docs/ABI.md)",
+				in.Name, host.ErrABIMismatch, in.ABIVersion, sdk.ABIVersion)
+		}
+		if seen[in.Name] {
+			return fmt.Errorf("scorer %q declared twice; give each scorer its own name", in.Name)
+		}
+		seen[in.Name] = true
+	}
+	return nil
+}
+
+func (a *artifact) names() []string {
+	out := make([]string, len(a.infos))
+	for i, in := range a.infos {
+		out[i] = in.Name
+	}
+	return out
+}
+
+func (a *artifact) timeout() time.Duration {
+	return time.Duration(a.limits.TimeoutMS) * time.Millisecond
+}
+
+// release drops one plugin's reference and closes the runtime with the last one.
+func (a *artifact) release(ctx context.Context) error {
+	a.mu.Lock()
+	a.refs--
+	last := a.refs == 0
+	a.mu.Unlock()
+	if last {
+		return a.rt.Close(ctx)
+	}
+	return nil
+}
+
+func merge(l, d host.Limits) host.Limits {
+	pick := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return host.Limits{
+		MemoryMiB:      pick(l.MemoryMiB, d.MemoryMiB),
+		TimeoutMS:      pick(l.TimeoutMS, d.TimeoutMS),
+		MaxResultBytes: pick(l.MaxResultBytes, d.MaxResultBytes),
+		MaxOutputBytes: pick(l.MaxOutputBytes, d.MaxOutputBytes),
+		PoolSize:       pick(l.PoolSize, d.PoolSize),
+		MaxCalls:       pick(l.MaxCalls, d.MaxCalls),
+	}
+}

@@ -1,0 +1,13 @@
+;; Grows its memory a page at a time until the limit refuses, then traps.
+;; Build: wat2wasm growbomb.wat -o growbomb.wasm (the tests do this; wabt is in .ci/apt.txt)
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "[{\"name\":\"growbomb\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")
+  (data (i32.const 4096) "{\"status\":\"scored\",\"score\":1,\"reason\":\"wat says yes\"}")
+  (func (export "scorekit_v1_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "scorekit_v1_info") (result i64) (i64.or (i64.shl (i64.const 1024) (i64.const 32)) (i64.const 129)))
+  (func (export "scorekit_v1_configure") (param i32 i32 i32) (result i64) (i64.const 0))
+  (func (export "scorekit_v1_score") (param i32 i32 i32 i32) (result i64)
+    (block $full (loop $grow (br_if $full (i32.eq (memory.grow (i32.const 1)) (i32.const -1))) (br $grow)))
+    (unreachable))
+)
