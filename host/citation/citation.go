@@ -244,7 +244,7 @@ type segment struct {
 // segment without content words passes its refs on to the next one.
 func segments(s sentence) []segment {
 	var out []segment
-	var text strings.Builder
+	var text, piece strings.Builder
 	var pending []ref
 	mi := 0
 	rs := []rune(s.text)
@@ -252,6 +252,7 @@ func segments(s sentence) []segment {
 	for i := 0; i < len(rs); i++ {
 		if rs[i] != sentinel {
 			text.WriteRune(rs[i])
+			piece.WriteRune(rs[i])
 			continue
 		}
 		var refs []ref
@@ -264,7 +265,10 @@ func segments(s sentence) []segment {
 		}
 		i--
 		refs = append(append([]ref(nil), pending...), refs...)
-		if len(extract(text.String(), false).stems) == 0 && len(number.FindString(text.String())) == 0 {
+		// Only the text since the last group is new: words never span a marker.
+		content := len(extract(piece.String(), false).stems) > 0 || number.MatchString(piece.String())
+		piece.Reset()
+		if !content {
 			pending = refs
 			continue
 		}
@@ -291,11 +295,12 @@ type resolver struct {
 	lower      map[string]int
 	norm       map[string][]int
 	known      map[string]bool
+	feet       map[string][]int // resolved footnote labels
 	positional bool
 }
 
 func newResolver(context []sdk.Passage) *resolver {
-	r := &resolver{exact: map[string]int{}, lower: map[string]int{}, norm: map[string][]int{}, known: map[string]bool{}, positional: true}
+	r := &resolver{exact: map[string]int{}, lower: map[string]int{}, norm: map[string][]int{}, known: map[string]bool{}, feet: map[string][]int{}, positional: true}
 	for i, p := range context {
 		id := p.ID
 		if id == "" {
@@ -324,7 +329,12 @@ func newResolver(context []sdk.Passage) *resolver {
 // resolve returns the passages a ref cites, or ok=false when it cites none that exists.
 func (r *resolver) resolve(x ref, defs map[string]string) ([]int, bool) {
 	if x.foot {
-		return r.footnote(x.raw, defs)
+		if got, ok := r.feet[x.raw]; ok {
+			return got, len(got) > 0
+		}
+		got, _ := r.footnote(x.raw, defs)
+		r.feet[x.raw] = got
+		return got, len(got) > 0
 	}
 	if i, ok := r.one(x.raw); ok {
 		return []int{i}, true
@@ -432,7 +442,7 @@ func uniq(xs []int) []int {
 }
 
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = spaceBeforePunct.ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1")
 	if rs := []rune(s); len(rs) > 60 {
 		return string(rs[:57]) + "..."
 	}

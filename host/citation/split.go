@@ -97,10 +97,14 @@ func blocks(output string) ([]unit, map[string]string) {
 		case listItem.MatchString(t):
 			flush()
 			cur = &unit{text: listItem.FindStringSubmatch(t)[1], kind: kindItem, lines: 1}
-		case cur != nil:
+		case strings.HasPrefix(t, "[") || strings.HasPrefix(t, "【"):
+			flush() // a line that opens with a marker is an entry of its own ("[1] Title")
+			cur = &unit{text: t, kind: kindItem, lines: 1}
+		case cur != nil && !strings.HasSuffix(cur.text, ":"):
 			cur.text += " " + t
 			cur.lines++
 		default:
+			flush()
 			cur = &unit{text: t, kind: kindParagraph, lines: 1}
 		}
 	}
@@ -196,7 +200,7 @@ var (
 // non-space rune after it.
 func periodEnds(rs []rune, i int, next rune) bool {
 	k := i
-	for k > 0 && (unicode.IsLetter(rs[k-1]) || rs[k-1] == '.') {
+	for k > 0 && i-k < 12 && (unicode.IsLetter(rs[k-1]) || rs[k-1] == '.') {
 		k--
 	}
 	word := strings.ToLower(strings.Trim(string(rs[k:i]), "."))
