@@ -379,10 +379,10 @@ func readLines(in io.Reader, yield func(lineJob) bool) error {
 
 func (p *pipeline) scoreLine(ctx context.Context, j lineJob) scoredLine {
 	l := scoredLine{seq: j.seq, line: j.line, runID: fmt.Sprintf("line-%d", j.line)}
-	run, err := decodeRun(j.data)
+	run, err := host.DecodeRun(j.data)
 	if err != nil {
 		l.bad = err
-		res := sdk.Failed(sdk.CodeInvalidRun, fmt.Sprintf("line %d: %v", j.line, err))
+		res := sdk.Failed(sdk.CodeInvalidRun, err.Error())
 		for range p.scorers {
 			l.results = append(l.results, res)
 		}

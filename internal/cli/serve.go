@@ -149,7 +149,7 @@ func (s *server) score(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, `request body: missing "run"`)
 		return
 	}
-	run, err := decodeRun(req.Run)
+	run, err := host.DecodeRun(req.Run)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, "run: "+err.Error())
 		return
