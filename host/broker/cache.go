@@ -1,0 +1,135 @@
+package broker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// entry is what the cache keeps for one request: a completion or an embedding.
+type entry struct {
+	Content      string    `json:"content,omitempty"`
+	FinishReason string    `json:"finish_reason,omitempty"`
+	Embedding    []float32 `json:"embedding,omitempty"`
+}
+
+// cache is content addressed: the key is the sha256 of everything that shapes the answer.
+// It lives in memory and, when dir is set, on disk (one file per key), so a new broker
+// reuses what an earlier one paid for.
+type cache struct {
+	dir string
+	max int
+
+	mu  sync.Mutex
+	mem map[string]entry
+}
+
+func newCache(dir string, max int) (*cache, error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("broker: cache dir: %w; set CacheDir to a writable folder or leave it empty", err)
+		}
+	}
+	return &cache{dir: dir, max: max, mem: map[string]entry{}}, nil
+}
+
+// chatKey addresses a completion. occurrence tells apart identical requests in one batch
+// (a scorer asking for N generations of the same prompt wants N answers, and re-scoring
+// must find each of them again).
+func chatKey(model string, r sdk.CompletionRequest, maxTokens, occurrence int) string {
+	if r.MaxTokens == 0 {
+		r.MaxTokens = maxTokens
+	}
+	b, _ := json.Marshal(struct {
+		Kind       string                `json:"kind"`
+		Model      string                `json:"model"`
+		Request    sdk.CompletionRequest `json:"request"`
+		Occurrence int                   `json:"occurrence"`
+	}{"chat", model, r, occurrence})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// embedKey addresses the embedding of one text.
+func embedKey(model, text string) string {
+	b, _ := json.Marshal(struct {
+		Kind  string `json:"kind"`
+		Model string `json:"model"`
+		Text  string `json:"text"`
+	}{"embed", model, text})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (c *cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
+
+// get returns the entry for key from memory, then from disk.
+func (c *cache) get(key string) (entry, bool) {
+	c.mu.Lock()
+	e, ok := c.mem[key]
+	c.mu.Unlock()
+	if ok || c.dir == "" {
+		return e, ok
+	}
+	b, err := os.ReadFile(c.path(key))
+	if err != nil {
+		return entry{}, false
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		// A torn or foreign file is a miss; the next put overwrites it.
+		return entry{}, false
+	}
+	c.remember(key, e)
+	return e, true
+}
+
+// put stores e under key. A disk write error is returned for logging; the entry stays in
+// memory either way.
+func (c *cache) put(key string, e entry) error {
+	c.remember(key, e)
+	if c.dir == "" {
+		return nil
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	// Write then rename, so a reader never sees half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+func (c *cache) remember(key string, e entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.mem) >= c.max {
+		// Evict an arbitrary entry: cheap, and the disk copy (if any) survives.
+		for k := range c.mem {
+			delete(c.mem, k)
+			break
+		}
+	}
+	c.mem[key] = e
+}

@@ -1,0 +1,182 @@
+package broker
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// API types for Config.APIType.
+const (
+	// APIOpenAI is any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio ...).
+	APIOpenAI = "openai"
+	// APIAzure is Azure OpenAI with an api-key header.
+	APIAzure = "azure"
+	// APIAzureAD is Azure OpenAI with an Entra ID (Azure AD) bearer token in APIKey.
+	APIAzureAD = "azure_ad"
+)
+
+// Config configures a Broker. The zero value of every optional field takes its default.
+type Config struct {
+	// BaseURL of the endpoint, e.g. https://api.openai.com/v1 or http://localhost:11434/v1.
+	// Required. For Azure, the resource URL https://NAME.openai.azure.com.
+	BaseURL string
+	// Model is the chat model. Required.
+	Model string
+	// APIKey authenticates the broker. Optional (local servers need none). The CLI reads
+	// it from an environment variable; never put it in a config file.
+	APIKey string
+	// Organization is sent as OpenAI-Organization. Optional.
+	Organization string
+	// APIType is APIOpenAI, APIAzure or APIAzureAD. Optional. Default is APIOpenAI.
+	APIType string
+	// APIVersion is the Azure api-version. Optional. Default is "2024-06-01" for Azure.
+	APIVersion string
+	// AzureDeployments maps a model name to its Azure deployment name. Optional. Default:
+	// the deployment is named like the model.
+	AzureDeployments map[string]string
+	// EmbeddingModel is the embeddings model. Optional: without it Embed fails with a
+	// message that says to set it.
+	EmbeddingModel string
+
+	// MaxConcurrency caps a tenant's requests in flight. Optional. Default is 16.
+	MaxConcurrency int
+	// RequestsPerSecond caps a tenant's request rate (attempts, retries included).
+	// Optional. Default is 0: unlimited.
+	RequestsPerSecond float64
+	// Burst is the rate limiter's burst. Optional. Default is MaxConcurrency.
+	Burst int
+	// TokenBudget caps the prompt plus completion tokens a tenant may spend over the
+	// broker's life. Optional. Default is 0: unlimited.
+	TokenBudget int64
+	// Tenants overrides the limits above for named tenants. Optional.
+	Tenants map[string]Limits
+
+	// MaxTokens caps each completion when the request does not. Optional. Default is 1024.
+	MaxTokens int
+	// MaxRetries is how many times a request is retried after a 429, a 5xx or a network
+	// error. Optional. Default is 4; a negative value means no retries.
+	MaxRetries int
+	// RequestTimeout bounds one attempt; the call's own deadline bounds all of them.
+	// Optional. Default is 60s.
+	RequestTimeout time.Duration
+	// BackoffBase and BackoffMax shape the exponential backoff between retries: attempt n
+	// waits a random duration in [d/2, d] with d = min(BackoffMax, BackoffBase * 2^n),
+	// or what Retry-After asks when it asks for longer. Optional. Defaults are 500ms and
+	// 30s.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// MaxRetryAfter caps how long a Retry-After header may make a request wait before the
+	// broker gives up on it. Optional. Default is 60s.
+	MaxRetryAfter time.Duration
+
+	// CacheDir keeps answers on disk so that a new broker (a new process) reuses them.
+	// Optional. Default is "": the cache lives in memory only.
+	CacheDir string
+	// CacheEntries caps the in-memory cache. Optional. Default is 100000.
+	CacheEntries int
+
+	// HTTPClient sends the requests. Optional. Default is a client whose transport keeps
+	// MaxConcurrency idle connections to the endpoint.
+	HTTPClient *http.Client
+}
+
+// Limits are one tenant's judge limits. Zero fields take the Config's value.
+type Limits struct {
+	// MaxConcurrency caps the tenant's requests in flight.
+	MaxConcurrency int
+	// RequestsPerSecond caps the tenant's request rate; Burst is the limiter's burst.
+	RequestsPerSecond float64
+	Burst             int
+	// TokenBudget caps the tenant's prompt plus completion tokens.
+	TokenBudget int64
+}
+
+// withDefaults returns c with defaults filled in, or an error naming the bad field.
+func (c Config) withDefaults() (Config, error) {
+	if c.BaseURL == "" {
+		return c, fmt.Errorf("broker: config: BaseURL is empty; set the judge URL (e.g. --judge-url https://api.openai.com/v1)")
+	}
+	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		return c, fmt.Errorf("broker: config: BaseURL %q: want an http:// or https:// URL", c.BaseURL)
+	}
+	if c.Model == "" {
+		return c, fmt.Errorf("broker: config: Model is empty; set the judge model (e.g. --judge-model gpt-4o-mini)")
+	}
+	switch c.APIType {
+	case "":
+		c.APIType = APIOpenAI
+	case APIOpenAI, APIAzure, APIAzureAD:
+	default:
+		return c, fmt.Errorf("broker: config: APIType %q: want %q, %q or %q", c.APIType, APIOpenAI, APIAzure, APIAzureAD)
+	}
+	if c.APIType != APIOpenAI && c.APIVersion == "" {
+		c.APIVersion = "2024-06-01"
+	}
+	if c.MaxConcurrency < 0 || c.RequestsPerSecond < 0 || c.TokenBudget < 0 || c.Burst < 0 {
+		return c, fmt.Errorf("broker: config: MaxConcurrency, RequestsPerSecond, Burst and TokenBudget must be >= 0")
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = 16
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = 1024
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 4
+	}
+	if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 60 * time.Second
+	}
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = 500 * time.Millisecond
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = 30 * time.Second
+	}
+	if c.MaxRetryAfter <= 0 {
+		c.MaxRetryAfter = 60 * time.Second
+	}
+	if c.CacheEntries <= 0 {
+		c.CacheEntries = 100000
+	}
+	for name, l := range c.Tenants {
+		if l.MaxConcurrency < 0 || l.RequestsPerSecond < 0 || l.TokenBudget < 0 || l.Burst < 0 {
+			return c, fmt.Errorf("broker: config: tenant %q: limits must be >= 0", name)
+		}
+	}
+	if c.HTTPClient == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = c.MaxConcurrency * 2
+		t.MaxIdleConns = c.MaxConcurrency * 4
+		c.HTTPClient = &http.Client{Transport: t}
+	}
+	return c, nil
+}
+
+// limits returns the effective limits of tenant.
+func (c *Config) limits(tenant string) Limits {
+	l := Limits{MaxConcurrency: c.MaxConcurrency, RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, TokenBudget: c.TokenBudget}
+	if o, ok := c.Tenants[tenant]; ok {
+		if o.MaxConcurrency > 0 {
+			l.MaxConcurrency = o.MaxConcurrency
+		}
+		if o.RequestsPerSecond > 0 {
+			l.RequestsPerSecond = o.RequestsPerSecond
+		}
+		if o.Burst > 0 {
+			l.Burst = o.Burst
+		}
+		if o.TokenBudget > 0 {
+			l.TokenBudget = o.TokenBudget
+		}
+	}
+	if l.Burst == 0 {
+		l.Burst = l.MaxConcurrency
+	}
+	return l
+}

@@ -1,0 +1,383 @@
+// Package judgetest is an OpenAI-compatible HTTP server for tests and benchmarks: it
+// answers chat completions from scripted rules matched on the prompt, injects faults (an
+// HTTP status such as 429 with Retry-After or 500, slow answers, truncated or prose
+// answers), and answers embeddings with deterministic vectors.
+//
+// It serves POST /chat/completions and /embeddings, also under /v1/. Token usage is the
+// number of words, so figures are deterministic.
+package judgetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Dimensions is the length of every embedding the server returns.
+const Dimensions = 256
+
+// Rule scripts the answer to the chat completions whose last user message contains Match.
+type Rule struct {
+	// Match is a substring of the last user message; "" matches every request.
+	Match string
+	// Reply is the assistant content to return.
+	Reply string
+	// Status, when non-zero, answers with this HTTP status and an OpenAI error body
+	// instead (500, 429 ...).
+	Status int
+	// RetryAfter is the Retry-After header value sent with Status (e.g. "1" or "0.05").
+	RetryAfter string
+	// Delay is how long to wait before answering; the wait ends early when the client
+	// goes away.
+	Delay time.Duration
+	// Times is how many requests this rule answers; 0 is unlimited.
+	Times int
+	// FinishReason is the finish_reason to return. Default is "stop"; "length" simulates
+	// truncation (give a Reply that stops mid-object).
+	FinishReason string
+	// Embeddings, when true, makes the rule apply to /embeddings requests instead of chat
+	// completions: Match is then a substring of any input text, and Reply is ignored
+	// (the vectors are always computed). Use it to inject faults into embeddings.
+	Embeddings bool
+}
+
+// Request is one request the server received.
+type Request struct {
+	// Path is the URL path (/v1/chat/completions, /v1/embeddings ...).
+	Path string
+	// Model is the requested model.
+	Model string
+	// Messages of a chat completion.
+	Messages []sdk.Message
+	// Temperature and MaxTokens as sent (MaxTokens is max_tokens or
+	// max_completion_tokens).
+	Temperature float64
+	MaxTokens   int
+	// JSON is true when the request asked for response_format json_object.
+	JSON bool
+	// Input texts of an embeddings request.
+	Input []string
+	// Authorization and Organization are the request's auth headers.
+	Authorization string
+	Organization  string
+}
+
+// LastUser returns the content of the request's last user message.
+func (r Request) LastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// Server is a running test server. It is safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	rules    []Rule
+	left     []int // requests each rule may still answer; -1 is unlimited
+	requests []Request
+	inFlight int
+	maxIn    int
+}
+
+// New starts a server that answers from rules: the first matching rule with Times left
+// wins. A chat request that no rule matches gets HTTP 400 naming the prompt. Close it when
+// done.
+func New(rules ...Rule) *Server {
+	s := &Server{rules: rules, left: make([]int, len(rules))}
+	for i, r := range rules {
+		s.left[i] = r.Times
+		if r.Times == 0 {
+			s.left[i] = -1
+		}
+	}
+	mux := http.NewServeMux()
+	for _, prefix := range []string{"", "/v1"} {
+		mux.HandleFunc("POST "+prefix+"/chat/completions", s.chat)
+		mux.HandleFunc("POST "+prefix+"/embeddings", s.embeddings)
+		// Azure routes: /openai/deployments/{deployment}/chat/completions.
+		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/chat/completions", s.chat)
+		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/embeddings", s.embeddings)
+	}
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// URL is the base URL to give a client: the server's address plus /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// RootURL is the server's address without /v1 (for Azure-style clients).
+func (s *Server) RootURL() string { return s.srv.URL }
+
+// Calls returns how many requests the server has received.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// Requests returns a copy of the requests received, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// MaxInFlight returns the largest number of requests the server was answering at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxIn
+}
+
+func (s *Server) enter() {
+	s.mu.Lock()
+	s.inFlight++
+	s.maxIn = max(s.maxIn, s.inFlight)
+	s.mu.Unlock()
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+}
+
+// Close shuts the server down.
+func (s *Server) Close() { s.srv.Close() }
+
+type chatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []sdk.Message `json:"messages"`
+	Temperature         float64       `json:"temperature"`
+	MaxTokens           int           `json:"max_tokens"`
+	MaxCompletionTokens int           `json:"max_completion_tokens"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+type embeddingRequest struct {
+	Model string          `json:"model"`
+	Input json.RawMessage `json:"input"`
+}
+
+// match returns the first rule matching text with requests left, and spends one.
+func (s *Server) match(text string, embeddings bool, inputs []string) (Rule, bool) {
+	for i, r := range s.rules {
+		if r.Embeddings != embeddings || s.left[i] == 0 {
+			continue
+		}
+		hit := false
+		if embeddings {
+			hit = r.Match == ""
+			for _, in := range inputs {
+				hit = hit || strings.Contains(in, r.Match)
+			}
+		} else {
+			hit = strings.Contains(text, r.Match)
+		}
+		if !hit {
+			continue
+		}
+		if s.left[i] > 0 {
+			s.left[i]--
+		}
+		return r, true
+	}
+	return Rule{}, false
+}
+
+func (s *Server) record(r *http.Request, req Request) {
+	req.Path = r.URL.Path
+	req.Authorization = r.Header.Get("Authorization")
+	if req.Authorization == "" {
+		req.Authorization = r.Header.Get("api-key")
+	}
+	req.Organization = r.Header.Get("OpenAI-Organization")
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	var in chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeError(w, http.StatusBadRequest, "judgetest: decode request: "+err.Error())
+		return
+	}
+	req := Request{Model: in.Model, Messages: in.Messages, Temperature: in.Temperature,
+		MaxTokens: max(in.MaxTokens, in.MaxCompletionTokens), JSON: in.ResponseFormat != nil && in.ResponseFormat.Type == "json_object"}
+	s.record(r, req)
+	s.mu.Lock()
+	rule, ok := s.match(req.LastUser(), false, nil)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("judgetest: no rule matches the last user message %q", clip(req.LastUser(), 200)))
+		return
+	}
+	if !wait(r, rule.Delay) {
+		return
+	}
+	if rule.Status != 0 {
+		if rule.RetryAfter != "" {
+			w.Header().Set("Retry-After", rule.RetryAfter)
+		}
+		writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
+		return
+	}
+	finish := rule.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	prompt := 0
+	for _, m := range in.Messages {
+		prompt += Words(m.Content)
+	}
+	completion := Words(rule.Reply)
+	writeJSON(w, map[string]any{
+		"id":      "judgetest",
+		"object":  "chat.completion",
+		"created": 0,
+		"model":   in.Model,
+		"choices": []map[string]any{{
+			"index":         0,
+			"message":       map[string]any{"role": "assistant", "content": rule.Reply},
+			"finish_reason": finish,
+		}},
+		"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+	})
+}
+
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
+	var in embeddingRequest
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeError(w, http.StatusBadRequest, "judgetest: decode request: "+err.Error())
+		return
+	}
+	var texts []string
+	if err := json.Unmarshal(in.Input, &texts); err != nil {
+		var one string
+		if err := json.Unmarshal(in.Input, &one); err != nil {
+			writeError(w, http.StatusBadRequest, "judgetest: input must be a string or a list of strings")
+			return
+		}
+		texts = []string{one}
+	}
+	s.record(r, Request{Model: in.Model, Input: texts})
+	s.mu.Lock()
+	rule, ok := s.match("", true, texts)
+	s.mu.Unlock()
+	if ok {
+		if !wait(r, rule.Delay) {
+			return
+		}
+		if rule.Status != 0 {
+			if rule.RetryAfter != "" {
+				w.Header().Set("Retry-After", rule.RetryAfter)
+			}
+			writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
+			return
+		}
+	}
+	data := make([]map[string]any, len(texts))
+	tokens := 0
+	for i, t := range texts {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Embed(t)}
+		tokens += Words(t)
+	}
+	writeJSON(w, map[string]any{
+		"object": "list",
+		"model":  in.Model,
+		"data":   data,
+		"usage":  map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
+	})
+}
+
+// wait sleeps d or until the client goes away; it reports whether to go on answering.
+func wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": "judgetest_error", "code": status,
+	}})
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// Words counts the words in s: the server's deterministic token count.
+func Words(s string) int { return len(strings.Fields(s)) }
+
+// Embed returns the server's embedding of text: a signed hashed bag of lower-cased words,
+// normalized to unit length. Texts that share words have a positive cosine; texts that
+// share none are near 0 and may be slightly negative. The zero text gets the zero vector.
+func Embed(text string) []float32 {
+	v := make([]float64, Dimensions)
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	})
+	for _, w := range words {
+		h := fnv.New64a()
+		h.Write([]byte(w))
+		sum := h.Sum64()
+		sign := 1.0
+		if sum>>63 == 1 {
+			sign = -1
+		}
+		v[sum%Dimensions] += sign
+	}
+	var norm float64
+	for _, x := range v {
+		norm += x * x
+	}
+	out := make([]float32, Dimensions)
+	if norm == 0 {
+		return out
+	}
+	norm = math.Sqrt(norm)
+	for i, x := range v {
+		out[i] = float32(x / norm)
+	}
+	return out
+}
