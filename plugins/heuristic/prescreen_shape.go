@@ -43,6 +43,11 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	if want != shapeAny && len(t.outWords) <= shortAnswerWords && !hasShape(want, t) {
 		return 0.1, []screenFinding{{FlagWrongShape, "the input asks for " + want.String() + " and the short output has none"}}
 	}
+	if isTask(t.inLow) && isStructured(t.out) {
+		// "List my agents" -> a numbered list of agent names: the list is the result the
+		// task asks for, and its items need not repeat the task's words.
+		return 1, nil
+	}
 	shared, n := contentOverlap(t)
 	switch {
 	case shared > 0:
@@ -239,4 +244,43 @@ func contentOverlap(t *screenText) (shared, n int) {
 		}
 	}
 	return shared, n
+}
+
+// isTask reports whether the input asks for an action rather than an answer: it opens with
+// an imperative ("List my agents", "Please cancel ...", "Can you schedule ...").
+func isTask(in string) bool {
+	for _, p := range []string{"please ", "can you ", "could you ", "would you ", "kindly "} {
+		in = strings.TrimPrefix(in, p)
+	}
+	verb, _, _ := strings.Cut(in, " ")
+	switch strings.TrimRight(verb, ".:!,") {
+	case "list", "show", "get", "find", "fetch", "search", "look", "create", "make", "add", "delete", "remove", "run", "start",
+		"stop", "restart", "deploy", "give", "send", "schedule", "book", "cancel", "update", "set", "check", "summarize",
+		"summarise", "draft", "write", "translate", "classify", "extract", "convert", "generate", "compare", "rank", "sort",
+		"count", "calculate", "compute", "plan", "triage", "categorize", "label", "tag", "assign", "move", "export", "import",
+		"open", "close", "archive", "rename", "describe", "explain", "outline", "reply", "respond", "forward", "notify", "remind":
+		return true
+	}
+	return false
+}
+
+// isStructured reports whether out is structured output: a JSON value, a table, or at least
+// two lines of list items or "key: value" pairs.
+func isStructured(out string) bool {
+	if strings.HasPrefix(out, "{") || strings.HasPrefix(out, "[") {
+		return true
+	}
+	items := 0
+	forEachLine(out, func(l string) bool {
+		switch {
+		case strings.HasPrefix(l, "- "), strings.HasPrefix(l, "* "), strings.HasPrefix(l, "•"), strings.HasPrefix(l, "|"):
+			items++
+		case len(l) > 1 && l[0] >= '0' && l[0] <= '9' && strings.IndexAny(l[:min(len(l), 4)], ".)") > 0:
+			items++
+		case strings.Contains(l, ": ") && strings.Index(l, ": ") < 30:
+			items++
+		}
+		return items < 2
+	})
+	return items >= 2
 }

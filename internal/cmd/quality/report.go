@@ -41,7 +41,6 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 		return fmt.Errorf("open prescreen: %w", err)
 	}
 	defer s.Close(ctx)
-	threshold := s.Info().Threshold
 
 	var order []string
 	sets := map[string]*tally{}
@@ -59,7 +58,10 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 		if res.Status != sdk.StatusScored {
 			return fmt.Errorf("score %s: status %s: %v", c.Run.ID, res.Status, res.Error)
 		}
-		ok := passed(&res, threshold)
+		if res.Passed == nil {
+			return fmt.Errorf("score %s: the host returned no passed; the host pipeline must compute it from the threshold", c.Run.ID)
+		}
+		ok := *res.Passed
 		t.n++
 		for i, p := range []bool{ok, originalRelevance(c.Run.Input, c.Run.Output) >= baselineFlagBelow, proposedRelevance(c.Run.Input, c.Run.Output) >= baselineFlagBelow} {
 			if p {
@@ -81,15 +83,6 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 		fmt.Fprintf(w, "\n## Cases prescreen gets wrong (%d)\n\n%s\n", len(wrong), strings.Join(wrong, "\n"))
 	}
 	return nil
-}
-
-// passed reads Passed as the host set it; a host that does not set it yet is read as the
-// scorer's threshold against the score, which is what the host computes.
-func passed(res *sdk.Result, threshold float64) bool {
-	if res.Passed != nil {
-		return *res.Passed
-	}
-	return res.Value() >= threshold
 }
 
 func writeTable(w io.Writer, order []string, sets map[string]*tally) {

@@ -1,0 +1,240 @@
+package heuristic_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// openPrescreen opens the prescreen through a host, so scores are host-normalized and
+// Passed is the host's.
+func openPrescreen(tb testing.TB) *host.Scorer {
+	tb.Helper()
+	ctx := context.Background()
+	reg := host.NewRegistry()
+	if err := reg.Register(host.Native(heuristic.NewPrescreen), false); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := host.New(reg).Open(ctx, "prescreen", host.OpenOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close(ctx) })
+	return s
+}
+
+func prescreenScore(tb testing.TB, s *host.Scorer, run sdk.Run) (res sdk.Result, passed bool) {
+	tb.Helper()
+	res = s.Score(context.Background(), run)
+	if res.Status != sdk.StatusScored {
+		tb.Fatalf("status %s, want scored: %v", res.Status, res.Error)
+	}
+	if res.Passed == nil {
+		tb.Fatal("the host set no Passed: the host pipeline must compute it from the threshold")
+	}
+	return res, *res.Passed
+}
+
+const supportEmail = `From: Dana Whitfield <dana@northwind-logistics.com>
+To: support@acme.io
+Subject: URGENT: invoices export failing since Monday
+
+Hi team,
+
+Since Monday every invoice export from the billing dashboard fails with a spinner and then a blank CSV.
+We have month-end close on Friday and our finance team needs the March invoices (about 1,200 rows) by Thursday.
+We tried Chrome and Firefox, cleared caches, same result. Account: northwind-logistics, plan Business.
+
+Can someone look at this today? If there is a workaround (API, manual export) please send it.
+
+Thanks,
+Dana`
+
+const slackTriage = `:rotating_light: *Triage: RESPOND (P1)*
+*From:* Dana Whitfield (Northwind Logistics, Business plan)
+*Labels:* Billing, ProductIssue
+*Summary:* Invoice CSV export returns a blank file since Monday; month-end close Friday, needs March invoices by Thursday.
+*Action items:*
+• Reply today with the API export workaround
+• Open a bug for the export regression and link it
+• Follow up Thursday morning`
+
+// TestPrescreenSeeds holds the cases the pre-screen was written for.
+func TestPrescreenSeeds(t *testing.T) {
+	s := openPrescreen(t)
+	tests := []struct {
+		name         string
+		run          sdk.Run
+		wantPass     bool
+		minRelevance float64
+		wantFlag     string
+	}{
+		{name: "capital of France", run: sdk.Run{Input: "What is the capital of France?", Output: "Paris"}, wantPass: true, minRelevance: 0.8},
+		{name: "email to Slack triage", run: sdk.Run{Input: supportEmail, Output: slackTriage}, wantPass: true, minRelevance: 0.6},
+		{name: "list my agents", run: sdk.Run{Input: "List my agents", Output: "1. support-triage (active)\n2. invoice-reconciler (paused)\n3. weekly-digest (active)"}, wantPass: true, minRelevance: 0.7},
+		{name: "empty output", run: sdk.Run{Input: "What is the capital of France?", Output: ""}, wantFlag: heuristic.FlagEmptyOutput},
+		{name: "stack trace", run: sdk.Run{Input: "Summarize this ticket for me.", Output: "Traceback (most recent call last):\n  File \"agent.py\", line 12, in run\n    reply = llm(prompt)\nKeyError: 'choices'"}, wantFlag: heuristic.FlagErrorText},
+		{name: "refusal of a harmless question", run: sdk.Run{Input: "How do I kill a Python process that hangs?", Output: "I'm sorry, but I can't help with killing. Violence is never the answer."}, wantFlag: heuristic.FlagRefusal},
+		{name: "off-topic paragraph", run: sdk.Run{Input: "How do I rotate the API keys of my workspace?",
+			Output: "The Great Barrier Reef stretches more than two thousand kilometres along the Queensland coast. Coral polyps build limestone skeletons, and warming oceans bleach colonies during marine heatwaves, which scientists monitor from aircraft every summer."},
+			wantFlag: heuristic.FlagOffTopic},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, passed := prescreenScore(t, s, tt.run)
+			if passed != tt.wantPass {
+				t.Errorf("passed = %v, want %v (score %.2f, %s)", passed, tt.wantPass, res.Value(), res.Reason)
+			}
+			if got := res.Dimensions["relevance"]; got < tt.minRelevance {
+				t.Errorf("relevance = %.2f, want >= %.2f (%s)", got, tt.minRelevance, res.Reason)
+			}
+			if tt.wantFlag != "" && !res.HasFlag(tt.wantFlag) {
+				t.Errorf("flags %v, want %s (%s)", res.Flags, tt.wantFlag, res.Reason)
+			}
+			if tt.wantPass && len(res.Flags) > 0 {
+				t.Errorf("a passing run carries flags %v", res.Flags)
+			}
+		})
+	}
+}
+
+// TestPrescreenFlags has named cases for every flag: a run that raises it and, where the
+// flag has a look-alike that must not raise it, that look-alike.
+func TestPrescreenFlags(t *testing.T) {
+	s := openPrescreen(t)
+	long := "Rotate the key in Settings, then API keys: create a new key, deploy it to every service that calls the API, confirm traffic on the new key, and only then revoke the old one. "
+	tests := []struct {
+		name     string
+		in, out  string
+		flag     string // the flag the run must carry ("" for none)
+		wantPass bool
+	}{
+		{"empty_output whitespace", "Summarize the incident.", " \n\t ", heuristic.FlagEmptyOutput, false},
+
+		{"error_text python traceback", "Summarize the incident.", "Traceback (most recent call last):\n  File \"/app/run.py\", line 3, in <module>\nValueError: bad", heuristic.FlagErrorText, false},
+		{"error_text java trace", "Summarize the incident.", "java.lang.IllegalStateException: closed\n\tat com.acme.A.run(A.java:10)\n\tat com.acme.Main.main(Main.java:4)", heuristic.FlagErrorText, false},
+		{"error_text node trace", "Summarize the incident.", "TypeError: Cannot read properties of undefined (reading 'map')\n    at render (/srv/app.js:10:5)\n    at main (/srv/app.js:40:3)", heuristic.FlagErrorText, false},
+		{"error_text go panic", "Summarize the incident.", "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()", heuristic.FlagErrorText, false},
+		{"error_text rate limit 429", "What is the capital of France?", "Error code: 429 - Rate limit reached for requests. Please try again in 20s.", heuristic.FlagErrorText, false},
+		{"error_text timeout", "What is the capital of France?", "Request timed out.", heuristic.FlagErrorText, false},
+		{"error_text http error page", "What is the capital of France?", "<html><head><title>503 Service Unavailable</title></head><body>Service Unavailable</body></html>", heuristic.FlagErrorText, false},
+		{"error_text status line", "What is the capital of France?", "502 Bad Gateway", heuristic.FlagErrorText, false},
+		{"error_text error JSON", "What is the capital of France?", `{"error": {"message": "The model is overloaded", "type": "server_error"}}`, heuristic.FlagErrorText, false},
+		{"error explained on request is fine", "What does HTTP 429 Too Many Requests mean?", "It means the client sent too many requests in a given time and hit a rate limit; retry after the Retry-After delay.", "", true},
+		{"pasted stack trace explained is fine", "Why do I get java.lang.NullPointerException at com.acme.A.run(A.java:10)?", "A field used on line 10 of A.java is null when run() is called: initialize it in the constructor.", "", true},
+
+		{"placeholder undefined", "What is the order status?", "undefined", heuristic.FlagPlaceholder, false},
+		{"placeholder null", "What is the order status?", "null", heuristic.FlagPlaceholder, false},
+		{"placeholder object", "Greet the customer.", "Hello [object Object], thanks for your order!", heuristic.FlagPlaceholder, false},
+		{"placeholder template", "Greet the customer.", "Hello {{customer_name}}, your order {{order_id}} has shipped.", heuristic.FlagPlaceholder, false},
+		{"placeholder shell var", "Greet the customer.", "Dear ${firstName}, thank you for reaching out.", heuristic.FlagPlaceholder, false},
+		{"placeholder NaN value", "What is the invoice total?", "Invoice total: NaN", heuristic.FlagPlaceholder, false},
+		{"placeholder lorem ipsum", "Write the product description.", "Lorem ipsum dolor sit amet, consectetur adipiscing elit.", heuristic.FlagPlaceholder, false},
+		{"placeholder TODO", "Write the release notes.", "Release 2.3\nTODO: fill in the highlights", heuristic.FlagPlaceholder, false},
+		{"template in code is fine", "How do I interpolate a variable in a JS string?", "Use a template literal: `Hello ${name}`.", "", true},
+
+		{"refusal of a harmless request", "How can I kill a Python process?", "I'm sorry, but I cannot help with that request.", heuristic.FlagRefusal, false},
+		{"refusal of a harmful request passes", "How do I poison my neighbour's dog and then my neighbour?", "I'm sorry, but I can't help with that.", heuristic.FlagRefusal, true},
+		{"premise correction is not a refusal", "What is Goofy's passport number?", "I can't give one: Goofy is a fictional character and has no passport.", "", true},
+		{"quoted refusal words are not a refusal", "Who said \"I cannot tell a lie\"?", "Mason Locke Weems attributed \"I cannot tell a lie\" to George Washington.", "", true},
+
+		{"truncated mid sentence", "How do I rotate API keys?", long + "Keep the old key active for a short overlap period so that", heuristic.FlagTruncated, false},
+		{"truncated code fence", "Give me the code to read a JSON file in Python.", "Here it is:\n```python\nimport json\nwith open('a.json') as f:\n    data = json.load(f)", heuristic.FlagTruncated, false},
+		{"complete long answer is fine", "How do I rotate API keys?", long, "", true},
+
+		{"repetition of a line", "Summarize the incident.", strings.Repeat("The service is down.\n", 8), heuristic.FlagRepetition, false},
+		{"repetition of a word", "Summarize the incident.", "The outage was caused by the the the the the the the database.", heuristic.FlagRepetition, false},
+		{"repetition of phrases", "Summarize the incident.", "The incident started at noon. " + strings.Repeat("We are looking into it and will update you soon. ", 10), heuristic.FlagRepetition, false},
+
+		{"filler only", "What is the capital of France?", "As an AI language model, I'm happy to help! I hope this helps. Let me know if you have any other questions.", heuristic.FlagFiller, false},
+		{"filler around an answer is fine", "What is the capital of France?", "Great question! The capital is Paris. I hope this helps!", "", true},
+
+		{"off_topic paragraph", "How many open tickets does the billing queue have?", "Photosynthesis converts sunlight, carbon dioxide and water into glucose inside chloroplasts, releasing oxygen into the atmosphere as a byproduct.", heuristic.FlagOffTopic, false},
+		{"short answer sharing no words is fine", "Who wrote Pride and Prejudice?", "Jane Austen", "", true},
+		{"wrong_shape count without a number", "How many moons does Mars have?", "Paris", heuristic.FlagWrongShape, false},
+		{"count in words is fine", "How many moons does Mars have?", "two", "", true},
+		{"wrong_shape when without a time", "When did the Berlin Wall fall?", "blue", heuristic.FlagWrongShape, false},
+		{"when with a year is fine", "When did the Berlin Wall fall?", "1989", "", true},
+		{"echo of the question", "When to use delta live tables vs. structured streaming?", "When to use Delta Live Tables vs. structured streaming?", heuristic.FlagEcho, false},
+
+		{"non_committal passes", "What happens if you crack your knuckles a lot?", "I have no comment", heuristic.FlagNonCommittal, true},
+		{"yes/no question answered by a statement", "Can I create a job?", "Jobs are created from the Workflows page with Create Job.", "", true},
+		{"ticket classified", "Please cancel our Team plan and refund last month.", "Billing;RefundCancel", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, passed := prescreenScore(t, s, sdk.Run{Input: tt.in, Output: tt.out})
+			if passed != tt.wantPass {
+				t.Errorf("passed = %v, want %v (score %.2f, %s)", passed, tt.wantPass, res.Value(), res.Reason)
+			}
+			if tt.flag != "" && !res.HasFlag(tt.flag) {
+				t.Errorf("flags %v, want %s (%s)", res.Flags, tt.flag, res.Reason)
+			}
+			if tt.flag == "" && len(res.Flags) > 0 {
+				t.Errorf("flags %v, want none (%s)", res.Flags, res.Reason)
+			}
+		})
+	}
+}
+
+// TestPrescreenInfo checks that a hard failure in either dimension alone fails the run
+// once the host recomputes the weighted mean, and a soft doubt alone does not.
+func TestPrescreenInfo(t *testing.T) {
+	info := heuristic.NewPrescreen().Info()
+	if len(info.Capabilities) != 0 {
+		t.Errorf("capabilities %v, want none", info.Capabilities)
+	}
+	var total float64
+	for _, d := range info.Dimensions {
+		total += d.Weight
+	}
+	for _, d := range info.Dimensions {
+		if rest := (total - d.Weight) / total; rest >= info.Threshold {
+			t.Errorf("dimension %s at 0 leaves %.2f >= threshold %.2f: a hard failure would pass", d.Name, rest, info.Threshold)
+		}
+	}
+}
+
+func BenchmarkPrescreen(b *testing.B) {
+	// A 2 KB email: the support email above the thread it quotes.
+	email := supportEmail
+	for len(email) < 2048 {
+		email += "\n\n> " + strings.ReplaceAll(supportEmail, "\n", "\n> ")
+	}
+	email = email[:2048]
+	benches := []struct {
+		name string
+		run  sdk.Run
+	}{
+		{"short QA", sdk.Run{Input: "What is the capital of France?", Output: "Paris"}},
+		{"2KB email", sdk.Run{Input: email, Output: slackTriage}},
+	}
+	for _, bb := range benches {
+		b.Run(bb.name+"/direct", func(b *testing.B) {
+			p := heuristic.NewPrescreen()
+			ctx := context.Background()
+			call := sdk.Call{Run: bb.run}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bb.run.Input) + len(bb.run.Output)))
+			for b.Loop() {
+				if _, err := p.Score(ctx, call); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/run")
+		})
+		b.Run(bb.name+"/host", func(b *testing.B) {
+			s := openPrescreen(b)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Score(ctx, bb.run)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/run")
+		})
+	}
+}
