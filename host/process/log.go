@@ -48,7 +48,7 @@ func (w *hclogWriter) Write(p []byte) (int, error) {
 		attrs := make([]any, 0, 2*len(entry))
 		for k, v := range entry {
 			switch k {
-			case "@message", "@level", "@timestamp":
+			case "@message", "@level", "@timestamp", "timestamp":
 				continue
 			case "@module":
 				k = "module"
