@@ -107,8 +107,14 @@ type cliResult struct {
 // runCLI runs the command line against the test registry.
 func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
+	return runCLIWith(t, testRegistry, stdin, args...)
+}
+
+// runCLIWith runs the command line against the scorers registry returns.
+func runCLIWith(t *testing.T, registry func() (*host.Registry, error), stdin string, args ...string) cliResult {
+	t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, registry: testRegistry}
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, registry: registry}
 	code := e.run(t.Context(), args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }

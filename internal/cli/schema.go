@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,18 +13,20 @@ import (
 )
 
 func (e *env) schemaCommand() *cobra.Command {
-	return &cobra.Command{
+	var plugins []string
+	cmd := &cobra.Command{
 		Use:   "schema [NAME]",
 		Short: "Print a JSON schema of the contract (run, result, info ...) or a scorer's config schema",
 		Long: `Print a JSON schema. NAME is one of the contract's schemas (run, result, info ...),
 or a scorer's name for that scorer's config schema. Without NAME, list the names.
 A contract schema wins when a scorer has the same name.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			reg, err := e.registry()
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, closeReg, err := e.openRegistry(cmd.Context(), plugins)
 			if err != nil {
 				return err
 			}
+			defer closeReg(context.WithoutCancel(cmd.Context()))
 			if len(args) == 0 {
 				fmt.Fprintf(e.stdout, "contract: %s\nscorer configs: %s\n",
 					strings.Join(contractSchemaNames(), ", "), strings.Join(reg.Names(), ", "))
@@ -46,6 +49,8 @@ A contract schema wins when a scorer has the same name.`,
 			return writeRawJSON(e.stdout, info.ConfigSchema)
 		},
 	}
+	pluginDirsFlag(cmd, &plugins)
+	return cmd
 }
 
 // writeRawJSON prints b indented, so a schema reads the same whichever way it was stored.

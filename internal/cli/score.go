@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -38,6 +37,7 @@ type scoreOptions struct {
 	steps       bool
 	worst       int
 	judge       judgeConfig
+	plugins     []string
 }
 
 func (e *env) scoreCommand() *cobra.Command {
@@ -73,6 +73,7 @@ the exit status is 2. Failed or skipped results from scorers do not change the e
 	f.StringVar(&o.judge.URL, "judge-url", "", "OpenAI-compatible endpoint for scorers that need a judge")
 	f.StringVar(&o.judge.Model, "judge-model", "", "model the judge asks")
 	f.StringVar(&o.judge.KeyEnv, "judge-key-env", "", "environment variable holding the judge's API key (default "+defaultKeyEnv+")")
+	pluginDirsFlag(cmd, &o.plugins)
 	return cmd
 }
 
@@ -92,10 +93,15 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if err != nil {
 		return err
 	}
-	reg, err := e.registry()
+	reg, closeReg, err := e.openRegistry(ctx, o.plugins)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if cerr := closeReg(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = fmt.Errorf("score: unload plugins: %w", cerr)
+		}
+	}()
 	known := reg.Names()
 	for _, n := range names {
 		if !slices.Contains(known, n) {
@@ -112,7 +118,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	h := host.New(reg,
 		host.WithTimeout(o.timeout),
 		host.WithJudge(judge),
-		host.WithLogger(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+		host.WithLogger(e.logger()))
 	var scale *float64
 	if o.scaleSet {
 		scale = &o.scale

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,16 +22,20 @@ type scorerListing struct {
 }
 
 func (e *env) scorersCommand() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON  bool
+		plugins []string
+	)
 	cmd := &cobra.Command{
 		Use:   "scorers",
 		Short: "List the available scorers with what they measure, their scale and needs",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			reg, err := e.registry()
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, closeReg, err := e.openRegistry(cmd.Context(), plugins)
 			if err != nil {
 				return err
 			}
+			defer closeReg(context.WithoutCancel(cmd.Context()))
 			list, err := listScorers(reg)
 			if err != nil {
 				return err
@@ -42,6 +47,7 @@ func (e *env) scorersCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of each scorer's Info and runtime")
+	pluginDirsFlag(cmd, &plugins)
 	return cmd
 }
 

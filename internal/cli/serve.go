@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -25,6 +24,7 @@ func (e *env) serveCommand() *cobra.Command {
 		addr, config string
 		timeout      time.Duration
 		judge        judgeConfig
+		plugins      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -40,7 +40,7 @@ A request's config, when given, replaces the scorer's config from --config for t
   curl -s localhost:8080/v1/score -d '{"scorer":"prescreen","run":{"input":"What is the capital of France?","output":"Paris"}}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := e.newServer(config, timeout, judge)
+			srv, err := e.newServer(cmd.Context(), config, plugins, timeout, judge)
 			if err != nil {
 				return err
 			}
@@ -60,6 +60,7 @@ A request's config, when given, replaces the scorer's config from --config for t
 	f.StringVar(&judge.URL, "judge-url", "", "OpenAI-compatible endpoint for scorers that need a judge")
 	f.StringVar(&judge.Model, "judge-model", "", "model the judge asks")
 	f.StringVar(&judge.KeyEnv, "judge-key-env", "", "environment variable holding the judge's API key (default "+defaultKeyEnv+")")
+	pluginDirsFlag(cmd, &plugins)
 	return cmd
 }
 
@@ -83,29 +84,31 @@ type server struct {
 	h       *host.Host
 	configs map[string]json.RawMessage
 
+	closeReg func(context.Context) error
+
 	mu   sync.Mutex
 	open map[string]*host.Scorer
 }
 
-func (e *env) newServer(configPath string, timeout time.Duration, judgeFlags judgeConfig) (*server, error) {
+func (e *env) newServer(ctx context.Context, configPath string, pluginDirs []string, timeout time.Duration, judgeFlags judgeConfig) (*server, error) {
 	cfg, err := readConfig(configPath)
 	if err != nil {
-		return nil, err
-	}
-	reg, err := e.registry()
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.checkScorerNames(reg.Names()); err != nil {
 		return nil, err
 	}
 	judge, err := newJudge(cfg.Judge.merge(judgeFlags))
 	if err != nil {
 		return nil, err
 	}
-	h := host.New(reg, host.WithTimeout(timeout), host.WithJudge(judge),
-		host.WithLogger(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	return &server{h: h, configs: cfg.Scorers, open: map[string]*host.Scorer{}}, nil
+	reg, closeReg, err := e.openRegistry(ctx, pluginDirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.checkScorerNames(reg.Names()); err != nil {
+		_ = closeReg(ctx)
+		return nil, err
+	}
+	h := host.New(reg, host.WithTimeout(timeout), host.WithJudge(judge), host.WithLogger(e.logger()))
+	return &server{h: h, configs: cfg.Scorers, closeReg: closeReg, open: map[string]*host.Scorer{}}, nil
 }
 
 func (s *server) handler() http.Handler {
@@ -196,6 +199,7 @@ func (s *server) close(ctx context.Context) {
 		_ = sc.Close(ctx)
 	}
 	clear(s.open)
+	_ = s.closeReg(ctx)
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) {

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/sdk/serve"
+)
+
+// pluginArg makes the test binary serve the built-in scorers as a process plugin, so the
+// --plugins test loads a real plugin executable without a separate build step.
+const pluginArg = "scorekit-cli-test-plugin"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == pluginArg {
+		serve.Register(builtin.Factories()...)
+		serve.Main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const examplesPath = "../../examples/runs.jsonl"
+
+// TestExamples scores examples/runs.jsonl with the default scorer, as `make demo` does, and
+// holds it to what examples/README.md says about each line.
+func TestExamples(t *testing.T) {
+	r := runCLIWith(t, builtinRegistry, "", "score", "--format", "jsonl", examplesPath)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	byID := map[string]map[string]any{}
+	for _, m := range decodeRecords(t, r.stdout) {
+		if m["scorer"] != defaultScorer {
+			t.Errorf("scorer %v, want the default %s", m["scorer"], defaultScorer)
+		}
+		byID[m["run_id"].(string)] = m
+	}
+	cases := []struct {
+		id     string
+		passed bool
+		flag   string // a flag the run must carry; "" means it must carry none
+	}{
+		{"capital-paris", true, ""},
+		{"email-triage", true, ""},
+		{"list-agents", true, ""},
+		{"empty-output", false, "empty_output"},
+		{"stack-trace", false, "error_text"},
+		{"harmless-refusal", false, "refusal"},
+		{"off-topic", false, "off_topic"},
+		{"rag-cited", true, ""},
+		{"short-yes", true, ""},
+		{"translate", true, ""},
+		{"echo", false, "echo"},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			m, ok := byID[c.id]
+			if !ok {
+				t.Fatalf("no result for %s", c.id)
+			}
+			if m["status"] != "scored" || m["passed"] != c.passed {
+				t.Errorf("status %v passed %v, want scored %v (reason %v)", m["status"], m["passed"], c.passed, m["reason"])
+			}
+			flags, _ := m["flags"].([]any)
+			switch {
+			case c.flag == "" && len(flags) > 0:
+				t.Errorf("flags %v, want none", flags)
+			case c.flag != "" && !slices.Contains(flags, any(c.flag)):
+				t.Errorf("flags %v, want %s", flags, c.flag)
+			}
+		})
+	}
+}
+
+// TestPluginsFlag loads the built-in scorers as a process plugin with --plugins and holds
+// the results to the native ones: the plugin's scorer replaces the built-in of its name.
+func TestPluginsFlag(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	manifest, _ := json.Marshal(map[string]any{
+		"name": "builtin", "runtime": "process", "artifact": exe,
+		"sha256": hex.EncodeToString(sum[:]), "args": []string{pluginArg},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "builtin.plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	args := []string{"score", "--format", "jsonl", "--scorers", "prescreen,exact_match", examplesPath}
+	native := runCLIWith(t, builtinRegistry, "", args...)
+	plugin := runCLIWith(t, builtinRegistry, "", append(args, "--plugins", dir)...)
+	if native.code != ExitOK || plugin.code != ExitOK {
+		t.Fatalf("exit %d (native), %d (plugin); stderr:\n%s\n%s", native.code, plugin.code, native.stderr, plugin.stderr)
+	}
+	nat, plu := decodeRecords(t, native.stdout), decodeRecords(t, plugin.stdout)
+	if len(nat) != len(plu) || len(nat) == 0 {
+		t.Fatalf("%d native records, %d plugin records", len(nat), len(plu))
+	}
+	for i := range nat {
+		if rt := plu[i]["telemetry"].(map[string]any)["runtime"]; rt != "process" {
+			t.Errorf("record %d ran in %v, want process", i, rt)
+		}
+		delete(nat[i], "telemetry")
+		delete(plu[i], "telemetry")
+		a, _ := json.Marshal(nat[i])
+		b, _ := json.Marshal(plu[i])
+		if string(a) != string(b) {
+			t.Errorf("record %d differs:\nnative %s\nplugin %s", i, a, b)
+		}
+	}
+
+	r := runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.1.0 (process)") {
+		t.Errorf("scorers --plugins: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", t.TempDir())
+	if r.code != ExitSetup || !strings.Contains(r.stderr, "no *.plugin.json") {
+		t.Errorf("--plugins on an empty folder: exit %d\n%s", r.code, r.stderr)
+	}
+}
