@@ -10,15 +10,14 @@ import (
 // answer that explains an error the user pasted is not one: markers that the input contains
 // too do not count.
 func findErrorText(t *screenText) (string, bool) {
-	inHasError := mentionsErrors(t.inLow)
+	// Whether the input is about errors is only worth computing once the output looks like one.
+	inHasError := func() bool { return mentionsErrors(t.inLow) }
 	// Stack traces and panics anywhere in the output.
-	if !inHasError {
-		if m, ok := containsAnyOf(t.outLow, []string{"traceback (most recent call last)", "exception in thread \"", "goroutine 1 [running]", "[signal sigsegv"}); ok {
-			return "stack trace: " + m, true
-		}
-		if n := stackFrames(t.out); n >= 2 {
-			return strconv.Itoa(n) + " stack frames", true
-		}
+	if m, ok := containsAnyOf(t.outLow, []string{"traceback (most recent call last)", "exception in thread \"", "goroutine 1 [running]", "[signal sigsegv"}); ok && !inHasError() {
+		return "stack trace: " + m, true
+	}
+	if n := stackFrames(t.out); n >= 2 && !inHasError() {
+		return strconv.Itoa(n) + " stack frames", true
 	}
 	first, _, _ := strings.Cut(t.outLow, "\n")
 	first = strings.TrimSpace(first)
@@ -44,10 +43,10 @@ func findErrorText(t *screenText) (string, bool) {
 		return "error JSON with key " + strconv.Quote(k), true
 	}
 	// A short output that is a provider failure, for an input that is not about errors.
-	if len(t.out) <= 300 && !inHasError {
+	if len(t.out) <= 300 {
 		if m, ok := containsAnyOf(t.outLow, []string{"rate limit", "ratelimit", "too many requests", "timed out", "timeout", "service unavailable",
 			"bad gateway", "gateway timeout", "internal server error", "overloaded", "insufficient_quota", "quota exceeded",
-			"maximum context length", "context_length_exceeded", "connection refused", "connection reset", "status code 4", "status code 5"}); ok {
+			"maximum context length", "context_length_exceeded", "connection refused", "connection reset", "status code 4", "status code 5"}); ok && !inHasError() {
 			return "provider failure: " + m, true
 		}
 	}
@@ -221,6 +220,10 @@ func isTemplateIdent(s string) bool {
 
 // findRefusal finds a refusal in the opening of the output: where a model that refuses says so.
 func findRefusal(t *screenText) (string, bool) {
+	// Every phrase below contains one of these; most answers contain none of them.
+	if _, maybe := containsAnyOf(t.head, []string{"sorry", "apolog", "not", "n't", "unable", "decline", "appropriate", " ai", "respectfully", "ethical", "programm"}); !maybe {
+		return "", false
+	}
 	m, ok := containsAnyOf(t.head, []string{
 		"i'm sorry, but", "i am sorry, but", "i'm sorry, i can", "i am sorry, i can", "sorry, but i can", "i apologize, but",
 		"i cannot ", "i can't ", "i can not ", "i won't ", "i will not ", "i'm not able to", "i am not able to",

@@ -227,21 +227,33 @@ func stemSet(texts ...string) map[string]struct{} {
 }
 
 // contentOverlap counts the output's content words whose stem occurs in the input or the agent's
-// purpose, and the output's content words.
+// purpose, and the output's content words. It indexes the output, which is usually the
+// shorter text, and streams the input past it.
 func contentOverlap(t *screenText) (shared, n int) {
-	in := stemSet(t.inLow, t.purposeLow)
-	if len(in) < 2 {
+	out := make(map[string]int, len(t.outWords))
+	for _, w := range t.outWords {
+		if isContent(w) {
+			n++
+			out[crudeStem(w)]++
+		}
+	}
+	inContent := 0
+	for _, s := range [2]string{t.inLow, t.purposeLow} {
+		for _, w := range splitWords(s) {
+			if !isContent(w) {
+				continue
+			}
+			inContent++
+			st := crudeStem(w)
+			if k, ok := out[st]; ok {
+				shared += k
+				delete(out, st)
+			}
+		}
+	}
+	if inContent < 2 {
 		// Too little to compare ("Go on", "Summarize"): no evidence either way.
 		return 1, 0
-	}
-	for _, w := range t.outWords {
-		if !isContent(w) {
-			continue
-		}
-		n++
-		if _, ok := in[crudeStem(w)]; ok {
-			shared++
-		}
 	}
 	return shared, n
 }

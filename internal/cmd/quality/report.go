@@ -21,6 +21,8 @@ type tally struct {
 	n             int
 	passed        [3]int // prescreen, original, proposed fix
 	flags         map[string]int
+	// cutOff counts runs that should pass and fail only because they are truncated.
+	cutOff int
 }
 
 func run(ctx context.Context, w io.Writer, misses bool) error {
@@ -71,12 +73,17 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 		for _, f := range res.Flags {
 			t.flags[f]++
 		}
+		if c.WantPass && !ok && len(res.Flags) == 1 && res.Flags[0] == heuristic.FlagTruncated {
+			t.cutOff++
+		}
 		if misses && ok != c.WantPass {
 			wrong = append(wrong, fmt.Sprintf("- %s (%s) want pass=%v got %.2f %v: %q -> %q", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, clip(c.Run.Input, 120), clip(c.Run.Output, 160)))
 		}
 	}
 	elapsed := time.Since(start)
-	writeTable(w, order, sets)
+	good := writeTable(w, order, sets)
+	fmt.Fprintf(w, "\n%d of the %d correct answers fail only because they stop mid-sentence (flag truncated); without them prescreen passes %.1f%% of correct answers.\n",
+		good.cutOff, good.n, 100*float64(good.passed[0])/float64(good.n-good.cutOff))
 	fmt.Fprintf(w, "\n%d runs scored through the host in %s (%.1f us per run, including the host pipeline).\n",
 		len(cases), elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(len(cases)))
 	if misses {
@@ -85,26 +92,34 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 	return nil
 }
 
-func writeTable(w io.Writer, order []string, sets map[string]*tally) {
+// writeTable prints one row per set and the totals, and returns the total of correct answers.
+func writeTable(w io.Writer, order []string, sets map[string]*tally) tally {
 	fmt.Fprintln(w, "| set | label | N | metric | prescreen | original pre-screen | proposed fix | prescreen flags |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---|")
-	var good, bad tally
+	// Appropriate refusals are the refusal policy at work, not answers: they get their own total.
+	var good, policy, bad tally
 	for _, key := range order {
 		t := sets[key]
 		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", t.source, t.label, t.n, metric(t.wantPass),
 			rate(t, 0), rate(t, 1), rate(t, 2), flagList(t.flags))
 		sum := &bad
-		if t.wantPass {
+		switch {
+		case t.label == corpus.LabelAppropriateRefusal:
+			sum = &policy
+		case t.wantPass:
 			sum = &good
 		}
 		sum.wantPass = t.wantPass
 		sum.n += t.n
+		sum.cutOff += t.cutOff
 		for i := range sum.passed {
 			sum.passed[i] += t.passed[i]
 		}
 	}
-	fmt.Fprintf(w, "| **all correct** | | %d | %s | **%s** | %s | %s | |\n", good.n, metric(true), rate(&good, 0), rate(&good, 1), rate(&good, 2))
+	fmt.Fprintf(w, "| **all correct answers** | correct, triage | %d | %s | **%s** | %s | %s | |\n", good.n, metric(true), rate(&good, 0), rate(&good, 1), rate(&good, 2))
+	fmt.Fprintf(w, "| **appropriate refusals** | appropriate_refusal | %d | %s | **%s** | %s | %s | |\n", policy.n, metric(true), rate(&policy, 0), rate(&policy, 1), rate(&policy, 2))
 	fmt.Fprintf(w, "| **all failures** | | %d | %s | **%s** | %s | %s | |\n", bad.n, metric(false), rate(&bad, 0), rate(&bad, 1), rate(&bad, 2))
+	return good
 }
 
 func metric(wantPass bool) string {
