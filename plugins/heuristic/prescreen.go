@@ -121,7 +121,9 @@ func screen(run *sdk.Run) sdk.Result {
 	if d, ok := findPlaceholder(t); ok {
 		hard(screenFinding{FlagPlaceholder, d})
 	}
-	if d, ok := findRefusal(t); ok {
+	abstains, abstained := findNonCommittal(t)
+	if d, ok := findRefusal(t); ok && !abstained {
+		// "I can't say: it is not mentioned" abstains rather than refuses; see the policy.
 		if harmfulRequest(t.inLow) {
 			found = append(found, screenFinding{FlagRefusal, d + "; the request looks harmful, so refusing is appropriate"})
 			return screenResult(1, 1, found)
@@ -141,14 +143,13 @@ func screen(run *sdk.Run) sdk.Result {
 			relevance = 0
 		}
 	}
-	abstains, ok := findNonCommittal(t)
-	if integrity > 0 && !ok {
+	if integrity > 0 && !abstained {
 		// An abstention has no answer shape to check; see the policy above.
 		var fs []screenFinding
 		relevance, fs = shapeRelevance(t)
 		found = append(found, fs...)
 	}
-	if ok {
+	if abstained {
 		found = append(found, screenFinding{FlagNonCommittal, abstains})
 	}
 	return screenResult(integrity, relevance, found)
