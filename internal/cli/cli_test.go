@@ -68,7 +68,8 @@ func (w *wordsScorer) Score(_ context.Context, call sdk.Call) (sdk.Result, error
 	return sdk.Scored(math.Min(1, float64(n)*w.perWord), fmt.Sprintf("%d words", n)), nil
 }
 
-// judgeScorer needs a judge and, as the contract asks, skips when there is none.
+// judgeScorer asks the judge to rate the output from 1 to 5 and, as the contract asks,
+// skips when no judge is configured.
 type judgeScorer struct{}
 
 func (judgeScorer) Info() sdk.Info {
@@ -79,11 +80,23 @@ func (judgeScorer) Info() sdk.Info {
 	}
 }
 
-func (judgeScorer) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (judgeScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if call.Judge == nil {
 		return sdk.NoJudge("judged"), nil
 	}
-	return sdk.Failed(sdk.CodeJudgeError, "the test judge is not reachable"), nil
+	resp, err := sdk.Ask(ctx, call.Judge, "", "Rate from 1 to 5 as {\"rating\": n}: "+call.Run.Output)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	var v struct {
+		Rating float64 `json:"rating"`
+	}
+	if err := json.Unmarshal([]byte(resp.Content), &v); err != nil {
+		return sdk.Result{}, fmt.Errorf("judge answer %q: %w", resp.Content, err)
+	}
+	r := sdk.Scored(v.Rating, "the judge rated it")
+	r.Dimensions = map[string]float64{"relevance": v.Rating, "faithfulness": v.Rating}
+	return r, nil
 }
 
 func testRegistry() (*host.Registry, error) {

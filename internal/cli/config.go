@@ -21,15 +21,35 @@ type fileConfig struct {
 	Judge judgeConfig `json:"judge"`
 }
 
-// judgeConfig says where the judge broker sends requests.
+// judgeConfig says where the judge broker sends requests and within which limits. The API
+// key itself is never in the file: KeyEnv names the variable that holds it.
 type judgeConfig struct {
 	// URL of an OpenAI-compatible endpoint (https://api.openai.com/v1, http://localhost:11434/v1).
 	URL string `json:"url"`
 	// Model to ask.
 	Model string `json:"model"`
 	// KeyEnv names the environment variable holding the API key. Optional. Default is
-	// OPENAI_API_KEY.
+	// OPENAI_API_KEY; local endpoints need none.
 	KeyEnv string `json:"key_env"`
+	// APIType is openai, azure or azure_ad. Optional. Default is openai.
+	APIType string `json:"api_type"`
+	// APIVersion is the Azure api-version. Optional.
+	APIVersion string `json:"api_version"`
+	// EmbeddingModel serves scorers that need embeddings. Optional.
+	EmbeddingModel string `json:"embedding_model"`
+	// CacheDir keeps the judge's answers on disk, so scoring the same runs again costs no
+	// calls. Optional. Default is "": answers are cached in memory for one command only.
+	CacheDir string `json:"cache_dir"`
+	// MaxConcurrency caps requests in flight. Optional. Default is the broker's (16).
+	MaxConcurrency int `json:"max_concurrency"`
+	// RequestsPerSecond caps the request rate. Optional. Default is unlimited.
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	// TokenBudget caps the tokens one command may spend. Optional. Default is unlimited.
+	TokenBudget int64 `json:"token_budget"`
+	// MaxTokens caps each completion. Optional. Default is the broker's (1024).
+	MaxTokens int `json:"max_tokens"`
+	// MaxRetries after a 429, a 5xx or a network error. Optional. Default is the broker's (4).
+	MaxRetries int `json:"max_retries"`
 }
 
 const defaultKeyEnv = "OPENAI_API_KEY"
@@ -66,7 +86,8 @@ func readConfig(path string) (fileConfig, error) {
 func describeConfigError(err error) error {
 	msg := err.Error()
 	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return fmt.Errorf("unknown key %s (known keys: scorers, judge; judge takes url, model, key_env)", key)
+		return fmt.Errorf("unknown key %s (known keys: scorers, judge; judge takes url, model, key_env, api_type, "+
+			"api_version, embedding_model, cache_dir, max_concurrency, requests_per_second, token_budget, max_tokens, max_retries)", key)
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -95,6 +116,9 @@ func (j judgeConfig) merge(flags judgeConfig) judgeConfig {
 	}
 	if flags.KeyEnv != "" {
 		j.KeyEnv = flags.KeyEnv
+	}
+	if flags.CacheDir != "" {
+		j.CacheDir = flags.CacheDir
 	}
 	if j.KeyEnv == "" {
 		j.KeyEnv = defaultKeyEnv

@@ -70,9 +70,7 @@ the exit status is 2. Failed or skipped results from scorers do not change the e
 	f.IntVar(&o.concurrency, "concurrency", runtime.GOMAXPROCS(0), "runs scored at the same time")
 	f.BoolVar(&o.steps, "steps", false, "jsonl: include each result's pipeline steps (prompts and parsed judge output)")
 	f.IntVar(&o.worst, "worst", 5, "table: how many of the lowest-scoring runs to show per scorer")
-	f.StringVar(&o.judge.URL, "judge-url", "", "OpenAI-compatible endpoint for scorers that need a judge")
-	f.StringVar(&o.judge.Model, "judge-model", "", "model the judge asks")
-	f.StringVar(&o.judge.KeyEnv, "judge-key-env", "", "environment variable holding the judge's API key (default "+defaultKeyEnv+")")
+	judgeFlags(f, &o.judge)
 	pluginDirsFlag(cmd, &o.plugins)
 	return cmd
 }
@@ -111,10 +109,11 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if err := cfg.checkScorerNames(known); err != nil {
 		return err
 	}
-	judge, err := newJudge(cfg.Judge.merge(o.judge))
+	judge, closeJudge, err := newJudge(cfg.Judge.merge(o.judge))
 	if err != nil {
 		return err
 	}
+	defer closeJudge()
 	h := host.New(reg,
 		host.WithTimeout(o.timeout),
 		host.WithJudge(judge),

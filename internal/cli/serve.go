@@ -57,9 +57,7 @@ A request's config, when given, replaces the scorer's config from --config for t
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
-	f.StringVar(&judge.URL, "judge-url", "", "OpenAI-compatible endpoint for scorers that need a judge")
-	f.StringVar(&judge.Model, "judge-model", "", "model the judge asks")
-	f.StringVar(&judge.KeyEnv, "judge-key-env", "", "environment variable holding the judge's API key (default "+defaultKeyEnv+")")
+	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
 	return cmd
 }
@@ -84,7 +82,8 @@ type server struct {
 	h       *host.Host
 	configs map[string]json.RawMessage
 
-	closeReg func(context.Context) error
+	closeJudge func()
+	closeReg   func(context.Context) error
 
 	mu   sync.Mutex
 	open map[string]*host.Scorer
@@ -95,20 +94,22 @@ func (e *env) newServer(ctx context.Context, configPath string, pluginDirs []str
 	if err != nil {
 		return nil, err
 	}
-	judge, err := newJudge(cfg.Judge.merge(judgeFlags))
+	judge, closeJudge, err := newJudge(cfg.Judge.merge(judgeFlags))
 	if err != nil {
 		return nil, err
 	}
 	reg, closeReg, err := e.openRegistry(ctx, pluginDirs)
 	if err != nil {
+		closeJudge()
 		return nil, err
 	}
 	if err := cfg.checkScorerNames(reg.Names()); err != nil {
+		closeJudge()
 		_ = closeReg(ctx)
 		return nil, err
 	}
 	h := host.New(reg, host.WithTimeout(timeout), host.WithJudge(judge), host.WithLogger(e.logger()))
-	return &server{h: h, configs: cfg.Scorers, closeReg: closeReg, open: map[string]*host.Scorer{}}, nil
+	return &server{h: h, configs: cfg.Scorers, closeJudge: closeJudge, closeReg: closeReg, open: map[string]*host.Scorer{}}, nil
 }
 
 func (s *server) handler() http.Handler {
@@ -200,6 +201,7 @@ func (s *server) close(ctx context.Context) {
 	}
 	clear(s.open)
 	_ = s.closeReg(ctx)
+	s.closeJudge()
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) {
