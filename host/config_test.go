@@ -118,6 +118,10 @@ func TestOpenRejectsBadInfo(t *testing.T) {
 		{"weights sum to 0", func(i *sdk.Info) { i.Dimensions = []sdk.Dimension{{Name: "a"}} }, "weights sum to 0"},
 		{"duplicate dimension", func(i *sdk.Info) { i.Dimensions = []sdk.Dimension{{Name: "a", Weight: 1}, {Name: "a", Weight: 1}} }, "declared twice"},
 		{"config schema that does not compile", func(i *sdk.Info) { i.ConfigSchema = json.RawMessage(`{"type": 7}`) }, "config_schema does not compile"},
+		{"config schema that references a local file", func(i *sdk.Info) { i.ConfigSchema = json.RawMessage(`{"$ref": "file:///etc/hostname"}`) }, "may not reference file:///etc/hostname"},
+		{"config schema that references the network", func(i *sdk.Info) {
+			i.ConfigSchema = json.RawMessage(`{"$ref": "https://example.com/s.json"}`)
+		}, "may not reference https://example.com/s.json"},
 		{"defaults that are not an object", func(i *sdk.Info) {
 			i.ConfigSchema = json.RawMessage(`{"type":"object"}`)
 			i.Defaults = json.RawMessage(`[1]`)

@@ -462,6 +462,7 @@ func TestScoreDeadlines(t *testing.T) {
 		scorer func(ctx context.Context, _ sdk.Call) (sdk.Result, error)
 		code   string
 		msg    string
+		calls  int32
 	}{
 		{
 			name: "scorer honouring its context times out at the host limit",
@@ -470,7 +471,7 @@ func TestScoreDeadlines(t *testing.T) {
 				<-ctx.Done()
 				return sdk.Result{}, ctx.Err()
 			},
-			code: sdk.CodeTimeout, msg: "within the host's 20ms limit",
+			code: sdk.CodeTimeout, msg: "within the host's 20ms limit", calls: 1,
 		},
 		{
 			name: "scorer ignoring its context still times out",
@@ -479,10 +480,10 @@ func TestScoreDeadlines(t *testing.T) {
 				<-block
 				return scored(1), nil
 			},
-			code: sdk.CodeTimeout, msg: "20ms",
+			code: sdk.CodeTimeout, msg: "20ms", calls: 1,
 		},
 		{
-			name: "caller cancellation is canceled",
+			name: "a call canceled before it starts is canceled and never reaches the scorer",
 			ctx: func() (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
@@ -495,7 +496,7 @@ func TestScoreDeadlines(t *testing.T) {
 			code: sdk.CodeCanceled, msg: "caller canceled",
 		},
 		{
-			name: "caller deadline is a timeout that says whose",
+			name: "a caller deadline already passed is a timeout that says whose",
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 			},
@@ -512,6 +513,9 @@ func TestScoreDeadlines(t *testing.T) {
 			ctx, cancel := c.ctx()
 			defer cancel()
 			want{status: sdk.StatusFailed, code: c.code, msg: c.msg}.check(t, r.open(t, OpenOptions{}).Score(ctx, run))
+			if n := r.calls.Load(); n != c.calls {
+				t.Errorf("scorer called %d times, want %d", n, c.calls)
+			}
 		})
 	}
 }
@@ -564,4 +568,15 @@ func TestScoreJudgeCapability(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestScoreCanceledMidCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newRig(t, info("mid"), func(sctx context.Context, _ sdk.Call) (sdk.Result, error) {
+		cancel() // the caller gives up while the scorer works
+		<-sctx.Done()
+		return sdk.Result{}, sctx.Err()
+	})
+	want{status: sdk.StatusFailed, code: sdk.CodeCanceled, msg: "caller canceled"}.check(t, r.open(t, OpenOptions{}).Score(ctx, run))
 }

@@ -171,6 +171,7 @@ func compileSchema(url string, raw []byte) (*compiledSchema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
@@ -181,6 +182,15 @@ func compileSchema(url string, raw []byte) (*compiledSchema, error) {
 	cs := &compiledSchema{sch: sch, byLoc: map[string]*jsonschema.Schema{}}
 	cs.index(sch)
 	return cs, nil
+}
+
+// noLoader refuses to load referenced schemas. The library's default reads local files,
+// and a config schema comes from a plugin the host does not trust: it must be
+// self-contained ($defs, not remote or file $refs).
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schemas may not reference %s; inline it under $defs", url)
 }
 
 func (cs *compiledSchema) index(s *jsonschema.Schema) {
