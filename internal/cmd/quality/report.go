@@ -25,43 +25,68 @@ type tally struct {
 	cutOff int
 }
 
+// measurement is one run of the report: the tallies per set, in corpus order, and the
+// cases prescreen got wrong.
+type measurement struct {
+	order   []string
+	sets    map[string]*tally
+	wrong   []string
+	runs    int
+	elapsed time.Duration
+}
+
 func run(ctx context.Context, w io.Writer, misses bool) error {
-	dir, err := corpus.Dir()
+	m, err := measure(ctx)
 	if err != nil {
 		return err
+	}
+	good := writeTable(w, m.order, m.sets)
+	fmt.Fprintf(w, "\n%d of the %d correct answers fail only because they stop mid-sentence (flag truncated); without them prescreen passes %.1f%% of correct answers.\n",
+		good.cutOff, good.n, 100*float64(good.passed[0])/float64(good.n-good.cutOff))
+	fmt.Fprintf(w, "\n%d runs scored through the host in %s (%.1f us per run, including the host pipeline).\n",
+		m.runs, m.elapsed.Round(time.Millisecond), float64(m.elapsed.Microseconds())/float64(m.runs))
+	if misses {
+		fmt.Fprintf(w, "\n## Cases prescreen gets wrong (%d)\n\n%s\n", len(m.wrong), strings.Join(m.wrong, "\n"))
+	}
+	return nil
+}
+
+// measure scores the corpus with prescreen through the host and with both baselines.
+func measure(ctx context.Context) (*measurement, error) {
+	dir, err := corpus.Dir()
+	if err != nil {
+		return nil, err
 	}
 	cases, err := corpus.Load(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reg := host.NewRegistry()
 	if err := reg.Register(host.Native(heuristic.NewPrescreen), false); err != nil {
-		return err
+		return nil, err
 	}
 	s, err := host.New(reg).Open(ctx, "prescreen", host.OpenOptions{})
 	if err != nil {
-		return fmt.Errorf("open prescreen: %w", err)
+		return nil, fmt.Errorf("open prescreen: %w", err)
 	}
 	defer s.Close(ctx)
 
-	var order []string
-	sets := map[string]*tally{}
-	var wrong []string
+	m := &measurement{sets: map[string]*tally{}, runs: len(cases)}
 	start := time.Now()
 	for _, c := range cases {
 		key := c.Source + "/" + c.Label
-		t := sets[key]
+		t := m.sets[key]
 		if t == nil {
 			t = &tally{source: c.Source, label: c.Label, wantPass: c.WantPass, flags: map[string]int{}}
-			sets[key] = t
-			order = append(order, key)
+			m.sets[key] = t
+			m.order = append(m.order, key)
 		}
 		res := s.Score(ctx, c.Run)
 		if res.Status != sdk.StatusScored {
-			return fmt.Errorf("score %s: status %s: %v", c.Run.ID, res.Status, res.Error)
+			return nil, fmt.Errorf("score %s: status %s: %v", c.Run.ID, res.Status, res.Error)
 		}
 		if res.Passed == nil {
-			return fmt.Errorf("score %s: the host returned no passed; the host pipeline must compute it from the threshold", c.Run.ID)
+			return nil, fmt.Errorf("score %s: the host returned no passed; the host pipeline must compute it from the threshold", c.Run.ID)
 		}
 		ok := *res.Passed
 		t.n++
@@ -76,20 +101,12 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 		if c.WantPass && !ok && len(res.Flags) == 1 && res.Flags[0] == heuristic.FlagTruncated {
 			t.cutOff++
 		}
-		if misses && ok != c.WantPass {
-			wrong = append(wrong, fmt.Sprintf("- %s (%s) want pass=%v got %.2f %v: %q -> %q", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, clip(c.Run.Input, 120), clip(c.Run.Output, 160)))
+		if ok != c.WantPass {
+			m.wrong = append(m.wrong, fmt.Sprintf("- %s (%s) want pass=%v got %.2f %v: %q -> %q", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, clip(c.Run.Input, 120), clip(c.Run.Output, 160)))
 		}
 	}
-	elapsed := time.Since(start)
-	good := writeTable(w, order, sets)
-	fmt.Fprintf(w, "\n%d of the %d correct answers fail only because they stop mid-sentence (flag truncated); without them prescreen passes %.1f%% of correct answers.\n",
-		good.cutOff, good.n, 100*float64(good.passed[0])/float64(good.n-good.cutOff))
-	fmt.Fprintf(w, "\n%d runs scored through the host in %s (%.1f us per run, including the host pipeline).\n",
-		len(cases), elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(len(cases)))
-	if misses {
-		fmt.Fprintf(w, "\n## Cases prescreen gets wrong (%d)\n\n%s\n", len(wrong), strings.Join(wrong, "\n"))
-	}
-	return nil
+	m.elapsed = time.Since(start)
+	return m, nil
 }
 
 // writeTable prints one row per set and the totals, and returns the total of correct answers.
