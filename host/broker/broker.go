@@ -153,6 +153,14 @@ func (b *Broker) Meter(tenant, scorer string) *Meter {
 	return m
 }
 
+// MeterJudge is Meter for callers that must not depend on this package: it returns the
+// call's judge and a function that records the call's cost into a result's telemetry.
+// The host finds it with a type assertion on an interface of this one method.
+func (b *Broker) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry)) {
+	m := b.Meter(tenant, scorer)
+	return m, m.Record
+}
+
 // Usage returns what tenant has spent so far.
 func (b *Broker) Usage(tenant string) Usage { return b.tenant(tenant).total.usage() }
 

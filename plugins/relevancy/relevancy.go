@@ -1,0 +1,261 @@
+// Package relevancy is the answer-relevancy scorer: does the agent's output do what its
+// input required?
+//
+// It has three modes, chosen with the config field "mode":
+//
+//   - judge (default): one judge call. The prompt asks whether the output addresses what
+//     the input required (answer the question, perform the action, transform the input as
+//     the agent's purpose demands), says that relevance is not word overlap, and anchors
+//     the 0-1 rubric with examples (a one-word factual answer, an email turned into a
+//     triage, an action reported done). The agent's purpose comes from run metadata
+//     (purpose, instructions or system_prompt) when present.
+//   - statements: Mastra's answer-relevancy method. Split the output into statements,
+//     get a yes/unsure/no verdict per statement against the input, score
+//     (yes + uncertainty_weight * unsure) / verdicts, then ask for a reason. Three calls.
+//   - questions: Ragas' answer-relevancy method. Generate N questions the output answers,
+//     each with a noncommittal flag, and score the mean cosine similarity between the
+//     embeddings of the input and of each question. N calls plus one embeddings call.
+//
+// The statements and questions modes score word-level topicality and are kept for
+// comparison with those tools: they are the methods that scored "Paris" and a correct
+// email triage near 0. Prefer judge.
+//
+// Policies: an empty output scores 0 without a judge call (flag empty_output). A judge
+// failure, a truncated or unreadable judge answer, or a score on an ambiguous scale is a
+// failed result with the reason, never 0. Without a judge the result is skipped with a
+// reason that says how to configure one. In questions mode a negative cosine counts as 0
+// (a question that points away from the input is no evidence of relevance, and must not
+// cancel one that matches), and the score is 0 only when every generated question is
+// flagged noncommittal (Ragas 0.1 behaviour; Ragas 0.2 and later zero the score when any
+// one is, which lets one noisy generation erase two good ones). Some but not all
+// noncommittal sets the flag partly_noncommittal.
+//
+// The package depends on the standard library and the sdk only: it also compiles to WASM.
+package relevancy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Name is the scorer's name.
+const Name = "relevancy"
+
+// Modes for Config.Mode.
+const (
+	ModeJudge      = "judge"
+	ModeStatements = "statements"
+	ModeQuestions  = "questions"
+)
+
+// Flags the scorer sets.
+const (
+	// FlagEmptyOutput: the output is empty or white space; the score is 0.
+	FlagEmptyOutput = "empty_output"
+	// FlagNoncommittal: every generated question was flagged noncommittal (questions mode).
+	FlagNoncommittal = "noncommittal"
+	// FlagPartlyNoncommittal: some generated questions were flagged noncommittal.
+	FlagPartlyNoncommittal = "partly_noncommittal"
+	// FlagVerdictCountMismatch: the judge returned a different number of verdicts than
+	// there were statements (statements mode; the score divides by the verdicts, as
+	// Mastra does).
+	FlagVerdictCountMismatch = "verdict_count_mismatch"
+	// FlagReasonUnavailable: the reason step failed; the score stands (statements mode).
+	FlagReasonUnavailable = "reason_unavailable"
+)
+
+// Config is the scorer's config.
+type Config struct {
+	// Mode is judge, statements or questions. Optional. Default is judge.
+	Mode string `json:"mode"`
+	// UncertaintyWeight is the weight of an "unsure" verdict in statements mode.
+	// Optional. Default is 0.3 (Mastra's).
+	UncertaintyWeight float64 `json:"uncertainty_weight"`
+	// Questions is how many questions questions mode generates. Optional. Default is 3
+	// (Ragas' strictness).
+	Questions int `json:"questions"`
+}
+
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "mode": {"type": "string", "enum": ["judge", "statements", "questions"], "default": "judge",
+      "description": "judge: one call that asks whether the output does what the input required; statements: Mastra's statement verdicts; questions: Ragas' generated questions and embeddings."},
+    "uncertainty_weight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
+      "description": "Weight of an unsure verdict in statements mode."},
+    "questions": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
+      "description": "Questions generated in questions mode."}
+  }
+}`
+
+const defaults = `{"mode": "judge", "uncertainty_weight": 0.3, "questions": 3}`
+
+// scorer implements sdk.Scorer and sdk.Configurer.
+type scorer struct {
+	cfg Config
+}
+
+var (
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
+)
+
+// New returns the relevancy scorer in judge mode; Configure changes the mode.
+func New() sdk.Scorer {
+	return &scorer{cfg: Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}}
+}
+
+// Info describes the scorer.
+func (s *scorer) Info() sdk.Info {
+	return sdk.Info{
+		Name:       Name,
+		Version:    "1.0.0",
+		ABIVersion: sdk.ABIVersion,
+		Description: "Answer relevancy: whether the output does what the input required (answers the question, " +
+			"performs the action, transforms the input as the agent's purpose demands). Modes: judge (default, one call), " +
+			"statements (Mastra), questions (Ragas).",
+		Range:        sdk.Unit,
+		Threshold:    0.5,
+		Decimals:     2,
+		ConfigSchema: json.RawMessage(configSchema),
+		Defaults:     json.RawMessage(defaults),
+		Capabilities: []sdk.Capability{sdk.CapJudge, sdk.CapEmbed},
+	}
+}
+
+// Configure reads the config. The host has validated it against the schema; Configure
+// checks again so that the scorer is safe to use without a host.
+func (s *scorer) Configure(raw json.RawMessage) error {
+	cfg := Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}
+	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return fmt.Errorf("relevancy: config: %w", err)
+		}
+	}
+	switch cfg.Mode {
+	case ModeJudge, ModeStatements, ModeQuestions:
+	default:
+		return fmt.Errorf("relevancy: config: mode %q: want judge, statements or questions", cfg.Mode)
+	}
+	if cfg.UncertaintyWeight < 0 || cfg.UncertaintyWeight > 1 {
+		return fmt.Errorf("relevancy: config: uncertainty_weight %v: want a number from 0 to 1", cfg.UncertaintyWeight)
+	}
+	if cfg.Questions < 1 || cfg.Questions > 10 {
+		return fmt.Errorf("relevancy: config: questions %d: want 1 to 10", cfg.Questions)
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// Score grades call.Run in the configured mode.
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if strings.TrimSpace(run.Output) == "" {
+		res := sdk.Scored(0, "the output is empty, so it does nothing the input required")
+		res.Flags = []string{FlagEmptyOutput}
+		return res, nil
+	}
+	if call.Judge == nil {
+		return sdk.NoJudge(Name), nil
+	}
+	p := &pipeline{ctx: ctx, judge: call.Judge, run: run, mode: s.cfg.Mode}
+	switch s.cfg.Mode {
+	case ModeStatements:
+		return p.statements(s.cfg.UncertaintyWeight), nil
+	case ModeQuestions:
+		return p.questions(s.cfg.Questions), nil
+	default:
+		return p.judgeMode(), nil
+	}
+}
+
+// pipeline runs one call's steps and records them.
+type pipeline struct {
+	ctx   context.Context
+	judge sdk.Judge
+	run   *sdk.Run
+	mode  string
+	steps []sdk.Step
+	tel   sdk.Telemetry
+}
+
+// step records a step; output is marshalled to JSON.
+func (p *pipeline) step(name, prompt string, output any) {
+	var raw json.RawMessage
+	if output != nil {
+		b, err := json.Marshal(output)
+		if err == nil {
+			raw = b
+		}
+	}
+	p.steps = append(p.steps, sdk.Step{Name: name, Prompt: prompt, Output: raw})
+}
+
+// account adds what the scorer can see of a response's cost to the telemetry. The host's
+// broker overwrites these with its own counts (retries included) when it meters the call.
+func (p *pipeline) account(rs ...sdk.CompletionResponse) {
+	for _, r := range rs {
+		if r.Cached {
+			p.tel.CacheHits++
+		} else if r.Error == nil {
+			p.tel.JudgeCalls++
+		}
+		p.tel.PromptTokens += r.PromptTokens
+		p.tel.CompletionTokens += r.CompletionTokens
+	}
+}
+
+// ask sends one request and returns its content.
+func (p *pipeline) ask(system, prompt string, temperature float64) (sdk.CompletionResponse, error) {
+	msgs := make([]sdk.Message, 0, 2)
+	if system != "" {
+		msgs = append(msgs, sdk.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, sdk.Message{Role: "user", Content: prompt})
+	out, err := p.judge.Complete(p.ctx, []sdk.CompletionRequest{{Messages: msgs, JSON: true, Temperature: temperature}})
+	if err != nil {
+		return sdk.CompletionResponse{}, err
+	}
+	if len(out) != 1 {
+		return sdk.CompletionResponse{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("judge returned %d responses for 1 request", len(out))}
+	}
+	p.account(out[0])
+	if out[0].Error != nil {
+		return out[0], out[0].Error
+	}
+	return out[0], nil
+}
+
+// scored finishes a scored result with the recorded steps and telemetry.
+func (p *pipeline) scored(score float64, reason string, flags ...string) sdk.Result {
+	res := sdk.Scored(score, reason)
+	res.Flags = flags
+	res.Steps = p.steps
+	res.Telemetry = p.tel
+	return res
+}
+
+// fail returns the failed result for err in step, keeping the steps so far. The code is
+// err's when it carries one (timeout, limit_exceeded ...), judge_error otherwise: the
+// judge answered but not usably.
+func (p *pipeline) fail(step string, err error) sdk.Result {
+	code, msg := sdk.CodeJudgeError, err.Error()
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		code, msg = e.Code, e.Message
+	}
+	res := sdk.Failed(code, fmt.Sprintf("relevancy (%s mode), %s step: %s", p.mode, step, msg))
+	res.Steps = p.steps
+	res.Telemetry = p.tel
+	return res
+}
