@@ -1,13 +1,46 @@
 package schemas_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/cmd/genschemas/schemagen"
 	"github.com/scorekit/scorekit/schemas"
 )
+
+// TestSchemasFresh fails when a type in sdk/ changed and schemas/ was not regenerated.
+func TestSchemasFresh(t *testing.T) {
+	root, err := schemagen.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := schemagen.Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+		t.Run(f.Name, func(t *testing.T) {
+			committed, err := os.ReadFile(filepath.Join(root, "schemas", f.Name))
+			if err != nil {
+				t.Fatalf("%v; run `go generate ./schemas` (or `make schemas`) and commit the result", err)
+			}
+			if !bytes.Equal(committed, f.Data) {
+				t.Errorf("schemas/%s is stale: the sdk types changed since it was generated; run `go generate ./schemas` (or `make schemas`) and commit the result", f.Name)
+			}
+		})
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, schemas.Names()) {
+		t.Errorf("the generator writes %v, package schemas lists %v; keep them in step", names, schemas.Names())
+	}
+}
 
 func TestSchemas(t *testing.T) {
 	files, err := fs.Glob(schemas.FS(), "*.schema.json")

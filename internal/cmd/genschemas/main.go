@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/scorekit/scorekit/internal/cmd/genschemas/schemagen"
 )
 
 func main() {
@@ -21,11 +23,11 @@ func main() {
 }
 
 func run() error {
-	root, err := moduleRoot()
+	root, err := schemagen.ModuleRoot()
 	if err != nil {
 		return err
 	}
-	files, err := generate(root)
+	files, err := schemagen.Generate(root)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,7 @@
-package main
+// Package schemagen reflects the sdk's Go types into the JSON Schemas under schemas/. The
+// genschemas command writes them; the schemas package's test regenerates them in memory
+// and fails when the committed files are stale.
+package schemagen
 
 import (
 	"bytes"
@@ -22,9 +25,11 @@ const modulePath = "github.com/scorekit/scorekit"
 // baseID prefixes every schema's $id; the file name completes it.
 const baseID = "https://github.com/scorekit/scorekit/schemas/"
 
-// file is one generated schema.
-type file struct {
+// File is one generated schema.
+type File struct {
+	// Name is the file name under schemas/.
 	Name string
+	// Data is the schema: sorted keys, two-space indent, trailing newline.
 	Data []byte
 }
 
@@ -54,9 +59,10 @@ var specs = []spec{
 	{name: "completion_response.schema.json", v: sdk.CompletionResponse{}},
 }
 
-// generate reflects every schema. root is the module root; the sdk's doc comments there
-// become the schemas' descriptions.
-func generate(root string) ([]file, error) {
+// Generate reflects every schema. root is the module root (see [ModuleRoot]); the sdk's
+// doc comments there become the schemas' descriptions. It changes the working directory
+// while it reads them, so it must not run concurrently with code that depends on it.
+func Generate(root string) ([]File, error) {
 	comments := &jsonschema.Reflector{}
 	// AddGoComments keys comments by base joined with the walked path, so it must walk
 	// "sdk" relative to the module root.
@@ -74,7 +80,7 @@ func generate(root string) ([]file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read sdk comments: %w", err)
 	}
-	out := make([]file, 0, len(specs))
+	out := make([]File, 0, len(specs))
 	for _, s := range specs {
 		r := &jsonschema.Reflector{
 			ExpandedStruct:             true,
@@ -93,7 +99,7 @@ func generate(root string) ([]file, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
-		out = append(out, file{Name: s.name, Data: data})
+		out = append(out, File{Name: s.name, Data: data})
 	}
 	return out, nil
 }
@@ -181,8 +187,8 @@ func canonical(sch *jsonschema.Schema) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// moduleRoot walks up from the working directory to the folder holding go.mod.
-func moduleRoot() (string, error) {
+// ModuleRoot walks up from the working directory to the folder holding go.mod.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
