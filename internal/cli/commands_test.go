@@ -78,7 +78,7 @@ func TestSchemaCommand(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	e := &env{stderr: &strings.Builder{}, registry: testRegistry}
-	srv, err := e.newServer(t.Context(), "", nil, time.Second, judgeConfig{})
+	srv, err := e.newServer(t.Context(), hostOptions{timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,37 +87,21 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if len(names) == 0 {
 		return fmt.Errorf("score: --scorers is empty; name at least one (see: scorekit scorers)")
 	}
-	cfg, err := readConfig(o.config)
-	if err != nil {
-		return err
-	}
-	reg, closeReg, err := e.openRegistry(ctx, o.plugins)
+	h, cfg, closeHost, err := e.openHost(ctx, hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := closeReg(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		if cerr := closeHost(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 			err = fmt.Errorf("score: unload plugins: %w", cerr)
 		}
 	}()
-	known := reg.Names()
+	known := h.Registry().Names()
 	for _, n := range names {
 		if !slices.Contains(known, n) {
 			return fmt.Errorf("score: unknown scorer %q (known: %s)", n, strings.Join(known, ", "))
 		}
 	}
-	if err := cfg.checkScorerNames(known); err != nil {
-		return err
-	}
-	judge, closeJudge, err := newJudge(cfg.Judge.merge(o.judge))
-	if err != nil {
-		return err
-	}
-	defer closeJudge()
-	h := host.New(reg,
-		host.WithTimeout(o.timeout),
-		host.WithJudge(judge),
-		host.WithLogger(e.logger()))
 	var scale *float64
 	if o.scaleSet {
 		scale = &o.scale
@@ -174,7 +158,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		}
 		return sink.add(l)
 	}
-	p := pipeline{scorers: scorers, names: names, concurrency: o.concurrency}
+	p := pipeline{scorers: scorers, concurrency: o.concurrency}
 	if err := p.run(ctx, in, emit); err != nil {
 		return fmt.Errorf("score %s: %w", inName, err)
 	}
@@ -287,7 +271,6 @@ type scoredLine struct {
 // pipeline scores lines with a bounded pool of workers and emits them in input order.
 type pipeline struct {
 	scorers     []*host.Scorer
-	names       []string
 	concurrency int
 }
 

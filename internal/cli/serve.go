@@ -40,7 +40,7 @@ A request's config, when given, replaces the scorer's config from --config for t
   curl -s localhost:8080/v1/score -d '{"scorer":"prescreen","run":{"input":"What is the capital of France?","output":"Paris"}}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := e.newServer(cmd.Context(), config, plugins, timeout, judge)
+			srv, err := e.newServer(cmd.Context(), hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge})
 			if err != nil {
 				return err
 			}
@@ -82,34 +82,18 @@ type server struct {
 	h       *host.Host
 	configs map[string]json.RawMessage
 
-	closeJudge func()
-	closeReg   func(context.Context) error
+	closeHost func(context.Context) error
 
 	mu   sync.Mutex
 	open map[string]*host.Scorer
 }
 
-func (e *env) newServer(ctx context.Context, configPath string, pluginDirs []string, timeout time.Duration, judgeFlags judgeConfig) (*server, error) {
-	cfg, err := readConfig(configPath)
+func (e *env) newServer(ctx context.Context, o hostOptions) (*server, error) {
+	h, cfg, closeHost, err := e.openHost(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	judge, closeJudge, err := newJudge(cfg.Judge.merge(judgeFlags))
-	if err != nil {
-		return nil, err
-	}
-	reg, closeReg, err := e.openRegistry(ctx, pluginDirs)
-	if err != nil {
-		closeJudge()
-		return nil, err
-	}
-	if err := cfg.checkScorerNames(reg.Names()); err != nil {
-		closeJudge()
-		_ = closeReg(ctx)
-		return nil, err
-	}
-	h := host.New(reg, host.WithTimeout(timeout), host.WithJudge(judge), host.WithLogger(e.logger()))
-	return &server{h: h, configs: cfg.Scorers, closeJudge: closeJudge, closeReg: closeReg, open: map[string]*host.Scorer{}}, nil
+	return &server{h: h, configs: cfg.Scorers, closeHost: closeHost, open: map[string]*host.Scorer{}}, nil
 }
 
 func (s *server) handler() http.Handler {
@@ -200,8 +184,7 @@ func (s *server) close(ctx context.Context) {
 		_ = sc.Close(ctx)
 	}
 	clear(s.open)
-	_ = s.closeReg(ctx)
-	s.closeJudge()
+	_ = s.closeHost(ctx)
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,42 @@ func pluginDirsFlag(cmd *cobra.Command, dirs *[]string) {
 // logger is what the host and the runtimes log through: warnings and errors on stderr.
 func (e *env) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// hostOptions are the settings score and serve share.
+type hostOptions struct {
+	config  string // --config file; "" for none
+	plugins []string
+	timeout time.Duration
+	judge   judgeConfig // judge flags; they win over the config file's
+}
+
+// openHost reads the config file, loads the plugins, starts the judge broker when one is
+// configured and returns a host over all of it, the config, and a func that releases it.
+func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConfig, func(context.Context) error, error) {
+	cfg, err := readConfig(o.config)
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	judge, closeJudge, err := newJudge(cfg.Judge.merge(o.judge))
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	reg, closeReg, err := e.openRegistry(ctx, o.plugins)
+	if err != nil {
+		closeJudge()
+		return nil, cfg, nil, err
+	}
+	closeAll := func(ctx context.Context) error {
+		closeJudge()
+		return closeReg(ctx)
+	}
+	if err := cfg.checkScorerNames(reg.Names()); err != nil {
+		_ = closeAll(ctx)
+		return nil, cfg, nil, err
+	}
+	h := host.New(reg, host.WithTimeout(o.timeout), host.WithJudge(judge), host.WithLogger(e.logger()))
+	return h, cfg, closeAll, nil
 }
 
 // openRegistry returns the built-in scorers plus the plugins in dirs, and a func that
