@@ -432,16 +432,17 @@ func findTruncation(t *screenText) (string, bool) {
 
 // findFiller finds outputs made only of pleasantries: "As an AI ...", "I hope this helps!".
 func findFiller(t *screenText) (string, bool) {
+	// Any content word means the output says something; most outputs show one at once.
+	for _, w := range t.outWords {
+		if isContent(w) || isAnswerWord(w) {
+			return "", false
+		}
+	}
 	p, ok := containsAnyOf(t.outLow, []string{"as an ai", "i hope this helps", "hope this helps", "let me know if", "feel free to", "happy to help",
 		"glad to help", "great question", "good question", "is there anything else", "i'm here to help", "i am here to help", "how can i help",
 		"how can i assist", "i'd be happy to", "i would be happy to", "thank you for your question", "thanks for asking"})
 	if !ok {
 		return "", false
-	}
-	for _, w := range t.outWords {
-		if isContent(w) || isAnswerWord(w) {
-			return "", false
-		}
 	}
 	return "only pleasantries (" + p + ")", true
 }
@@ -457,6 +458,17 @@ func isAnswerWord(w string) bool {
 
 // findNonCommittal finds answers that abstain: "I have no comment", "the context does not say".
 func findNonCommittal(t *screenText) (string, bool) {
+	// Every phrase below has one of these words near the start of the output.
+	gate := false
+	for _, w := range t.outWords[:min(len(t.outWords), 48)] {
+		switch w {
+		case "comment", "know", "sure", "determined", "information", "explicitly", "mention", "mentioned", "direct", "ambiguous", "depends":
+			gate = true
+		}
+	}
+	if !gate {
+		return "", false
+	}
 	m, ok := containsAnyOf(t.head, []string{"i have no comment", "no comment", "i don't know", "i do not know", "i'm not sure", "i am not sure",
 		"cannot be determined", "can't be determined", "there is no clear information", "there is no information", "does not provide information",
 		"doesn't provide information", "does not provide any information", "doesn't provide any information", "not explicitly", "does not mention",

@@ -3,6 +3,7 @@ package heuristic
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // screenText is a run prepared once for every check.
@@ -37,11 +38,21 @@ func foldLower(s string) string {
 }
 
 // splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
+// ASCII, most of any run, takes a fast path.
 func splitWords(s string) []string {
-	out := make([]string, 0, len(s)/5+1)
+	out := make([]string, 0, len(s)/6+1)
 	start := -1
-	for i, r := range s {
-		w := unicode.IsLetter(r) || unicode.IsDigit(r) || (r == '\'' && start >= 0)
+	for i := 0; i < len(s); {
+		c := s[i]
+		var w bool
+		size := 1
+		if c < utf8.RuneSelf {
+			w = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || (c == '\'' && start >= 0)
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			w = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
 		switch {
 		case w && start < 0:
 			start = i
@@ -49,6 +60,7 @@ func splitWords(s string) []string {
 			out = append(out, strings.TrimRight(s[start:i], "'"))
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
 		out = append(out, strings.TrimRight(s[start:], "'"))
