@@ -215,7 +215,8 @@ func (s *Scorer) finish(run *sdk.Run, res sdk.Result) sdk.Result {
 	if p.faithfulness && run.CitationAudit != nil {
 		a := *run.CitationAudit
 		res.CitationAudit = &a
-		if f, ok := dims[Faithfulness]; ok {
+		_, skipped := res.SkippedDimensions[Faithfulness]
+		if f, ok := dims[Faithfulness]; ok && !skipped {
 			dims[Faithfulness] = clamp(&res, &a, f)
 		}
 	}
@@ -257,15 +258,11 @@ func (s *Scorer) finish(run *sdk.Run, res sdk.Result) sdk.Result {
 func (s *Scorer) dimensions(n *normalizer) (map[string]float64, error) {
 	res, p := n.res, &s.plan
 	if len(p.dims) > 0 {
-		for k := range res.Dimensions {
-			if _, ok := s.info.Dimension(k); !ok {
-				return nil, s.undeclared(k)
-			}
+		if err := undeclared(s, res.Dimensions); err != nil {
+			return nil, err
 		}
-		for k := range res.SkippedDimensions {
-			if _, ok := s.info.Dimension(k); !ok {
-				return nil, s.undeclared(k)
-			}
+		if err := undeclared(s, res.SkippedDimensions); err != nil {
+			return nil, err
 		}
 	}
 	if len(res.Dimensions) == 0 && len(p.dims) == 0 {
@@ -300,12 +297,22 @@ func (s *Scorer) dimensions(n *normalizer) (map[string]float64, error) {
 	return dims, nil
 }
 
-func (s *Scorer) undeclared(k string) error {
+// undeclared reports the first key of m, by name, that the Info does not declare.
+func undeclared[V any](s *Scorer, m map[string]V) error {
+	bad := ""
+	for k := range m {
+		if _, ok := s.info.Dimension(k); !ok && (bad == "" || k < bad) {
+			bad = k
+		}
+	}
+	if bad == "" {
+		return nil
+	}
 	names := make([]string, len(s.plan.dims))
 	for i, d := range s.plan.dims {
 		names[i] = d.Name
 	}
-	return fmt.Errorf("dimension %q is not declared in its Info (declared: %s); declare it or drop it", k, strings.Join(names, ", "))
+	return fmt.Errorf("dimension %q is not declared in its Info (declared: %s); declare it or drop it", bad, strings.Join(names, ", "))
 }
 
 // invalid is the failed result for a result the pipeline cannot accept.

@@ -310,6 +310,11 @@ func TestScoreWeightedOverall(t *testing.T) {
 			want: want{status: sdk.StatusFailed, code: sdk.CodeInvalidResult, msg: `dimension "tone" is not declared`},
 		},
 		{
+			name: "of several undeclared dimensions the first by name is named", info: masis(),
+			res:  withDims(0.5, map[string]float64{"faithfulness": 0.8, "relevance": 0.9, "completeness": 0.6, "reasoning": 0.7, "zeta": 1, "alpha": 1, "mid": 1}),
+			want: want{status: sdk.StatusFailed, code: sdk.CodeInvalidResult, msg: `dimension "alpha" is not declared`},
+		},
+		{
 			name: "undeclared skipped dimension fails", info: masis(),
 			res: func() sdk.Result {
 				r := withDims(0.5, map[string]float64{"faithfulness": 0.8, "relevance": 0.9, "completeness": 0.6, "reasoning": 0.7})
