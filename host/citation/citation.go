@@ -36,21 +36,24 @@
 // in 1889 [2]" each marker answers for its own clause; a segment without content ("According
 // to [1],") passes its markers on to the next. A citation is unsupported when:
 //
-//  1. a number in its segment is in none of the cited passages but is in another passage;
-//  2. a name (a capitalized word that does not open the sentence, or an acronym) is in none
-//     of the cited passages but is in another passage;
-//  3. the cited passages hold at most a third of the segment's content words (six-letter
+//  1. the cited passages hold none of the segment's specific facts while another passage
+//     holds one: facts are numbers and names (capitalized words that do not open the
+//     sentence, acronyms), less those every passage holds (the topic: "Eiffel Tower" in
+//     every passage tells none apart). "None" rather than "one missing", so a sentence that
+//     adds an incidental name ("in Paris") to a supported fact is not flagged;
+//  2. the cited passages hold at most a third of the segment's content words (six-letter
 //     truncation stems) while another passage holds at least two thirds and two more;
-//  4. the cited passage shares no content word and no number with its segment (at least
+//  3. the cited passage shares no content word and no number with its segment (at least
 //     three terms).
 //
-// Tests 1-3 need a better passage to point at: a number or a name found nowhere in the
-// context is not called unsupported (it may be derived: a sum, a conversion), so these
-// tests find citations to the wrong passage, not every fabrication. The false-positive risk
-// is a sentence that combines facts from an uncited passage with the cited one (a partial
-// attribution, reported on purpose), a paraphrase that shares no word with its passage
-// (test 4; hence the three-term minimum), and a name or number that both passages mention
-// in different forms ("US" and "United States", "1.5 million" and "1,500,000").
+// Tests 1 and 2 need a better passage to point at: a number or a name found nowhere in the
+// context is not called unsupported (it may be derived: a sum, a conversion), so they find
+// citations to the wrong passage, not every fabrication; that is the judge's part. The
+// false-positive risks are a segment whose only specific facts come from an uncited passage
+// while its cited passage holds the rest (a partial attribution, reported on purpose), a
+// paraphrase that shares no word with its passage (test 3; hence the three-term minimum),
+// and a name or number written in two forms ("US" and "United States", "1.5 million" and
+// "1,500,000").
 //
 // # When there is nothing to audit
 //

@@ -115,7 +115,7 @@ func TestAudit(t *testing.T) {
 			output: "The Eiffel Tower was built for the World Fair [1].",
 			ctx:    eiffel,
 			want: sdk.CitationAudit{Citations: 1, Sentences: 1, HallucinationDetected: true,
-				UnsupportedCitations: []string{`1: "world" is not in the cited passage but is in passage 2`}},
+				UnsupportedCitations: []string{`1: name world is not in the cited passage but is in passage 2`}},
 			ok: true,
 		},
 		{
@@ -125,6 +125,13 @@ func TestAudit(t *testing.T) {
 			want: sdk.CitationAudit{Citations: 2, Sentences: 1, HallucinationDetected: true,
 				UnsupportedCitations: []string{`doc-3: passage doc-3 shares no content word with "Mount Everest is the highest mountain in Nepal."`}},
 			ok: true,
+		},
+		{
+			name:   "an incidental name from another passage next to a supported one is not flagged",
+			output: "The Eiffel Tower in Paris was completed in 1889 [2].",
+			ctx:    eiffel,
+			want:   sdk.CitationAudit{Citations: 1, Sentences: 1},
+			ok:     true,
 		},
 		{
 			name:   "a number found nowhere is not called unsupported (it may be derived)",
