@@ -153,13 +153,19 @@ func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeUnavailable, Message: err.Error()}
 	}
 	req := &pluginpb.ScoreRequest{Instance: pr.instance, RunJson: runJSON}
-	if judge != nil {
-		id, js := pr.judgeServer(b.p.info)
-		call := js.begin(ctx, judge)
-		defer js.end(call)
-		req.JudgeBrokerId, req.Call = id, call
+	var resp *pluginpb.ScoreResponse
+	switch {
+	case b.p.a.session:
+		resp, err = pr.session(ctx, b.p.info, req, judge)
+	default:
+		if judge != nil {
+			id, js := pr.judgeServer(b.p.info)
+			call := js.begin(ctx, judge)
+			defer js.end(call)
+			req.JudgeBrokerId, req.Call = id, call
+		}
+		resp, err = pr.conn.Scorer.Score(ctx, req)
 	}
-	resp, err := pr.conn.Scorer.Score(ctx, req)
 	if err != nil {
 		b.discard(pr)
 		if ctx.Err() != nil {

@@ -39,24 +39,28 @@ func BenchmarkScore(b *testing.B) {
 	if prescreen == nil {
 		b.Fatal("heuristic.Factories has no prescreen")
 	}
-	loaded, err := Load(ctx, heuristicManifest(b), quietOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var proc host.Plugin
-	for _, p := range loaded {
-		defer p.Close(ctx)
-		if p.Info().Name == "prescreen" {
-			proc = p
-		}
-	}
-	for _, tc := range []struct {
+	cases2 := []struct {
 		name string
 		p    host.Plugin
-	}{
-		{"prescreen/native", host.Native(prescreen)},
-		{"prescreen/process", proc},
-	} {
+	}{{"prescreen/native", host.Native(prescreen)}}
+	for _, tr := range transports {
+		opts := quietOptions()
+		opts.Unary = tr.unary
+		loaded, err := Load(ctx, heuristicManifest(b), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range loaded {
+			defer p.Close(ctx)
+			if p.Info().Name == "prescreen" {
+				cases2 = append(cases2, struct {
+					name string
+					p    host.Plugin
+				}{"prescreen/process-" + tr.name, p})
+			}
+		}
+	}
+	for _, tc := range cases2 {
 		b.Run(tc.name, func(b *testing.B) {
 			be, err := tc.p.Open(ctx, "bench", tc.p.Info().Defaults)
 			if err != nil {
@@ -75,45 +79,49 @@ func BenchmarkScore(b *testing.B) {
 		})
 	}
 
-	probes, err := Load(ctx, testManifest(b, "serve"), quietOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, p := range probes {
-		defer p.Close(ctx)
-	}
-	var probe host.Plugin
-	for _, p := range probes {
-		if p.Info().Name == "probe" {
-			probe = p
+	for _, tr := range transports {
+		opts := quietOptions()
+		opts.Unary = tr.unary
+		probes, err := Load(ctx, testManifest(b, "serve"), opts)
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
-	for _, tc := range []struct {
-		name  string
-		run   sdk.Run
-		judge sdk.Judge
-	}{
-		{"small/process", sdk.Run{Input: "q", Output: "Paris"}, nil},
-		{"small+judge-callback/process", sdk.Run{Input: "judge", Output: "Paris"}, &fakeJudge{}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			be, err := probe.Open(ctx, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
+		for _, p := range probes {
+			defer p.Close(ctx)
+		}
+		var probe host.Plugin
+		for _, p := range probes {
+			if p.Info().Name == "probe" {
+				probe = p
 			}
-			defer be.Close(ctx)
-			for b.Loop() {
-				run := tc.run
-				res, err := be.Score(ctx, &run, tc.judge)
-				if err != nil || res.Status != sdk.StatusScored {
-					b.Fatal(err, res.Reason)
+		}
+		for _, tc := range []struct {
+			name  string
+			run   sdk.Run
+			judge sdk.Judge
+		}{
+			{"small", sdk.Run{Input: "q", Output: "Paris"}, nil},
+			{"small+judge-callback", sdk.Run{Input: "judge", Output: "Paris"}, &fakeJudge{}},
+		} {
+			b.Run(tc.name+"/process-"+tr.name, func(b *testing.B) {
+				be, err := probe.Open(ctx, "bench", nil)
+				if err != nil {
+					b.Fatal(err)
 				}
-				if j, ok := tc.judge.(*fakeJudge); ok {
-					j.tenants = j.tenants[:0]
+				defer be.Close(ctx)
+				for b.Loop() {
+					run := tc.run
+					res, err := be.Score(ctx, &run, tc.judge)
+					if err != nil || res.Status != sdk.StatusScored {
+						b.Fatal(err, res.Reason)
+					}
+					if j, ok := tc.judge.(*fakeJudge); ok {
+						j.tenants = j.tenants[:0]
+					}
 				}
-			}
-			perCall(b)
-		})
+				perCall(b)
+			})
+		}
 	}
 }
 

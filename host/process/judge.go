@@ -42,13 +42,8 @@ func (s *judgeServer) end(id uint64) {
 	delete(s.calls, id)
 }
 
-// allow finds the call id and checks that the scorer declared capability c.
-func (s *judgeServer) allow(id uint64, c sdk.Capability) (judgeCall, *pluginpb.Error) {
-	if !s.info.Has(c) {
-		return judgeCall{}, &pluginpb.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf(
-			"judge denied: scorer %q did not declare the %q capability in its Info; add sdk.Cap%s to Info.Capabilities to use the host's judge",
-			s.info.Name, c, capName(c))}
-	}
+// lookup finds the call in progress with id.
+func (s *judgeServer) lookup(id uint64) (judgeCall, *pluginpb.Error) {
 	s.mu.Lock()
 	call, ok := s.calls[id]
 	s.mu.Unlock()
@@ -57,6 +52,30 @@ func (s *judgeServer) allow(id uint64, c sdk.Capability) (judgeCall, *pluginpb.E
 			"judge denied: no call %d in progress; a plugin may use the judge only while it answers a Score call", id)}
 	}
 	return call, nil
+}
+
+// denyCap is the refusal of a judge request from a scorer whose Info (as read at Load)
+// does not declare capability c, or nil.
+func denyCap(info sdk.Info, c sdk.Capability) *pluginpb.Error {
+	if info.Has(c) {
+		return nil
+	}
+	return &pluginpb.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf(
+		"judge denied: scorer %q did not declare the %q capability in its Info; add sdk.Cap%s to Info.Capabilities to use the host's judge",
+		info.Name, c, capName(c))}
+}
+
+// deny is the refusal of a judge request for capability c, or nil when the scorer declared
+// c and the call has a judge.
+func deny(info sdk.Info, j sdk.Judge, c sdk.Capability) *pluginpb.Error {
+	if e := denyCap(info, c); e != nil {
+		return e
+	}
+	if j == nil {
+		return &pluginpb.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf(
+			"judge denied: the host gave scorer %q no judge for this call; it must return sdk.NoJudge when sdk.Call.Judge is nil", info.Name)}
+	}
+	return nil
 }
 
 func capName(c sdk.Capability) string {
@@ -75,44 +94,66 @@ func callContext(call judgeCall, rpc context.Context) (context.Context, context.
 }
 
 func (s *judgeServer) Complete(rpc context.Context, req *pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error) {
-	call, deny := s.allow(req.GetCall(), sdk.CapJudge)
-	if deny != nil {
-		return &pluginpb.CompleteResponse{Error: deny}, nil
+	if e := denyCap(s.info, sdk.CapJudge); e != nil {
+		return &pluginpb.CompleteResponse{Error: e}, nil
+	}
+	call, e := s.lookup(req.GetCall())
+	if e != nil {
+		return &pluginpb.CompleteResponse{Error: e}, nil
+	}
+	ctx, cancel := callContext(call, rpc)
+	defer cancel()
+	return complete(ctx, s.info, call.judge, req), nil
+}
+
+func (s *judgeServer) Embed(rpc context.Context, req *pluginpb.EmbedRequest) (*pluginpb.EmbedResponse, error) {
+	if e := denyCap(s.info, sdk.CapEmbed); e != nil {
+		return &pluginpb.EmbedResponse{Error: e}, nil
+	}
+	call, e := s.lookup(req.GetCall())
+	if e != nil {
+		return &pluginpb.EmbedResponse{Error: e}, nil
+	}
+	ctx, cancel := callContext(call, rpc)
+	defer cancel()
+	return embed(ctx, s.info, call.judge, req), nil
+}
+
+// complete runs a plugin's batch of completions on j, after the capability check.
+func complete(ctx context.Context, info sdk.Info, j sdk.Judge, req *pluginpb.CompleteRequest) *pluginpb.CompleteResponse {
+	if e := deny(info, j, sdk.CapJudge); e != nil {
+		return &pluginpb.CompleteResponse{Error: e}
 	}
 	var reqs []sdk.CompletionRequest
 	if err := json.Unmarshal(req.GetRequestsJson(), &reqs); err != nil {
 		return &pluginpb.CompleteResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError,
-			Message: "decode judge requests: " + err.Error() + "; send a JSON array of sdk.CompletionRequest"}}, nil
+			Message: "decode judge requests: " + err.Error() + "; send a JSON array of sdk.CompletionRequest"}}
 	}
-	ctx, cancel := callContext(call, rpc)
-	defer cancel()
-	out, err := call.judge.Complete(ctx, reqs)
+	out, err := j.Complete(ctx, reqs)
 	if err != nil {
-		return &pluginpb.CompleteResponse{Error: judgeErr(err)}, nil
+		return &pluginpb.CompleteResponse{Error: judgeErr(err)}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return &pluginpb.CompleteResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError, Message: "encode judge responses: " + err.Error()}}, nil
+		return &pluginpb.CompleteResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError, Message: "encode judge responses: " + err.Error()}}
 	}
-	return &pluginpb.CompleteResponse{ResponsesJson: b}, nil
+	return &pluginpb.CompleteResponse{ResponsesJson: b}
 }
 
-func (s *judgeServer) Embed(rpc context.Context, req *pluginpb.EmbedRequest) (*pluginpb.EmbedResponse, error) {
-	call, deny := s.allow(req.GetCall(), sdk.CapEmbed)
-	if deny != nil {
-		return &pluginpb.EmbedResponse{Error: deny}, nil
+// embed runs a plugin's batch of embeddings on j, after the capability check.
+func embed(ctx context.Context, info sdk.Info, j sdk.Judge, req *pluginpb.EmbedRequest) *pluginpb.EmbedResponse {
+	if e := deny(info, j, sdk.CapEmbed); e != nil {
+		return &pluginpb.EmbedResponse{Error: e}
 	}
-	ctx, cancel := callContext(call, rpc)
-	defer cancel()
-	vecs, err := call.judge.Embed(ctx, req.GetTexts())
+	vecs, err := j.Embed(ctx, req.GetTexts())
 	if err != nil {
-		return &pluginpb.EmbedResponse{Error: judgeErr(err)}, nil
+		return &pluginpb.EmbedResponse{Error: judgeErr(err)}
 	}
 	out := make([]*pluginpb.Vector, len(vecs))
 	for i, v := range vecs {
 		out[i] = &pluginpb.Vector{Values: v}
 	}
-	return &pluginpb.EmbedResponse{Vectors: out}, nil
+	return &pluginpb.EmbedResponse{Vectors: out}
 }
 
 // judgeErr keeps the code of an *sdk.Error (limit_exceeded for a spent budget ...);

@@ -165,7 +165,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 // the end of the test.
 func loadProbes(t testing.TB, m host.Manifest) map[string]host.Plugin {
 	t.Helper()
-	ps, err := Load(context.Background(), m, testOptions(t))
+	return loadProbesWith(t, m, testOptions(t))
+}
+
+func loadProbesWith(t testing.TB, m host.Manifest, opts Options) map[string]host.Plugin {
+	t.Helper()
+	ps, err := Load(context.Background(), m, opts)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -196,6 +201,23 @@ func pids(b host.Backend) []int {
 		out = append(out, pr.pid)
 	}
 	return out
+}
+
+// transports are the two ways a call travels: the Session stream (judge requests on the
+// stream) and unary calls (judge requests through the GRPCBroker).
+var transports = []struct {
+	name  string
+	unary bool
+}{{"session", false}, {"unary", true}}
+
+func forTransports(t *testing.T, f func(t *testing.T, opts Options)) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			opts := testOptions(t)
+			opts.Unary = tr.unary
+			f(t, opts)
+		})
+	}
 }
 
 // gone reports whether no process has pid any more (the host killed and reaped it).
@@ -272,8 +294,10 @@ func TestConfigRefused(t *testing.T) {
 
 // TestCrashMidCall: the call that crashed is failed, its process is gone, the next call
 // runs in a fresh process.
-func TestCrashMidCall(t *testing.T) {
-	ps := loadProbes(t, testManifest(t, "serve"))
+func TestCrashMidCall(t *testing.T) { forTransports(t, testCrashMidCall) }
+
+func testCrashMidCall(t *testing.T, opts Options) {
+	ps := loadProbesWith(t, testManifest(t, "serve"), opts)
 	b := open(t, ps["probe"], "")
 	before := pids(b)
 	_, err := b.Score(context.Background(), &sdk.Run{Input: "crash"}, nil)
@@ -295,7 +319,9 @@ func TestCrashMidCall(t *testing.T) {
 }
 
 // TestHang: a plugin that ignores its deadline is killed at the deadline.
-func TestHang(t *testing.T) {
+func TestHang(t *testing.T) { forTransports(t, testHang) }
+
+func testHang(t *testing.T, opts Options) {
 	for _, tc := range []struct {
 		name  string
 		limit int
@@ -307,7 +333,7 @@ func TestHang(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := testManifest(t, "serve")
 			m.Limits.TimeoutMS = tc.limit
-			ps := loadProbes(t, m)
+			ps := loadProbesWith(t, m, opts)
 			b := open(t, ps["probe"], "")
 			before := pids(b)
 			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)
@@ -439,8 +465,10 @@ func (j *fakeJudge) Embed(ctx context.Context, texts []string) ([][]float32, err
 // TestJudge is an allowed/denied pair: the scorer that declared the judge reaches the
 // host's judge (with the call's context); the one that did not is denied, and the host's
 // judge is never called for it.
-func TestJudge(t *testing.T) {
-	ps := loadProbes(t, testManifest(t, "serve"))
+func TestJudge(t *testing.T) { forTransports(t, testJudge) }
+
+func testJudge(t *testing.T, opts Options) {
+	ps := loadProbesWith(t, testManifest(t, "serve"), opts)
 	ctx := context.WithValue(context.Background(), tenantKey{}, "tenant-a")
 
 	t.Run("allowed", func(t *testing.T) {

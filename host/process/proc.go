@@ -33,6 +33,10 @@ type proc struct {
 	judgeOnce sync.Once
 	judgeID   uint32
 	judges    *judgeServer
+
+	// stream is the Session, opened by the first call; ended by cancelling its context.
+	stream    pluginpb.Scorer_SessionClient
+	endStream context.CancelFunc
 }
 
 // start starts the artifact and connects to it. go-plugin checks the sha256 (SecureConfig)
@@ -122,13 +126,71 @@ func (p *proc) judgeServer(scorer sdk.Info) (uint32, *judgeServer) {
 	return p.judgeID, p.judges
 }
 
+// session sends one call on the process's Session and answers the judge requests the
+// plugin makes during it, until the plugin's response.
+func (p *proc) session(ctx context.Context, info sdk.Info, req *pluginpb.ScoreRequest, judge sdk.Judge) (*pluginpb.ScoreResponse, error) {
+	if p.stream == nil {
+		sctx, cancel := context.WithCancel(context.Background())
+		st, err := p.conn.Scorer.Session(sctx)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		p.stream, p.endStream = st, cancel
+	}
+	if d, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixNano = d.UnixNano()
+	}
+	req.SessionJudge = judge != nil
+	// The stream has no per-call deadline: a plugin still busy at the deadline is killed,
+	// which ends the stream and the Recv below.
+	stop := context.AfterFunc(ctx, p.signalKill)
+	defer stop()
+	if err := p.stream.Send(&pluginpb.HostMessage{Msg: &pluginpb.HostMessage_Score{Score: req}}); err != nil {
+		return nil, err
+	}
+	for {
+		msg, err := p.stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		var reply *pluginpb.HostMessage
+		switch m := msg.GetMsg().(type) {
+		case *pluginpb.PluginMessage_Score:
+			return m.Score, nil
+		case *pluginpb.PluginMessage_Complete:
+			reply = &pluginpb.HostMessage{Msg: &pluginpb.HostMessage_Complete{Complete: complete(ctx, info, judge, m.Complete)}}
+		case *pluginpb.PluginMessage_Embed:
+			reply = &pluginpb.HostMessage{Msg: &pluginpb.HostMessage_Embed{Embed: embed(ctx, info, judge, m.Embed)}}
+		default:
+			return nil, fmt.Errorf("session: unexpected message %T from the plugin", m)
+		}
+		if err := p.stream.Send(reply); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// signalKill kills the process without waiting or cleaning up.
+func (p *proc) signalKill() {
+	if pr, err := os.FindProcess(p.pid); err == nil && p.pid > 0 {
+		_ = pr.Kill()
+	}
+}
+
 // stop asks the plugin to exit and waits for it (go-plugin kills it after 2s).
-func (p *proc) stop() { p.client.Kill() }
+func (p *proc) stop() {
+	if p.endStream != nil {
+		p.endStream()
+	}
+	p.client.Kill()
+}
 
 // kill kills the process at once, for a plugin that may be spinning, then cleans up.
 func (p *proc) kill() {
-	if pr, err := os.FindProcess(p.pid); err == nil && p.pid > 0 {
-		_ = pr.Kill()
+	p.signalKill()
+	if p.endStream != nil {
+		p.endStream()
 	}
 	p.client.Kill()
 }

@@ -20,6 +20,11 @@
 //     carries an id that the host maps to the caller's judge, tenant context and the
 //     capabilities the scorer declared, so a plugin holds no API key and cannot use a
 //     capability it did not declare.
+//   - Calls travel on one gRPC stream per process (Session) when the plugin offers it, and
+//     so do the judge requests inside a call and their answers: a message on an open stream
+//     costs less than a unary call, and a callback less than a broker round trip. Plugins
+//     that only serve unary calls (the Node example) get unary Score calls and the broker
+//     Judge service.
 //   - A call that misses its deadline kills its process (SIGKILL): the plugin may be spinning
 //     and a graceful shutdown would wait. The failed call is failed; the next call starts a
 //     fresh process.
@@ -52,6 +57,10 @@ type Options struct {
 	// StartTimeout bounds the start of one plugin process, up to its handshake line.
 	// Optional. Default is 10s.
 	StartTimeout time.Duration
+	// Unary makes every call a unary Score call, with judge requests on the Judge service
+	// the host serves through the GRPCBroker, even when the plugin offers a Session.
+	// Optional. Default is false: a Session when the plugin offers one (Go plugins do).
+	Unary bool
 }
 
 // DefaultStartTimeout is the start timeout when Options.StartTimeout is zero.
@@ -73,6 +82,8 @@ type artifact struct {
 	sum  []byte
 	opts Options
 	log  *slog.Logger
+	// session: the plugin offers the Session stream and Options.Unary is false.
+	session bool
 }
 
 // Load starts the plugin executable of m once to read the scorers it carries, stops it,
@@ -105,6 +116,7 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %s: info: %w", m.Name, err)
 	}
+	a.session = resp.GetSession() && !opts.Unary
 	var infos []sdk.Info
 	if err := json.Unmarshal(resp.GetInfosJson(), &infos); err != nil {
 		return nil, fmt.Errorf("load plugin %s: info: decode: %w; the plugin must answer Info with a JSON array of sdk.Info", m.Name, err)

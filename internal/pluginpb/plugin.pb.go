@@ -123,7 +123,9 @@ func (*InfoRequest) Descriptor() ([]byte, []int) {
 type InfoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// infos_json is a JSON array of sdk.Info, one per scorer.
-	InfosJson     []byte `protobuf:"bytes,1,opt,name=infos_json,json=infosJson,proto3" json:"infos_json,omitempty"`
+	InfosJson []byte `protobuf:"bytes,1,opt,name=infos_json,json=infosJson,proto3" json:"infos_json,omitempty"`
+	// session is true when the plugin serves Session.
+	Session       bool `protobuf:"varint,2,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -163,6 +165,13 @@ func (x *InfoResponse) GetInfosJson() []byte {
 		return x.InfosJson
 	}
 	return nil
+}
+
+func (x *InfoResponse) GetSession() bool {
+	if x != nil {
+		return x.Session
+	}
+	return false
 }
 
 type ConfigureRequest struct {
@@ -282,7 +291,13 @@ type ScoreRequest struct {
 	// gets no judge for this call (sdk.Call.Judge is nil).
 	JudgeBrokerId uint32 `protobuf:"varint,3,opt,name=judge_broker_id,json=judgeBrokerId,proto3" json:"judge_broker_id,omitempty"`
 	// call is the id the plugin quotes in its Judge requests for this call.
-	Call          uint64 `protobuf:"varint,4,opt,name=call,proto3" json:"call,omitempty"`
+	Call uint64 `protobuf:"varint,4,opt,name=call,proto3" json:"call,omitempty"`
+	// deadline_unix_nano is the call's deadline (0: none). On Session, where gRPC carries no
+	// per-call deadline, the plugin gives it to the scorer's context.
+	DeadlineUnixNano int64 `protobuf:"varint,5,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	// session_judge, on Session, says the scorer gets a judge whose requests travel on the
+	// stream (judge_broker_id is then 0).
+	SessionJudge  bool `protobuf:"varint,6,opt,name=session_judge,json=sessionJudge,proto3" json:"session_judge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +358,20 @@ func (x *ScoreRequest) GetCall() uint64 {
 		return x.Call
 	}
 	return 0
+}
+
+func (x *ScoreRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
+}
+
+func (x *ScoreRequest) GetSessionJudge() bool {
+	if x != nil {
+		return x.SessionJudge
+	}
+	return false
 }
 
 type ScoreResponse struct {
@@ -479,6 +508,204 @@ func (*ReleaseResponse) Descriptor() ([]byte, []int) {
 	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
+// HostMessage is what the host sends on a Session.
+type HostMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*HostMessage_Score
+	//	*HostMessage_Complete
+	//	*HostMessage_Embed
+	Msg           isHostMessage_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostMessage) Reset() {
+	*x = HostMessage{}
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostMessage) ProtoMessage() {}
+
+func (x *HostMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostMessage.ProtoReflect.Descriptor instead.
+func (*HostMessage) Descriptor() ([]byte, []int) {
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *HostMessage) GetMsg() isHostMessage_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *HostMessage) GetScore() *ScoreRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*HostMessage_Score); ok {
+			return x.Score
+		}
+	}
+	return nil
+}
+
+func (x *HostMessage) GetComplete() *CompleteResponse {
+	if x != nil {
+		if x, ok := x.Msg.(*HostMessage_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *HostMessage) GetEmbed() *EmbedResponse {
+	if x != nil {
+		if x, ok := x.Msg.(*HostMessage_Embed); ok {
+			return x.Embed
+		}
+	}
+	return nil
+}
+
+type isHostMessage_Msg interface {
+	isHostMessage_Msg()
+}
+
+type HostMessage_Score struct {
+	Score *ScoreRequest `protobuf:"bytes,1,opt,name=score,proto3,oneof"`
+}
+
+type HostMessage_Complete struct {
+	Complete *CompleteResponse `protobuf:"bytes,2,opt,name=complete,proto3,oneof"`
+}
+
+type HostMessage_Embed struct {
+	Embed *EmbedResponse `protobuf:"bytes,3,opt,name=embed,proto3,oneof"`
+}
+
+func (*HostMessage_Score) isHostMessage_Msg() {}
+
+func (*HostMessage_Complete) isHostMessage_Msg() {}
+
+func (*HostMessage_Embed) isHostMessage_Msg() {}
+
+// PluginMessage is what the plugin sends on a Session.
+type PluginMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*PluginMessage_Score
+	//	*PluginMessage_Complete
+	//	*PluginMessage_Embed
+	Msg           isPluginMessage_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginMessage) Reset() {
+	*x = PluginMessage{}
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginMessage) ProtoMessage() {}
+
+func (x *PluginMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginMessage.ProtoReflect.Descriptor instead.
+func (*PluginMessage) Descriptor() ([]byte, []int) {
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PluginMessage) GetMsg() isPluginMessage_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *PluginMessage) GetScore() *ScoreResponse {
+	if x != nil {
+		if x, ok := x.Msg.(*PluginMessage_Score); ok {
+			return x.Score
+		}
+	}
+	return nil
+}
+
+func (x *PluginMessage) GetComplete() *CompleteRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*PluginMessage_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *PluginMessage) GetEmbed() *EmbedRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*PluginMessage_Embed); ok {
+			return x.Embed
+		}
+	}
+	return nil
+}
+
+type isPluginMessage_Msg interface {
+	isPluginMessage_Msg()
+}
+
+type PluginMessage_Score struct {
+	Score *ScoreResponse `protobuf:"bytes,1,opt,name=score,proto3,oneof"`
+}
+
+type PluginMessage_Complete struct {
+	Complete *CompleteRequest `protobuf:"bytes,2,opt,name=complete,proto3,oneof"`
+}
+
+type PluginMessage_Embed struct {
+	Embed *EmbedRequest `protobuf:"bytes,3,opt,name=embed,proto3,oneof"`
+}
+
+func (*PluginMessage_Score) isPluginMessage_Msg() {}
+
+func (*PluginMessage_Complete) isPluginMessage_Msg() {}
+
+func (*PluginMessage_Embed) isPluginMessage_Msg() {}
+
 type CompleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// call is ScoreRequest.call of the call this request is made for.
@@ -491,7 +718,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +730,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +743,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompleteRequest) GetCall() uint64 {
@@ -545,7 +772,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +784,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +797,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CompleteResponse) GetResponsesJson() []byte {
@@ -597,7 +824,7 @@ type EmbedRequest struct {
 
 func (x *EmbedRequest) Reset() {
 	*x = EmbedRequest{}
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +836,7 @@ func (x *EmbedRequest) String() string {
 func (*EmbedRequest) ProtoMessage() {}
 
 func (x *EmbedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +849,7 @@ func (x *EmbedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbedRequest.ProtoReflect.Descriptor instead.
 func (*EmbedRequest) Descriptor() ([]byte, []int) {
-	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EmbedRequest) GetCall() uint64 {
@@ -648,7 +875,7 @@ type Vector struct {
 
 func (x *Vector) Reset() {
 	*x = Vector{}
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +887,7 @@ func (x *Vector) String() string {
 func (*Vector) ProtoMessage() {}
 
 func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +900,7 @@ func (x *Vector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vector.ProtoReflect.Descriptor instead.
 func (*Vector) Descriptor() ([]byte, []int) {
-	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Vector) GetValues() []float32 {
@@ -693,7 +920,7 @@ type EmbedResponse struct {
 
 func (x *EmbedResponse) Reset() {
 	*x = EmbedResponse{}
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +932,7 @@ func (x *EmbedResponse) String() string {
 func (*EmbedResponse) ProtoMessage() {}
 
 func (x *EmbedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_scorekit_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +945,7 @@ func (x *EmbedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbedResponse.ProtoReflect.Descriptor instead.
 func (*EmbedResponse) Descriptor() ([]byte, []int) {
-	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_scorekit_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EmbedResponse) GetVectors() []*Vector {
@@ -743,29 +970,42 @@ const file_scorekit_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\r\n" +
-	"\vInfoRequest\"-\n" +
+	"\vInfoRequest\"G\n" +
 	"\fInfoResponse\x12\x1d\n" +
 	"\n" +
-	"infos_json\x18\x01 \x01(\fR\tinfosJson\"K\n" +
+	"infos_json\x18\x01 \x01(\fR\tinfosJson\x12\x18\n" +
+	"\asession\x18\x02 \x01(\bR\asession\"K\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06scorer\x18\x01 \x01(\tR\x06scorer\x12\x1f\n" +
 	"\vconfig_json\x18\x02 \x01(\fR\n" +
 	"configJson\"`\n" +
 	"\x11ConfigureResponse\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12/\n" +
-	"\x05error\x18\x02 \x01(\v2\x19.scorekit.plugin.v1.ErrorR\x05error\"\x81\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x19.scorekit.plugin.v1.ErrorR\x05error\"\xd4\x01\n" +
 	"\fScoreRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\x12\x19\n" +
 	"\brun_json\x18\x02 \x01(\fR\arunJson\x12&\n" +
 	"\x0fjudge_broker_id\x18\x03 \x01(\rR\rjudgeBrokerId\x12\x12\n" +
-	"\x04call\x18\x04 \x01(\x04R\x04call\"a\n" +
+	"\x04call\x18\x04 \x01(\x04R\x04call\x12,\n" +
+	"\x12deadline_unix_nano\x18\x05 \x01(\x03R\x10deadlineUnixNano\x12#\n" +
+	"\rsession_judge\x18\x06 \x01(\bR\fsessionJudge\"a\n" +
 	"\rScoreResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\fR\n" +
 	"resultJson\x12/\n" +
 	"\x05error\x18\x02 \x01(\v2\x19.scorekit.plugin.v1.ErrorR\x05error\",\n" +
 	"\x0eReleaseRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\x04R\binstance\"\x11\n" +
-	"\x0fReleaseResponse\"J\n" +
+	"\x0fReleaseResponse\"\xcd\x01\n" +
+	"\vHostMessage\x128\n" +
+	"\x05score\x18\x01 \x01(\v2 .scorekit.plugin.v1.ScoreRequestH\x00R\x05score\x12B\n" +
+	"\bcomplete\x18\x02 \x01(\v2$.scorekit.plugin.v1.CompleteResponseH\x00R\bcomplete\x129\n" +
+	"\x05embed\x18\x03 \x01(\v2!.scorekit.plugin.v1.EmbedResponseH\x00R\x05embedB\x05\n" +
+	"\x03msg\"\xce\x01\n" +
+	"\rPluginMessage\x129\n" +
+	"\x05score\x18\x01 \x01(\v2!.scorekit.plugin.v1.ScoreResponseH\x00R\x05score\x12A\n" +
+	"\bcomplete\x18\x02 \x01(\v2#.scorekit.plugin.v1.CompleteRequestH\x00R\bcomplete\x128\n" +
+	"\x05embed\x18\x03 \x01(\v2 .scorekit.plugin.v1.EmbedRequestH\x00R\x05embedB\x05\n" +
+	"\x03msg\"J\n" +
 	"\x0fCompleteRequest\x12\x12\n" +
 	"\x04call\x18\x01 \x01(\x04R\x04call\x12#\n" +
 	"\rrequests_json\x18\x02 \x01(\fR\frequestsJson\"j\n" +
@@ -779,12 +1019,13 @@ const file_scorekit_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06values\x18\x01 \x03(\x02R\x06values\"v\n" +
 	"\rEmbedResponse\x124\n" +
 	"\avectors\x18\x01 \x03(\v2\x1a.scorekit.plugin.v1.VectorR\avectors\x12/\n" +
-	"\x05error\x18\x02 \x01(\v2\x19.scorekit.plugin.v1.ErrorR\x05error2\xcf\x02\n" +
+	"\x05error\x18\x02 \x01(\v2\x19.scorekit.plugin.v1.ErrorR\x05error2\xa2\x03\n" +
 	"\x06Scorer\x12I\n" +
 	"\x04Info\x12\x1f.scorekit.plugin.v1.InfoRequest\x1a .scorekit.plugin.v1.InfoResponse\x12X\n" +
 	"\tConfigure\x12$.scorekit.plugin.v1.ConfigureRequest\x1a%.scorekit.plugin.v1.ConfigureResponse\x12L\n" +
 	"\x05Score\x12 .scorekit.plugin.v1.ScoreRequest\x1a!.scorekit.plugin.v1.ScoreResponse\x12R\n" +
-	"\aRelease\x12\".scorekit.plugin.v1.ReleaseRequest\x1a#.scorekit.plugin.v1.ReleaseResponse2\xac\x01\n" +
+	"\aRelease\x12\".scorekit.plugin.v1.ReleaseRequest\x1a#.scorekit.plugin.v1.ReleaseResponse\x12Q\n" +
+	"\aSession\x12\x1f.scorekit.plugin.v1.HostMessage\x1a!.scorekit.plugin.v1.PluginMessage(\x010\x012\xac\x01\n" +
 	"\x05Judge\x12U\n" +
 	"\bComplete\x12#.scorekit.plugin.v1.CompleteRequest\x1a$.scorekit.plugin.v1.CompleteResponse\x12L\n" +
 	"\x05Embed\x12 .scorekit.plugin.v1.EmbedRequest\x1a!.scorekit.plugin.v1.EmbedResponseB0Z.github.com/scorekit/scorekit/internal/pluginpbb\x06proto3"
@@ -801,7 +1042,7 @@ func file_scorekit_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_scorekit_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_scorekit_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_scorekit_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_scorekit_plugin_v1_plugin_proto_goTypes = []any{
 	(*Error)(nil),             // 0: scorekit.plugin.v1.Error
 	(*InfoRequest)(nil),       // 1: scorekit.plugin.v1.InfoRequest
@@ -812,35 +1053,45 @@ var file_scorekit_plugin_v1_plugin_proto_goTypes = []any{
 	(*ScoreResponse)(nil),     // 6: scorekit.plugin.v1.ScoreResponse
 	(*ReleaseRequest)(nil),    // 7: scorekit.plugin.v1.ReleaseRequest
 	(*ReleaseResponse)(nil),   // 8: scorekit.plugin.v1.ReleaseResponse
-	(*CompleteRequest)(nil),   // 9: scorekit.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),  // 10: scorekit.plugin.v1.CompleteResponse
-	(*EmbedRequest)(nil),      // 11: scorekit.plugin.v1.EmbedRequest
-	(*Vector)(nil),            // 12: scorekit.plugin.v1.Vector
-	(*EmbedResponse)(nil),     // 13: scorekit.plugin.v1.EmbedResponse
+	(*HostMessage)(nil),       // 9: scorekit.plugin.v1.HostMessage
+	(*PluginMessage)(nil),     // 10: scorekit.plugin.v1.PluginMessage
+	(*CompleteRequest)(nil),   // 11: scorekit.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),  // 12: scorekit.plugin.v1.CompleteResponse
+	(*EmbedRequest)(nil),      // 13: scorekit.plugin.v1.EmbedRequest
+	(*Vector)(nil),            // 14: scorekit.plugin.v1.Vector
+	(*EmbedResponse)(nil),     // 15: scorekit.plugin.v1.EmbedResponse
 }
 var file_scorekit_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: scorekit.plugin.v1.ConfigureResponse.error:type_name -> scorekit.plugin.v1.Error
 	0,  // 1: scorekit.plugin.v1.ScoreResponse.error:type_name -> scorekit.plugin.v1.Error
-	0,  // 2: scorekit.plugin.v1.CompleteResponse.error:type_name -> scorekit.plugin.v1.Error
-	12, // 3: scorekit.plugin.v1.EmbedResponse.vectors:type_name -> scorekit.plugin.v1.Vector
-	0,  // 4: scorekit.plugin.v1.EmbedResponse.error:type_name -> scorekit.plugin.v1.Error
-	1,  // 5: scorekit.plugin.v1.Scorer.Info:input_type -> scorekit.plugin.v1.InfoRequest
-	3,  // 6: scorekit.plugin.v1.Scorer.Configure:input_type -> scorekit.plugin.v1.ConfigureRequest
-	5,  // 7: scorekit.plugin.v1.Scorer.Score:input_type -> scorekit.plugin.v1.ScoreRequest
-	7,  // 8: scorekit.plugin.v1.Scorer.Release:input_type -> scorekit.plugin.v1.ReleaseRequest
-	9,  // 9: scorekit.plugin.v1.Judge.Complete:input_type -> scorekit.plugin.v1.CompleteRequest
-	11, // 10: scorekit.plugin.v1.Judge.Embed:input_type -> scorekit.plugin.v1.EmbedRequest
-	2,  // 11: scorekit.plugin.v1.Scorer.Info:output_type -> scorekit.plugin.v1.InfoResponse
-	4,  // 12: scorekit.plugin.v1.Scorer.Configure:output_type -> scorekit.plugin.v1.ConfigureResponse
-	6,  // 13: scorekit.plugin.v1.Scorer.Score:output_type -> scorekit.plugin.v1.ScoreResponse
-	8,  // 14: scorekit.plugin.v1.Scorer.Release:output_type -> scorekit.plugin.v1.ReleaseResponse
-	10, // 15: scorekit.plugin.v1.Judge.Complete:output_type -> scorekit.plugin.v1.CompleteResponse
-	13, // 16: scorekit.plugin.v1.Judge.Embed:output_type -> scorekit.plugin.v1.EmbedResponse
-	11, // [11:17] is the sub-list for method output_type
-	5,  // [5:11] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	5,  // 2: scorekit.plugin.v1.HostMessage.score:type_name -> scorekit.plugin.v1.ScoreRequest
+	12, // 3: scorekit.plugin.v1.HostMessage.complete:type_name -> scorekit.plugin.v1.CompleteResponse
+	15, // 4: scorekit.plugin.v1.HostMessage.embed:type_name -> scorekit.plugin.v1.EmbedResponse
+	6,  // 5: scorekit.plugin.v1.PluginMessage.score:type_name -> scorekit.plugin.v1.ScoreResponse
+	11, // 6: scorekit.plugin.v1.PluginMessage.complete:type_name -> scorekit.plugin.v1.CompleteRequest
+	13, // 7: scorekit.plugin.v1.PluginMessage.embed:type_name -> scorekit.plugin.v1.EmbedRequest
+	0,  // 8: scorekit.plugin.v1.CompleteResponse.error:type_name -> scorekit.plugin.v1.Error
+	14, // 9: scorekit.plugin.v1.EmbedResponse.vectors:type_name -> scorekit.plugin.v1.Vector
+	0,  // 10: scorekit.plugin.v1.EmbedResponse.error:type_name -> scorekit.plugin.v1.Error
+	1,  // 11: scorekit.plugin.v1.Scorer.Info:input_type -> scorekit.plugin.v1.InfoRequest
+	3,  // 12: scorekit.plugin.v1.Scorer.Configure:input_type -> scorekit.plugin.v1.ConfigureRequest
+	5,  // 13: scorekit.plugin.v1.Scorer.Score:input_type -> scorekit.plugin.v1.ScoreRequest
+	7,  // 14: scorekit.plugin.v1.Scorer.Release:input_type -> scorekit.plugin.v1.ReleaseRequest
+	9,  // 15: scorekit.plugin.v1.Scorer.Session:input_type -> scorekit.plugin.v1.HostMessage
+	11, // 16: scorekit.plugin.v1.Judge.Complete:input_type -> scorekit.plugin.v1.CompleteRequest
+	13, // 17: scorekit.plugin.v1.Judge.Embed:input_type -> scorekit.plugin.v1.EmbedRequest
+	2,  // 18: scorekit.plugin.v1.Scorer.Info:output_type -> scorekit.plugin.v1.InfoResponse
+	4,  // 19: scorekit.plugin.v1.Scorer.Configure:output_type -> scorekit.plugin.v1.ConfigureResponse
+	6,  // 20: scorekit.plugin.v1.Scorer.Score:output_type -> scorekit.plugin.v1.ScoreResponse
+	8,  // 21: scorekit.plugin.v1.Scorer.Release:output_type -> scorekit.plugin.v1.ReleaseResponse
+	10, // 22: scorekit.plugin.v1.Scorer.Session:output_type -> scorekit.plugin.v1.PluginMessage
+	12, // 23: scorekit.plugin.v1.Judge.Complete:output_type -> scorekit.plugin.v1.CompleteResponse
+	15, // 24: scorekit.plugin.v1.Judge.Embed:output_type -> scorekit.plugin.v1.EmbedResponse
+	18, // [18:25] is the sub-list for method output_type
+	11, // [11:18] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_scorekit_plugin_v1_plugin_proto_init() }
@@ -848,13 +1099,23 @@ func file_scorekit_plugin_v1_plugin_proto_init() {
 	if File_scorekit_plugin_v1_plugin_proto != nil {
 		return
 	}
+	file_scorekit_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{
+		(*HostMessage_Score)(nil),
+		(*HostMessage_Complete)(nil),
+		(*HostMessage_Embed)(nil),
+	}
+	file_scorekit_plugin_v1_plugin_proto_msgTypes[10].OneofWrappers = []any{
+		(*PluginMessage_Score)(nil),
+		(*PluginMessage_Complete)(nil),
+		(*PluginMessage_Embed)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scorekit_plugin_v1_plugin_proto_rawDesc), len(file_scorekit_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

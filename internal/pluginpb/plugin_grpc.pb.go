@@ -33,6 +33,7 @@ const (
 	Scorer_Configure_FullMethodName = "/scorekit.plugin.v1.Scorer/Configure"
 	Scorer_Score_FullMethodName     = "/scorekit.plugin.v1.Scorer/Score"
 	Scorer_Release_FullMethodName   = "/scorekit.plugin.v1.Scorer/Release"
+	Scorer_Session_FullMethodName   = "/scorekit.plugin.v1.Scorer/Session"
 )
 
 // ScorerClient is the client API for Scorer service.
@@ -49,6 +50,11 @@ type ScorerClient interface {
 	Score(ctx context.Context, in *ScoreRequest, opts ...grpc.CallOption) (*ScoreResponse, error)
 	// Release drops an instance (calls its Close when it has one).
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
+	// Session is the fast path a plugin may offer (InfoResponse.session): one stream per
+	// process that carries Score calls and, inside a call, the plugin's judge requests and
+	// the host's answers, so neither costs a new gRPC call. The host sends a ScoreRequest
+	// and waits for the ScoreResponse; one call at a time per stream.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostMessage, PluginMessage], error)
 }
 
 type scorerClient struct {
@@ -99,6 +105,19 @@ func (c *scorerClient) Release(ctx context.Context, in *ReleaseRequest, opts ...
 	return out, nil
 }
 
+func (c *scorerClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostMessage, PluginMessage], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Scorer_ServiceDesc.Streams[0], Scorer_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HostMessage, PluginMessage]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Scorer_SessionClient = grpc.BidiStreamingClient[HostMessage, PluginMessage]
+
 // ScorerServer is the server API for Scorer service.
 // All implementations must embed UnimplementedScorerServer
 // for forward compatibility.
@@ -113,6 +132,11 @@ type ScorerServer interface {
 	Score(context.Context, *ScoreRequest) (*ScoreResponse, error)
 	// Release drops an instance (calls its Close when it has one).
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
+	// Session is the fast path a plugin may offer (InfoResponse.session): one stream per
+	// process that carries Score calls and, inside a call, the plugin's judge requests and
+	// the host's answers, so neither costs a new gRPC call. The host sends a ScoreRequest
+	// and waits for the ScoreResponse; one call at a time per stream.
+	Session(grpc.BidiStreamingServer[HostMessage, PluginMessage]) error
 	mustEmbedUnimplementedScorerServer()
 }
 
@@ -134,6 +158,9 @@ func (UnimplementedScorerServer) Score(context.Context, *ScoreRequest) (*ScoreRe
 }
 func (UnimplementedScorerServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedScorerServer) Session(grpc.BidiStreamingServer[HostMessage, PluginMessage]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedScorerServer) mustEmbedUnimplementedScorerServer() {}
 func (UnimplementedScorerServer) testEmbeddedByValue()                {}
@@ -228,6 +255,13 @@ func _Scorer_Release_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scorer_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ScorerServer).Session(&grpc.GenericServerStream[HostMessage, PluginMessage]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Scorer_SessionServer = grpc.BidiStreamingServer[HostMessage, PluginMessage]
+
 // Scorer_ServiceDesc is the grpc.ServiceDesc for Scorer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,7 +286,14 @@ var Scorer_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Scorer_Release_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Session",
+			Handler:       _Scorer_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "scorekit/plugin/v1/plugin.proto",
 }
 

@@ -3,14 +3,17 @@ package pluginrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/scorekit/scorekit/internal/pluginpb"
@@ -74,7 +77,7 @@ func newServer(broker *plugin.GRPCBroker, factories []func() sdk.Scorer) (*serve
 }
 
 func (s *server) Info(context.Context, *pluginpb.InfoRequest) (*pluginpb.InfoResponse, error) {
-	return &pluginpb.InfoResponse{InfosJson: s.infos}, nil
+	return &pluginpb.InfoResponse{InfosJson: s.infos, Session: true}, nil
 }
 
 func (s *server) Configure(_ context.Context, req *pluginpb.ConfigureRequest) (*pluginpb.ConfigureResponse, error) {
@@ -103,6 +106,38 @@ func (s *server) Configure(_ context.Context, req *pluginpb.ConfigureRequest) (*
 }
 
 func (s *server) Score(ctx context.Context, req *pluginpb.ScoreRequest) (*pluginpb.ScoreResponse, error) {
+	return s.score(ctx, req, nil), nil
+}
+
+// Session serves Score calls on one stream, one at a time; a scorer's judge requests go
+// out on the same stream and its answers come back on it.
+func (s *server) Session(stream pluginpb.Scorer_SessionServer) error {
+	sj := &streamJudge{stream: stream}
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		req := msg.GetScore()
+		if req == nil {
+			return status.Errorf(codes.InvalidArgument, "session: got %T between calls, want a score request", msg.GetMsg())
+		}
+		ctx, cancel := stream.Context(), context.CancelFunc(func() {})
+		if d := req.GetDeadlineUnixNano(); d != 0 {
+			ctx, cancel = context.WithDeadline(ctx, time.Unix(0, d))
+		}
+		resp := s.score(ctx, req, sj)
+		cancel()
+		if err := stream.Send(&pluginpb.PluginMessage{Msg: &pluginpb.PluginMessage_Score{Score: resp}}); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *server) score(ctx context.Context, req *pluginpb.ScoreRequest, sj *streamJudge) *pluginpb.ScoreResponse {
 	s.mu.Lock()
 	sc, ok := s.instances[req.GetInstance()]
 	s.mu.Unlock()
@@ -110,28 +145,31 @@ func (s *server) Score(ctx context.Context, req *pluginpb.ScoreRequest) (*plugin
 		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{
 			Code:    sdk.CodeUnavailable,
 			Message: fmt.Sprintf("no configured instance %d in this plugin process", req.GetInstance()),
-		}}, nil
+		}}
 	}
 	call := sdk.Call{}
 	if err := json.Unmarshal(req.GetRunJson(), &call.Run); err != nil {
-		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidRun, Message: "decode run: " + err.Error()}}, nil
+		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidRun, Message: "decode run: " + err.Error()}}
 	}
-	if id := req.GetJudgeBrokerId(); id != 0 {
+	switch id := req.GetJudgeBrokerId(); {
+	case req.GetSessionJudge() && sj != nil:
+		call.Judge = sj
+	case id != 0:
 		j, err := s.judge(id)
 		if err != nil {
-			return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError, Message: err.Error()}}, nil
+			return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeJudgeError, Message: err.Error()}}
 		}
 		call.Judge = &remoteJudge{c: j, call: req.GetCall()}
 	}
 	res, err := score(ctx, sc, call)
 	if err != nil {
-		return &pluginpb.ScoreResponse{Error: ErrorOf(err)}, nil
+		return &pluginpb.ScoreResponse{Error: ErrorOf(err)}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidResult, Message: "encode result: " + err.Error()}}, nil
+		return &pluginpb.ScoreResponse{Error: &pluginpb.Error{Code: sdk.CodeInvalidResult, Message: "encode result: " + err.Error()}}
 	}
-	return &pluginpb.ScoreResponse{ResultJson: b}, nil
+	return &pluginpb.ScoreResponse{ResultJson: b}
 }
 
 // score runs one call, turning a panic into an error so one bad run fails alone instead of
@@ -221,4 +259,68 @@ func (j *remoteJudge) Embed(ctx context.Context, texts []string) ([][]float32, e
 func rpcError(err error) *sdk.Error {
 	st := status.Convert(err)
 	return &sdk.Error{Code: sdk.CodeJudgeError, Message: "judge call to the host failed: " + st.Message()}
+}
+
+// streamJudge is the sdk.Judge of a call on a Session: a request goes out on the stream
+// and the host's answer is the next message in. One request at a time.
+type streamJudge struct {
+	mu     sync.Mutex
+	stream pluginpb.Scorer_SessionServer
+}
+
+var _ sdk.Judge = (*streamJudge)(nil)
+
+func (j *streamJudge) roundTrip(out *pluginpb.PluginMessage) (*pluginpb.HostMessage, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.stream.Send(out); err != nil {
+		return nil, rpcError(err)
+	}
+	in, err := j.stream.Recv()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return in, nil
+}
+
+func (j *streamJudge) Complete(_ context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	b, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: "encode judge requests: " + err.Error()}
+	}
+	in, err := j.roundTrip(&pluginpb.PluginMessage{Msg: &pluginpb.PluginMessage_Complete{Complete: &pluginpb.CompleteRequest{RequestsJson: b}}})
+	if err != nil {
+		return nil, err
+	}
+	resp := in.GetComplete()
+	if resp == nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("session: host answered a judge request with %T", in.GetMsg())}
+	}
+	if e := SDKError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	var out []sdk.CompletionResponse
+	if err := json.Unmarshal(resp.GetResponsesJson(), &out); err != nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge responses: " + err.Error()}
+	}
+	return out, nil
+}
+
+func (j *streamJudge) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	in, err := j.roundTrip(&pluginpb.PluginMessage{Msg: &pluginpb.PluginMessage_Embed{Embed: &pluginpb.EmbedRequest{Texts: texts}}})
+	if err != nil {
+		return nil, err
+	}
+	resp := in.GetEmbed()
+	if resp == nil {
+		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("session: host answered an embed request with %T", in.GetMsg())}
+	}
+	if e := SDKError(resp.GetError()); e != nil {
+		return nil, e
+	}
+	out := make([][]float32, len(resp.GetVectors()))
+	for i, v := range resp.GetVectors() {
+		out[i] = v.GetValues()
+	}
+	return out, nil
 }
