@@ -144,7 +144,7 @@ func Sentences(output string, context []sdk.Passage) []Sentence {
 	return out
 }
 
-var spaceBeforePunct = regexp.MustCompile(`\s+([.,;:!?])`)
+var spaceBeforePunct = regexp.MustCompile(`\s+([.,;:!?)])`)
 
 // sentence is a parsed sentence: text with sentinels, and its markers in order.
 type sentence struct {

@@ -190,6 +190,13 @@ func TestAudit(t *testing.T) {
 			ok:     true,
 		},
 		{
+			name:   "superscripts resolve through their definition lines",
+			output: "Beta is second.² Gamma is third.¹\n\n¹ Source: doc-3\n² see [2]",
+			ctx:    []sdk.Passage{{ID: "doc-1", Text: "alpha is first"}, {ID: "doc-2", Text: "beta is second"}, {ID: "doc-3", Text: "gamma is third"}},
+			want:   sdk.CitationAudit{Citations: 2, Sentences: 2},
+			ok:     true,
+		},
+		{
 			name:   "brackets that are not citations",
 			output: "Scores lie in [0, 1] and the quote is [sic] verbatim. Tick the box [x] to see [the docs](https://example.com/a.b).",
 			ctx:    unnamed,

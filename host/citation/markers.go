@@ -131,9 +131,10 @@ func (sc *scanner) scan(text string) (string, []marker) {
 			if cur.Len() > 0 {
 				ids = append(ids, cur.String())
 			}
+			// A superscript is a footnote: its "¹ ..." line, if any, says what it cites.
 			refs := make([]ref, 0, len(ids))
 			for _, id := range ids {
-				refs = append(refs, ref{raw: id})
+				refs = append(refs, ref{raw: id, foot: true})
 			}
 			ms = append(ms, marker{refs: refs})
 			b.WriteRune(sentinel)
@@ -273,6 +274,15 @@ func superscriptCites(before string) bool {
 		s = s[:len(s)-size]
 	}
 	return n >= 3
+}
+
+// superLabel turns superscript digits into the plain digits of a footnote label.
+func superLabel(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(superDigit(r))
+	}
+	return b.String()
 }
 
 func isSuperDigit(r rune) bool {

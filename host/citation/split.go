@@ -26,6 +26,7 @@ type unit struct {
 var (
 	fence      = regexp.MustCompile("^(```|~~~)")
 	footDef    = regexp.MustCompile(`^\[\^([^\]\s]+)\]:\s*(.*)$`)
+	supDef     = regexp.MustCompile(`^([¹²³⁰⁴⁵⁶⁷⁸⁹]+)[.:)]?\s+(\S.*)$`)
 	linkDef    = regexp.MustCompile(`^\[[^\]^]+\]:\s*\S+`)
 	atxHeading = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
 	rule       = regexp.MustCompile(`^([-*_])(\s*([-*_]))*\s*$`)
@@ -67,6 +68,10 @@ func blocks(output string) ([]unit, map[string]string) {
 		case footDef.MatchString(t):
 			m := footDef.FindStringSubmatch(t)
 			defs[m[1]] = m[2]
+			flush()
+		case supDef.MatchString(t):
+			m := supDef.FindStringSubmatch(t)
+			defs[superLabel(m[1])] = m[2] // "¹ Source: doc-1" defines the superscript ¹
 			flush()
 		case linkDef.MatchString(t) && !strings.Contains(t, " ") || linkDef.MatchString(t) && strings.Contains(t, "://"):
 			flush() // a markdown link reference definition: "[1]: https://..."
