@@ -108,7 +108,6 @@ func (b *backend) acquire(ctx context.Context) (*proc, error) {
 
 // release returns pr to the pool, or stops it once it has served Limits.MaxCalls calls.
 func (b *backend) release(pr *proc) {
-	pr.calls++
 	b.mu.Lock()
 	recycle := b.maxCall > 0 && pr.calls >= b.maxCall
 	if recycle || b.closed {
@@ -175,6 +174,7 @@ func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf(
 			"%s: the plugin process failed during the call (%s); it restarts on the next call", name, status.Convert(err).Message())}
 	}
+	pr.calls++
 	b.release(pr)
 	if e := pluginrpc.SDKError(resp.GetError()); e != nil {
 		return sdk.Result{}, e

@@ -536,3 +536,48 @@ func TestCloseStopsProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentCalls: concurrent calls on one backend each get a process of the pool, and
+// the pool never grows past Limits.PoolSize; Limits.MaxCalls recycles processes.
+func TestConcurrentCalls(t *testing.T) {
+	m := testManifest(t, "serve")
+	m.Limits.PoolSize = 2
+	m.Limits.MaxCalls = 5
+	ps := loadProbes(t, m)
+	b := open(t, ps["probe"], "")
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	seen := sync.Map{}
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				out := fmt.Sprintf("g%d-%d", g, i)
+				res, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: out}, nil)
+				if err == nil && res.Reason != out {
+					err = fmt.Errorf("call %s got reason %q", out, res.Reason)
+				}
+				if err != nil {
+					errs <- err
+				}
+				for _, pid := range pids(b) {
+					seen.Store(pid, true)
+				}
+				if n := len(pids(b)); n > 2 {
+					errs <- fmt.Errorf("%d live processes, pool size is 2", n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	n := 0
+	seen.Range(func(_, _ any) bool { n++; return true })
+	if n < 40/5 {
+		t.Errorf("saw %d processes for 40 calls recycled every 5 calls, want at least 8", n)
+	}
+}
