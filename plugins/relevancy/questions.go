@@ -54,7 +54,7 @@ func noncommittal(x any) bool {
 // questions runs the Ragas method with n generations.
 func (p *pipeline) questions(n int) sdk.Result {
 	prompt := questionPrompt(p.run.Output)
-	// Ragas samples its n generations at temperature 0.3 (0.01 for a single one).
+	// Sample the n generations at 0.3, as Ragas' LLM wrapper does for n > 1, so they differ.
 	temperature := 0.0
 	if n > 1 {
 		temperature = 0.3
