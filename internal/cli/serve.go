@@ -169,7 +169,8 @@ func (s *server) scorer(ctx context.Context, name string, config json.RawMessage
 	if sc, ok := s.open[name]; ok {
 		return sc, func() {}, nil
 	}
-	sc, err := s.h.Open(ctx, name, host.OpenOptions{Config: s.configs[name]})
+	// The scorer outlives this request: it must not be tied to the request's context.
+	sc, err := s.h.Open(context.WithoutCancel(ctx), name, host.OpenOptions{Config: s.configs[name]})
 	if err != nil {
 		return nil, nil, err
 	}
