@@ -116,6 +116,7 @@ func screen(run *sdk.Run) sdk.Result {
 		return screenResult(0, 0, []screenFinding{{FlagEmptyOutput, "the output is empty"}})
 	}
 	t := newScreenText(run.Input, out, run.Purpose())
+	t.finish = run.Metadata["finish_reason"]
 	hard := func(f screenFinding) {
 		integrity = 0
 		found = append(found, f)

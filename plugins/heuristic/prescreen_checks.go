@@ -24,14 +24,20 @@ func findErrorText(t *screenText) (string, bool) {
 	if strings.Contains(t.inLow, first) {
 		return "", false
 	}
-	// The output opens like an error.
-	if p, ok := prefixAnyOf(first, []string{"error", "err:", "fatal:", "fatal error", "exception:", "panic:", "request failed", "internal server error", "unhandled exception", "uncaught "}); ok {
+	// The output opens like an error message.
+	if p, ok := prefixAnyOf(first, []string{"error:", "error code", "error -", "err:", "fatal:", "fatal error", "exception:", "panic:",
+		"request failed", "unhandled exception", "uncaught "}); ok {
 		return "starts with " + strconv.Quote(p), true
 	}
-	if name, ok := errorClass(t.out); ok {
+	// Weaker openings also begin answers about errors ("Error handling in Go ..."), so they
+	// count only when the input is not about errors.
+	if p, ok := prefixAnyOf(first, []string{"error ", "internal server error", "failed to ", "unable to connect", "connection error"}); ok && !inHasError() {
+		return "starts with " + strconv.Quote(strings.TrimSpace(p)), true
+	}
+	if name, ok := errorClass(t.out); ok && !inHasError() {
 		return "starts with " + name, true
 	}
-	if code, ok := httpStatusLine(first); ok {
+	if code, ok := httpStatusLine(first); ok && !inHasError() {
 		return "HTTP " + code, true
 	}
 	if strings.HasPrefix(first, "<!doctype html") || strings.HasPrefix(first, "<html") {
@@ -150,7 +156,8 @@ func errorJSON(s string) (string, bool) {
 func findPlaceholder(t *screenText) (string, bool) {
 	bare := strings.Trim(t.outLow, " \t\r\n.\"'`")
 	switch bare {
-	case "undefined", "null", "nil", "<nil>", "nan", "[object object]", "none.", "todo", "tbd", "fixme", "n/a", "{}", "[]", "placeholder", "lorem ipsum":
+	// An empty list ("[]") and "none" can be true answers; "{}" as a whole reply is not.
+	case "undefined", "null", "nil", "<nil>", "nan", "[object object]", "todo", "tbd", "fixme", "{}", "placeholder", "lorem ipsum":
 		return "the whole output is " + strconv.Quote(bare), true
 	}
 	prose := stripCode(t.out)
@@ -408,6 +415,9 @@ func findRepetition(t *screenText) (string, bool) {
 // findTruncation finds outputs that stop mid-way: an unclosed code fence, or a long text that
 // ends on a word that cannot end a sentence.
 func findTruncation(t *screenText) (string, bool) {
+	if reason, ok := t.finish.(string); ok && (reason == "length" || reason == "max_tokens") {
+		return "the model stopped at its token limit (finish_reason " + reason + ")", true
+	}
 	if strings.Count(t.out, "```")%2 == 1 {
 		return "an unclosed code fence", true
 	}
@@ -416,7 +426,7 @@ func findTruncation(t *screenText) (string, bool) {
 	}
 	last := strings.TrimSpace(t.out)
 	switch last[len(last)-1] {
-	case ',', '(', '[', '{':
+	case ',', '(', '[', '{', ':':
 		return "ends with " + strconv.Quote(last[len(last)-1:]), true
 	}
 	lastWord := t.outWords[len(t.outWords)-1]

@@ -125,6 +125,7 @@ func TestPrescreenFlags(t *testing.T) {
 		{"error_text status line", "What is the capital of France?", "502 Bad Gateway", heuristic.FlagErrorText, false},
 		{"error_text error JSON", "What is the capital of France?", `{"error": {"message": "The model is overloaded", "type": "server_error"}}`, heuristic.FlagErrorText, false},
 		{"error explained on request is fine", "What does HTTP 429 Too Many Requests mean?", "It means the client sent too many requests in a given time and hit a rate limit; retry after the Retry-After delay.", "", true},
+		{"answer about error handling is fine", "How does error handling work in Go?", "Error handling in Go uses explicit error values that the caller checks after each call.", "", true},
 		{"pasted stack trace explained is fine", "Why do I get java.lang.NullPointerException at com.acme.A.run(A.java:10)?", "A field used on line 10 of A.java is null when run() is called: initialize it in the constructor.", "", true},
 
 		{"placeholder undefined", "What is the order status?", "undefined", heuristic.FlagPlaceholder, false},
@@ -144,7 +145,9 @@ func TestPrescreenFlags(t *testing.T) {
 
 		{"truncated mid sentence", "How do I rotate API keys?", long + "Keep the old key active for a short overlap period so that", heuristic.FlagTruncated, false},
 		{"truncated code fence", "Give me the code to read a JSON file in Python.", "Here it is:\n```python\nimport json\nwith open('a.json') as f:\n    data = json.load(f)", heuristic.FlagTruncated, false},
+		{"truncated after a colon", "How do I rotate API keys?", long + "\n\n3. Revoke the old key:", heuristic.FlagTruncated, false},
 		{"complete long answer is fine", "How do I rotate API keys?", long, "", true},
+		{"empty JSON list is an answer", "List my open incidents", "[]", "", true},
 
 		{"repetition of a line", "Summarize the incident.", strings.Repeat("The service is down.\n", 8), heuristic.FlagRepetition, false},
 		{"repetition of a word", "Summarize the incident.", "The outage was caused by the the the the the the the database.", heuristic.FlagRepetition, false},
@@ -176,6 +179,32 @@ func TestPrescreenFlags(t *testing.T) {
 			}
 			if tt.flag == "" && len(res.Flags) > 0 {
 				t.Errorf("flags %v, want none (%s)", res.Flags, res.Reason)
+			}
+		})
+	}
+}
+
+// TestPrescreenFinishReason reads the endpoint's finish reason when the caller recorded it.
+func TestPrescreenFinishReason(t *testing.T) {
+	s := openPrescreen(t)
+	tests := []struct {
+		name     string
+		finish   any
+		wantPass bool
+	}{
+		{"stopped at the token limit", "length", false},
+		{"stopped normally", "stop", true},
+		{"not recorded", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := sdk.Run{Input: "What is the capital of France?", Output: "Paris", Metadata: map[string]any{}}
+			if tt.finish != nil {
+				run.Metadata["finish_reason"] = tt.finish
+			}
+			res, passed := prescreenScore(t, s, run)
+			if passed != tt.wantPass || res.HasFlag(heuristic.FlagTruncated) == tt.wantPass {
+				t.Errorf("passed = %v, flags %v; want passed %v", passed, res.Flags, tt.wantPass)
 			}
 		})
 	}

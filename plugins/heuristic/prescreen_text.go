@@ -13,6 +13,7 @@ type screenText struct {
 	purposeLow    string
 	head          string   // the first sentences of outLow, where refusals and errors show
 	outWords      []string // lower-case words of the output
+	finish        any      // metadata.finish_reason, when the caller recorded it
 }
 
 func newScreenText(in, out, purpose string) *screenText {
