@@ -1,0 +1,58 @@
+// Runs Mastra's code scorers (@mastra/evals) over a corpus of runs and writes, per scorer,
+// the seconds the scoring loop took and one score per run, in the shape peers compare reads.
+// Usage: node mastra.mjs RUNS.jsonl OUT.json   (with @mastra/evals installed where Node
+// resolves it: run.sh sets NODE_PATH to its throwaway folder).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+
+const [runsPath, outPath] = process.argv.slice(2);
+if (!runsPath || !outPath) {
+  console.error('usage: node mastra.mjs RUNS.jsonl OUT.json');
+  process.exit(2);
+}
+// Resolve the packages from the install folder (NODE_PATH is not honoured by ESM imports).
+const require = createRequire(pathToFileURL(process.env.MASTRA_DIR + '/package.json'));
+const load = (spec) => import(pathToFileURL(require.resolve(spec)).href);
+const prebuilt = await load('@mastra/evals/scorers/prebuilt');
+const utils = await load('@mastra/evals/scorers/utils');
+
+const scorers = {
+  completeness: prebuilt.createCompletenessScorer(),
+  content_similarity: prebuilt.createContentSimilarityScorer(),
+  keyword_coverage: prebuilt.createKeywordCoverageScorer(),
+  textual_difference: prebuilt.createTextualDifferenceScorer(),
+  tone: prebuilt.createToneScorer(),
+};
+
+const lines = readFileSync(runsPath, 'utf8').split('\n').filter((l) => l.length > 0);
+// Built before timing, as the Go side decodes its runs before timing.
+const runs = lines.map((l) => {
+  const r = JSON.parse(l);
+  return utils.createAgentTestRun({
+    inputMessages: [utils.createTestMessage({ content: r.input, role: 'user' })],
+    output: [utils.createTestMessage({ content: r.output, role: 'assistant' })],
+  });
+});
+
+const WARMUP = 200;
+const out = { side: 'Mastra @mastra/evals ' + JSON.parse(readFileSync(require.resolve('@mastra/evals/package.json'), 'utf8')).version, scorers: {} };
+for (const [name, scorer] of Object.entries(scorers)) {
+  for (const run of runs.slice(0, WARMUP)) {
+    try { await scorer.run(run); } catch { /* counted in the timed loop */ }
+  }
+  const scores = new Array(runs.length).fill(null);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < runs.length; i++) {
+    try {
+      const { score } = await scorer.run(runs[i]);
+      scores[i] = Number.isFinite(score) ? score : null;
+    } catch {
+      scores[i] = null;
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  out.scorers[name] = { seconds, scores };
+  console.error(`${out.side} ${name.padEnd(20)} ${(runs.length / seconds).toFixed(0).padStart(8)} runs/s`);
+}
+writeFileSync(outPath, JSON.stringify(out));

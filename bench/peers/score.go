@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// compared lists the scorers Mastra also has, under scorekit's names, in report order.
+var compared = []string{"completeness", "content_similarity", "keyword_coverage", "textual_difference", "tone"}
+
+// scoreFile is what score writes and compare reads; the Node side writes the same shape.
+type scoreFile struct {
+	Side    string                  `json:"side"`
+	Scorers map[string]*scorerTimes `json:"scorers"`
+}
+
+type scorerTimes struct {
+	Seconds float64    `json:"seconds"`
+	Scores  []*float64 `json:"scores"`
+}
+
+// warmup is how many runs each side scores untimed before the timed loop (JIT, caches).
+const warmup = 200
+
+// scoreCmd scores every run with every compared scorer in one runtime and writes the
+// timings and scores.
+func scoreCmd(args []string) error {
+	fs := flag.NewFlagSet("score", flag.ContinueOnError)
+	in := fs.String("in", "runs.jsonl", "corpus file")
+	out := fs.String("out", "native.json", "file to write")
+	runtime := fs.String("runtime", host.RuntimeNative, "where the scorers run: native or wasm")
+	plugins := fs.String("plugins", "", "with -runtime wasm: the folder holding the heuristic plugin's manifest")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	runs, err := readRuns(*in)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	reg, closeReg, err := registry(ctx, *runtime, *plugins)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
+	h := host.New(reg)
+	sruns := make([]sdk.Run, len(runs))
+	for i, r := range runs {
+		sruns[i] = r.sdkRun()
+	}
+	res := scoreFile{Side: "scorekit " + *runtime, Scorers: map[string]*scorerTimes{}}
+	for _, name := range compared {
+		s, err := h.Open(ctx, name, host.OpenOptions{})
+		if err != nil {
+			return fmt.Errorf("score: %w", err)
+		}
+		for _, r := range sruns[:min(warmup, len(sruns))] {
+			s.Score(ctx, r)
+		}
+		scores := make([]*float64, len(sruns))
+		start := time.Now()
+		for i, r := range sruns {
+			if got := s.Score(ctx, r); got.Status == sdk.StatusScored {
+				v := got.Value()
+				scores[i] = &v
+			}
+		}
+		secs := time.Since(start).Seconds()
+		if err := s.Close(ctx); err != nil {
+			return fmt.Errorf("score: close %s: %w", name, err)
+		}
+		res.Scorers[name] = &scorerTimes{Seconds: secs, Scores: scores}
+		fmt.Fprintf(os.Stderr, "%s %-20s %8.0f runs/s\n", res.Side, name, float64(len(sruns))/secs)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*out, b, 0o644)
+}
+
+// registry returns the heuristic scorers registered in the named runtime and a function
+// that releases them. Native links them into this process; a WASM column is one more case
+// here that loads the plugin folder's manifest through host/wasm (see BENCHMARKS.md).
+func registry(ctx context.Context, runtime, plugins string) (*host.Registry, func(), error) {
+	reg := host.NewRegistry()
+	switch runtime {
+	case host.RuntimeNative:
+		for _, f := range heuristic.Factories() {
+			if err := reg.Register(host.Native(f), false); err != nil {
+				return nil, nil, err
+			}
+		}
+		return reg, func() {}, nil
+	case host.RuntimeWASM:
+		return wasmRegistry(ctx, reg, plugins)
+	}
+	return nil, nil, fmt.Errorf("score: runtime %q: want %s", runtime, strings.Join([]string{host.RuntimeNative, host.RuntimeWASM}, " or "))
+}
