@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/citation"
 	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"
 )
 
@@ -131,5 +135,45 @@ func TestPluginsFlag(t *testing.T) {
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", t.TempDir())
 	if r.code != ExitSetup || !strings.Contains(r.stderr, "no *.plugin.json") {
 		t.Errorf("--plugins on an empty folder: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestExamplesCitations holds examples/README.md's account of the two RAG runs to what the
+// host's citation audit finds.
+func TestExamplesCitations(t *testing.T) {
+	b, err := os.ReadFile(examplesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audits := map[string]sdk.CitationAudit{}
+	for line := range bytes.Lines(b) {
+		run, err := host.DecodeRun(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, ok := citation.Audit(run.Output, run.Context); ok {
+			audits[run.ID] = a
+		}
+	}
+	cases := []struct {
+		id           string
+		invalid      []string
+		hallucinated bool
+	}{
+		{"rag-cited", nil, false},
+		{"rag-invalid-citation", []string{"3"}, true},
+	}
+	for _, c := range cases {
+		a, ok := audits[c.id]
+		if !ok {
+			t.Errorf("%s: no citation audit", c.id)
+			continue
+		}
+		if !slices.Equal(a.InvalidCitations, c.invalid) || a.HallucinationDetected != c.hallucinated {
+			t.Errorf("%s: audit %+v, want invalid %v hallucination %v", c.id, a, c.invalid, c.hallucinated)
+		}
+	}
+	if len(audits) != len(cases) {
+		t.Errorf("audited runs %v, want only the two RAG runs", audits)
 	}
 }
