@@ -114,11 +114,13 @@ func New(cfg Config) (*Broker, error) {
 // Config returns the broker's configuration with defaults filled in.
 func (b *Broker) Config() Config { return b.cfg }
 
-// Close stops the broker from taking new requests. Requests in flight finish.
+// Close stops the broker from taking new requests and drops idle connections. Requests
+// in flight finish.
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	b.cfg.HTTPClient.CloseIdleConnections()
 	return nil
 }
 

@@ -162,3 +162,18 @@ func TestScoreOutOf(t *testing.T) {
 		})
 	}
 }
+
+// FuzzExtract holds Extract to its contract on any text: no panic, and an error that
+// wraps one of the package's sentinels whenever it fails.
+func FuzzExtract(f *testing.F) {
+	for _, s := range []string{`{"score": 1}`, "```json\n{'a': [1,2,],}\n```", `{"x": "unterminated`, `[{"result": "yes"}]`, `{"s": True}`, `'}{'`, `{"a":"\'"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var r typedReply
+		err := Extract(text, &r)
+		if err != nil && !errors.Is(err, ErrNoJSON) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("Extract(%q) = %v, not a sentinel", text, err)
+		}
+	})
+}
