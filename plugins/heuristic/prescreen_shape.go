@@ -14,10 +14,12 @@ const (
 	shapeNumber                    // how many, how much
 	shapeTime                      // when, what year
 	shapePerson                    // who, whom, whose
+	shapeChoice                    // "A or B?": one of the alternatives
+	shapeYesNo                     // "Is ...?", "Can ...?": yes, no, or a statement about the subject
 )
 
 func (s answerShape) String() string {
-	return [...]string{"any answer", "a number or quantity", "a date or time", "a name or person"}[s]
+	return [...]string{"any answer", "a number or quantity", "a date or time", "a name or person", "one of the alternatives", "yes, no or a statement about the question's subject"}[s]
 }
 
 // shortAnswerWords is the most words an output may have and still be judged by its shape alone;
@@ -70,6 +72,11 @@ func askedShape(in string) answerShape {
 		return shapeTime
 	case startsWith(q, "who ", "who's ", "whom ", "whose ", "which person"):
 		return shapePerson
+	case isChoice(q):
+		return shapeChoice
+	case startsWith(q, "is ", "are ", "was ", "were ", "do ", "does ", "did ", "can ", "could ", "will ", "would ", "should ",
+		"has ", "have ", "had ", "may ", "might ", "must ", "isn't ", "aren't ", "wasn't ", "don't ", "doesn't ", "didn't ", "can't "):
+		return shapeYesNo
 	}
 	return shapeAny
 }
@@ -106,6 +113,20 @@ func hasShape(want answerShape, t *screenText) bool {
 			}
 		}
 		return false
+	case shapeChoice, shapeYesNo:
+		// An alternative repeats the question's words; so does a short statement about its
+		// subject. A yes/no answer may instead just say yes or no.
+		if want == shapeYesNo {
+			for _, w := range t.outWords {
+				switch w {
+				case "yes", "no", "not", "never", "both", "neither", "either", "only", "maybe", "possibly", "probably", "true",
+					"false", "correct", "incorrect", "yeah", "nope", "sometimes", "depends", "unknown", "none", "all":
+					return true
+				}
+			}
+		}
+		shared, n := contentOverlap(t)
+		return shared > 0 || n == 0
 	case shapePerson:
 		// A name is capitalized; "nobody" and "my mother" answer who too.
 		for i, w := range strings.Fields(t.out) {
@@ -295,4 +316,15 @@ func isStructured(out string) bool {
 		return items < 2
 	})
 	return items >= 2
+}
+
+// isChoice reports whether a question offers alternatives: "Which is older, A or B?". The
+// "or" must sit near the end, after "which" or a comma, so "a group who suffer or have
+// suffered" in a long what-question is not read as a choice.
+func isChoice(q string) bool {
+	i := strings.LastIndex(q, " or ")
+	if i < 0 || !strings.HasSuffix(q, "?") || len(q)-i > 60 || strings.Contains(q[i:], " or not") {
+		return false
+	}
+	return strings.HasPrefix(q, "which ") || strings.Contains(q[:i], ", ")
 }

@@ -162,6 +162,11 @@ func TestPrescreenFlags(t *testing.T) {
 		{"count in words is fine", "How many moons does Mars have?", "two", "", true},
 		{"wrong_shape when without a time", "When did the Berlin Wall fall?", "blue", heuristic.FlagWrongShape, false},
 		{"when with a year is fine", "When did the Berlin Wall fall?", "1989", "", true},
+		{"wrong_shape choice answered with neither", "Which magazine was started first, Arthur's Magazine or First for Women?", "Delhi", heuristic.FlagWrongShape, false},
+		{"choice answered with one alternative", "Which genus has more species, Fir or Chelone?", "Firs", "", true},
+		{"wrong_shape yes/no answered off subject", "Are Ruth Rendell and Ian Rankin both crime writers?", "Mount Everest", heuristic.FlagWrongShape, false},
+		{"yes/no answered yes", "Are Ruth Rendell and Ian Rankin both crime writers?", "yes", "", true},
+		{"or inside a long what-question is no choice", "What is the name of the policy favoring members of a group who suffer or have suffered from discrimination?", "Affirmative action", "", true},
 		{"echo of the question", "When to use delta live tables vs. structured streaming?", "When to use Delta Live Tables vs. structured streaming?", heuristic.FlagEcho, false},
 
 		{"non_committal passes", "What happens if you crack your knuckles a lot?", "I have no comment", heuristic.FlagNonCommittal, true},

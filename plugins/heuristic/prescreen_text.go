@@ -106,7 +106,8 @@ func isStopword(w string) bool {
 // crudeStem folds a word to a crude stem so "agents" meets "agent" and "triaged" meets "triage".
 func crudeStem(w string) string {
 	for _, suf := range []string{"ing", "ies", "ied", "es", "ed", "ly", "s"} {
-		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+		// A plain plural s comes off short words too ("firs" meets "fir").
+		if (len(w) > len(suf)+3 || suf == "s" && len(w) > 3) && strings.HasSuffix(w, suf) {
 			w = w[:len(w)-len(suf)]
 			break
 		}
