@@ -269,7 +269,7 @@ func segments(s sentence) []segment {
 		i--
 		refs = append(append([]ref(nil), pending...), refs...)
 		// Only the text since the last group is new: words never span a marker.
-		content := len(extract(piece.String(), false).stems) > 0 || number.MatchString(piece.String())
+		content := hasContent(piece.String())
 		piece.Reset()
 		if !content {
 			pending = refs

@@ -144,7 +144,7 @@ func splitSentences(s string) []string {
 			k++
 		}
 		if k < len(rs) && !cjk {
-			if unicode.IsLower(rs[k]) || (r == '.' && !periodEnds(rs, i, rs[k])) {
+			if unicode.IsLower(rs[k]) || isTerminal(rs[k]) || strings.ContainsRune(",;:", rs[k]) || (r == '.' && !periodEnds(rs, i, rs[k])) {
 				i = j - 1
 				continue
 			}
@@ -175,7 +175,7 @@ func splitSentences(s string) []string {
 	}
 	kept := out[:0]
 	for _, s := range out {
-		if strings.TrimSpace(strings.ReplaceAll(s, string(sentinel), "")) != "" {
+		if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			kept = append(kept, s)
 		} else if len(kept) > 0 {
 			kept[len(kept)-1] += s
@@ -231,9 +231,18 @@ var (
 	closing    = regexp.MustCompile(`^(i hope (this|that|it) helps|hope (this|that|it) helps|let me know|please let me know|feel free|please feel free|happy to help|glad to help|i('d| would) be happy|if you have any|do you (want|need)|would you like|is there anything else|anything else)\b`)
 	filler     = regexp.MustCompile(`^(sure|certainly|of course|absolutely|great question|good question|okay|ok|alright|got it|no problem|yes|no|indeed)\b`)
 	transition = regexp.MustCompile(`^(here('s| is| are)|below (is|are)|the following|let me|let's|i('ll| will| can)|in summary|to summarize|in short|in conclusion|summary|overview)\b`)
-	noInfo     = regexp.MustCompile(`\bi (do not|don't|cannot|can't|could not|couldn't) (know|find|determine|answer|say|tell)\b|\bi('m| am) not (sure|certain|able)\b|\b(context|documents?|sources?|passages?|information|evidence|excerpts?)\b.*\b(does not|doesn't|do not|don't|did not|didn't)\b.*\b(contain|mention|say|include|provide|specify|state|cover|address)|^there (is|are) no (information|mention|data|details)\b`)
+	noKnow     = regexp.MustCompile(`\bi (do not|don't|cannot|can't|could not|couldn't) (know|find|determine|answer|say|tell)\b|\bi('m| am) not (sure|certain|able)\b|^there (is|are) no (information|mention|data|details)\b`)
+	noSource   = regexp.MustCompile(`\b(context|documents?|sources?|passages?|information|evidence|excerpts?)\b`)
+	noVerb     = regexp.MustCompile(`\b(does not|doesn't|do not|don't|did not|didn't)\s+(\w+\s+)?(contain|mention|say|include|provide|specify|state|cover|address)`)
 	refLabel   = regexp.MustCompile(`^(sources?|references?|citations?|refs?|see( also)?|cf)\s*:?`)
 )
+
+// openers are the first words of the greeting, courtesy, filler, transition and source-label
+// patterns: a sentence that opens with another word skips those regular expressions.
+var openers = set(`hi hello hey greetings dear good thanks thank you're you cheers i hope let
+please feel happy glad if do would is anything sure certainly of absolutely great okay ok
+alright got no yes indeed here here's below the let's i'll in to summary overview sources
+source references reference citations citation refs ref see cf i'd`)
 
 // isClaim decides whether a sentence (sentinels removed) states something that needs a
 // citation: not a question, a heading-like line ending in ':', a greeting, a courtesy, a
@@ -249,14 +258,22 @@ func isClaim(text string, cited bool) bool {
 		return false
 	}
 	low := strings.ToLower(t)
-	words := len(strings.Fields(low))
+	fields := strings.Fields(low)
+	words := len(fields)
+	if !openers[strings.Trim(fields[0], ",.!:;")] {
+		if noInformation(low) {
+			return false
+		}
+		content := len(contentWords(low))
+		return content >= 2 || content == 1 && (cited || strings.ContainsFunc(low, unicode.IsDigit))
+	}
 	switch {
 	case greeting.MatchString(low) && words <= 8,
 		thanks.MatchString(low) && words <= 12,
 		closing.MatchString(low),
 		filler.MatchString(low) && words <= 3,
 		transition.MatchString(low) && words <= 10 && !cited,
-		noInfo.MatchString(low):
+		noInformation(low):
 		return false
 	}
 	if loc := refLabel.FindStringIndex(low); loc != nil && len(contentWords(low[loc[1]:])) == 0 {
@@ -264,6 +281,15 @@ func isClaim(text string, cited bool) bool {
 	}
 	content := len(contentWords(low))
 	return content >= 2 || content == 1 && (cited || strings.ContainsFunc(low, unicode.IsDigit))
+}
+
+// noInformation reports whether a sentence says the agent does not know or the sources do
+// not say. The cheap substring tests spare the regular expressions on most sentences.
+func noInformation(low string) bool {
+	if (strings.Contains(low, "i ") || strings.Contains(low, "i'm") || strings.HasPrefix(low, "there")) && noKnow.MatchString(low) {
+		return true
+	}
+	return (strings.Contains(low, "not ") || strings.Contains(low, "n't ")) && noVerb.MatchString(low) && noSource.MatchString(low)
 }
 
 // looksLikeHeading reports whether a one-line paragraph is a heading: a bold line, or a

@@ -2,7 +2,6 @@ package citation
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 )
@@ -22,7 +21,41 @@ type bag struct {
 	words map[string]bool // lower-cased words with plural/possessive stripped, for names
 }
 
-var number = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+// numbers returns the runs of ASCII digits in text, with the '.' and ',' between digits
+// ("1,083", "3.14", "1.2.3").
+func numbers(text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		if !isDigit(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && (isDigit(text[j]) || (text[j] == '.' || text[j] == ',') && j+1 < len(text) && isDigit(text[j+1])) {
+			j++
+		}
+		out = append(out, text[i:j])
+		i = j
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// hasContent reports whether text has a content word or a digit.
+func hasContent(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if isDigit(text[i]) {
+			return true
+		}
+	}
+	for _, w := range words(text) {
+		if low := strings.ToLower(w); !stopwords[low] && len(low) >= 2 {
+			return true
+		}
+	}
+	return false
+}
 
 // numberWords lets a passage that spells a number support a sentence that writes it in
 // digits. "one" is left out: it is a pronoun far more often than a count.
@@ -57,7 +90,7 @@ func extract(text string, first bool) terms {
 			*list = append(*list, v)
 		}
 	}
-	for _, n := range number.FindAllString(text, -1) {
+	for _, n := range numbers(text) {
 		add(&t.nums, "n", normalizeNumber(n))
 	}
 	opening := first
@@ -83,7 +116,7 @@ func extract(text string, first bool) terms {
 // passageBag indexes a passage's text.
 func passageBag(text string) bag {
 	b := bag{stems: map[string]bool{}, nums: map[string]bool{}, words: map[string]bool{}}
-	for _, n := range number.FindAllString(text, -1) {
+	for _, n := range numbers(text) {
 		b.nums[normalizeNumber(n)] = true
 	}
 	for _, w := range words(text) {
@@ -117,11 +150,15 @@ func plain(w string) string {
 // stem truncates a plain word to six letters. Truncation stemming is crude but
 // deterministic and language-agnostic, and conflates "completed" with "completion".
 func stem(w string) string {
-	rs := []rune(plain(w))
-	if len(rs) > 6 {
-		rs = rs[:6]
+	w = plain(w)
+	n := 0
+	for i := range w {
+		if n == 6 {
+			return w[:i]
+		}
+		n++
 	}
-	return string(rs)
+	return w
 }
 
 // normalizeNumber drops thousands separators and leading zeros: "1,083" is "1083".
