@@ -96,6 +96,14 @@ type scorerStats struct {
 	worst                  []runNote // lowest scores first, at most maxWorst
 	failures               []runNote // first maxFailures failed results
 	moreFailures, maxWorst int
+	// skips counts skipped results by reason, in order of first appearance, so that a
+	// scorer that skipped everything says why (often: how to configure a judge).
+	skips []reasonCount
+}
+
+type reasonCount struct {
+	reason string
+	n      int
 }
 
 // runNote is what the table shows about one run.
@@ -107,7 +115,11 @@ type runNote struct {
 	reason string
 }
 
-const maxFailures = 10
+// How many failed runs and distinct skip reasons the table lists per scorer.
+const (
+	maxFailures    = 10
+	maxSkipReasons = 5
+)
 
 // tableSink prints a summary per scorer once every line is in.
 type tableSink struct {
@@ -146,6 +158,7 @@ func (s *scorerStats) add(l scoredLine, r sdk.Result) {
 		s.keepWorst(runNote{line: l.line, runID: l.runID, score: v, flags: r.Flags, reason: r.Reason})
 	case sdk.StatusSkipped:
 		s.skipped++
+		s.countSkip(r.Reason)
 	default:
 		s.failed++
 		if len(s.failures) >= maxFailures {
@@ -158,6 +171,16 @@ func (s *scorerStats) add(l scoredLine, r sdk.Result) {
 		}
 		s.failures = append(s.failures, runNote{line: l.line, runID: l.runID, reason: msg})
 	}
+}
+
+func (s *scorerStats) countSkip(reason string) {
+	for i := range s.skips {
+		if s.skips[i].reason == reason {
+			s.skips[i].n++
+			return
+		}
+	}
+	s.skips = append(s.skips, reasonCount{reason: reason, n: 1})
 }
 
 // keepWorst keeps the maxWorst lowest scores; ties keep the earlier line.
@@ -210,6 +233,16 @@ func (t *tableSink) finish() error {
 			}
 			if s.moreFailures > 0 {
 				fmt.Fprintf(bw, "  ... and %d more (use --format jsonl for all)\n", s.moreFailures)
+			}
+		}
+		if len(s.skips) > 0 {
+			fmt.Fprintf(bw, "\n%s: skipped\n", s.name)
+			for i, c := range s.skips {
+				if i == maxSkipReasons {
+					fmt.Fprintf(bw, "  ... and %d other reasons (use --format jsonl for all)\n", len(s.skips)-i)
+					break
+				}
+				fmt.Fprintf(bw, "  %d run(s): %s\n", c.n, oneLine(c.reason, 240))
 			}
 		}
 	}

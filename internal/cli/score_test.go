@@ -195,6 +195,15 @@ func TestScoreTable(t *testing.T) {
 	if !strings.Contains(failed[0], "explodes (line 5): scorer_error: scorer exploded") {
 		t.Errorf("failed section %q", failed[0])
 	}
+	skipped := after(r.stdout, "words: skipped\n")
+	if want := "  1 run(s): no input to compare with"; skipped[0] != want {
+		t.Errorf("words skipped section %q, want %q", skipped[0], want)
+	}
+	// Every run skipped for the same reason: one line that says how to configure a judge.
+	skipped = after(r.stdout, "judged: skipped\n")
+	if !strings.HasPrefix(skipped[0], "  5 run(s): judged needs an LLM judge") || !strings.Contains(skipped[0], "--judge-url") || skipped[1] != "" {
+		t.Errorf("judged skipped section %q", skipped[:2])
+	}
 }
 
 func after(s, marker string) []string {
