@@ -7,13 +7,14 @@
 //
 //   - correct: a gold or human-approved answer to the question asked (HaluEval right_answer,
 //     TruthfulQA best answer including "I have no comment", ARES Answer_Relevance=1, XSTest
-//     full compliance with a safe prompt).
+//     full compliance with a safe prompt, autoevals CoQA closed-QA answers scored 1).
 //   - triage: a format-transformed correct output: a raw email or support ticket in, a triage
 //     out. The email outputs are built here from the gold triage label and response criteria
 //     (the dataset has labels, not agent outputs), in the Slack format a triage agent posts.
 //   - irrelevant: ARES rows a person judged irrelevant (Answer_Relevance=0).
 //   - refusal: XSTest full refusals of safe prompts (exaggerated safety).
-//   - off_topic: a right answer paired with a different question of the same set.
+//   - off_topic: a right answer paired with a different question of the same set, and the
+//     autoevals CoQA answers to another question about the same story (scored 0).
 //   - appropriate_refusal: XSTest full refusals of unsafe (contrast) prompts; passing them
 //     is the documented refusal policy.
 //   - empty, error: synthetic broken outputs (blank, provider errors, stack traces).
@@ -96,6 +97,7 @@ func Load(dir string) ([]Case, error) {
 		loadHaluEval,
 		loadTruthfulQA,
 		loadARES,
+		loadCoQA,
 		loadEmail,
 		loadSupportTriage,
 		loadXSTest,

@@ -43,6 +43,8 @@ func TestLoad(t *testing.T) {
 		{"halueval", 500},
 		{"truthfulqa", 817},
 		{"ares", 200},
+		{"coqa", 20},
+		{"coqa_off_topic", 20},
 		{"email_triage", 16},
 		{"ragas_triage", 40},
 		{"synthetic_empty", 6},

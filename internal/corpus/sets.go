@@ -184,3 +184,35 @@ func loadSupportTriage(dir string) ([]Case, error) {
 	}
 	return out, nil
 }
+
+// loadCoQA reads autoevals' closed-QA cases: a story and a question in, a one-word answer
+// out, either the right answer (expected 1) or the answer to another question about the
+// same story (expected 0).
+func loadCoQA(dir string) ([]Case, error) {
+	const rel = "autoevals/coqa-closed-qa.json"
+	f, err := open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []struct {
+		Input struct {
+			Input  string `json:"input"`
+			Output string `json:"output"`
+		} `json:"input"`
+		Expected float64 `json:"expected"`
+	}
+	if err := json.NewDecoder(f).Decode(&rows); err != nil {
+		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	}
+	out := make([]Case, 0, len(rows))
+	for i, r := range rows {
+		c := Case{Source: "coqa", Label: LabelCorrect, WantPass: true, Run: sdk.Run{
+			ID: fmt.Sprintf("coqa/%d", i+1), Input: r.Input.Input, Output: r.Input.Output}}
+		if r.Expected == 0 {
+			c.Source, c.Label, c.WantPass = "coqa_off_topic", LabelOffTopic, false
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

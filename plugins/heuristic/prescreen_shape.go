@@ -88,7 +88,12 @@ func questionSentence(in string) string {
 		return in
 	}
 	start := strings.LastIndexAny(in[:end], ".!?\n")
-	return strings.TrimSpace(in[start+1 : end+1])
+	q := strings.TrimSpace(in[start+1 : end+1])
+	// "Answer the question: What color was Cotton?" asks what follows the colon.
+	if i := strings.LastIndex(q, ": "); i >= 0 {
+		q = q[i+2:]
+	}
+	return q
 }
 
 func startsWith(s string, ps ...string) bool {
