@@ -98,7 +98,8 @@ type scorerStats struct {
 	moreFailures, maxWorst int
 	// skips counts skipped results by reason, in order of first appearance, so that a
 	// scorer that skipped everything says why (often: how to configure a judge).
-	skips []reasonCount
+	skips      []reasonCount // at most maxSkipReasons
+	otherSkips int           // skipped runs whose reason did not fit in skips
 }
 
 type reasonCount struct {
@@ -180,6 +181,10 @@ func (s *scorerStats) countSkip(reason string) {
 			return
 		}
 	}
+	if len(s.skips) == maxSkipReasons {
+		s.otherSkips++
+		return
+	}
 	s.skips = append(s.skips, reasonCount{reason: reason, n: 1})
 }
 
@@ -237,12 +242,11 @@ func (t *tableSink) finish() error {
 		}
 		if len(s.skips) > 0 {
 			fmt.Fprintf(bw, "\n%s: skipped\n", s.name)
-			for i, c := range s.skips {
-				if i == maxSkipReasons {
-					fmt.Fprintf(bw, "  ... and %d other reasons (use --format jsonl for all)\n", len(s.skips)-i)
-					break
-				}
+			for _, c := range s.skips {
 				fmt.Fprintf(bw, "  %d run(s): %s\n", c.n, oneLine(c.reason, 240))
+			}
+			if s.otherSkips > 0 {
+				fmt.Fprintf(bw, "  ... and %d more run(s) skipped for other reasons (use --format jsonl for all)\n", s.otherSkips)
 			}
 		}
 	}
