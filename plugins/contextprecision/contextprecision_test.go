@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/plugins/contextprecision"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -188,7 +190,8 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 func TestPerPassage(t *testing.T) {
 	ctxs := []string{"Paris is the capital of France.", "Cats purr.", "France's capital city is Paris.", "Coffee grows in Brazil."}
 	j := &scriptJudge{reply: func(p string, _ int) string {
-		if strings.Contains(p, "Paris") {
+		passage := p[strings.LastIndex(p, "Context:"):]
+		if strings.Contains(passage, "Paris") {
 			return "```json\n{\"reason\": \"states the answer\", \"verdict\": 1}\n```"
 		}
 		return `{"reason": "unrelated", "verdict": 0}`
@@ -432,5 +435,42 @@ func BenchmarkSimilarityMode(b *testing.B) {
 		if _, err := s.Score(context.Background(), sdk.Call{Run: run}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestThroughBroker runs both judge modes against the OpenAI-compatible test server through
+// the real broker: Mastra's mode makes one call, Ragas' mode one per passage, and re-scoring
+// costs nothing.
+func TestThroughBroker(t *testing.T) {
+	srv := judgetest.New(
+		judgetest.Rule{Match: "Return exactly 3 verdicts", Reply: "Here you go:\n```json\n" + mastraVerdicts("yes", "no", "yes") + "\n```"},
+		judgetest.Rule{Match: "Context:\nCats purr.", Reply: `{"reason": "unrelated", "verdict": "0"}`},
+		judgetest.Rule{Match: "Context:\n", Reply: `{"reason": "useful", "verdict": 1}`},
+	)
+	defer srv.Close()
+	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := sdk.Run{Input: "What is the capital of France?", Output: "Paris", Context: passages("Paris is the capital of France.", "Cats purr.", "Paris is in France.")}
+	for _, c := range []struct {
+		mode  string
+		calls int
+	}{{"judge", 1}, {"per_passage", 3}} {
+		t.Run(c.mode, func(t *testing.T) {
+			s := open(t, b, `{"mode": "`+c.mode+`"}`, nil)
+			before := srv.Calls()
+			res := s.Score(context.Background(), run)
+			if res.Status != sdk.StatusScored || res.Value() != 0.83 {
+				t.Fatalf("got %s %v (%+v), want scored 0.83", res.Status, res.Value(), res.Error)
+			}
+			if got := srv.Calls() - before; got != c.calls {
+				t.Errorf("%d calls reached the endpoint, want %d", got, c.calls)
+			}
+			again := s.Score(context.Background(), run)
+			if again.Value() != res.Value() || srv.Calls()-before != c.calls {
+				t.Errorf("re-scoring changed the score or reached the endpoint (%d calls)", srv.Calls()-before-c.calls)
+			}
+		})
 	}
 }
