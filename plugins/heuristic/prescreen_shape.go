@@ -264,19 +264,19 @@ func contentOverlap(t *screenText) (shared, n int) {
 		}
 	}
 	inContent := 0
-	for _, s := range [2]string{t.inLow, t.purposeLow} {
-		for _, w := range splitWords(s) {
-			if !isContent(w) {
-				continue
-			}
-			inContent++
-			st := crudeStem(w)
-			if k, ok := out[st]; ok {
-				shared += k
-				delete(out, st)
-			}
+	visit := func(w string) {
+		if !isContent(w) {
+			return
+		}
+		inContent++
+		st := crudeStem(w)
+		if k, ok := out[st]; ok {
+			shared += k
+			delete(out, st)
 		}
 	}
+	eachWord(t.inLow, visit)
+	eachWord(t.purposeLow, visit)
 	if inContent < 2 {
 		// Too little to compare ("Go on", "Summarize"): no evidence either way.
 		return 1, 0

@@ -16,7 +16,23 @@ type screenText struct {
 	finish        any      // metadata.finish_reason, when the caller recorded it
 }
 
+// maxScreenInput and maxScreenOutput bound the text a check reads, so a 100 KB document
+// costs what an 8 KB one does. A longer text is read as its head and its tail, where the
+// question, the greeting, the opening of an answer and the place it stops are.
+const (
+	maxScreenInput  = 8 << 10
+	maxScreenOutput = 16 << 10
+)
+
+func headAndTail(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit/2] + "\n" + s[len(s)-limit/2:]
+}
+
 func newScreenText(in, out, purpose string) *screenText {
+	in, out = headAndTail(in, maxScreenInput), headAndTail(out, maxScreenOutput)
 	t := &screenText{in: strings.TrimSpace(in), out: out}
 	t.inLow = foldLower(t.in)
 	t.outLow = foldLower(out)
@@ -39,9 +55,15 @@ func foldLower(s string) string {
 }
 
 // splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
-// ASCII, most of any run, takes a fast path.
 func splitWords(s string) []string {
 	out := make([]string, 0, len(s)/6+1)
+	eachWord(s, func(w string) { out = append(out, w) })
+	return out
+}
+
+// eachWord calls f for each word of s, as splitWords splits them, without allocating. ASCII,
+// most of any text, takes a fast path.
+func eachWord(s string, f func(string)) {
 	start := -1
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -58,15 +80,14 @@ func splitWords(s string) []string {
 		case w && start < 0:
 			start = i
 		case !w && start >= 0:
-			out = append(out, strings.TrimRight(s[start:i], "'"))
+			f(strings.TrimRight(s[start:i], "'"))
 			start = -1
 		}
 		i += size
 	}
 	if start >= 0 {
-		out = append(out, strings.TrimRight(s[start:], "'"))
+		f(strings.TrimRight(s[start:], "'"))
 	}
-	return out
 }
 
 // isStopword reports whether w carries no topic: function words, question words, and the
