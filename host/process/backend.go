@@ -197,14 +197,11 @@ func (b *backend) deadline(ctx context.Context, during string) error {
 		b.p.info.Name, during)}
 }
 
-// decodeResult checks a plugin's raw result: junk is failed with invalid_result, never a
-// silent 0.
+// decodeResult checks a plugin's raw result against the result schema: junk is failed
+// with invalid_result, never a silent 0.
 func decodeResult(name string, raw []byte) (sdk.Result, error) {
-	var r sdk.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf("%s: decode result: %v", name, err)}
-	}
-	if err := r.Validate(); err != nil {
+	r, err := host.DecodeResult(raw)
+	if err != nil {
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf("%s: %v", name, err)}
 	}
 	return r, nil

@@ -117,9 +117,15 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 		return nil, fmt.Errorf("load plugin %s: info: %w", m.Name, err)
 	}
 	a.session = resp.GetSession() && !opts.Unary
-	var infos []sdk.Info
-	if err := json.Unmarshal(resp.GetInfosJson(), &infos); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(resp.GetInfosJson(), &raws); err != nil {
 		return nil, fmt.Errorf("load plugin %s: info: decode: %w; the plugin must answer Info with a JSON array of sdk.Info", m.Name, err)
+	}
+	infos := make([]sdk.Info, len(raws))
+	for i, raw := range raws {
+		if infos[i], err = host.DecodeInfo(raw); err != nil {
+			return nil, fmt.Errorf("load plugin %s: info[%d]: %w", m.Name, i, err)
+		}
 	}
 	if len(infos) == 0 {
 		return nil, fmt.Errorf("load plugin %s: the plugin carries no scorer; register one with serve.Register", m.Name)
