@@ -48,6 +48,7 @@ type ValidationError struct {
 	kind error
 }
 
+// Error renders "doc: path: problem (and N more problems)".
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Doc)
@@ -189,6 +190,7 @@ func compileSchema(url string, raw []byte) (*compiledSchema, error) {
 // self-contained ($defs, not remote or file $refs).
 type noLoader struct{}
 
+// Load refuses url.
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schemas may not reference %s; inline it under $defs", url)
 }
