@@ -60,6 +60,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func (e *env) run(ctx context.Context, args []string) int {
 	root := e.rootCommand()
+	if args == nil {
+		args = []string{} // cobra reads os.Args for nil
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	switch {
