@@ -22,7 +22,7 @@ $(PROTO_BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
 
 # proto regenerates internal/pluginpb from proto/. `make check` fails when the committed
 # code differs from what this produces.
-proto: proto-tools
+proto: proto-tools ## regenerate internal/pluginpb from proto/ (pinned generators, Debian protoc)
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler"; exit 1; }
 	PATH=$(PROTO_BIN):$$PATH protoc -I proto \
 		--go_out=. --go_opt=module=github.com/scorekit/scorekit \
@@ -33,7 +33,7 @@ GENERATE += proto
 
 # The built-in heuristic scorers as a process plugin, with its manifest (sha256 pinned):
 # scorekit score --runtime process --plugins build/process ...
-process-plugins: build/process/heuristic.plugin.json
+process-plugins: build/process/heuristic.plugin.json ## build the heuristic scorers as a process plugin with its manifest
 
 build/process/heuristic: $(shell find sdk plugins internal -name '*.go' 2>/dev/null) go.mod go.sum
 	@mkdir -p $(@D)
@@ -44,7 +44,7 @@ build/process/heuristic.plugin.json: build/process/heuristic
 		"$$(sha256sum $< | cut -d' ' -f1)" > $@
 
 # The Node.js example plugin needs its npm dependencies; CI installs them with npm ci.
-node-scorer: examples/node-scorer/node_modules/.package-lock.json
+node-scorer: examples/node-scorer/node_modules/.package-lock.json ## npm ci the Node.js example plugin
 
 examples/node-scorer/node_modules/.package-lock.json: examples/node-scorer/package-lock.json examples/node-scorer/package.json
 	cd examples/node-scorer && npm ci --no-audit --no-fund
