@@ -401,9 +401,14 @@ func findRepetition(t *screenText) (string, bool) {
 	if len(ws) < 40 {
 		return "", false
 	}
-	grams := make(map[string]struct{}, len(ws))
-	for i := 0; i+4 <= len(ws); i++ {
-		grams[ws[i]+" "+ws[i+1]+" "+ws[i+2]+" "+ws[i+3]] = struct{}{}
+	// A 4-word phrase is keyed by a hash of its words' hashes: no strings are built.
+	hs := make([]uint64, len(ws))
+	for i, w := range ws {
+		hs[i] = fnv64(w)
+	}
+	grams := make(map[uint64]struct{}, len(ws))
+	for i := 0; i+4 <= len(hs); i++ {
+		grams[((hs[i]*31+hs[i+1])*31+hs[i+2])*31+hs[i+3]] = struct{}{}
 	}
 	total := len(ws) - 3
 	if distinct := len(grams); float64(distinct) < 0.4*float64(total) {
@@ -487,4 +492,14 @@ func findNonCommittal(t *screenText) (string, bool) {
 		return "", false
 	}
 	return "abstains (" + m + ")", true
+}
+
+// fnv64 is the 64-bit FNV-1a hash of s.
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }

@@ -252,8 +252,9 @@ func stemSet(texts ...string) map[string]struct{} {
 	return m
 }
 
-// contentOverlap counts the output's content words whose stem occurs in the input or the agent's
-// purpose, and the output's content words. It indexes the output, which is usually the
+// contentOverlap counts the output's content words, and how many of them have a stem that
+// occurs in the input or the agent's purpose (at least one when any does: the count stops
+// early). It indexes the output, which is usually the
 // shorter text, and streams the input past it.
 func contentOverlap(t *screenText) (shared, n int) {
 	out := make(map[string]int, len(t.outWords))
@@ -264,9 +265,11 @@ func contentOverlap(t *screenText) (shared, n int) {
 		}
 	}
 	inContent := 0
-	visit := func(w string) {
+	// Callers only ask whether anything is shared, so the scan stops at the first match once
+	// the input has shown enough content words to count.
+	visit := func(w string) bool {
 		if !isContent(w) {
-			return
+			return true
 		}
 		inContent++
 		st := crudeStem(w)
@@ -274,9 +277,12 @@ func contentOverlap(t *screenText) (shared, n int) {
 			shared += k
 			delete(out, st)
 		}
+		return shared == 0 || inContent < 2
 	}
 	eachWord(t.inLow, visit)
-	eachWord(t.purposeLow, visit)
+	if shared == 0 || inContent < 2 {
+		eachWord(t.purposeLow, visit)
+	}
 	if inContent < 2 {
 		// Too little to compare ("Go on", "Summarize"): no evidence either way.
 		return 1, 0

@@ -57,13 +57,13 @@ func foldLower(s string) string {
 // splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
 func splitWords(s string) []string {
 	out := make([]string, 0, len(s)/6+1)
-	eachWord(s, func(w string) { out = append(out, w) })
+	eachWord(s, func(w string) bool { out = append(out, w); return true })
 	return out
 }
 
-// eachWord calls f for each word of s, as splitWords splits them, without allocating. ASCII,
-// most of any text, takes a fast path.
-func eachWord(s string, f func(string)) {
+// eachWord calls f for each word of s, as splitWords splits them, without allocating, until
+// f returns false. ASCII, most of any text, takes a fast path.
+func eachWord(s string, f func(string) bool) {
 	start := -1
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -80,14 +80,23 @@ func eachWord(s string, f func(string)) {
 		case w && start < 0:
 			start = i
 		case !w && start >= 0:
-			f(strings.TrimRight(s[start:i], "'"))
+			if !f(trimApostrophes(s[start:i])) {
+				return
+			}
 			start = -1
 		}
 		i += size
 	}
 	if start >= 0 {
-		f(strings.TrimRight(s[start:], "'"))
+		f(trimApostrophes(s[start:]))
 	}
+}
+
+func trimApostrophes(w string) string {
+	for len(w) > 0 && w[len(w)-1] == '\'' {
+		w = w[:len(w)-1]
+	}
+	return w
 }
 
 // isStopword reports whether w carries no topic: function words, question words, and the
