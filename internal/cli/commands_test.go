@@ -123,3 +123,30 @@ func TestServe(t *testing.T) {
 		})
 	}
 }
+
+func TestUsage(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout for 0, stderr otherwise
+	}{
+		{"no command prints help", nil, ExitOK, "Available Commands"},
+		{"help lists score", []string{"--help"}, ExitOK, "score"},
+		{"unknown command", []string{"grade"}, ExitSetup, `unknown command "grade"`},
+		{"score without a file", []string{"score"}, ExitSetup, "accepts 1 arg(s), received 0"},
+		{"unknown flag", []string{"score", "--colour", "-"}, ExitSetup, "unknown flag: --colour"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, "", c.args...)
+			got := r.stdout
+			if c.code != ExitOK {
+				got = r.stderr
+			}
+			if r.code != c.code || !strings.Contains(got, c.want) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, c.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
