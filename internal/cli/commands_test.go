@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,5 +150,36 @@ func TestUsage(t *testing.T) {
 				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, c.code, c.want, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestServeUntilDone serves on a real socket and stops cleanly when the context ends, as
+// `scorekit serve` does on Ctrl-C.
+func TestServeUntilDone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	e := &env{stderr: io.Discard, registry: testRegistry}
+	srv, err := e.newServer(ctx, hostOptions{timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.close(context.Background())
+	go func() { done <- serveUntilDone(ctx, ln, srv.handler()) }()
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve returned %v after the context ended, want nil", err)
 	}
 }
