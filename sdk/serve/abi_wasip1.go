@@ -45,11 +45,14 @@ func abiInfo() uint64 {
 	return send(mustMarshal(infos))
 }
 
+//go:wasmexport scorekit_v1_codecs
+func abiCodecs() uint32 { return CodecBinary }
+
 //go:wasmexport scorekit_v1_configure
 func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {
-	s, errReply := instance(scorer)
-	if errReply != 0 {
-		return errReply
+	s := instance(scorer)
+	if s == nil {
+		return send(mustMarshal(noScorer().Error))
 	}
 	c, ok := s.(sdk.Configurer)
 	if !ok {
@@ -63,13 +66,20 @@ func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {
 
 //go:wasmexport scorekit_v1_score
 func abiScore(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint64 {
-	s, errReply := instance(scorer)
-	if errReply != 0 {
-		return errReply
+	binary := flags&FlagBinary != 0
+	s := instance(scorer)
+	if s == nil {
+		return sendResult(binary, noScorer())
 	}
 	call := sdk.Call{}
-	if err := json.Unmarshal(request(ptr, size), &call.Run); err != nil {
-		return send(mustMarshal(sdk.Failed(sdk.CodeInvalidRun, "decode run: "+err.Error())))
+	var err error
+	if binary {
+		call.Run, err = ReadRun(request(ptr, size))
+	} else {
+		err = json.Unmarshal(request(ptr, size), &call.Run)
+	}
+	if err != nil {
+		return sendResult(binary, sdk.Failed(sdk.CodeInvalidRun, "decode run: "+err.Error()))
 	}
 	info := &infos[scorer]
 	if flags&FlagJudge != 0 && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)) {
@@ -79,7 +89,23 @@ func abiScore(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint64 {
 	if err != nil {
 		res = sdk.FailedErr(err)
 	}
-	return send(mustMarshal(res))
+	return sendResult(binary, res)
+}
+
+// resultBuf is reused by every binary reply: the host reads a reply before its next call.
+var resultBuf []byte
+
+func sendResult(binary bool, res sdk.Result) uint64 {
+	if !binary {
+		return send(mustMarshal(res))
+	}
+	b, err := AppendResult(resultBuf[:0], &res)
+	if err != nil {
+		fail := sdk.Failed(sdk.CodeScorerError, err.Error())
+		b, _ = AppendResult(resultBuf[:0], &fail)
+	}
+	resultBuf = b
+	return send(b)
 }
 
 func loadInfos() {
@@ -94,13 +120,17 @@ func loadInfos() {
 	}
 }
 
-// instance returns scorer number i, or a nonzero packed reply holding the failure.
-func instance(i uint32) (sdk.Scorer, uint64) {
+// instance returns scorer number i, or nil when there is none.
+func instance(i uint32) sdk.Scorer {
 	loadInfos()
 	if int(i) >= len(instances) {
-		return nil, send(mustMarshal(sdk.Failed(sdk.CodeInvalidRun, "no scorer at this index; call scorekit_v1_info for the list")))
+		return nil
 	}
-	return instances[i], 0
+	return instances[i]
+}
+
+func noScorer() sdk.Result {
+	return sdk.Failed(sdk.CodeInvalidRun, "no scorer at this index; call scorekit_v1_info for the list")
 }
 
 // request views the host's request in place: the host wrote it into input, so no copy.

@@ -1,0 +1,163 @@
+package wasm
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// benchRuns are the two runs BENCHMARKS.md reports: a short QA run and a 2 KB email.
+func benchRuns() map[string]sdk.Run {
+	email := "From: billing@example.com\nSubject: Invoice 4471 overdue\n\n" +
+		strings.Repeat("Hello team, our records show invoice 4471 for the March subscription is now 30 days overdue. "+
+			"Please arrange payment or reply with the remittance details if it was already paid. ", 12)
+	return map[string]sdk.Run{
+		"short": {Input: "What is the capital of France?", Output: "Paris"},
+		"email": {Input: email[:2048], Output: "*Triage:* notify\n*From:* billing@example.com\n*Summary:* invoice 4471 is 30 days overdue; pay or send remittance details.",
+			Metadata: map[string]any{"purpose": "triage incoming email into a Slack summary"}},
+	}
+}
+
+func prescreenFactory(b *testing.B) func() sdk.Scorer {
+	for _, f := range heuristic.Factories() {
+		if f().Info().Name == "prescreen" {
+			return f
+		}
+	}
+	b.Fatal("plugins/heuristic has no prescreen")
+	return nil
+}
+
+func openPrescreen(b *testing.B, e *Engine) host.Backend {
+	ps, err := e.Load(context.Background(), manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Info().Name == "prescreen" {
+			be, err := p.Open(context.Background(), "bench", p.Info().Defaults)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { be.Close(context.Background()) })
+			return be
+		}
+	}
+	b.Fatal("no prescreen in the heuristic artifact")
+	return nil
+}
+
+// BenchmarkPrescreen compares a prescreen call native and as WASM with every limit on
+// (deadline per call, memory limit, result and output caps, close on context done).
+func BenchmarkPrescreen(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, nil)
+	wasm := openPrescreen(b, e)
+	native, err := host.Native(prescreenFactory(b)).Open(ctx, "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, run := range benchRuns() {
+		var nativeNS float64
+		b.Run(name+"/native", func(b *testing.B) {
+			for b.Loop() {
+				r := run
+				if _, err := native.Score(ctx, &r, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			nativeNS = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		})
+		b.Run(name+"/wasm", func(b *testing.B) {
+			for b.Loop() {
+				r := run
+				if _, err := wasm.Score(ctx, &r, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(per/1000, "us/call")
+			if nativeNS > 0 {
+				b.ReportMetric(per/nativeNS, "x-native")
+			}
+		})
+	}
+}
+
+// BenchmarkInstantiate measures a fresh instance of the heuristic artifact: instantiate,
+// _initialize, configure; and the memory it holds.
+func BenchmarkInstantiate(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, nil)
+	be := openPrescreen(b, e).(*Backend)
+	var mem int
+	for b.Loop() {
+		inst, err := be.newInstance(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mem = inst.memoryBytes()
+		inst.close(ctx)
+	}
+	b.ReportMetric(float64(mem)/(1<<20), "MiB/instance")
+}
+
+// BenchmarkPool2 measures the throughput of a pool of two instances fed by two workers.
+func BenchmarkPool2(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, nil)
+	ps, err := e.Load(ctx, manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{PoolSize: 2}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var be host.Backend
+	for _, p := range ps {
+		if p.Info().Name == "prescreen" {
+			be, _ = p.Open(ctx, "bench", nil)
+		}
+	}
+	run := benchRuns()["short"]
+	start := time.Now()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	jobs := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			for range jobs {
+				r := run
+				if _, err := be.Score(ctx, &r, nil); err != nil {
+					b.Error(err)
+				}
+			}
+		})
+	}
+	for range b.N {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// BenchmarkWarmLoad measures loading every built-in artifact with a warm compilation cache.
+func BenchmarkWarmLoad(b *testing.B) {
+	ctx := context.Background()
+	m := manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{})
+	warm := newEngine(b, nil)
+	if _, err := warm.Load(ctx, m); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		e := newEngine(b, nil)
+		if _, err := e.Load(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		e.Close(ctx)
+	}
+}

@@ -1,0 +1,113 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+const heuristicPkg = "github.com/scorekit/scorekit/plugins/heuristic/plugin"
+
+// TestEquivalence holds every heuristic scorer, prescreen first among them, to the same
+// results native and as WASM on the public corpus (status, score, dimensions, skipped
+// dimensions, flags, reason and error).
+func TestEquivalence(t *testing.T) {
+	dir, err := corpus.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := corpus.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 1000 {
+		t.Fatalf("corpus has %d runs, want at least 1,000", len(cases))
+	}
+	e := newEngine(t, nil)
+	ps, err := e.Load(context.Background(), manifestFor(t, goGuest(t, "heuristic", heuristicPkg), host.Limits{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm := map[string]host.Plugin{}
+	for _, p := range ps {
+		wasm[p.Info().Name] = p
+	}
+	if _, ok := wasm["prescreen"]; !ok {
+		t.Fatalf("the heuristic artifact carries %v, want prescreen among them", names(ps))
+	}
+	ctx := context.Background()
+	for _, f := range heuristic.Factories() {
+		native := host.Native(f)
+		info := native.Info()
+		t.Run(info.Name, func(t *testing.T) {
+			w, ok := wasm[info.Name]
+			if !ok {
+				t.Fatalf("scorer %s is missing from the WASM artifact", info.Name)
+			}
+			if !reflect.DeepEqual(canonical(t, info), canonical(t, w.Info())) {
+				t.Fatalf("Info differs:\nnative %+v\nwasm   %+v", info, w.Info())
+			}
+			nb, err := native.Open(ctx, "t", info.Defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wb, err := w.Open(ctx, "t", info.Defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer wb.Close(ctx)
+			// prescreen runs on every case; the other scorers on an even sample of 1,000,
+			// which keeps the suite fast.
+			stride := 1
+			if info.Name != "prescreen" {
+				stride = max(1, len(cases)/1000)
+			}
+			for i := 0; i < len(cases); i += stride {
+				run := cases[i].Run
+				want, werr := nb.Score(ctx, &run, nil)
+				got, gerr := wb.Score(ctx, &run, nil)
+				if werr != nil || gerr != nil {
+					t.Fatalf("run %s: native error %v, wasm error %v", run.ID, werr, gerr)
+				}
+				if a, b := comparable(want), comparable(got); !reflect.DeepEqual(a, b) {
+					t.Fatalf("run %s differs:\nnative %s\nwasm   %s", run.ID, a, b)
+				}
+			}
+		})
+	}
+}
+
+// comparable is the part of a result both runtimes must agree on, as text that prints
+// readably on a mismatch.
+func comparable(r sdk.Result) string {
+	return fmt.Sprintf("status=%s score=%v dims=%v skipped=%v flags=%v reason=%q error=%v",
+		r.Status, r.Value(), r.Dimensions, r.SkippedDimensions, r.Flags, r.Reason, r.Error)
+}
+
+// canonical is v after a JSON round trip, as the WASM side sees it.
+func canonical(t *testing.T, v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func names(ps []host.Plugin) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Info().Name
+	}
+	return out
+}
