@@ -160,8 +160,7 @@ func findPlaceholder(t *screenText) (string, bool) {
 	case "undefined", "null", "nil", "<nil>", "nan", "[object object]", "todo", "tbd", "fixme", "{}", "placeholder", "lorem ipsum":
 		return "the whole output is " + strconv.Quote(bare), true
 	}
-	prose := stripCode(t.out)
-	low := foldLower(prose)
+	prose, low := stripCode(t.out), stripCode(t.outLow)
 	for _, m := range []string{"[object object]", "lorem ipsum"} {
 		if strings.Contains(low, m) && !strings.Contains(t.inLow, m) {
 			return strconv.Quote(m), true

@@ -45,13 +45,49 @@ func newScreenText(in, out, purpose string) *screenText {
 	return t
 }
 
+// foldLower lower-cases s and makes typographic apostrophes plain in one pass. It returns s
+// itself when nothing changes, and walks ASCII bytewise (strings.ToLower falls back to a
+// rune-by-rune map of the whole string at the first non-ASCII byte).
 func foldLower(s string) string {
-	s = strings.ToLower(s)
-	// Both quotes start with the byte 0xE2; IndexByte is far cheaper than ContainsAny.
-	if strings.IndexByte(s, 0xE2) >= 0 {
-		s = strings.ReplaceAll(strings.ReplaceAll(s, "\u2019", "'"), "\u2018", "'")
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			break
+		}
 	}
-	return s
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\u2019' || r == '\u2018':
+			b.WriteByte('\'')
+		case r == utf8.RuneError && size == 1:
+			b.WriteByte(s[i])
+		default:
+			if l := unicode.ToLower(r); l != r {
+				b.WriteRune(l)
+			} else {
+				b.WriteString(s[i : i+size])
+			}
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
