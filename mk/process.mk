@@ -33,7 +33,7 @@ GENERATE += proto
 
 # The built-in heuristic scorers as a process plugin, with its manifest (sha256 pinned):
 # scorekit score --runtime process --plugins build/process ...
-process-plugins: build/process/heuristic.plugin.json ## build the heuristic scorers as a process plugin with its manifest
+process-plugins: build/process/heuristic.plugin.json build/process/node-scorer.plugin.json ## build the heuristic scorers as a process plugin with its manifest
 
 build/process/heuristic: $(shell find sdk plugins internal -name '*.go' 2>/dev/null) go.mod go.sum
 	@mkdir -p $(@D)
@@ -43,6 +43,12 @@ build/process/heuristic.plugin.json: build/process/heuristic
 	printf '{"name":"heuristic","runtime":"process","artifact":"heuristic","sha256":"%s"}\n' \
 		"$$(sha256sum $< | cut -d' ' -f1)" > $@
 
+# The Node.js example's manifest pins the script itself (it is the executable).
+build/process/node-scorer.plugin.json: examples/node-scorer/scorer.js examples/node-scorer/node_modules/.package-lock.json
+	@mkdir -p $(@D)
+	printf '{"name":"node-scorer","runtime":"process","artifact":"../../examples/node-scorer/scorer.js","sha256":"%s"}\n' \
+		"$$(sha256sum $< | cut -d' ' -f1)" > $@
+
 # The Node.js example plugin needs its npm dependencies; CI installs them with npm ci.
 node-scorer: examples/node-scorer/node_modules/.package-lock.json ## npm ci the Node.js example plugin
 
@@ -50,4 +56,4 @@ examples/node-scorer/node_modules/.package-lock.json: examples/node-scorer/packa
 	cd examples/node-scorer && npm ci --no-audit --no-fund
 	touch $@
 
-ARTIFACTS += build/process/heuristic.plugin.json examples/node-scorer/node_modules/.package-lock.json
+ARTIFACTS += build/process/heuristic.plugin.json build/process/node-scorer.plugin.json examples/node-scorer/node_modules/.package-lock.json
