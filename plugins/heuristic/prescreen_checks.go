@@ -170,7 +170,8 @@ func findPlaceholder(t *screenText) (string, bool) {
 		return "unrendered template " + m, true
 	}
 	// Stand-ins a writer leaves for later, in capitals as they are written.
-	for _, m := range []string{"TODO:", "TODO ", "FIXME", "TBD:", "[INSERT ", "[YOUR NAME]", "<INSERT "} {
+	// "TODO:" but not "TODO app": the capitals and the colon are how stand-ins are written.
+	for _, m := range []string{"TODO:", "TODO(", "FIXME", "TBD:", "[INSERT ", "[YOUR NAME]", "<INSERT "} {
 		if strings.Contains(prose, m) && !strings.Contains(t.in, m) {
 			return strconv.Quote(strings.TrimSpace(m)), true
 		}
@@ -454,7 +455,8 @@ func findFiller(t *screenText) (string, bool) {
 	}
 	p, ok := containsAnyOf(t.outLow, []string{"as an ai", "i hope this helps", "hope this helps", "let me know if", "feel free to", "happy to help",
 		"glad to help", "great question", "good question", "is there anything else", "i'm here to help", "i am here to help", "how can i help",
-		"how can i assist", "i'd be happy to", "i would be happy to", "thank you for your question", "thanks for asking"})
+		"how can i assist", "i'd be happy to", "i would be happy to", "thank you for your question", "thanks for asking",
+		"i can help", "here to assist", "what can i do for you", "sure!", "certainly!", "of course!", "absolutely!"})
 	if !ok {
 		return "", false
 	}

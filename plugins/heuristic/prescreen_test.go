@@ -154,6 +154,8 @@ func TestPrescreenFlags(t *testing.T) {
 		{"repetition of phrases", "Summarize the incident.", "The incident started at noon. " + strings.Repeat("We are looking into it and will update you soon. ", 10), heuristic.FlagRepetition, false},
 
 		{"filler only", "What is the capital of France?", "As an AI language model, I'm happy to help! I hope this helps. Let me know if you have any other questions.", heuristic.FlagFiller, false},
+		{"filler acknowledgement only", "Summarize the attached contract.", "Sure! I can help with that.", heuristic.FlagFiller, false},
+		{"TODO as a word is fine", "What should I build to learn React?", "Build a TODO app: it covers state, lists and forms.", "", true},
 		{"filler around an answer is fine", "What is the capital of France?", "Great question! The capital is Paris. I hope this helps!", "", true},
 
 		{"off_topic paragraph", "How many open tickets does the billing queue have?", "Photosynthesis converts sunlight, carbon dioxide and water into glucose inside chloroplasts, releasing oxygen into the atmosphere as a byproduct.", heuristic.FlagOffTopic, false},
