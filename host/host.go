@@ -74,6 +74,7 @@ type Scorer struct {
 	scale   float64
 	plan    plan
 	judge   sdk.Judge
+	tenant  string
 	runtime string
 }
 
@@ -110,7 +111,7 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	if err != nil {
 		return nil, err
 	}
-	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, runtime: p.Runtime()}
+	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, tenant: tenant, runtime: p.Runtime()}
 	if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
 		s.judge = h.judge
 	}

@@ -63,13 +63,23 @@ var errHostDeadline = errors.New("host deadline")
 // a score or Passed.
 func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	start := time.Now()
-	res := s.score(ctx, &run)
+	judge, record := s.judge, func(*sdk.Telemetry) {}
+	if m, ok := judge.(judgeMeter); ok {
+		judge, record = m.MeterJudge(s.tenant, s.info.Name)
+	}
+	res := s.score(ctx, &run, judge)
+	record(&res.Telemetry)
 	res.Telemetry.DurationMS = float64(time.Since(start).Nanoseconds()) / 1e6
 	res.Telemetry.Runtime = s.runtime
 	return res
 }
 
-func (s *Scorer) score(ctx context.Context, run *sdk.Run) sdk.Result {
+// judgeMeter is implemented by judges that account each scoring call (host/broker).
+type judgeMeter interface {
+	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry))
+}
+
+func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge) sdk.Result {
 	if err := prepareRun(run); err != nil {
 		return sdk.Failed(sdk.CodeInvalidRun, err.Error())
 	}
@@ -78,7 +88,7 @@ func (s *Scorer) score(ctx context.Context, run *sdk.Run) sdk.Result {
 			run.CitationAudit = &a
 		}
 	}
-	res, err := s.call(ctx, run)
+	res, err := s.call(ctx, run, judge)
 	if err != nil {
 		return failedFrom(err)
 	}
@@ -107,14 +117,14 @@ type outcome struct {
 // call runs the backend under the host deadline. The backend runs on its own goroutine so
 // that a native scorer that ignores its context still yields a timeout at the deadline
 // (its goroutine is then abandoned; WASM and process backends stop on the context).
-func (s *Scorer) call(parent context.Context, run *sdk.Run) (sdk.Result, error) {
+func (s *Scorer) call(parent context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
 	ctx, cancel := context.WithTimeoutCause(parent, s.h.timeout, errHostDeadline)
 	defer cancel()
 	if ctx.Err() != nil { // the caller gave up already: do not start work
 		return sdk.Result{}, s.deadlineErr(ctx)
 	}
 	done := make(chan outcome, 1)
-	go s.invoke(ctx, run, done)
+	go s.invoke(ctx, run, judge, done)
 	select {
 	case o := <-done:
 		if o.err != nil && ctx.Err() != nil {
@@ -134,14 +144,14 @@ func (s *Scorer) call(parent context.Context, run *sdk.Run) (sdk.Result, error) 
 	}
 }
 
-func (s *Scorer) invoke(ctx context.Context, run *sdk.Run, done chan<- outcome) {
+func (s *Scorer) invoke(ctx context.Context, run *sdk.Run, judge sdk.Judge, done chan<- outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.h.log.Error("scorer panicked", "scorer", s.info.Name, "panic", p, "stack", string(debug.Stack()))
 			done <- outcome{err: &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer %s panicked: %v", s.info.Name, p)}}
 		}
 	}()
-	res, err := s.backend.Score(ctx, run, s.judge)
+	res, err := s.backend.Score(ctx, run, judge)
 	done <- outcome{res, err}
 }
 
