@@ -13,24 +13,24 @@ import (
 // columns scores as it is.
 type Run struct {
 	// ID identifies the run in results. Optional; the CLI uses the line number when empty.
-	ID string `json:"id,omitempty" jsonschema:"description=Identifies the run in results. Optional."`
+	ID string `json:"id,omitempty"`
 	// Agent names the agent that produced the run. Optional.
-	Agent string `json:"agent,omitempty" jsonschema:"description=Name of the agent that produced the run. Optional."`
+	Agent string `json:"agent,omitempty"`
 	// Input is what the agent was asked or given (a question, an email, a task).
-	Input string `json:"input" jsonschema:"description=What the agent was asked or given: a question, a raw email, a task."`
+	Input string `json:"input"`
 	// Output is what the agent answered. Required in datasets; it may be empty, which the
 	// pre-screen flags.
-	Output string `json:"output" jsonschema:"required,description=What the agent answered. Required; may be empty."`
+	Output string `json:"output" jsonschema:"required"`
 	// Context is the evidence the agent retrieved, in retrieval order.
-	Context []Passage `json:"context,omitempty" jsonschema:"description=Evidence the agent retrieved, in retrieval order. Each passage is a string or {id, text}."`
+	Context []Passage `json:"context,omitempty"`
 	// Expected is a reference answer. Optional.
-	Expected string `json:"expected,omitempty" jsonschema:"description=A reference answer. Optional."`
+	Expected string `json:"expected,omitempty"`
 	// CitationAudit is a citation audit computed upstream. Optional; when absent the host
 	// computes one for scorers with a faithfulness dimension.
-	CitationAudit *CitationAudit `json:"citation_audit,omitempty" jsonschema:"description=A citation audit computed upstream. Optional."`
+	CitationAudit *CitationAudit `json:"citation_audit,omitempty"`
 	// Metadata is free-form. A judge reads metadata.purpose or metadata.instructions to learn
 	// what the agent is for (a Slack triage is the right answer to a raw email).
-	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"description=Free-form. purpose or instructions tell a judge what the agent is for."`
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // Purpose returns what the agent is for, from metadata "purpose", "instructions" or

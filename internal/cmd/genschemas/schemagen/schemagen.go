@@ -91,7 +91,6 @@ func Generate(root string) ([]File, error) {
 		}
 		sch := r.Reflect(s.v)
 		sch.ID = jsonschema.ID(baseID + s.name)
-		untruncate(sch, reflect.TypeOf(s.v))
 		if err := relax(sch, s.optional); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -123,23 +122,6 @@ func mapper(tolerant bool) func(reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{
 			Description: "One piece of retrieved evidence: a plain string (its id is its 1-based position) or an object {id, text}.",
 			OneOf:       []*jsonschema.Schema{{Type: "string"}, obj},
-		}
-	}
-}
-
-// untruncate restores tag descriptions that invopop cut at their first comma (it splits
-// jsonschema tags on unescaped commas, and the sdk's descriptions are prose). A field's
-// description is always the last key of its tag, so the rest of the tag is the text.
-func untruncate(sch *jsonschema.Schema, t reflect.Type) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		_, desc, ok := strings.Cut(f.Tag.Get("jsonschema"), "description=")
-		if !ok || name == "" || name == "-" {
-			continue
-		}
-		if p, ok := sch.Properties.Get(name); ok {
-			p.Description = strings.ReplaceAll(desc, `\,`, ",")
 		}
 	}
 }
