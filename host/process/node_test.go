@@ -89,6 +89,26 @@ func TestNodeScorer(t *testing.T) {
 			}
 		})
 	}
+	t.Run("through the host", func(t *testing.T) {
+		reg := host.NewRegistry()
+		if err := reg.Register(p, false); err != nil {
+			t.Fatal(err)
+		}
+		h := host.New(reg)
+		s, err := h.Open(context.Background(), "node_keyword_recall", host.OpenOptions{Config: json.RawMessage(`{"min_length":4}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		res := s.Score(context.Background(), sdk.Run{Input: "Capital of France?", Output: "Paris.", Expected: "Paris, France"})
+		if res.Status != sdk.StatusScored || res.Value() != 0.5 || res.Passed == nil || !*res.Passed || res.Telemetry.Runtime != host.RuntimeProcess {
+			t.Errorf("got %+v, want scored 0.5, passed, runtime process", res)
+		}
+		if _, err := h.Open(context.Background(), "node_keyword_recall", host.OpenOptions{Config: json.RawMessage(`{"min_length":"4"}`)}); err == nil {
+			t.Error("host opened the scorer with a mistyped config")
+		}
+	})
+
 	procs := pids(b)
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
