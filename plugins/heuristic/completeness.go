@@ -113,17 +113,22 @@ func overlaps(e string, out []string) bool {
 }
 
 // terms returns the distinct terms of s in order of first appearance: words made of a-z and
-// 0-9 after folding accents and case, with verbs in their base form.
+// 0-9 after folding accents and case, with verbs in their base form and verb phrases
+// rewritten as the reference's tagger rewrites them: modals dropped ("should consider" ->
+// "consider"), negations spelt out ("can't go" -> "does not go"), auxiliaries folded into
+// the verb ("was studying" -> "study").
 func terms(s string) []string {
-	words := asciiWords(s)
+	words := wordTokens(s)
 	seen := make(map[string]struct{}, len(words))
 	out := make([]string, 0, len(words))
-	add := func(w string) {
-		if _, ok := seen[w]; ok || w == "" {
-			return
+	add := func(ws ...string) {
+		for _, w := range ws {
+			if _, ok := seen[w]; ok || w == "" {
+				continue
+			}
+			seen[w] = struct{}{}
+			out = append(out, w)
 		}
-		seen[w] = struct{}{}
-		out = append(out, w)
 	}
 	for i, w := range words {
 		prev, next := "", ""
@@ -133,21 +138,84 @@ func terms(s string) []string {
 		if i+1 < len(words) {
 			next = words[i+1]
 		}
-		if auxiliary[w] != "" && looksInflected(next) {
-			continue // "was studying" -> "study": the tagger folds the auxiliary into the verb
+		base, rest, apos := strings.Cut(w, "'")
+		switch {
+		case apos && rest == "t" && strings.HasSuffix(base, "n"): // don't, isn't, can't, won't ...
+			aux := base[:len(base)-1]
+			if aux == "do" {
+				add("do")
+			} else {
+				add(doForm(prev))
+			}
+			if isBe(aux) {
+				add("be")
+			}
+			add("not")
+		case apos:
+			// The tagger keeps the pieces ("i'm" -> "i", "m") and adds the expansion.
+			add(splitWord(w)...)
+			switch {
+			case rest == "s" && contractsIs[base], rest == "re", rest == "m":
+				add("be")
+			case rest == "ve":
+				add("have")
+			}
+		case w == "cannot":
+			add(doForm(prev), "not")
+		case modal[w] && next != "" && prev != "": // a question's leading modal stays
+			if next == "not" {
+				add(doForm(prev))
+			}
+		case next == "not" && (isBe(w) || w == "do" || w == "does" || w == "did"):
+			if w == "do" {
+				add("do")
+			} else {
+				add(doForm(prev))
+			}
+			if isBe(w) {
+				add("be")
+			}
+		case auxiliary[w] != "" && looksInflected(next):
+			// "was studying" -> "study": the tagger folds the auxiliary into the verb
+		default:
+			add(baseForm(w, prev))
 		}
-		add(baseForm(w, prev))
 	}
 	return out
 }
 
-// asciiWords lower-cases s, folds accents and splits it on every character outside a-z, 0-9.
-func asciiWords(s string) []string {
+// doForm is the form of "do" the reference's tagger writes for a negated verb after prev.
+func doForm(prev string) string {
+	switch prev {
+	case "i", "we", "they":
+		return "do"
+	}
+	return "does"
+}
+
+func isBe(w string) bool { return auxiliary[w] == "be" && w != "been" && w != "being" }
+
+// contractsIs lists the words whose "'s" is "is", not a possessive.
+var contractsIs = map[string]bool{
+	"it": true, "he": true, "she": true, "that": true, "what": true, "there": true, "here": true,
+	"who": true, "where": true, "how": true, "this": true, "when": true, "why": true,
+}
+
+var modal = map[string]bool{
+	"can": true, "could": true, "should": true, "would": true, "will": true, "may": true,
+	"might": true, "must": true, "shall": true,
+}
+
+// wordTokens lower-cases s, folds accents and splits it on every character outside a-z,
+// 0-9 and the apostrophe (curly apostrophes count); apostrophes at either end are dropped.
+func wordTokens(s string) []string {
 	var words []string
 	var b strings.Builder
 	flush := func() {
 		if b.Len() > 0 {
-			words = append(words, b.String())
+			if w := strings.Trim(b.String(), "'"); w != "" {
+				words = append(words, w)
+			}
 			b.Reset()
 		}
 	}
@@ -156,7 +224,10 @@ func asciiWords(s string) []string {
 		if r >= 'A' && r <= 'Z' {
 			r += 'a' - 'A'
 		}
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+		if r == '\u2019' {
+			r = '\''
+		}
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '\'' {
 			b.WriteRune(r)
 			continue
 		}
@@ -166,6 +237,11 @@ func asciiWords(s string) []string {
 	return words
 }
 
+// splitWord splits a token on apostrophes into its a-z/0-9 pieces.
+func splitWord(w string) []string {
+	return strings.FieldsFunc(w, func(r rune) bool { return r == '\'' })
+}
+
 // auxiliary maps forms of be, have and do to their base form.
 var auxiliary = map[string]string{
 	"is": "be", "are": "be", "was": "be", "were": "be", "am": "be", "been": "be", "being": "be",
@@ -173,30 +249,52 @@ var auxiliary = map[string]string{
 	"does": "do", "did": "do",
 }
 
-// irregular maps common irregular past forms to the base form.
+// irregular maps common irregular past forms to the base form. Past participles the
+// reference keeps as adjectives ("known", "given") are left out.
 var irregular = map[string]string{
-	"went": "go", "gone": "go", "said": "say", "made": "make", "took": "take", "taken": "take",
-	"came": "come", "saw": "see", "seen": "see", "knew": "know", "known": "know", "got": "get",
-	"gave": "give", "given": "give", "found": "find", "thought": "think", "told": "tell",
-	"became": "become", "left": "leave", "felt": "feel", "brought": "bring", "began": "begin",
-	"begun": "begin", "kept": "keep", "held": "hold", "wrote": "write", "written": "write",
-	"stood": "stand", "heard": "hear", "meant": "mean", "met": "meet", "ran": "run",
-	"paid": "pay", "sat": "sit", "spoke": "speak", "spoken": "speak", "led": "lead",
-	"grew": "grow", "grown": "grow", "lost": "lose", "fell": "fall", "fallen": "fall",
+	"went": "go", "said": "say", "made": "make", "took": "take", "came": "come", "saw": "see",
+	"knew": "know", "got": "get", "gave": "give", "found": "find", "thought": "think",
+	"told": "tell", "became": "become", "left": "leave", "felt": "feel", "brought": "bring",
+	"began": "begin", "kept": "keep", "held": "hold", "wrote": "write", "stood": "stand",
+	"heard": "hear", "meant": "mean", "met": "meet", "ran": "run", "paid": "pay", "sat": "sit",
+	"spoke": "speak", "led": "lead", "grew": "grow", "lost": "lose", "fell": "fall",
 	"sent": "send", "built": "build", "understood": "understand", "drew": "draw",
-	"drawn": "draw", "broke": "break", "broken": "break", "spent": "spend", "won": "win",
-	"taught": "teach", "bought": "buy", "caught": "catch", "fought": "fight", "chose": "choose",
-	"chosen": "choose", "wore": "wear", "worn": "wear", "drove": "drive", "driven": "drive",
-	"ate": "eat", "eaten": "eat", "flew": "fly", "flown": "fly", "sold": "sell", "sang": "sing",
-	"sung": "sing", "swam": "swim", "threw": "throw", "thrown": "throw", "rose": "rise",
-	"risen": "rise", "shot": "shoot", "struck": "strike", "sought": "seek", "slept": "sleep",
-	"forgot": "forget", "forgotten": "forget", "hid": "hide", "hidden": "hide", "bit": "bite",
-	"invented": "invent", "killed": "kill",
+	"broke": "break", "spent": "spend", "won": "win", "taught": "teach", "bought": "buy",
+	"caught": "catch", "fought": "fight", "chose": "choose", "wore": "wear", "drove": "drive",
+	"ate": "eat", "flew": "fly", "sold": "sell", "sang": "sing", "swam": "swim",
+	"threw": "throw", "rose": "rise", "shot": "shoot", "struck": "strike", "sought": "seek",
+	"slept": "sleep", "forgot": "forget", "hid": "hide", "shown": "show", "given": "give",
+	"taken": "take", "written": "write", "proven": "prove", "driven": "drive", "eaten": "eat",
+	"chosen": "choose", "broken": "break", "forgotten": "forget", "hidden": "hide",
+	"spoken": "speak", "stolen": "steal", "fallen": "fall", "grown": "grow", "thrown": "throw",
+	"drawn": "draw", "worn": "wear", "gone": "go", "done": "do", "seen": "see", "begun": "begin",
+	"dying": "die", "lying": "lie", "tying": "tie", "lightning": "lightning",
+	"created": "create", "creating": "create", "united": "united",
 }
 
 var pronoun = map[string]bool{
-	"he": true, "she": true, "it": true, "who": true, "that": true, "which": true, "this": true,
-	"i": true, "you": true, "we": true, "they": true,
+	"he": true, "she": true, "it": true, "who": true, "that": true, "i": true, "you": true,
+	"we": true, "they": true, "nobody": true, "everyone": true, "someone": true,
+}
+
+// gerundBefore lists words after which an -ing form is a noun the tagger leaves alone.
+var gerundBefore = map[string]bool{
+	"for": true, "of": true, "in": true, "on": true, "by": true, "with": true, "about": true,
+	"the": true, "a": true, "an": true, "from": true, "without": true, "before": true,
+	"after": true, "this": true, "his": true, "her": true, "their": true, "its": true,
+}
+
+// notGerund reports whether w ends in -ing without being a verb form ("during", "nothing").
+func notGerund(w string) bool {
+	if strings.HasSuffix(w, "thing") {
+		return true
+	}
+	switch w {
+	case "during", "morning", "evening", "ceiling", "string", "spring", "bring", "sibling", "wedding", "pudding":
+		return true
+	}
+	stem := w[:len(w)-3]
+	return !strings.ContainsAny(stem, "aeiouy")
 }
 
 // looksInflected reports whether w looks like an -ed or -ing verb form or an irregular
@@ -217,11 +315,11 @@ func baseForm(w, prev string) string {
 		return b
 	}
 	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ed"):
+	case len(w) > 3 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
 		return stripSuffix(w, "ed")
-	case len(w) > 5 && strings.HasSuffix(w, "ing") && (auxiliary[prev] != "" || pronoun[prev]):
+	case len(w) > 5 && strings.HasSuffix(w, "ing") && !gerundBefore[prev] && !notGerund(w):
 		return stripSuffix(w, "ing")
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && pronoun[prev] && prev != "i" && prev != "you" && prev != "we" && prev != "they":
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") && pronoun[prev] && prev != "i" && prev != "you" && prev != "we" && prev != "they":
 		if strings.HasSuffix(w, "ies") {
 			return w[:len(w)-3] + "y"
 		}
@@ -234,7 +332,8 @@ func baseForm(w, prev string) string {
 }
 
 // stripSuffix removes an -ed or -ing suffix with the usual spelling rules: "stopped" ->
-// "stop", "studied" -> "study", "used" -> "use", "making" -> "make".
+// "stop", "studied" -> "study", "used" -> "use", "making" -> "make", "provided" ->
+// "provide", "experienced" -> "experience".
 func stripSuffix(w, suffix string) string {
 	stem := w[:len(w)-len(suffix)]
 	if suffix == "ed" && strings.HasSuffix(stem, "i") {
@@ -242,15 +341,55 @@ func stripSuffix(w, suffix string) string {
 	}
 	n := len(stem)
 	if n >= 2 && stem[n-1] == stem[n-2] && !strings.ContainsRune("aeiouls", rune(stem[n-1])) {
-		return stem[:n-1]
+		return stem[:n-1] // doubled final consonant: "stopped" -> "stop"
 	}
-	if n >= 2 && isConsonant(stem[n-1]) && isVowel(stem[n-2]) && (n < 3 || isConsonant(stem[n-3])) && !strings.ContainsRune("wxy", rune(stem[n-1])) && n <= 4 {
-		return stem + "e" // "used" -> "use", "made" handled above; short stems only
-	}
-	if strings.HasSuffix(stem, "at") || strings.HasSuffix(stem, "iz") || strings.HasSuffix(stem, "uc") || strings.HasSuffix(stem, "rv") || strings.HasSuffix(stem, "lv") {
+	if needsE(stem) {
 		return stem + "e"
 	}
 	return stem
+}
+
+// needsE reports whether a stem left by removing -ed or -ing lost a silent e.
+func needsE(stem string) bool {
+	n := len(stem)
+	if n < 2 {
+		return false
+	}
+	last, prev := stem[n-1], stem[n-2]
+	switch {
+	case last == 'c' || last == 'v' || (last == 'z' && prev != 'z'):
+		return true // experienc, involv, realiz
+	case last == 'l' && isConsonant(prev) && prev != 'l' && prev != 'r':
+		return true // struggl, handl
+	case last == 'g' && (prev == 'a' || prev == 'r' || prev == 'd' || (prev == 'n' && n >= 3 && stem[n-3] == 'a')):
+		return true // manag, emerg, judg, chang
+	case last == 's' && (isConsonant(prev) && prev != 's' || prev == 'a' || prev == 'o' || (prev == 'u' && n >= 3 && stem[n-3] == 'a')):
+		return true // respons, releas, clos, caus
+	case last == 't' && prev == 'a' && n >= 3 && !strings.ContainsRune("eoa", rune(stem[n-3])):
+		return true // relat, operat, associat
+	case last == 't' && prev == 'o' && n >= 3 && (stem[n-3] == 'm' || stem[n-3] == 'v' || stem[n-3] == 'n'):
+		return true // promot, vot, not
+	case last == 't' && prev == 'u' && n >= 5 && isConsonant(stem[n-3]):
+		return true // execut, contribut
+	case last == 'd' && (prev == 'u' || prev == 'o' || (prev == 'i' && n >= 3 && stem[n-3] != 'o' && stem[n-3] != 'a')):
+		return true // includ, explod, provid
+	case (last == 'r' && (prev == 'i' || prev == 'u')) || (last == 'r' && prev == 'a' && n >= 3 && isConsonant(stem[n-3])):
+		return true // requir, ensur, compar
+	case last == 'n' && prev == 'i' && n >= 3 && isConsonant(stem[n-3]):
+		return true // combin, determin
+	case last == 'm' && prev == 'u':
+		return true // assum
+	}
+	// A one-syllable stem ending consonant-vowel-consonant: "us", "mak", "hop".
+	groups, inVowel := 0, false
+	for i := 0; i < n; i++ {
+		v := isVowel(stem[i])
+		if v && !inVowel {
+			groups++
+		}
+		inVowel = v
+	}
+	return groups == 1 && isConsonant(last) && !strings.ContainsRune("wxy", rune(last)) && isVowel(prev) && (n < 3 || !isVowel(stem[n-3]))
 }
 
 func isVowel(c byte) bool     { return strings.IndexByte("aeiou", c) >= 0 }
