@@ -89,9 +89,15 @@ func questionSentence(in string) string {
 	}
 	start := strings.LastIndexAny(in[:end], ".!?\n")
 	q := strings.TrimSpace(in[start+1 : end+1])
-	// "Answer the question: What color was Cotton?" asks what follows the colon.
+	// "Answer the question: What color was Cotton?" asks what follows the colon, but in
+	// "Which is older: A or B?" the colon only introduces the alternatives.
 	if i := strings.LastIndex(q, ": "); i >= 0 {
-		q = q[i+2:]
+		first, _, _ := strings.Cut(q[i+2:], " ")
+		switch first {
+		case "what", "who", "whom", "whose", "when", "where", "which", "why", "how", "is", "are", "was", "were", "do", "does",
+			"did", "can", "could", "will", "would", "should", "has", "have", "had":
+			q = q[i+2:]
+		}
 	}
 	return q
 }

@@ -165,6 +165,8 @@ func TestPrescreenFlags(t *testing.T) {
 		{"wrong_shape when without a time", "When did the Berlin Wall fall?", "blue", heuristic.FlagWrongShape, false},
 		{"when with a year is fine", "When did the Berlin Wall fall?", "1989", "", true},
 		{"wrong_shape choice answered with neither", "Which magazine was started first, Arthur's Magazine or First for Women?", "Delhi", heuristic.FlagWrongShape, false},
+		{"wrong_shape choice after a colon", "Which publication is published more often: Modern Drummer or Bookmarks?", "synth-pop", heuristic.FlagWrongShape, false},
+		{"question after an instruction colon", "Read the story. Answer the question: How many sisters did Cotton have?", "Paris", heuristic.FlagWrongShape, false},
 		{"choice answered with one alternative", "Which genus has more species, Fir or Chelone?", "Firs", "", true},
 		{"wrong_shape yes/no answered off subject", "Are Ruth Rendell and Ian Rankin both crime writers?", "Mount Everest", heuristic.FlagWrongShape, false},
 		{"yes/no answered yes", "Are Ruth Rendell and Ian Rankin both crime writers?", "yes", "", true},
