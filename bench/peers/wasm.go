@@ -3,13 +3,31 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/wasm"
 )
 
-// wasmRegistry loads the heuristic WASM plugin from dir. The WASM runtime (host/wasm) is
-// not part of the module yet; when it is, this loads dir with its engine and registers the
-// plugins it returns.
-func wasmRegistry(_ context.Context, _ *host.Registry, dir string) (*host.Registry, func(), error) {
-	return nil, nil, fmt.Errorf("score: runtime wasm: not available in this build (plugins folder %q); the WASM column needs host/wasm", dir)
+// wasmRegistry loads the heuristic WASM plugin from dir (a folder holding its manifest and
+// module; run.sh builds both) and registers its scorers in reg.
+func wasmRegistry(ctx context.Context, reg *host.Registry, dir string) (*host.Registry, func(), error) {
+	if dir == "" {
+		return nil, nil, fmt.Errorf("score: runtime wasm needs -plugins DIR, the folder holding heuristic.plugin.json (bench/peers/run.sh builds it)")
+	}
+	eng, err := wasm.NewEngine(ctx, wasm.Options{CacheDir: filepath.Join(os.TempDir(), "scorekit-peers-wazero")})
+	if err != nil {
+		return nil, nil, fmt.Errorf("score: %w", err)
+	}
+	plugins, err := eng.LoadDir(ctx, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("score: %w", err)
+	}
+	for _, p := range plugins {
+		if err := reg.Register(p, false); err != nil {
+			return nil, nil, fmt.Errorf("score: %w", err)
+		}
+	}
+	return reg, func() { _ = eng.Close(ctx) }, nil
 }
