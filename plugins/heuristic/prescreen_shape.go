@@ -45,6 +45,11 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	if want != shapeAny && len(t.outWords) <= shortAnswerWords && !hasShape(want, t) {
 		return 0.1, []screenFinding{{FlagWrongShape, "the input asks for " + want.String() + " and the short output has none"}}
 	}
+	if isEmail(t.inLow) && (isStructured(t.out) || isTriage(t.outWords)) {
+		// A raw email asks for a triage or a summary; a Slack-style summary with labels and
+		// action items is that, whatever words it picks.
+		return 1, nil
+	}
 	if isTask(t.inLow) && isStructured(t.out) {
 		// "List my agents" -> a numbered list of agent names: the list is the result the
 		// task asks for, and its items need not repeat the task's words.
@@ -344,4 +349,37 @@ func isChoice(q string) bool {
 		return false
 	}
 	return strings.HasPrefix(q, "which ") || strings.Contains(q[:i], ", ")
+}
+
+// isEmail reports whether the input is a raw email: header lines, or a greeting and a
+// sign-off.
+func isEmail(in string) bool {
+	if len(in) < 80 {
+		return false
+	}
+	headers := 0
+	for _, h := range []string{"from:", "to:", "subject:", "date:", "cc:"} {
+		if strings.HasPrefix(in, h) || strings.Contains(in, "\n"+h) {
+			headers++
+		}
+	}
+	if headers >= 2 {
+		return true
+	}
+	_, greeting := prefixAnyOf(in, []string{"hi ", "hi,", "hello", "dear ", "hey ", "good morning", "good afternoon"})
+	_, signoff := containsAnyOf(in, []string{"\nthanks", "\nthank you", "\nbest", "\nregards", "\nkind regards", "\ncheers", "\nsincerely"})
+	return greeting && signoff
+}
+
+// isTriage reports whether the words of an output read as a triage: a decision, a priority,
+// labels or action items.
+func isTriage(ws []string) bool {
+	for _, w := range ws {
+		switch w {
+		case "triage", "respond", "reply", "notify", "ignore", "escalate", "priority", "urgent", "p0", "p1", "p2", "p3",
+			"summary", "label", "labels", "action", "actions", "todo", "owner", "assignee", "category", "spam":
+			return true
+		}
+	}
+	return false
 }

@@ -175,6 +175,7 @@ func TestPrescreenFlags(t *testing.T) {
 
 		{"non_committal passes", "What happens if you crack your knuckles a lot?", "I have no comment", heuristic.FlagNonCommittal, true},
 		{"yes/no question answered by a statement", "Can I create a job?", "Jobs are created from the Workflows page with Create Job.", "", true},
+		{"email triaged in other words", supportEmail, ":bell: *NOTIFY* \u2014 ops heads-up\n*Owner:* on-call rota\n*Next step:* watch graphs", "", true},
 		{"ticket classified", "Please cancel our Team plan and refund last month.", "Billing;RefundCancel", "", true},
 	}
 	for _, tt := range tests {
