@@ -49,8 +49,8 @@ const (
 //     a task ("List my agents") answered by a list or other structured output is on topic;
 //     a statement of six or more content words that shares none with the input and the
 //     agent's purpose is off_topic; an output that only repeats the input is an echo. A raw
-//     email or ticket answered by a triage shares its sender, subject or terms, or the
-//     purpose's, and passes.
+//     email asks for a triage or summary: a structured or triage-worded reply (labels,
+//     priority, action items) is on topic whatever words it picks.
 //
 // A hard failure sets its dimension to 0, so the weighted mean is at most 0.5 and below the
 // threshold of 0.6.
