@@ -239,7 +239,8 @@ func findRefusal(t *screenText) (string, bool) {
 		"not able to provide", "cannot fulfill", "can't fulfill", "cannot assist", "can't assist", "cannot help with", "can't help with",
 		"cannot provide", "can't provide", "i'm not going to", "i am not going to", "against my programming", "ethical guidelines",
 		"i'm just an ai", "i am just an ai", "i must respectfully", "i'm not programmed", "i am not programmed",
-		"i don't think it's appropriate", "i do not think it is appropriate",
+		"i don't think it's appropriate", "i do not think it is appropriate", "it is not ethical", "it's not ethical",
+		"it would not be ethical", "do not condone", "don't condone", "i strongly advise against",
 	})
 	if !ok || strings.Contains(t.inLow, strings.TrimSpace(m)) {
 		// A quote of the input ("Who said 'I cannot tell a lie'?") is not a refusal.
