@@ -124,7 +124,7 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 	}
 	lim := merge(m.Limits, e.opts.Limits)
 	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(os.Getenv("XX") == "").
+		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(uint32(lim.MemoryMiB) * 16).
 		WithCompilationCache(e.cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
