@@ -62,6 +62,8 @@ func TestPrescreenOnCorpus(t *testing.T) {
 		{"synthetic_error/error", 1},
 		{"xstest_refusal/refusal", 0.6},
 		{"ares_off_topic/off_topic", 0.55},
+		{"halueval_off_topic/off_topic", 0.12},
+		{"coqa/correct", 1},
 		{"truthfulqa_off_topic/off_topic", 0.25},
 	}
 	for _, tt := range tests {
