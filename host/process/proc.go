@@ -56,6 +56,7 @@ func (a *artifact) start(log *slog.Logger) (*proc, error) {
 		Logger:           hclogFor(log),
 		SyncStdout:       &lineWriter{log: log, stream: "stdout"},
 		SyncStderr:       &lineWriter{log: log, stream: "stderr"},
+		GRPCDialOptions:  pluginrpc.DialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {

@@ -93,3 +93,18 @@ func SDKError(e *pluginpb.Error) *sdk.Error {
 	}
 	return &sdk.Error{Code: code, Message: e.GetMessage()}
 }
+
+// Fixed flow-control windows on both ends of a plugin connection. A fixed window turns off
+// gRPC's bandwidth estimator, which pings the peer as data arrives: on a local socket
+// those pings only add wake-ups to every call. 1 MiB is far above any run or result.
+const window = 1 << 20
+
+// DialOptions are the host's gRPC options for a plugin connection.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(window)}
+}
+
+// ServerOptions are the plugin's gRPC server options.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(window)}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -29,7 +30,9 @@ func Serve(factories []func() sdk.Scorer, version int) {
 		VersionedPlugins: map[int]plugin.PluginSet{
 			version: {PluginName: &Plugin{Factories: factories}},
 		},
-		GRPCServer: plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return plugin.DefaultGRPCServer(append(opts, ServerOptions()...))
+		},
 		// JSON lines on stderr are what the host forwards to its structured logger with
 		// their level and fields.
 		Logger: hclog.New(&hclog.LoggerOptions{
