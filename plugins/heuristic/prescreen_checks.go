@@ -440,7 +440,10 @@ func findTruncation(t *screenText) (string, bool) {
 		return "", false
 	}
 	switch lastWord {
-	case "and", "or", "the", "a", "an", "of", "to", "with", "for", "in", "that", "which", "but", "because", "is", "are", "was", "were", "by", "from", "as", "at", "on", "your", "their", "its", "our", "my", "this", "these", "if", "when", "than", "then":
+	// Words that cannot end a sentence. "on", "in", "to", "that", "is" can ("and so on",
+	// "log in", "what it is"), so they are not here.
+	case "and", "or", "the", "a", "an", "of", "with", "from", "but", "because", "your", "their", "its", "our", "my",
+		"these", "those", "if", "than", "which", "whose", "into", "onto", "toward", "towards", "between", "among", "such", "very":
 		return "stops after " + strconv.Quote(lastWord), true
 	}
 	return "", false

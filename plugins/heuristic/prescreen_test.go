@@ -143,10 +143,11 @@ func TestPrescreenFlags(t *testing.T) {
 		{"premise correction is not a refusal", "What is Goofy's passport number?", "I can't give one: Goofy is a fictional character and has no passport.", "", true},
 		{"quoted refusal words are not a refusal", "Who said \"I cannot tell a lie\"?", "Mason Locke Weems attributed \"I cannot tell a lie\" to George Washington.", "", true},
 
-		{"truncated mid sentence", "How do I rotate API keys?", long + "Keep the old key active for a short overlap period so that", heuristic.FlagTruncated, false},
+		{"truncated mid sentence", "How do I rotate API keys?", long + "Keep the old key active for a short overlap period while the", heuristic.FlagTruncated, false},
 		{"truncated code fence", "Give me the code to read a JSON file in Python.", "Here it is:\n```python\nimport json\nwith open('a.json') as f:\n    data = json.load(f)", heuristic.FlagTruncated, false},
 		{"truncated after a colon", "How do I rotate API keys?", long + "\n\n3. Revoke the old key:", heuristic.FlagTruncated, false},
 		{"complete long answer is fine", "How do I rotate API keys?", long, "", true},
+		{"ending on a word that can end a sentence is fine", "How do I rotate API keys?", long + "Repeat for staging, production and so on", "", true},
 		{"empty JSON list is an answer", "List my open incidents", "[]", "", true},
 
 		{"repetition of a line", "Summarize the incident.", strings.Repeat("The service is down.\n", 8), heuristic.FlagRepetition, false},
