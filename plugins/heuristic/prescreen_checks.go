@@ -50,7 +50,10 @@ func findErrorText(t *screenText) (string, bool) {
 	}
 	// A short output that is a provider failure, for an input that is not about errors.
 	if len(t.out) <= 300 {
-		if m, ok := containsAnyOf(t.outLow, []string{"rate limit", "ratelimit", "too many requests", "timed out", "timeout", "service unavailable",
+		// Phrases a provider error uses and an answer rarely does: "rate limit" or "timeout" alone
+		// also describe an API, so they are not here.
+		if m, ok := containsAnyOf(t.outLow, []string{"rate limit reached", "rate limit exceeded", "rate_limit_exceeded", "too many requests",
+			"timed out", "upstream request timeout", "service unavailable",
 			"bad gateway", "gateway timeout", "internal server error", "overloaded", "insufficient_quota", "quota exceeded",
 			"maximum context length", "context_length_exceeded", "connection refused", "connection reset", "status code 4", "status code 5"}); ok && !inHasError() {
 			return "provider failure: " + m, true

@@ -73,7 +73,9 @@ func askedShape(in string) answerShape {
 	switch {
 	case startsWith(q, "how many", "how much", "what percentage", "what percent", "what number", "what is the number of", "what's the number of"):
 		return shapeNumber
-	case startsWith(q, "when ", "what year", "in what year", "in which year", "what date", "what time", "what century", "in what century", "what decade", "in which century"):
+	// "When should I use X?" asks for a condition, not a time, so only past and scheduled
+	// events want a date.
+	case startsWith(q, "when did ", "when was ", "when were ", "when will ", "when is the ", "when does the ", "what year", "in what year", "in which year", "what date", "what time", "what century", "in what century", "what decade", "in which century"):
 		return shapeTime
 	case startsWith(q, "who ", "who's ", "whom ", "whose ", "which person"):
 		return shapePerson
@@ -174,7 +176,7 @@ func isNumberWord(w string) bool {
 		"seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions",
 		"trillion", "dozen", "dozens", "half", "quarter", "once", "twice", "thrice", "single", "double", "triple", "none", "nothing",
 		"no", "all", "few", "several", "many", "much", "lot", "lots", "little", "most", "some", "every", "more", "less", "fewer",
-		"any", "both", "neither", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last", "infinite", "countless", "numerous", "percent", "unknown", "depends", "varies", "either", "nobody":
+		"any", "both", "neither", "free", "couple", "enough", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last", "infinite", "countless", "numerous", "percent", "unknown", "depends", "varies", "either", "nobody":
 		return true
 	}
 	return false
