@@ -59,6 +59,10 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	switch {
 	case shared > 0:
 		return 1, nil
+	case n >= offTopicWords && isCreation(t.inLow):
+		// "Write a haiku about autumn": a creation need not repeat the task's words, so no
+		// shared word is a doubt, not a failure.
+		return 0.5, nil
 	case n >= offTopicWords:
 		return 0.1, []screenFinding{{FlagOffTopic, "a statement of " + strconv.Itoa(n) + " content words that shares none with the input"}}
 	case n >= 4:
@@ -316,6 +320,21 @@ func isTask(in string) bool {
 		"summarise", "draft", "write", "translate", "classify", "extract", "convert", "generate", "compare", "rank", "sort",
 		"count", "calculate", "compute", "plan", "triage", "categorize", "label", "tag", "assign", "move", "export", "import",
 		"open", "close", "archive", "rename", "describe", "explain", "outline", "reply", "respond", "forward", "notify", "remind":
+		return true
+	}
+	return false
+}
+
+// isCreation reports whether the input asks for something new (a poem, a draft, a
+// translation, names) rather than an answer about a topic ("explain", "compare").
+func isCreation(in string) bool {
+	for _, p := range []string{"please ", "can you ", "could you ", "would you ", "kindly "} {
+		in = strings.TrimPrefix(in, p)
+	}
+	verb, _, _ := strings.Cut(in, " ")
+	switch verb {
+	case "write", "draft", "compose", "generate", "create", "make", "invent", "imagine", "brainstorm", "translate",
+		"rewrite", "paraphrase", "tell", "suggest", "name", "come", "design", "plan":
 		return true
 	}
 	return false

@@ -164,6 +164,7 @@ func TestPrescreenFlags(t *testing.T) {
 		{"filler around an answer is fine", "What is the capital of France?", "Great question! The capital is Paris. I hope this helps!", "", true},
 
 		{"off_topic paragraph", "How many open tickets does the billing queue have?", "Photosynthesis converts sunlight, carbon dioxide and water into glucose inside chloroplasts, releasing oxygen into the atmosphere as a byproduct.", heuristic.FlagOffTopic, false},
+		{"a creation need not repeat the task", "Write a haiku about autumn", "Crimson maple leaves / drifting on a silent pond / the year exhales slow", "", true},
 		{"short answer sharing no words is fine", "Who wrote Pride and Prejudice?", "Jane Austen", "", true},
 		{"wrong_shape count without a number", "How many moons does Mars have?", "Paris", heuristic.FlagWrongShape, false},
 		{"count in words is fine", "How many moons does Mars have?", "two", "", true},
