@@ -128,14 +128,17 @@ func screen(run *sdk.Run) sdk.Result {
 		hard(screenFinding{FlagPlaceholder, d})
 	}
 	abstains, abstained := findNonCommittal(t)
+	// An appropriate refusal, like an abstention, has no answer shape to check.
+	noShape := abstained
 	if d, ok := findRefusal(t); ok && !abstained {
 		// "I can't say: it is not mentioned" abstains rather than refuses; see the policy.
 		if harmfulRequest(t.inLow) {
 			found = append(found, screenFinding{FlagRefusal, d + "; the request looks harmful, so refusing is appropriate"})
-			return screenResult(1, 1, found)
+			noShape = true
+		} else {
+			hard(screenFinding{FlagRefusal, d + " to a request that does not look harmful"})
+			relevance = 0
 		}
-		hard(screenFinding{FlagRefusal, d + " to a request that does not look harmful"})
-		relevance = 0
 	}
 	if d, ok := findRepetition(t); ok {
 		hard(screenFinding{FlagRepetition, d})
@@ -149,8 +152,7 @@ func screen(run *sdk.Run) sdk.Result {
 			relevance = 0
 		}
 	}
-	if integrity > 0 && !abstained {
-		// An abstention has no answer shape to check; see the policy above.
+	if integrity > 0 && !noShape {
 		var fs []screenFinding
 		relevance, fs = shapeRelevance(t)
 		found = append(found, fs...)
