@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,7 +32,37 @@ func TestMain(m *testing.M) {
 		runTestPlugin(os.Args[2])
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == hostArg {
+		runTestHost()
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// hostArg starts the test binary as a host that opens a probe, prints its plugin's pid and
+// waits to be killed.
+const hostArg = "scorekit-test-host"
+
+func runTestHost() {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	sum, err := fileSum(exe)
+	if err != nil {
+		panic(err)
+	}
+	m := host.Manifest{Name: "probes", Runtime: host.RuntimeProcess, Artifact: exe, SHA256: sum, Args: []string{pluginArg, "serve"}}
+	ps, err := Load(context.Background(), m, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		panic(err)
+	}
+	b, err := ps[0].Open(context.Background(), "t", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(pids(b)[0])
+	time.Sleep(time.Hour)
 }
 
 func runTestPlugin(mode string) {
@@ -220,9 +251,19 @@ func forTransports(t *testing.T, f func(t *testing.T, opts Options)) {
 	}
 }
 
-// gone reports whether no process has pid any more (the host killed and reaped it).
+// gone reports whether the process pid has exited: no process has the pid any more, or
+// (Linux) it is a zombie waiting for a parent that is not us.
 func gone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 func codeOf(err error) string {
@@ -580,4 +621,42 @@ func TestConcurrentCalls(t *testing.T) {
 	if n < 40/5 {
 		t.Errorf("saw %d processes for 40 calls recycled every 5 calls, want at least 8", n)
 	}
+}
+
+// TestHostKilled: a plugin whose host was killed (and so never closed it) exits by itself.
+func TestHostKilled(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, hostArg)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("read the plugin pid from the test host: %v", err)
+	}
+	if gone(pid) {
+		t.Fatalf("plugin %d gone before its host was killed", pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The plugin is no child of ours, so it is reaped by init once it exits; wait for
+	// that, bounded so a plugin that never exits fails the test instead of hanging it.
+	for range 200 {
+		if gone(pid) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Fatalf("plugin %d outlived its killed host by 10s", pid)
 }

@@ -25,6 +25,7 @@ import (
 // when the host closes the plugin. Plugins call it through serve.Main with
 // ProtocolVersion; tests pass another version to exercise the handshake.
 func Serve(factories []func() sdk.Scorer, version int) {
+	go exitWithParent(os.Getppid())
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{
@@ -42,6 +43,16 @@ func Serve(factories []func() sdk.Scorer, version int) {
 			JSONFormat: true,
 		}),
 	})
+}
+
+// exitWithParent ends the plugin when the host that started it is gone (killed before it
+// could close its plugins): the plugin is then re-parented, and nobody will call it again.
+func exitWithParent(ppid int) {
+	for range time.Tick(time.Second) {
+		if os.Getppid() != ppid {
+			os.Exit(0)
+		}
+	}
 }
 
 // server is the plugin side of the Scorer service. Configured instances are kept by id; the
