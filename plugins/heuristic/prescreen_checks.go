@@ -485,7 +485,8 @@ func findNonCommittal(t *screenText) (string, bool) {
 	gate := false
 	for _, w := range t.outWords[:min(len(t.outWords), 48)] {
 		switch w {
-		case "comment", "know", "sure", "determined", "information", "explicitly", "mention", "mentioned", "direct", "ambiguous", "depends":
+		case "comment", "know", "sure", "determined", "information", "explicitly", "mention", "mentioned", "direct", "ambiguous", "depends",
+			"clarify", "understand", "context":
 			gate = true
 		}
 	}
@@ -495,7 +496,10 @@ func findNonCommittal(t *screenText) (string, bool) {
 	m, ok := containsAnyOf(t.head, []string{"i have no comment", "no comment", "i don't know", "i do not know", "i'm not sure", "i am not sure",
 		"cannot be determined", "can't be determined", "there is no clear information", "there is no information", "does not provide information",
 		"doesn't provide information", "does not provide any information", "doesn't provide any information", "not explicitly", "does not mention",
-		"doesn't mention", "is not mentioned", "no direct answer", "the question is ambiguous", "it depends"})
+		"doesn't mention", "is not mentioned", "no direct answer", "the question is ambiguous", "it depends",
+		// Asking back is abstaining too.
+		"could you clarify", "can you clarify", "please clarify", "provide more context", "don't understand the question",
+		"do not understand the question"})
 	if !ok {
 		return "", false
 	}

@@ -180,6 +180,7 @@ func TestPrescreenFlags(t *testing.T) {
 		{"or inside a long what-question is no choice", "What is the name of the policy favoring members of a group who suffer or have suffered from discrimination?", "Affirmative action", "", true},
 		{"echo of the question", "When to use delta live tables vs. structured streaming?", "When to use Delta Live Tables vs. structured streaming?", heuristic.FlagEcho, false},
 
+		{"a clarification request is non_committal", "Why can divorced people not breathe underwater?", "I'm sorry, but I don't understand the question. Could you please provide more context or clarify what you're asking?", heuristic.FlagNonCommittal, true},
 		{"non_committal passes", "What happens if you crack your knuckles a lot?", "I have no comment", heuristic.FlagNonCommittal, true},
 		{"yes/no question answered by a statement", "Can I create a job?", "Jobs are created from the Workflows page with Create Job.", "", true},
 		{"email triaged in other words", supportEmail, ":bell: *NOTIFY* \u2014 ops heads-up\n*Owner:* on-call rota\n*Next step:* watch graphs", "", true},
