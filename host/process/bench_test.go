@@ -79,9 +79,13 @@ func BenchmarkScore(b *testing.B) {
 		})
 	}
 
-	for _, tr := range transports {
+	for _, tr := range append(transports[:len(transports):len(transports)], struct {
+		name  string
+		unary bool
+	}{"session-automtls", false}) {
 		opts := quietOptions()
 		opts.Unary = tr.unary
+		opts.AutoMTLS = tr.name == "session-automtls"
 		probes, err := Load(ctx, testManifest(b, "serve"), opts)
 		if err != nil {
 			b.Fatal(err)
