@@ -81,6 +81,9 @@ func runTestPlugin(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "test plugin: giving up at start")
 		os.Exit(3)
+	case "silent":
+		// Never completes the handshake; the host's start timeout must end it.
+		time.Sleep(time.Hour)
 	default:
 		fmt.Fprintf(os.Stderr, "test plugin: unknown mode %q\n", mode)
 		os.Exit(2)
@@ -431,6 +434,12 @@ func TestStartFailures(t *testing.T) {
 			wantText: []string{"exited at start"},
 		},
 		{
+			name:     "no handshake within the start timeout",
+			manifest: func(t *testing.T) host.Manifest { return testManifest(t, "silent") },
+			wantErr:  ErrStart,
+			wantText: []string{"start timeout"},
+		},
+		{
 			name: "not a process manifest",
 			manifest: func(t *testing.T) host.Manifest {
 				m := testManifest(t, "serve")
@@ -442,7 +451,11 @@ func TestStartFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(context.Background(), tt.manifest(t), testOptions(t))
+			opts := testOptions(t)
+			if tt.name == "no handshake within the start timeout" {
+				opts.StartTimeout = 500 * time.Millisecond
+			}
+			_, err := Load(context.Background(), tt.manifest(t), opts)
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
