@@ -208,32 +208,29 @@ var modal = map[string]bool{
 
 // wordTokens lower-cases s, folds accents and splits it on every character outside a-z,
 // 0-9 and the apostrophe (curly apostrophes count); apostrophes at either end are dropped.
+// The folded text is built once and the words are slices of it.
 func wordTokens(s string) []string {
-	var words []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			if w := strings.Trim(b.String(), "'"); w != "" {
-				words = append(words, w)
-			}
-			b.Reset()
-		}
-	}
+	buf := make([]byte, 0, len(s))
 	for _, r := range s {
 		r = foldAccent(r)
-		if r >= 'A' && r <= 'Z' {
-			r += 'a' - 'A'
+		switch {
+		case r >= 'A' && r <= 'Z':
+			buf = append(buf, byte(r+'a'-'A'))
+		case (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '\'':
+			buf = append(buf, byte(r))
+		case r == '\u2019':
+			buf = append(buf, '\'')
+		default:
+			buf = append(buf, ' ')
 		}
-		if r == '\u2019' {
-			r = '\''
-		}
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '\'' {
-			b.WriteRune(r)
-			continue
-		}
-		flush()
 	}
-	flush()
+	folded := string(buf)
+	words := make([]string, 0, len(folded)/5+1)
+	for _, w := range strings.Fields(folded) {
+		if w = strings.Trim(w, "'"); w != "" {
+			words = append(words, w)
+		}
+	}
 	return words
 }
 

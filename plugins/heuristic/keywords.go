@@ -139,6 +139,9 @@ func stripTags(s string) string {
 // stripPunct removes . , ; ! ? ( ) : " and curly quotes anywhere, and a straight apostrophe
 // at either end.
 func stripPunct(w string) string {
+	if !strings.ContainsAny(w, ".,;!?():\"'\u201C\u201D\u2018\u2019") {
+		return w
+	}
 	var b strings.Builder
 	last := len(w) - 1
 	for i, r := range w {
