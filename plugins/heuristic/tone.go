@@ -23,7 +23,7 @@ import (
 //     max(0, 1 - variance of the sentences' sentiments); one sentence scores 1.
 //
 // The tokenizer and the arithmetic are the reference's; the lexicon is scorekit's own
-// (tone_lexicon.txt, about 300 common words), not AFINN, so sentiments differ where a text's
+// (tone_lexicon.txt, about 400 common words), not AFINN, so sentiments differ where a text's
 // sentiment words are missing from one list or rated differently. BENCHMARKS.md reports the
 // agreement.
 type Tone struct {
