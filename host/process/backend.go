@@ -35,6 +35,18 @@ type backend struct {
 	idle   []*proc
 	live   map[*proc]struct{}
 	closed bool
+
+	stopping sync.WaitGroup // processes being stopped off the call path; Close waits
+}
+
+// stopLater stops pr without making the caller wait; Close waits for it. The caller holds
+// b.mu and b is not closed, so no Add races with Close's Wait.
+func (b *backend) stopLater(pr *proc) {
+	b.stopping.Add(1)
+	go func() {
+		defer b.stopping.Done()
+		pr.stop()
+	}()
 }
 
 var _ host.Backend = (*backend)(nil)
@@ -81,7 +93,7 @@ func (b *backend) acquire(ctx context.Context) (*proc, error) {
 		// Died while idle: replace it without failing anyone's call.
 		delete(b.live, pr)
 		b.log.Warn("plugin process exited while idle; starting another", "pid", pr.pid)
-		go pr.stop()
+		b.stopLater(pr)
 	}
 	b.mu.Unlock()
 
@@ -96,30 +108,32 @@ func (b *backend) acquire(ctx context.Context) (*proc, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
-		go pr.stop()
+		b.mu.Unlock()
+		pr.stop()
 		<-b.slots
 		return nil, errors.New("backend is closed")
 	}
 	b.live[pr] = struct{}{}
+	b.mu.Unlock()
 	return pr, nil
 }
 
 // release returns pr to the pool, or stops it once it has served Limits.MaxCalls calls.
 func (b *backend) release(pr *proc) {
 	b.mu.Lock()
-	recycle := b.maxCall > 0 && pr.calls >= b.maxCall
-	if recycle || b.closed {
+	switch {
+	case b.closed:
+		// Close has stopped (or is stopping) every process that was live.
 		delete(b.live, pr)
-	} else {
+	case b.maxCall > 0 && pr.calls >= b.maxCall:
+		delete(b.live, pr)
+		b.stopLater(pr)
+	default:
 		b.idle = append(b.idle, pr)
 	}
 	b.mu.Unlock()
 	<-b.slots
-	if recycle {
-		go pr.stop()
-	}
 }
 
 // discard kills pr (crashed, hung or cancelled mid-call) and frees its slot; the next call
@@ -231,6 +245,7 @@ func (b *backend) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	b.stopping.Wait()
 	b.p.forget(b)
 	return nil
 }

@@ -634,6 +634,14 @@ func TestConcurrentCalls(t *testing.T) {
 	if n < 40/5 {
 		t.Errorf("saw %d processes for 40 calls recycled every 5 calls, want at least 8", n)
 	}
+	// Recycled processes are stopped off the call path; Close still waits for them.
+	b.Close(context.Background())
+	seen.Range(func(pid, _ any) bool {
+		if !gone(pid.(int)) {
+			t.Errorf("process %d outlived Close", pid)
+		}
+		return true
+	})
 }
 
 // TestHostKilled: a plugin whose host was killed (and so never closed it) exits by itself.
