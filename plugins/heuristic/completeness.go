@@ -152,17 +152,26 @@ func terms(s string) []string {
 			}
 			add("not")
 		case apos:
-			// The tagger keeps the pieces ("i'm" -> "i", "m") and adds the expansion.
-			add(splitWord(w)...)
+			// The tagger keeps the pieces ("i'm" -> "i", "m") and adds the expansion; a
+			// contracted "is" ("what's") loses its "s".
+			isIs := rest == "s" && contractsIs[base]
+			if isIs {
+				add(splitWord(base)...)
+			} else {
+				add(splitWord(w)...)
+			}
 			switch {
-			case rest == "s" && contractsIs[base], rest == "re", rest == "m":
+			case next == "not" && (isIs || rest == "re" || rest == "m"):
+				add(doForm(base), "be")
+			case isIs, rest == "re", rest == "m":
 				add("be")
 			case rest == "ve":
 				add("have")
 			}
 		case w == "cannot":
 			add(doForm(prev), "not")
-		case modal[w] && next != "" && prev != "": // a question's leading modal stays
+		case modal[w] && next != "" && prev != "" && !pronoun[next] && !whWord[prev]:
+			// A modal before its verb folds into it; in a question ("how can you") it stays.
 			if next == "not" {
 				add(doForm(prev))
 			}
@@ -175,6 +184,8 @@ func terms(s string) []string {
 			if isBe(w) {
 				add("be")
 			}
+		case (w == "does" || w == "did") && prev != "":
+			add("does") // the tagger keeps a question's "does" ("what state does it ...")
 		case auxiliary[w] != "" && looksInflected(next):
 			// "was studying" -> "study": the tagger folds the auxiliary into the verb
 		default:
@@ -199,6 +210,10 @@ func isBe(w string) bool { return auxiliary[w] == "be" && w != "been" && w != "b
 var contractsIs = map[string]bool{
 	"it": true, "he": true, "she": true, "that": true, "what": true, "there": true, "here": true,
 	"who": true, "where": true, "how": true, "this": true, "when": true, "why": true,
+}
+
+var whWord = map[string]bool{
+	"how": true, "where": true, "what": true, "why": true, "when": true, "who": true, "which": true,
 }
 
 var modal = map[string]bool{
@@ -265,13 +280,27 @@ var irregular = map[string]string{
 	"chosen": "choose", "broken": "break", "forgotten": "forget", "hidden": "hide",
 	"spoken": "speak", "stolen": "steal", "fallen": "fall", "grown": "grow", "thrown": "throw",
 	"drawn": "draw", "worn": "wear", "gone": "go", "done": "do", "seen": "see", "begun": "begin",
-	"dying": "die", "lying": "lie", "tying": "tie", "lightning": "lightning",
+	"born": "born", "dying": "die", "lying": "lie", "tying": "tie", "lightning": "lightning",
 	"created": "create", "creating": "create", "united": "united",
 }
 
 var pronoun = map[string]bool{
 	"he": true, "she": true, "it": true, "who": true, "that": true, "i": true, "you": true,
 	"we": true, "they": true, "nobody": true, "everyone": true, "someone": true,
+}
+
+// thirdPerson maps frequent verbs' -s forms to the base form; they are verbs wherever no
+// determiner or preposition precedes them.
+var thirdPerson = map[string]string{
+	"happens": "happen", "means": "mean", "goes": "go", "seems": "seem", "depends": "depend",
+	"works": "work", "exists": "exist", "provides": "provide", "allows": "allow",
+	"requires": "require", "includes": "include", "contains": "contain", "refers": "refer",
+	"occurs": "occur", "causes": "cause", "makes": "make", "takes": "take", "gives": "give",
+	"uses": "use", "helps": "help", "needs": "need", "wants": "want", "says": "say",
+	"comes": "come", "becomes": "become", "remains": "remain", "involves": "involve",
+	"varies": "vary", "tends": "tend", "appears": "appear", "lives": "live", "knows": "know",
+	"looks": "look", "believes": "believe", "concerns": "concern", "follows": "follow",
+	"deserves": "deserve", "guarantees": "guarantee", "consists": "consist", "leads": "lead",
 }
 
 // gerundBefore lists words after which an -ing form is a noun the tagger leaves alone.
@@ -316,6 +345,8 @@ func baseForm(w, prev string) string {
 		return stripSuffix(w, "ed")
 	case len(w) > 5 && strings.HasSuffix(w, "ing") && !gerundBefore[prev] && !notGerund(w):
 		return stripSuffix(w, "ing")
+	case thirdPerson[w] != "" && !gerundBefore[prev]:
+		return thirdPerson[w]
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") && pronoun[prev] && prev != "i" && prev != "you" && prev != "we" && prev != "they":
 		if strings.HasSuffix(w, "ies") {
 			return w[:len(w)-3] + "y"
