@@ -15,8 +15,9 @@
 //   - The artifact's sha256 is checked twice: by the host before the first start (a clear
 //     error naming both digests) and by go-plugin's SecureConfig on every (re)start, so an
 //     executable swapped after Load is refused too.
-//   - The judge is served by the host to the plugin over one GRPCBroker connection per
-//     process, set up on the first call that has a judge and reused after; each call
+//   - The judge is the host's: a plugin's scorer gets an sdk.Judge whose requests the host
+//     runs. On the unary path the host serves a Judge service over one GRPCBroker
+//     connection per process, set up on the first call that has a judge; each call
 //     carries an id that the host maps to the caller's judge, tenant context and the
 //     capabilities the scorer declared, so a plugin holds no API key and cannot use a
 //     capability it did not declare.
