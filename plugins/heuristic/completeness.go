@@ -184,8 +184,10 @@ func terms(s string) []string {
 			if isBe(w) {
 				add("be")
 			}
-		case (w == "does" || w == "did") && prev != "":
+		case w == "does" && prev != "":
 			add("does") // the tagger keeps a question's "does" ("what state does it ...")
+		case w == "did" && prev != "":
+			add("do")
 		case auxiliary[w] != "" && looksInflected(next):
 			// "was studying" -> "study": the tagger folds the auxiliary into the verb
 		default:
@@ -208,7 +210,7 @@ func isBe(w string) bool { return auxiliary[w] == "be" && w != "been" && w != "b
 
 // contractsIs lists the words whose "'s" is "is", not a possessive.
 var contractsIs = map[string]bool{
-	"it": true, "he": true, "she": true, "that": true, "what": true, "there": true, "here": true,
+	"he": true, "she": true, "that": true, "what": true, "there": true, "here": true,
 	"who": true, "where": true, "how": true, "this": true, "when": true, "why": true,
 }
 
