@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -319,5 +320,47 @@ func TestUncitedConstraint(t *testing.T) {
 	p := srv.Requests()[0].LastUser()
 	if !strings.Contains(p, "6 of the answer's 6 claims carry no citation. Faithfulness must be at most 0.5.") {
 		t.Errorf("prompt lacks the uncited constraint:\n%s", p)
+	}
+}
+
+// TestSharedCitationCases runs ../shared/data/deepeval/citation_faithfulness_cases.json
+// through the host with a judge that calls every answer faithful: a true claim cited to the
+// wrong passage must still end at faithfulness <= 0.4, a correctly cited one at 1.
+func TestSharedCitationCases(t *testing.T) {
+	const path = "../../../shared/data/deepeval/citation_faithfulness_cases.json"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read the shared cases (the data folder sits beside the repository): %v", err)
+	}
+	var file struct {
+		Query   string   `json:"query"`
+		Context []string `json:"retrieval_context"`
+		Cases   []struct {
+			Output        string  `json:"actual_output"`
+			ExpectedScore float64 `json:"expected_score"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	var ctx []sdk.Passage
+	for _, c := range file.Context {
+		ctx = append(ctx, sdk.Passage{Text: c})
+	}
+	s, _ := open(t, judgetest.Rule{Reply: `{"faithfulness": 1, "relevance": 1, "completeness": 1, "reasoning_quality": 1, "overall_score": 1}`})
+	for _, c := range file.Cases {
+		t.Run(c.Output, func(t *testing.T) {
+			res := s.Score(context.Background(), sdk.Run{Input: file.Query, Output: c.Output, Context: ctx})
+			if res.Status != sdk.StatusScored {
+				t.Fatalf("status %s: %s", res.Status, res.Reason)
+			}
+			f := res.Dimensions["faithfulness"]
+			if c.ExpectedScore < 0.5 && f > 0.4 {
+				t.Errorf("faithfulness %v for a misattributed claim, want <= 0.4 (audit %+v)", f, res.CitationAudit)
+			}
+			if c.ExpectedScore >= 0.5 && f != 1 {
+				t.Errorf("faithfulness %v for a correctly cited answer, want 1 (adjustments %v)", f, rules(res))
+			}
+		})
 	}
 }
