@@ -108,23 +108,27 @@ func sendResult(binary bool, res sdk.Result) uint64 {
 	return send(b)
 }
 
+// loadInfos constructs every scorer, for the info export (called once per module).
 func loadInfos() {
-	if infos != nil {
-		return
-	}
-	infos = make([]sdk.Info, len(scorers))
-	instances = make([]sdk.Scorer, len(scorers))
-	for i, f := range scorers {
-		instances[i] = f()
-		infos[i] = instances[i].Info()
+	for i := range scorers {
+		instance(uint32(i))
 	}
 }
 
-// instance returns scorer number i, or nil when there is none.
+// instance returns scorer number i, constructing it on first use, or nil when there is
+// none. An instance serves one scorer, so it constructs only that one: constructors may
+// parse lexicons, and a guest pays for every loop.
 func instance(i uint32) sdk.Scorer {
-	loadInfos()
-	if int(i) >= len(instances) {
+	if int(i) >= len(scorers) {
 		return nil
+	}
+	if instances == nil {
+		instances = make([]sdk.Scorer, len(scorers))
+		infos = make([]sdk.Info, len(scorers))
+	}
+	if instances[i] == nil {
+		instances[i] = scorers[i]()
+		infos[i] = instances[i].Info()
 	}
 	return instances[i]
 }
