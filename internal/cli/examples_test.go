@@ -128,7 +128,16 @@ func TestPluginsFlag(t *testing.T) {
 		}
 	}
 
-	r := runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
+	r := runCLIWith(t, builtinRegistry, "", append(args, "--plugins", dir, "--runtime", "process")...)
+	if r.code != ExitOK {
+		t.Errorf("--runtime process with the plugin loaded: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, "", append(args, "--runtime", "process")...)
+	if r.code != ExitSetup || !strings.Contains(r.stderr, "scorer prescreen runs native; load a process build") {
+		t.Errorf("--runtime process without the plugin: exit %d\n%s", r.code, r.stderr)
+	}
+
+	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.1.0 (process)") {
 		t.Errorf("scorers --plugins: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

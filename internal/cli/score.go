@@ -38,6 +38,7 @@ type scoreOptions struct {
 	worst       int
 	judge       judgeConfig
 	plugins     []string
+	runtime     string
 }
 
 func (e *env) scoreCommand() *cobra.Command {
@@ -72,6 +73,7 @@ the exit status is 2. Failed or skipped results from scorers do not change the e
 	f.IntVar(&o.worst, "worst", 5, "table: how many of the lowest-scoring runs to show per scorer")
 	judgeFlags(f, &o.judge)
 	pluginDirsFlag(cmd, &o.plugins)
+	f.StringVar(&o.runtime, "runtime", "", "require every selected scorer to run in this runtime: native, wasm or process (load WASM or process builds with --plugins)")
 	return cmd
 }
 
@@ -96,11 +98,8 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 			err = fmt.Errorf("score: unload plugins: %w", cerr)
 		}
 	}()
-	known := h.Registry().Names()
-	for _, n := range names {
-		if !slices.Contains(known, n) {
-			return fmt.Errorf("score: unknown scorer %q (known: %s)", n, strings.Join(known, ", "))
-		}
+	if err := checkScorers(h.Registry(), names, o.runtime); err != nil {
+		return err
 	}
 	var scale *float64
 	if o.scaleSet {
@@ -170,6 +169,29 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	}
 	if bad > 0 {
 		return fmt.Errorf("%w: %d invalid line(s) in %s (see the messages above; each became a failed result)", errBadInput, bad, inName)
+	}
+	return nil
+}
+
+// checkScorers fails on a scorer the registry does not know, naming the known ones, and,
+// when runtime is set, on a scorer that would run elsewhere: a benchmark or a sandboxing
+// policy must not silently fall back to the native build.
+func checkScorers(reg *host.Registry, names []string, runtime string) error {
+	switch runtime {
+	case "", host.RuntimeNative, host.RuntimeWASM, host.RuntimeProcess:
+	default:
+		return fmt.Errorf("score: --runtime %q: want %s, %s or %s", runtime, host.RuntimeNative, host.RuntimeWASM, host.RuntimeProcess)
+	}
+	known := reg.Names()
+	for _, n := range names {
+		p, err := reg.Lookup(n)
+		if err != nil {
+			return fmt.Errorf("score: unknown scorer %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		if runtime != "" && p.Runtime() != runtime {
+			return fmt.Errorf("score: --runtime %s: scorer %s runs %s; load a %s build of it with --plugins DIR (make wasm-plugins builds build/wasm, make process-plugins build/process)",
+				runtime, n, p.Runtime(), runtime)
+		}
 	}
 	return nil
 }

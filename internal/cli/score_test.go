@@ -223,6 +223,8 @@ func TestScoreSetupErrors(t *testing.T) {
 	}{
 		{"unknown scorer names the known ones", "", []string{"--scorers", "nope"}, []string{`unknown scorer "nope"`, "judged, words"}},
 		{"bad format", "", []string{"--format", "xml"}, []string{`--format "xml"`}},
+		{"bad runtime", "", []string{"--runtime", "jvm"}, []string{`--runtime "jvm": want native, wasm or process`}},
+		{"scorer in another runtime", "", []string{"--runtime", "wasm"}, []string{"scorer words runs native", "--plugins DIR"}},
 		{"unknown config key", `{"scorers":{},"judges":{}}`, nil, []string{`unknown key "judges"`}},
 		{"unknown judge key", `{"judge":{"endpoint":"x"}}`, nil, []string{`unknown key "endpoint"`}},
 		{"config for unknown scorer", `{"scorers":{"wrds":{}}}`, nil, []string{"scorers.wrds: unknown scorer"}},
