@@ -97,8 +97,10 @@ func (e *env) rootCommand() *cobra.Command {
 // builtinRegistry registers every built-in scorer, running in-process.
 func builtinRegistry() (*host.Registry, error) {
 	reg := host.NewRegistry()
-	if err := builtin.RegisterNative(reg); err != nil {
-		return nil, fmt.Errorf("register built-in scorers: %w", err)
+	for _, f := range builtin.Factories() {
+		if err := reg.Register(host.Native(f), false); err != nil {
+			return nil, fmt.Errorf("register built-in scorers: %w", err)
+		}
 	}
 	return reg, nil
 }

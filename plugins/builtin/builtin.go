@@ -1,8 +1,9 @@
-// Package builtin registers scorekit's built-in scorers.
+// Package builtin lists scorekit's built-in scorers. It imports only the sdk and the
+// scorers, so the same list builds into the host (native), a WASM module and a process
+// plugin (see plugin/main.go).
 package builtin
 
 import (
-	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/plugins/contextprecision"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/masis"
@@ -15,14 +16,4 @@ import (
 func Factories() []func() sdk.Scorer {
 	out := append([]func() sdk.Scorer{}, heuristic.Factories()...)
 	return append(out, relevancy.New, contextprecision.New, masis.New)
-}
-
-// RegisterNative registers every built-in scorer in reg, running in the host's process.
-func RegisterNative(reg *host.Registry) error {
-	for _, f := range Factories() {
-		if err := reg.Register(host.Native(f), false); err != nil {
-			return err
-		}
-	}
-	return nil
 }
