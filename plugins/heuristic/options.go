@@ -105,11 +105,13 @@ func reference(name, from string, run *sdk.Run) (string, *sdk.Result) {
 	return ref, nil
 }
 
-// step returns a Step named name whose output is the JSON encoding of v.
+// step returns a Step named name whose output is the JSON encoding of v. Callers pass maps
+// of strings, numbers and string slices, which always encode; should one ever fail, the
+// step carries the error instead of an output.
 func step(name string, v any) sdk.Step {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b = nil
+		return sdk.Step{Name: name, Prompt: "step output not encodable: " + err.Error()}
 	}
 	return sdk.Step{Name: name, Output: b}
 }
