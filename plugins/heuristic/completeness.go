@@ -15,9 +15,10 @@ import (
 // more than 60% of its length. The score is covered / input terms; 1 when both texts have no
 // terms, 0 when only the input has none.
 //
-// Mastra finds verbs with a part-of-speech tagger (compromise). This scorer uses a small
-// rule set instead (irregular verbs, regular -ed and -s/-ing forms after a pronoun or an
-// auxiliary); BENCHMARKS.md reports how often the two agree.
+// Mastra finds verbs with a part-of-speech tagger (compromise). This scorer rewrites verb
+// phrases with a small rule set instead (irregular verbs, -ed/-ing/-s forms, modals,
+// negations, contractions), which stays within the standard library for the WASM build;
+// BENCHMARKS.md reports how often the two agree (86% of runs within 0.01).
 type Completeness struct{}
 
 var _ sdk.Scorer = (*Completeness)(nil)
