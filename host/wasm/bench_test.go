@@ -180,3 +180,28 @@ func BenchmarkWarmLoad(b *testing.B) {
 		e.Close(ctx)
 	}
 }
+
+// BenchmarkSmallCall measures the cost of the call itself with every limit on: a trivial
+// scorer on the short run, in a Go guest (binary codec) and in the C guest (JSON).
+func BenchmarkSmallCall(b *testing.B) {
+	ctx := context.Background()
+	e := newEngine(b, nil)
+	guests := []struct {
+		name string
+		be   *Backend
+	}{
+		{"go", open(b, e, goGuest(b, "goguest", goGuestPkg), host.Limits{}, "tester", "bench")},
+		{"c", open(b, e, cGuest(b), host.Limits{}, "c_contains", "bench")},
+	}
+	run := benchRuns()["short"]
+	run.Expected = "Paris"
+	for _, g := range guests {
+		b.Run(g.name, func(b *testing.B) {
+			cpuPerCall(b, func() error {
+				r := run
+				_, err := g.be.Score(ctx, &r, nil)
+				return err
+			})
+		})
+	}
+}

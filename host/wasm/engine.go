@@ -221,8 +221,15 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", serve.ExportInfo, err)
 	}
-	if err := json.Unmarshal(view, &a.infos); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(view, &raws); err != nil {
 		return fmt.Errorf("%s: want a JSON array of scorer infos (docs/ABI.md): %w", serve.ExportInfo, err)
+	}
+	a.infos = make([]sdk.Info, len(raws))
+	for i, raw := range raws {
+		if a.infos[i], err = host.DecodeInfo(raw); err != nil {
+			return fmt.Errorf("%s[%d]: %w", serve.ExportInfo, i, err)
+		}
 	}
 	if codecs := inst.mod.ExportedFunction(serve.ExportCodecs); codecs != nil {
 		if err := inst.call(ctx, codecs); err != nil {

@@ -147,14 +147,18 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	if err != nil {
 		return res, false, err
 	}
-	if b.p.a.binary {
-		res, err = serve.ReadResult(view)
-	} else {
-		err = json.Unmarshal(view, &res)
+	if !b.p.a.binary {
+		// JSON from the guest is checked against schemas/result.schema.json.
+		res, err = host.DecodeResult(view)
+		if err != nil {
+			return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf("%s: %v", serve.ExportScore, err)}
+		}
+		return res, true, nil
 	}
-	if err != nil {
+	// The binary codec carries typed fields only; its decoder checks the encoding.
+	if res, err = serve.ReadResult(view); err != nil {
 		return sdk.Result{}, false, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
-			"%s replied with an undecodable result (%v); the reply must be a Result object (schemas/result.schema.json) or its binary encoding (docs/ABI.md)", serve.ExportScore, err)}
+			"%s replied with an undecodable result (%v); see the binary codec in docs/ABI.md", serve.ExportScore, err)}
 	}
 	if err := res.Validate(); err != nil {
 		return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: err.Error()}
