@@ -247,6 +247,18 @@ func TestOutputCap(t *testing.T) {
 	}
 }
 
+func TestGuestLog(t *testing.T) {
+	var log records
+	e := newEngine(t, &log)
+	b := open(t, e, goGuest(t, "goguest", goGuestPkg), host.Limits{}, "tester", "acme")
+	res, se := score(t, b, "log", nil)
+	wantScored(t, res, se)
+	recs := log.find("tester logs answer=42")
+	if len(recs) != 1 || recs[0]["scorer"].String() != "tester" || recs[0]["tenant"].String() != "acme" {
+		t.Fatalf("log records %v, want one from scorer tester, tenant acme", recs)
+	}
+}
+
 func TestJudge(t *testing.T) {
 	e := newEngine(t, nil)
 	guest := goGuest(t, "goguest", goGuestPkg)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -123,6 +124,7 @@ func instance(i uint32) sdk.Scorer {
 		return nil
 	}
 	if instances == nil {
+		slog.SetDefault(slog.New(hostLogger{}))
 		instances = make([]sdk.Scorer, len(scorers))
 		infos = make([]sdk.Info, len(scorers))
 	}
@@ -169,6 +171,41 @@ func hostJudgeEmbed(ptr unsafe.Pointer, size uint32) uint32
 
 //go:wasmimport scorekit_v1 reply_read
 func hostReplyRead(ptr unsafe.Pointer, size uint32) uint32
+
+//go:wasmimport scorekit_v1 log
+func hostLog(level int32, ptr unsafe.Pointer, size uint32)
+
+// hostLogger sends log/slog records to the host's log through the log import, so a
+// scorer's slog calls reach the host's logger (capped per call like stdout and stderr).
+type hostLogger struct{ attrs []slog.Attr }
+
+func (hostLogger) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h hostLogger) Handle(_ context.Context, r slog.Record) error {
+	b := []byte(r.Message)
+	add := func(a slog.Attr) bool {
+		b = append(b, ' ')
+		b = append(b, a.Key...)
+		b = append(b, '=')
+		b = append(b, a.Value.String()...)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	if len(b) > 0 {
+		hostLog(int32(r.Level), unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)))
+	}
+	return nil
+}
+
+func (h hostLogger) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return hostLogger{attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
+}
+
+// WithGroup is not supported by this small handler: attributes keep their plain keys.
+func (h hostLogger) WithGroup(string) slog.Handler { return h }
 
 // hostJudge is the sdk.Judge of a WASM guest: each batch is one host call.
 type hostJudge struct{}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"unsafe"
@@ -60,6 +61,9 @@ func (tester) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return sdk.Scored(1, strings.Repeat("y", 4<<20)), nil
 	case "sneak":
 		return sneak(), nil
+	case "log":
+		slog.Warn("tester logs", "answer", 42)
+		return sdk.Scored(1, "logged"), nil
 	}
 	words := len(strings.Fields(call.Run.Output))
 	return sdk.Scored(float64(min(words, 10))/10, fmt.Sprintf("%d words", words)), nil
