@@ -1,4 +1,4 @@
-# WASM runtime: the built-in scorers as one WASM reactor, and the C example guest, each
+# WASM runtime: every built-in scorer as one WASM reactor, and the C example guest, each
 # with a manifest that pins its sha256:
 #   scorekit score --runtime wasm ...            (loads build/wasm)
 #   scorekit score --plugins build/wasm-c ...    (the C example)
@@ -9,11 +9,11 @@ WASM_C_DIR := build/wasm-c
 WASM_GO_SOURCES := $(shell find sdk plugins internal -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 .PHONY: wasm-plugins
-wasm-plugins: $(WASM_DIR)/heuristic.plugin.json $(WASM_C_DIR)/c_contains.plugin.json ## build the WASM plugins and their manifests
+wasm-plugins: $(WASM_DIR)/builtin.plugin.json $(WASM_C_DIR)/c_contains.plugin.json ## build the WASM plugins and their manifests
 
-$(WASM_DIR)/heuristic.wasm: $(WASM_GO_SOURCES)
+$(WASM_DIR)/builtin.wasm: $(WASM_GO_SOURCES)
 	@mkdir -p $(@D)
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins/heuristic/plugin
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins/builtin/plugin
 
 $(WASM_C_DIR)/c_contains.wasm: examples/wasm-c/scorer.c examples/wasm-c/Makefile
 	$(MAKE) -s -C examples/wasm-c OUT=$(CURDIR)/$@
@@ -23,4 +23,4 @@ $(WASM_DIR)/%.plugin.json: $(WASM_DIR)/%.wasm
 $(WASM_C_DIR)/%.plugin.json: $(WASM_C_DIR)/%.wasm
 	$(GO) run ./internal/cmd/mkmanifest -runtime wasm -o $@ $<
 
-ARTIFACTS += $(WASM_DIR)/heuristic.plugin.json $(WASM_C_DIR)/c_contains.plugin.json
+ARTIFACTS += $(WASM_DIR)/builtin.plugin.json $(WASM_C_DIR)/c_contains.plugin.json

@@ -36,7 +36,7 @@ func prescreenFactory(b *testing.B) func() sdk.Scorer {
 }
 
 func openPrescreen(b *testing.B, e *Engine) host.Backend {
-	ps, err := e.Load(context.Background(), manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{}))
+	ps, err := e.Load(context.Background(), manifestFor(b, goGuest(b, "builtin", builtinPkg), host.Limits{}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func openPrescreen(b *testing.B, e *Engine) host.Backend {
 			return be
 		}
 	}
-	b.Fatal("no prescreen in the heuristic artifact")
+	b.Fatal("no prescreen in the builtin artifact")
 	return nil
 }
 
@@ -109,7 +109,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkInstantiate measures a fresh instance of the heuristic artifact: instantiate,
+// BenchmarkInstantiate measures a fresh instance of the builtin artifact: instantiate,
 // _initialize, configure; and the memory it holds.
 func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func BenchmarkInstantiate(b *testing.B) {
 func BenchmarkPool2(b *testing.B) {
 	ctx := context.Background()
 	e := newEngine(b, nil)
-	ps, err := e.Load(ctx, manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{PoolSize: 2}))
+	ps, err := e.Load(ctx, manifestFor(b, goGuest(b, "builtin", builtinPkg), host.Limits{PoolSize: 2}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,10 +164,11 @@ func BenchmarkPool2(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 }
 
-// BenchmarkWarmLoad measures loading every built-in artifact with a warm compilation cache.
+// BenchmarkWarmLoad measures loading the artifact of every built-in scorer with a warm
+// compilation cache.
 func BenchmarkWarmLoad(b *testing.B) {
 	ctx := context.Background()
-	m := manifestFor(b, goGuest(b, "heuristic", heuristicPkg), host.Limits{})
+	m := manifestFor(b, goGuest(b, "builtin", builtinPkg), host.Limits{})
 	warm := newEngine(b, nil)
 	if _, err := warm.Load(ctx, m); err != nil {
 		b.Fatal(err)

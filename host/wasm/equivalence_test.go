@@ -9,15 +9,16 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/corpus"
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 )
 
-const heuristicPkg = "github.com/scorekit/scorekit/plugins/heuristic/plugin"
+const builtinPkg = "github.com/scorekit/scorekit/plugins/builtin/plugin"
 
-// TestEquivalence holds every heuristic scorer, prescreen first among them, to the same
+// TestEquivalence holds every built-in scorer, prescreen first among them, to the same
 // results native and as WASM on the public corpus (status, score, dimensions, skipped
-// dimensions, flags, reason and error).
+// dimensions, flags, reason and error). The judge scorers run without a judge here, so
+// they agree on skipping; the judge path through the host is TestJudge's.
 func TestEquivalence(t *testing.T) {
 	dir, err := corpus.Dir()
 	if err != nil {
@@ -31,7 +32,7 @@ func TestEquivalence(t *testing.T) {
 		t.Fatalf("corpus has %d runs, want at least 1,000", len(cases))
 	}
 	e := newEngine(t, nil)
-	ps, err := e.Load(context.Background(), manifestFor(t, goGuest(t, "heuristic", heuristicPkg), host.Limits{}))
+	ps, err := e.Load(context.Background(), manifestFor(t, goGuest(t, "builtin", builtinPkg), host.Limits{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +41,10 @@ func TestEquivalence(t *testing.T) {
 		wasm[p.Info().Name] = p
 	}
 	if _, ok := wasm["prescreen"]; !ok {
-		t.Fatalf("the heuristic artifact carries %v, want prescreen among them", names(ps))
+		t.Fatalf("the builtin artifact carries %v, want prescreen among them", names(ps))
 	}
 	ctx := context.Background()
-	for _, f := range heuristic.Factories() {
+	for _, f := range builtin.Factories() {
 		native := host.Native(f)
 		info := native.Info()
 		t.Run(info.Name, func(t *testing.T) {
@@ -69,10 +70,17 @@ func TestEquivalence(t *testing.T) {
 			if info.Name != "prescreen" {
 				stride = max(1, len(cases)/1000)
 			}
-			for i := 0; i < len(cases); i += stride {
+			// Judge scorers also run with a judge that echoes its prompt, on a sample: the
+			// same requests must reach it and the same answers must come back.
+			judges := []sdk.Judge{nil}
+			if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
+				judges = append(judges, fakeJudge{})
+			}
+			for n, i := 0, 0; i < len(cases); n, i = n+1, i+stride {
 				run := cases[i].Run
-				want, werr := nb.Score(ctx, &run, nil)
-				got, gerr := wb.Score(ctx, &run, nil)
+				judge := judges[n%len(judges)]
+				want, werr := nb.Score(ctx, &run, judge)
+				got, gerr := wb.Score(ctx, &run, judge)
 				if werr != nil || gerr != nil {
 					t.Fatalf("run %s: native error %v, wasm error %v", run.ID, werr, gerr)
 				}
