@@ -24,22 +24,25 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// scorers is the guest's table of scorers. A plugin is one process or one WASM instance
-// with exactly one such table, filled once before the host makes any call, which is why
-// it is a package variable here and nowhere else.
-var scorers []func() sdk.Scorer
+// scorers is the guest's table of scorers, and names the names registered so far. A plugin
+// is one process or one WASM instance with exactly one such table, filled once before the
+// host makes any call, which is why they are package variables here and nowhere else.
+var (
+	scorers []func() sdk.Scorer
+	names   = map[string]bool{}
+)
 
 // Register adds scorer factories to the plugin. Call it from a package-level var
-// declaration in the plugin's main package. It panics on a duplicate name, which is a
-// programming error caught the first time the plugin starts.
+// declaration in the plugin's main package. It constructs each scorer once, to read its
+// name, and panics on a duplicate name, which is a programming error caught the first time
+// the plugin starts.
 func Register(factories ...func() sdk.Scorer) struct{} {
 	for _, f := range factories {
 		name := f().Info().Name
-		for _, g := range scorers {
-			if g().Info().Name == name {
-				panic(fmt.Sprintf("serve: scorer %q registered twice", name))
-			}
+		if names[name] {
+			panic(fmt.Sprintf("serve: scorer %q registered twice", name))
 		}
+		names[name] = true
 		scorers = append(scorers, f)
 	}
 	return struct{}{}
