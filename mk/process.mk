@@ -1,4 +1,4 @@
-# Process runtime (hashicorp/go-plugin over gRPC): generated protocol code, the heuristic
+# Process runtime (hashicorp/go-plugin over gRPC): generated protocol code, every built-in
 # scorers as a process plugin, and the Node.js example plugin's dependencies.
 
 # Generator versions are pinned so `make proto` is reproducible; protoc itself comes from
@@ -31,16 +31,16 @@ proto: proto-tools ## regenerate internal/pluginpb from proto/ (pinned generator
 
 GENERATE += proto
 
-# The built-in heuristic scorers as a process plugin, with its manifest (sha256 pinned):
+# Every built-in scorer as one process plugin, with its manifest (sha256 pinned):
 # scorekit score --runtime process --plugins build/process ...
-process-plugins: build/process/heuristic.plugin.json build/process/node-scorer.plugin.json ## build the heuristic scorers as a process plugin with its manifest
+process-plugins: build/process/builtin.plugin.json build/process/node-scorer.plugin.json ## build every built-in scorer as one process plugin with its manifest
 
-build/process/heuristic: $(shell find sdk plugins internal -name '*.go' 2>/dev/null) go.mod go.sum
+build/process/builtin: $(shell find sdk plugins internal -name '*.go' 2>/dev/null) go.mod go.sum
 	@mkdir -p $(@D)
-	go build -o $@ ./plugins/heuristic/plugin
+	go build -o $@ ./plugins/builtin/plugin
 
-build/process/heuristic.plugin.json: build/process/heuristic
-	printf '{"name":"heuristic","runtime":"process","artifact":"heuristic","sha256":"%s"}\n' \
+build/process/builtin.plugin.json: build/process/builtin
+	printf '{"name":"builtin","runtime":"process","artifact":"builtin","sha256":"%s"}\n' \
 		"$$(sha256sum $< | cut -d' ' -f1)" > $@
 
 # The Node.js example's manifest pins the script itself (it is the executable).
@@ -56,4 +56,4 @@ examples/node-scorer/node_modules/.package-lock.json: examples/node-scorer/packa
 	cd examples/node-scorer && npm ci --no-audit --no-fund
 	touch $@
 
-ARTIFACTS += build/process/heuristic.plugin.json build/process/node-scorer.plugin.json examples/node-scorer/node_modules/.package-lock.json
+ARTIFACTS += build/process/builtin.plugin.json build/process/node-scorer.plugin.json examples/node-scorer/node_modules/.package-lock.json

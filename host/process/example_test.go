@@ -15,7 +15,7 @@ import (
 // its scorers, and score a run through the host. Closing the plugins stops their processes.
 func ExampleLoad() {
 	ctx := context.Background()
-	m, err := host.ReadManifest("build/process/heuristic.plugin.json")
+	m, err := host.ReadManifest("build/process/builtin.plugin.json")
 	if err != nil {
 		log.Fatal(err)
 	}

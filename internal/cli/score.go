@@ -73,7 +73,7 @@ the exit status is 2. Failed or skipped results from scorers do not change the e
 	f.IntVar(&o.worst, "worst", 5, "table: how many of the lowest-scoring runs to show per scorer")
 	judgeFlags(f, &o.judge)
 	pluginDirsFlag(cmd, &o.plugins)
-	f.StringVar(&o.runtime, "runtime", "", "require every selected scorer to run in this runtime: native, wasm or process (load WASM or process builds with --plugins)")
+	f.StringVar(&o.runtime, "runtime", "", "run the built-in scorers in this runtime: native, wasm (sandboxed WebAssembly, built by make wasm-plugins) or process (go-plugin, make process-plugins); every selected scorer must then run there")
 	return cmd
 }
 
@@ -89,7 +89,13 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if len(names) == 0 {
 		return fmt.Errorf("score: --scorers is empty; name at least one (see: scorekit scorers)")
 	}
-	h, cfg, closeHost, err := e.openHost(ctx, hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge})
+	ho := hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge}
+	if o.runtime == host.RuntimeWASM || o.runtime == host.RuntimeProcess {
+		if ho.builtins, err = builtinManifest(o.runtime); err != nil {
+			return fmt.Errorf("score: %w", err)
+		}
+	}
+	h, cfg, closeHost, err := e.openHost(ctx, ho)
 	if err != nil {
 		return err
 	}

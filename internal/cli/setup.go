@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,8 +32,11 @@ func (e *env) logger() *slog.Logger {
 type hostOptions struct {
 	config  string // --config file; "" for none
 	plugins []string
-	timeout time.Duration
-	judge   judgeConfig // judge flags; they win over the config file's
+	// builtins is the manifest of a WASM or process build of the built-in scorers, loaded
+	// before plugins (--runtime wasm|process); "" for none.
+	builtins string
+	timeout  time.Duration
+	judge    judgeConfig // judge flags; they win over the config file's
 }
 
 // openHost reads the config file, loads the plugins, starts the judge broker when one is
@@ -44,7 +50,7 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	if err != nil {
 		return nil, cfg, nil, err
 	}
-	reg, closeReg, err := e.openRegistry(ctx, o.plugins)
+	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins)
 	if err != nil {
 		closeJudge()
 		return nil, cfg, nil, err
@@ -61,9 +67,10 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	return h, cfg, closeAll, nil
 }
 
-// openRegistry returns the built-in scorers plus the plugins in dirs, and a func that
-// releases what loading the plugins holds (compiled modules, the compilation cache).
-func (e *env) openRegistry(ctx context.Context, dirs []string) (*host.Registry, func(context.Context) error, error) {
+// openRegistry returns the built-in scorers, replaced by the ones in the builtins manifest
+// when given, plus the plugins in dirs, and a func that releases what loading the plugins
+// holds (compiled modules, processes, the compilation cache).
+func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) (*host.Registry, func(context.Context) error, error) {
 	reg, err := e.registry()
 	if err != nil {
 		return nil, nil, err
@@ -86,38 +93,66 @@ func (e *env) openRegistry(ctx context.Context, dirs []string) (*host.Registry, 
 		_ = closeFn(context.WithoutCancel(ctx))
 		return nil, nil, err
 	}
+	var paths []string
+	if builtins != "" {
+		paths = append(paths, builtins)
+	}
 	for _, dir := range dirs {
-		paths, err := host.ManifestsIn(dir)
+		found, err := host.ManifestsIn(dir)
 		if err != nil {
 			return fail(fmt.Errorf("--plugins %s: %w", dir, err))
 		}
-		for _, path := range paths {
-			m, err := host.ReadManifest(path)
-			if err != nil {
-				return fail(err)
-			}
-			var ps []host.Plugin
-			switch m.Runtime {
-			case host.RuntimeWASM:
-				if engine == nil {
-					if engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: e.logger()}); err != nil {
-						return fail(err)
-					}
+		paths = append(paths, found...)
+	}
+	for _, path := range paths {
+		m, err := host.ReadManifest(path)
+		if err != nil {
+			return fail(err)
+		}
+		var ps []host.Plugin
+		switch m.Runtime {
+		case host.RuntimeWASM:
+			if engine == nil {
+				if engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: e.logger()}); err != nil {
+					return fail(err)
 				}
-				ps, err = engine.Load(ctx, m)
-			case host.RuntimeProcess:
-				ps, err = process.Load(ctx, m, process.Options{Logger: e.logger()})
 			}
-			if err != nil {
-				return fail(err)
-			}
-			loaded = append(loaded, ps...)
-			for _, p := range ps {
-				if err := reg.Register(p, true); err != nil {
-					return fail(fmt.Errorf("%s: %w", path, err))
-				}
+			ps, err = engine.Load(ctx, m)
+		case host.RuntimeProcess:
+			ps, err = process.Load(ctx, m, process.Options{Logger: e.logger()})
+		}
+		if err != nil {
+			return fail(err)
+		}
+		loaded = append(loaded, ps...)
+		for _, p := range ps {
+			if err := reg.Register(p, true); err != nil {
+				return fail(fmt.Errorf("%s: %w", path, err))
 			}
 		}
 	}
 	return reg, closeFn, nil
+}
+
+// builtinManifest finds the manifest of the built-in scorers built for runtime (make
+// wasm-plugins or make process-plugins): under $SCOREKIT_BUILD if set, else build/ in the
+// working directory, else build/ beside the directory of the scorekit executable (bin/).
+func builtinManifest(runtime string) (string, error) {
+	rel := filepath.Join(runtime, "builtin"+host.ManifestSuffix)
+	var roots []string
+	if d := os.Getenv("SCOREKIT_BUILD"); d != "" {
+		roots = append(roots, d)
+	}
+	roots = append(roots, "build")
+	if exe, err := os.Executable(); err == nil {
+		roots = append(roots, filepath.Join(filepath.Dir(exe), "..", "build"))
+	}
+	for _, r := range roots {
+		p := filepath.Join(r, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("--runtime %s: no %s build of the built-in scorers (looked for %s under %s); build it with: make %s-plugins",
+		runtime, runtime, rel, strings.Join(roots, ", "), runtime)
 }

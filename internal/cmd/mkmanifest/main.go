@@ -1,7 +1,7 @@
 // Command mkmanifest writes the plugin manifest of a freshly built artifact, pinning its
 // sha256, so `make` can produce loadable plugins:
 //
-//	go run ./internal/cmd/mkmanifest -runtime wasm -o build/wasm/heuristic.plugin.json build/wasm/heuristic.wasm
+//	go run ./internal/cmd/mkmanifest -runtime wasm -o build/wasm/builtin.plugin.json build/wasm/builtin.wasm
 //
 // The manifest is named NAME.plugin.json; NAME defaults to the artifact's base name. The
 // artifact path is written relative to the manifest's folder.

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestRuntimeFlag: --runtime wasm|process runs the built-in scorers from their WASM and
+// process builds (make wasm-plugins, make process-plugins) with the results of the native
+// ones, and says how to build them when they are missing.
+func TestRuntimeFlag(t *testing.T) {
+	build, err := filepath.Abs(filepath.Join("..", "..", "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCOREKIT_BUILD", build)
+	args := []string{"score", "--format", "jsonl", "--scorers", "prescreen,completeness,contextprecision", examplesPath}
+	want := runtimeRows(t, runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", "native"}, args...)...), "native")
+	for _, rt := range []string{"wasm", "process"} {
+		t.Run(rt, func(t *testing.T) {
+			if _, err := os.Stat(filepath.Join(build, rt, "builtin.plugin.json")); err != nil {
+				t.Fatalf("no %s build of the built-ins in %s: run `make %s-plugins` (make test does)", rt, build, rt)
+			}
+			got := runtimeRows(t, runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", rt}, args...)...), rt)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s results differ from native:\n got %v\nwant %v", rt, got, want)
+			}
+		})
+	}
+	t.Run("missing build names the make target", func(t *testing.T) {
+		t.Setenv("SCOREKIT_BUILD", t.TempDir())
+		t.Chdir(t.TempDir())
+		r := runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", "wasm"}, append(args[:len(args)-1:len(args)-1], "-")...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "make wasm-plugins") {
+			t.Errorf("exit %d, stderr %q: want 1 and the command that builds it", r.code, r.stderr)
+		}
+	})
+}
+
+// runtimeRows decodes jsonl output, checks every row ran in runtime, and drops telemetry.
+func runtimeRows(t *testing.T, r cliResult, runtime string) []map[string]any {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("--runtime %s: exit %d: %s", runtime, r.code, r.stderr)
+	}
+	var rows []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		if got := row["telemetry"].(map[string]any)["runtime"]; got != runtime {
+			t.Fatalf("row ran in %v, want %s", got, runtime)
+		}
+		delete(row, "telemetry")
+		rows = append(rows, row)
+	}
+	return rows
+}
