@@ -90,10 +90,11 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		return fmt.Errorf("score: --scorers is empty; name at least one (see: scorekit scorers)")
 	}
 	ho := hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge}
+	// --runtime wasm|process loads the built-ins' build for that runtime when there is
+	// one; when there is none, checkScorers names the make target that builds it.
+	var missing error
 	if o.runtime == host.RuntimeWASM || o.runtime == host.RuntimeProcess {
-		if ho.builtins, err = builtinManifest(o.runtime); err != nil {
-			return fmt.Errorf("score: %w", err)
-		}
+		ho.builtins, missing = builtinManifest(o.runtime)
 	}
 	h, cfg, closeHost, err := e.openHost(ctx, ho)
 	if err != nil {
@@ -104,7 +105,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 			err = fmt.Errorf("score: unload plugins: %w", cerr)
 		}
 	}()
-	if err := checkScorers(h.Registry(), names, o.runtime); err != nil {
+	if err := checkScorers(h.Registry(), names, o.runtime, missing); err != nil {
 		return err
 	}
 	var scale *float64
@@ -182,7 +183,8 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 // checkScorers fails on a scorer the registry does not know, naming the known ones, and,
 // when runtime is set, on a scorer that would run elsewhere: a benchmark or a sandboxing
 // policy must not silently fall back to the native build.
-func checkScorers(reg *host.Registry, names []string, runtime string) error {
+// missing, when set, says why the built-ins' build for runtime was not loaded.
+func checkScorers(reg *host.Registry, names []string, runtime string, missing error) error {
 	switch runtime {
 	case "", host.RuntimeNative, host.RuntimeWASM, host.RuntimeProcess:
 	default:
@@ -195,8 +197,12 @@ func checkScorers(reg *host.Registry, names []string, runtime string) error {
 			return fmt.Errorf("score: unknown scorer %q (known: %s)", n, strings.Join(known, ", "))
 		}
 		if runtime != "" && p.Runtime() != runtime {
-			return fmt.Errorf("score: --runtime %s: scorer %s runs %s; load a %s build of it with --plugins DIR (make wasm-plugins builds build/wasm, make process-plugins build/process)",
-				runtime, n, p.Runtime(), runtime)
+			hint := ""
+			if missing != nil {
+				hint = "; " + missing.Error()
+			}
+			return fmt.Errorf("score: --runtime %s: scorer %s runs %s; load a %s build of it with --plugins DIR%s",
+				runtime, n, p.Runtime(), runtime, hint)
 		}
 	}
 	return nil

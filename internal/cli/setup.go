@@ -153,6 +153,6 @@ func builtinManifest(runtime string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("--runtime %s: no %s build of the built-in scorers (looked for %s under %s); build it with: make %s-plugins",
-		runtime, runtime, rel, strings.Join(roots, ", "), runtime)
+	return "", fmt.Errorf("the built-in scorers have no %s build (looked for %s under %s): build it with make %s-plugins",
+		runtime, rel, strings.Join(roots, ", "), runtime)
 }
