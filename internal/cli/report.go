@@ -20,8 +20,9 @@ type resultSink interface {
 
 // record is one line of `--format jsonl`: one (run, scorer) pair. The keys up to
 // telemetry are always present so that consumers need no existence checks; score and
-// passed are null unless the status is scored. skipped_dimensions and adjustments appear
-// when set because they explain a score (a dimension left out, a clamp the host applied);
+// passed are null unless the status is scored. skipped_dimensions, adjustments,
+// suggestions and citation_audit appear when set because they explain a score (a dimension
+// left out, a clamp the host applied and the audit behind it, what a judge would improve);
 // steps hold whole prompts and appear only with --steps.
 type record struct {
 	Line              int                `json:"line"`
@@ -37,6 +38,8 @@ type record struct {
 	Telemetry         sdk.Telemetry      `json:"telemetry"`
 	SkippedDimensions map[string]string  `json:"skipped_dimensions,omitempty"`
 	Adjustments       []sdk.Adjustment   `json:"adjustments,omitempty"`
+	Suggestions       []string           `json:"suggestions,omitempty"`
+	CitationAudit     *sdk.CitationAudit `json:"citation_audit,omitempty"`
 	Steps             []sdk.Step         `json:"steps,omitempty"`
 }
 
@@ -46,6 +49,7 @@ func newRecord(l scoredLine, scorer string, r sdk.Result, steps bool) record {
 		Score: r.Score, Passed: r.Passed, Dimensions: r.Dimensions, Flags: r.Flags,
 		Reason: r.Reason, Error: r.Error, Telemetry: r.Telemetry,
 		SkippedDimensions: r.SkippedDimensions, Adjustments: r.Adjustments,
+		Suggestions: r.Suggestions, CitationAudit: r.CitationAudit,
 	}
 	if rec.Dimensions == nil {
 		rec.Dimensions = map[string]float64{}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/scorekit/scorekit/internal/judgetest"
+)
+
+// TestJudgeScorersEndToEnd scores the examples with the built-in judge scorers through
+// `scorekit score --judge-url` against an OpenAI-compatible test server: relevancy scores
+// every run, masis carries its dimensions, suggestions and the clamps the host applied,
+// and contextprecision grades the runs with evidence and skips the others.
+func TestJudgeScorersEndToEnd(t *testing.T) {
+	srv := judgetest.New(
+		judgetest.Rule{Match: "Return exactly 2 verdicts", Reply: `{"verdicts": [{"context_index": 0, "verdict": "yes", "reason": "r"}, {"context_index": 1, "verdict": "no", "reason": "r"}]}`},
+		judgetest.Rule{Match: "Return exactly 1 verdicts", Reply: `{"verdicts": [{"context_index": 0, "verdict": "yes", "reason": "r"}]}`},
+		judgetest.Rule{Match: "improvement_suggestions", Reply: "```json\n" + `{"faithfulness": 90, "relevance": 80, "completeness": 70, "reasoning_quality": 90, "overall_score": 83, "improvement_suggestions": ["cite the second passage"]}` + "\n```"},
+		judgetest.Rule{Reply: `{"reasoning": "it does what was asked", "score": 0.9}`},
+	)
+	defer srv.Close()
+	t.Setenv("SCOREKIT_TEST_KEY", "k")
+	r := runCLIWith(t, builtinRegistry, "", "score", "--format", "jsonl", "--scorers", "relevancy,masis,contextprecision",
+		"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY", examplesPath)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	type rec struct {
+		RunID             string             `json:"run_id"`
+		Scorer            string             `json:"scorer"`
+		Status            string             `json:"status"`
+		Score             *float64           `json:"score"`
+		Dimensions        map[string]float64 `json:"dimensions"`
+		SkippedDimensions map[string]string  `json:"skipped_dimensions"`
+		Suggestions       []string           `json:"suggestions"`
+		Flags             []string           `json:"flags"`
+		Reason            string             `json:"reason"`
+		Adjustments       []struct {
+			Rule, Target string
+			To           float64
+		} `json:"adjustments"`
+	}
+	got := map[string]rec{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var x rec
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			t.Fatal(err)
+		}
+		got[x.Scorer+"/"+x.RunID] = x
+	}
+	if len(got) != 36 {
+		t.Fatalf("%d records, want 12 runs x 3 scorers", len(got))
+	}
+	for k, x := range got {
+		switch {
+		case strings.HasPrefix(k, "relevancy/"), strings.HasPrefix(k, "masis/"):
+			if x.Status != "scored" {
+				t.Errorf("%s: %s (%s), want scored", k, x.Status, x.Reason)
+			}
+		case k == "contextprecision/rag-cited" || k == "contextprecision/rag-invalid-citation":
+			if x.Status != "scored" || x.Score == nil || *x.Score != 1 {
+				t.Errorf("%s: %s %v, want scored 1 (the useful passage ranked first)", k, x.Status, x.Score)
+			}
+		case strings.HasPrefix(k, "contextprecision/"):
+			if x.Status != "skipped" || !strings.Contains(x.Reason, "no context") {
+				t.Errorf("%s: %s (%s), want skipped for want of context", k, x.Status, x.Reason)
+			}
+		}
+	}
+	if x := got["relevancy/capital-paris"]; x.Score == nil || *x.Score != 0.9 {
+		t.Errorf("relevancy of Paris: %v, want 0.9", x.Score)
+	}
+
+	bad := got["masis/rag-invalid-citation"]
+	if bad.Dimensions["faithfulness"] > 0.4 || len(bad.Suggestions) == 0 {
+		t.Errorf("masis on an invalid citation: faithfulness %v, suggestions %v: want <= 0.4 and the judge's suggestion", bad.Dimensions["faithfulness"], bad.Suggestions)
+	}
+	clamped := false
+	for _, a := range bad.Adjustments {
+		if strings.HasPrefix(a.Rule, "clamp_") && a.Target == "faithfulness" {
+			clamped = true
+		}
+	}
+	if !clamped {
+		t.Errorf("masis on an invalid citation: adjustments %+v lack the faithfulness clamp", bad.Adjustments)
+	}
+	// 0.35*0.4 + 0.25*0.8 + 0.25*0.7 + 0.15*0.9, normalized from the judge's 0-100 answer.
+	if bad.Score == nil || *bad.Score != 0.65 {
+		t.Errorf("masis overall %v, want 0.65 recomputed from the clamped faithfulness", bad.Score)
+	}
+	if nc := got["masis/capital-paris"]; nc.SkippedDimensions["faithfulness"] == "" {
+		t.Errorf("masis without evidence: skipped dimensions %v, want faithfulness skipped, not 0", nc.SkippedDimensions)
+	}
+}
