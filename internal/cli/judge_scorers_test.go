@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -21,8 +23,9 @@ func TestJudgeScorersEndToEnd(t *testing.T) {
 	)
 	defer srv.Close()
 	t.Setenv("SCOREKIT_TEST_KEY", "k")
-	r := runCLIWith(t, builtinRegistry, "", "score", "--format", "jsonl", "--scorers", "relevancy,masis,contextprecision",
-		"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY", examplesPath)
+	args := []string{"score", "--format", "jsonl", "--scorers", "relevancy,masis,contextprecision",
+		"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY", examplesPath}
+	r := runCLIWith(t, builtinRegistry, "", args...)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -91,5 +94,22 @@ func TestJudgeScorersEndToEnd(t *testing.T) {
 	}
 	if nc := got["masis/capital-paris"]; nc.SkippedDimensions["faithfulness"] == "" {
 		t.Errorf("masis without evidence: skipped dimensions %v, want faithfulness skipped, not 0", nc.SkippedDimensions)
+	}
+
+	// The same judge answers reach WASM guests through host functions and process plugins
+	// through gRPC callbacks: the results must be the native ones.
+	build, err := filepath.Abs(filepath.Join("..", "..", "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCOREKIT_BUILD", build)
+	want := runtimeRows(t, r, "native")
+	for _, rt := range []string{"wasm", "process"} {
+		t.Run(rt, func(t *testing.T) {
+			got := runtimeRows(t, runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", rt}, args...)...), rt)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s results differ from native:\n got %v\nwant %v", rt, got, want)
+			}
+		})
 	}
 }

@@ -61,3 +61,42 @@ func runtimeRows(t *testing.T, r cliResult, runtime string) []map[string]any {
 	}
 	return rows
 }
+
+// TestContextPrecisionSimilarityEveryRuntime: contextprecision's non-LLM mode scores from
+// the command line with no judge configured, with the same results in every runtime.
+func TestContextPrecisionSimilarityEveryRuntime(t *testing.T) {
+	build, err := filepath.Abs(filepath.Join("..", "..", "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCOREKIT_BUILD", build)
+	data := writeFile(t, "runs.jsonl", strings.Join([]string{
+		`{"id":"a","input":"How tall is the Eiffel Tower?","output":"330 m","expected":"The Eiffel Tower is 330 metres tall.","context":["The Eiffel Tower is 330 metres tall.","Bananas are yellow."]}`,
+		`{"id":"b","input":"q","output":"o","context":["Cats purr.","The Louvre is in Paris."],"metadata":{"reference_contexts":["The Louvre is a museum in Paris."]}}`,
+		`{"id":"c","input":"q","output":"o","context":["x"]}`,
+	}, "\n"))
+	cfg := writeFile(t, "cfg.json", `{"scorers": {"contextprecision": {"mode": "similarity"}}}`)
+	args := []string{"score", "--format", "jsonl", "--scorers", "contextprecision", "--config", cfg, data}
+	want := runtimeRows(t, runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", "native"}, args...)...), "native")
+	byID := map[string]map[string]any{}
+	for _, r := range want {
+		byID[r["run_id"].(string)] = r
+	}
+	if r := byID["a"]; r["status"] != "scored" || r["score"] != 1.0 {
+		t.Errorf("run a: %v %v, want scored 1 (the matching passage first)", r["status"], r["score"])
+	}
+	if r := byID["b"]; r["status"] != "scored" || r["score"] != 0.5 {
+		t.Errorf("run b: %v %v, want scored 0.5 (the matching passage second)", r["status"], r["score"])
+	}
+	if r := byID["c"]; r["status"] != "skipped" {
+		t.Errorf("run c has no reference: %v, want skipped", r["status"])
+	}
+	for _, rt := range []string{"wasm", "process"} {
+		t.Run(rt, func(t *testing.T) {
+			got := runtimeRows(t, runCLIWith(t, builtinRegistry, "", append([]string{"--runtime", rt}, args...)...), rt)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s results differ from native:\n got %v\nwant %v", rt, got, want)
+			}
+		})
+	}
+}
