@@ -245,6 +245,20 @@ func (j *remoteJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest
 	if err != nil {
 		return nil, rpcError(err)
 	}
+	return completions(resp)
+}
+
+func (j *remoteJudge) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := j.c.Embed(ctx, &pluginpb.EmbedRequest{Call: j.call, Texts: texts})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return vectors(resp)
+}
+
+// completions decodes the host's answer to a batch of completions, whichever transport
+// carried it.
+func completions(resp *pluginpb.CompleteResponse) ([]sdk.CompletionResponse, error) {
 	if e := SDKError(resp.GetError()); e != nil {
 		return nil, e
 	}
@@ -255,11 +269,8 @@ func (j *remoteJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest
 	return out, nil
 }
 
-func (j *remoteJudge) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	resp, err := j.c.Embed(ctx, &pluginpb.EmbedRequest{Call: j.call, Texts: texts})
-	if err != nil {
-		return nil, rpcError(err)
-	}
+// vectors decodes the host's answer to an embeddings request, whichever transport carried it.
+func vectors(resp *pluginpb.EmbedResponse) ([][]float32, error) {
 	if e := SDKError(resp.GetError()); e != nil {
 		return nil, e
 	}
@@ -310,14 +321,7 @@ func (j *streamJudge) Complete(_ context.Context, reqs []sdk.CompletionRequest) 
 	if resp == nil {
 		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("session: host answered a judge request with %T", in.GetMsg())}
 	}
-	if e := SDKError(resp.GetError()); e != nil {
-		return nil, e
-	}
-	var out []sdk.CompletionResponse
-	if err := json.Unmarshal(resp.GetResponsesJson(), &out); err != nil {
-		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge responses: " + err.Error()}
-	}
-	return out, nil
+	return completions(resp)
 }
 
 func (j *streamJudge) Embed(_ context.Context, texts []string) ([][]float32, error) {
@@ -329,12 +333,5 @@ func (j *streamJudge) Embed(_ context.Context, texts []string) ([][]float32, err
 	if resp == nil {
 		return nil, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("session: host answered an embed request with %T", in.GetMsg())}
 	}
-	if e := SDKError(resp.GetError()); e != nil {
-		return nil, e
-	}
-	out := make([][]float32, len(resp.GetVectors()))
-	for i, v := range resp.GetVectors() {
-		out[i] = v.GetValues()
-	}
-	return out, nil
+	return vectors(resp)
 }
