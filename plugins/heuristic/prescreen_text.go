@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // screenText is a run prepared once for every check.
@@ -46,48 +47,64 @@ func newScreenText(in, out, purpose string) *screenText {
 }
 
 // foldLower lower-cases s and makes typographic apostrophes plain in one pass. It returns s
-// itself when nothing changes, and walks ASCII bytewise (strings.ToLower falls back to a
-// rune-by-rune map of the whole string at the first non-ASCII byte).
+// itself when nothing changes. ASCII, most of any text, is copied once and lowered in place;
+// only from the first non-ASCII byte on is the rest decoded rune by rune.
 func foldLower(s string) string {
 	i := 0
 	for ; i < len(s); i++ {
 		c := s[i]
-		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+		if c-'A' < 26 || c >= utf8.RuneSelf {
 			break
 		}
 	}
 	if i == len(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:i])
-	for i < len(s) {
+	b := make([]byte, len(s), len(s)+8)
+	copy(b, s)
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		if c-'A' < 26 {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	if i < len(s) {
+		b = foldLowerRunes(b[:i], s[i:])
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// foldLowerRunes appends the fold of s, which may hold any UTF-8, to b.
+func foldLowerRunes(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
+			if c-'A' < 26 {
 				c += 'a' - 'A'
 			}
-			b.WriteByte(c)
+			b = append(b, c)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '\u2019' || r == '\u2018':
-			b.WriteByte('\'')
+			b = append(b, '\'')
 		case r == utf8.RuneError && size == 1:
-			b.WriteByte(s[i])
+			b = append(b, s[i])
 		default:
 			if l := unicode.ToLower(r); l != r {
-				b.WriteRune(l)
+				b = utf8.AppendRune(b, l)
 			} else {
-				b.WriteString(s[i : i+size])
+				b = append(b, s[i:i+size]...)
 			}
 		}
 		i += size
 	}
-	return b.String()
+	return b
 }
 
 // splitWords splits s into runs of letters and digits (an inner apostrophe stays: "don't").
