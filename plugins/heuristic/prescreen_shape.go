@@ -365,8 +365,11 @@ func isStructured(out string) bool {
 // "or" must sit near the end, after "which" or a comma, so "a group who suffer or have
 // suffered" in a long what-question is not read as a choice.
 func isChoice(q string) bool {
+	if !strings.HasSuffix(q, "?") {
+		return false
+	}
 	i := strings.LastIndex(q, " or ")
-	if i < 0 || !strings.HasSuffix(q, "?") || len(q)-i > 60 || strings.Contains(q[i:], " or not") {
+	if i < 0 || len(q)-i > 60 || strings.Contains(q[i:], " or not") {
 		return false
 	}
 	return strings.HasPrefix(q, "which ") || strings.Contains(q[:i], ", ")
@@ -378,9 +381,10 @@ func isEmail(in string) bool {
 	if len(in) < 80 {
 		return false
 	}
+	found := emailHeaders.mask(in)
 	headers := 0
-	for _, h := range []string{"from:", "to:", "subject:", "date:", "cc:"} {
-		if strings.HasPrefix(in, h) || strings.Contains(in, "\n"+h) {
+	for k, h := range emailHeaders.list {
+		if found&(1<<k) != 0 || strings.HasPrefix(in, h[1:]) {
 			headers++
 		}
 	}
@@ -388,8 +392,7 @@ func isEmail(in string) bool {
 		return true
 	}
 	_, greeting := prefixAnyOf(in, []string{"hi ", "hi,", "hello", "dear ", "hey ", "good morning", "good afternoon"})
-	_, signoff := containsAnyOf(in, []string{"\nthanks", "\nthank you", "\nbest", "\nregards", "\nkind regards", "\ncheers", "\nsincerely"})
-	return greeting && signoff
+	return greeting && signoffs.has(in)
 }
 
 // isTriage reports whether the words of an output read as a triage: a decision, a priority,
@@ -404,3 +407,9 @@ func isTriage(ws []string) bool {
 	}
 	return false
 }
+
+// emailHeaders are the header lines of a raw email, each after a line break.
+var emailHeaders = newPhraseSet("\nfrom:", "\nto:", "\nsubject:", "\ndate:", "\ncc:")
+
+// signoffs open the closing line of an email.
+var signoffs = newPhraseSet("\nthanks", "\nthank you", "\nbest", "\nregards", "\nkind regards", "\ncheers", "\nsincerely")

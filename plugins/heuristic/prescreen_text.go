@@ -256,3 +256,101 @@ func stripCode(s string) string {
 	}
 	return b.String()
 }
+
+// phraseSet finds which of a fixed list of phrases a text contains in one pass over the
+// text: each byte is looked up in a table of the phrases that start with it, and only those
+// are compared. A list of n phrases then costs one scan instead of n strings.Contains, which
+// matters as WebAssembly, where strings.Index is a plain byte loop.
+type phraseSet struct {
+	list    []string
+	byFirst [256][]uint16 // indices into list, ascending, of the phrases starting with a byte
+	// only is the first byte every phrase starts with, or -1: then strings.IndexByte jumps
+	// from one candidate position to the next.
+	only int
+}
+
+func newPhraseSet(list ...string) *phraseSet {
+	p := &phraseSet{list: list, only: -1}
+	for k, x := range list {
+		if x == "" {
+			panic("heuristic: empty phrase")
+		}
+		p.byFirst[x[0]] = append(p.byFirst[x[0]], uint16(k))
+		if k == 0 {
+			p.only = int(x[0])
+		} else if p.only != int(x[0]) {
+			p.only = -2
+		}
+	}
+	if p.only < 0 {
+		p.only = -1
+	}
+	return p
+}
+
+// next returns the first position at or after i where a phrase may start, or len(s).
+func (p *phraseSet) next(s string, i int) int {
+	if p.only >= 0 {
+		j := strings.IndexByte(s[i:], byte(p.only))
+		if j < 0 {
+			return len(s)
+		}
+		return i + j
+	}
+	for i < len(s) && p.byFirst[s[i]] == nil {
+		i++
+	}
+	return i
+}
+
+// at reports whether phrase k of the set starts at s[i].
+func (p *phraseSet) at(s string, i int, k uint16) bool {
+	x := p.list[k]
+	return len(s)-i >= len(x) && (len(x) == 1 || s[i+1] == x[1]) && s[i:i+len(x)] == x
+}
+
+// find returns the first phrase of the list (in list order, as containsAnyOf does) that s
+// contains.
+func (p *phraseSet) find(s string) (string, bool) {
+	best := len(p.list)
+	for i := p.next(s, 0); i < len(s) && best > 0; i = p.next(s, i+1) {
+		for _, k := range p.byFirst[s[i]] {
+			if int(k) >= best {
+				break
+			}
+			if p.at(s, i, k) {
+				best = int(k)
+				break
+			}
+		}
+	}
+	if best == len(p.list) {
+		return "", false
+	}
+	return p.list[best], true
+}
+
+// has reports whether s contains any phrase of the set.
+func (p *phraseSet) has(s string) bool {
+	for i := p.next(s, 0); i < len(s); i = p.next(s, i+1) {
+		for _, k := range p.byFirst[s[i]] {
+			if p.at(s, i, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mask returns a bit for each of the first 64 phrases s contains.
+func (p *phraseSet) mask(s string) uint64 {
+	var m uint64
+	for i := p.next(s, 0); i < len(s); i = p.next(s, i+1) {
+		for _, k := range p.byFirst[s[i]] {
+			if k < 64 && p.at(s, i, k) {
+				m |= 1 << k
+			}
+		}
+	}
+	return m
+}
