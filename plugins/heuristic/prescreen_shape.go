@@ -94,7 +94,7 @@ func askedShape(in string) answerShape {
 
 // questionSentence returns the sentence of in that asks: the last one ending in '?', else in.
 func questionSentence(in string) string {
-	end := strings.LastIndexByte(in, '?')
+	end := lastIndexByte(in, '?')
 	if end < 0 {
 		return in
 	}

@@ -1,0 +1,85 @@
+package heuristic
+
+import (
+	"strings"
+	"testing"
+)
+
+// scanTexts exercise the word-at-a-time paths: lengths around 8, upper case and non-ASCII
+// at every offset, invalid UTF-8 and typographic apostrophes.
+var scanTexts = []string{
+	"", "a", "A", "abcdefg", "abcdefgh", "ABCDEFGH", "abcdefghI", "Iabcdefgh", "@[`{AZaz", "hello World, it\u2019s Über",
+	"What is the capital of France?", "ÀÉÎ straße \xff\xfe INVALID", "ab?cdefghijklmnopq?rs", "abcdefghijklmnopq", "?abcdefghijklmnop",
+	"\xff?\xff\xffabcdefgh", "twelve bytes????????", strings.Repeat("Mixed Case Text ", 9) + "ENDÉ",
+}
+
+func TestFoldLowerWordAtATime(t *testing.T) {
+	ref := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); {
+			if strings.HasPrefix(s[i:], "\u2019") || strings.HasPrefix(s[i:], "\u2018") {
+				b.WriteByte('\'')
+				i += len("\u2019")
+				continue
+			}
+			j := i + 1
+			for j < len(s) && s[j]&0xC0 == 0x80 && j-i < 4 {
+				j++
+			}
+			if l := strings.ToLower(s[i:j]); strings.ToValidUTF8(s[i:j], "") == s[i:j] {
+				b.WriteString(l)
+				i = j
+				continue
+			}
+			b.WriteByte(s[i]) // an invalid byte passes through
+			i++
+		}
+		return b.String()
+	}
+	for _, s := range scanTexts {
+		for cut := 0; cut <= len(s) && cut < 12; cut++ {
+			in := s[cut:]
+			if got, want := foldLower(in), ref(in); got != want {
+				t.Errorf("foldLower(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
+}
+
+func TestLastIndexByte(t *testing.T) {
+	for _, s := range scanTexts {
+		for _, c := range []byte{'?', 'a', 0xff, 'q', 'A'} {
+			if got, want := lastIndexByte(s, c), strings.LastIndexByte(s, c); got != want {
+				t.Errorf("lastIndexByte(%q, %q) = %d, want %d", s, c, got, want)
+			}
+		}
+	}
+}
+
+func TestPhraseSet(t *testing.T) {
+	list := []string{"can't help", "i", "cannot", "not", "help", "\u2019s", "?"}
+	set := newPhraseSet(list...)
+	nl := newPhraseSet("\nfrom:", "\nto:")
+	for _, s := range append(scanTexts, "i cannot help", "we can't help it", "x\nto: y\nfrom: z", "cannot", "can") {
+		want, wantOK := containsAnyOf(s, list)
+		if got, ok := set.find(s); got != want || ok != wantOK {
+			t.Errorf("find(%q) = %q %v, want %q %v", s, got, ok, want, wantOK)
+		}
+		if got := set.has(s); got != wantOK {
+			t.Errorf("has(%q) = %v, want %v", s, got, wantOK)
+		}
+		var wantMask uint64
+		for k, x := range list {
+			if strings.Contains(s, x) {
+				wantMask |= 1 << k
+			}
+		}
+		if got := set.mask(s); got != wantMask {
+			t.Errorf("mask(%q) = %b, want %b", s, got, wantMask)
+		}
+		_, wantNL := containsAnyOf(s, nl.list)
+		if got := nl.has(s); got != wantNL {
+			t.Errorf("newline set has(%q) = %v, want %v", s, got, wantNL)
+		}
+	}
+}
