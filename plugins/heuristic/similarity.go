@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -20,6 +21,8 @@ import (
 // against a different one scores 0.
 type ContentSimilarity struct {
 	cfg similarityConfig
+	// counts holds zeroed tables for diceRunes, so concurrent calls each have one.
+	counts sync.Pool
 }
 
 type similarityConfig struct {
@@ -60,40 +63,112 @@ func (s *ContentSimilarity) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: bigram similarity of input and output.
 func (s *ContentSimilarity) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
-	a, b := call.Run.Input, call.Run.Output
-	if s.cfg.IgnoreCase {
-		a, b = strings.ToLower(a), strings.ToLower(b)
+	// Collapsing white space (ignore_whitespace) cannot change the score: the bigrams are
+	// taken after every white-space character is dropped. Lower-casing and dropping happen in
+	// one pass per text.
+	ra := foldRunes(call.Run.Input, s.cfg.IgnoreCase)
+	rb := foldRunes(call.Run.Output, s.cfg.IgnoreCase)
+	counts, _ := s.counts.Get().(*bigramCounts)
+	if counts == nil {
+		counts = new(bigramCounts)
 	}
-	if s.cfg.IgnoreWhitespace {
-		a, b = collapseSpace(a), collapseSpace(b)
-	}
-	score := diceBigrams(a, b)
+	score := diceRunes(ra, rb, counts)
+	s.counts.Put(counts)
 	return sdk.Scored(score, fmt.Sprintf("character-bigram similarity of input and output is %.2f", score)), nil
+}
+
+// foldRunes returns the runes of s without white space, lower-cased when lower is set: what
+// dropSpace(strings.ToLower(s)) returns, in one pass.
+func foldRunes(s string, lower bool) []rune {
+	out := make([]rune, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch c {
+			case '\t', '\n', '\v', '\f', '\r', ' ':
+				continue
+			}
+			if lower && c-'A' < 26 {
+				c += 'a' - 'A'
+			}
+			out = append(out, rune(c))
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if unicode.IsSpace(r) {
+			continue
+		}
+		if lower {
+			r = unicode.ToLower(r)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // diceBigrams is string-similarity's compareTwoStrings, over runes.
 func diceBigrams(a, b string) float64 {
-	ra, rb := dropSpace(a), dropSpace(b)
+	return diceRunes(dropSpace(a), dropSpace(b), new(bigramCounts))
+}
+
+// bigramCounts counts bigrams of two ASCII characters, indexed by first<<7|second.
+type bigramCounts [1 << 14]int32
+
+// diceRunes is diceBigrams over texts already stripped of white space. counts must be zero;
+// diceRunes leaves it zero.
+func diceRunes(ra, rb []rune, counts *bigramCounts) float64 {
 	if slices.Equal(ra, rb) {
 		return 1
 	}
 	if len(ra) < 2 || len(rb) < 2 {
 		return 0
 	}
-	ba, bb := bigrams(ra), bigrams(rb)
-	// The multiset intersection of two sorted lists: each bigram of b counts while a still
-	// has a copy of it, as the reference's decrementing map does.
-	shared, i, j := 0, 0, 0
-	for i < len(ba) && j < len(bb) {
-		switch {
-		case ba[i] == bb[j]:
-			shared++
-			i++
-			j++
-		case ba[i] < bb[j]:
-			i++
-		default:
-			j++
+	// The multiset intersection of the two texts' bigrams: each bigram of b counts while a
+	// still has a copy of it, as the reference's decrementing map does. Bigrams of two ASCII
+	// characters are counted in a table; the rest are sorted and merged.
+	var restA, restB []uint64
+	for i := 0; i+1 < len(ra); i++ {
+		x, y := ra[i], ra[i+1]
+		if x|y < utf8.RuneSelf {
+			counts[x<<7|y]++
+		} else {
+			restA = append(restA, uint64(uint32(x))<<32|uint64(uint32(y)))
+		}
+	}
+	shared := 0
+	for i := 0; i+1 < len(rb); i++ {
+		x, y := rb[i], rb[i+1]
+		if x|y < utf8.RuneSelf {
+			if n := &counts[x<<7|y]; *n > 0 {
+				shared++
+				*n--
+			}
+		} else {
+			restB = append(restB, uint64(uint32(x))<<32|uint64(uint32(y)))
+		}
+	}
+	for i := 0; i+1 < len(ra); i++ {
+		if x, y := ra[i], ra[i+1]; x|y < utf8.RuneSelf {
+			counts[x<<7|y] = 0
+		}
+	}
+	if len(restA) > 0 && len(restB) > 0 {
+		slices.Sort(restA)
+		slices.Sort(restB)
+		i, j := 0, 0
+		for i < len(restA) && j < len(restB) {
+			switch {
+			case restA[i] == restB[j]:
+				shared++
+				i++
+				j++
+			case restA[i] < restB[j]:
+				i++
+			default:
+				j++
+			}
 		}
 	}
 	return 2 * float64(shared) / float64(len(ra)+len(rb)-2)
@@ -106,15 +181,5 @@ func dropSpace(s string) []rune {
 			out = append(out, r)
 		}
 	}
-	return out
-}
-
-// bigrams returns the sorted bigrams of r, each packed into a uint64.
-func bigrams(r []rune) []uint64 {
-	out := make([]uint64, len(r)-1)
-	for i := range out {
-		out[i] = uint64(uint32(r[i]))<<32 | uint64(uint32(r[i+1]))
-	}
-	slices.Sort(out)
 	return out
 }
