@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -53,9 +54,7 @@ func (k *KeywordCoverage) Score(_ context.Context, call sdk.Call) (sdk.Result, e
 		return sdk.Scored(1, "the input has no keywords to cover"), nil
 	}
 	got := map[string]struct{}{}
-	for _, w := range k.keywords(call.Run.Output) {
-		got[w] = struct{}{}
-	}
+	k.scan(call.Run.Output, got, nil)
 	matched := 0
 	var missing []string
 	for _, w := range ref {
@@ -76,37 +75,61 @@ func (k *KeywordCoverage) Score(_ context.Context, call sdk.Call) (sdk.Result, e
 
 // keywords extracts the distinct keywords of s, in order.
 func (k *KeywordCoverage) keywords(s string) []string {
-	text := strings.TrimFunc(stripTags(s), isJSSpace)
-	if text == "" {
-		return nil
-	}
-	var out []string
-	seen := map[string]struct{}{}
-	for _, w := range strings.FieldsFunc(text, isJSSpace) {
-		url := strings.Contains(w, "http://") || strings.Contains(w, "https://")
-		if !url {
-			w = stripPunct(w)
+	return k.scan(s, map[string]struct{}{}, nil)
+}
+
+// scan adds the distinct keywords of s to seen and appends them, in order, to out. A word
+// is a run of characters other than JavaScript white space; the tags are stripped first.
+func (k *KeywordCoverage) scan(s string, seen map[string]struct{}, out []string) []string {
+	text := stripTags(s)
+	start := -1
+	for i := 0; i <= len(text); {
+		space, size := true, 1
+		if i < len(text) {
+			if c := text[i]; c < utf8.RuneSelf {
+				space = c == ' ' || c-'\t' <= '\r'-'\t'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(text[i:])
+				space = isJSSpace(r)
+			}
 		}
-		if len(w) == 1 && strings.ContainsRune("_@&#", rune(w[0])) {
-			continue
+		switch {
+		case !space && start < 0:
+			start = i
+		case space && start >= 0:
+			out = k.add(text[start:i], seen, out)
+			start = -1
 		}
-		if w == "" || allDigits(w) {
-			continue
-		}
-		low := strings.ToLower(w)
-		if _, stop := k.stop[low]; stop {
-			continue
-		}
-		if !url {
-			w = low
-		}
-		if _, dup := seen[w]; dup {
-			continue
-		}
-		seen[w] = struct{}{}
-		out = append(out, w)
+		i += size
 	}
 	return out
+}
+
+// add appends w, one white-space-separated word, to out when it is a new keyword.
+func (k *KeywordCoverage) add(w string, seen map[string]struct{}, out []string) []string {
+	url := strings.IndexByte(w, ':') >= 0 && (strings.Contains(w, "http://") || strings.Contains(w, "https://"))
+	if !url {
+		w = stripPunct(w)
+	}
+	if len(w) == 1 && strings.ContainsRune("_@&#", rune(w[0])) {
+		return out
+	}
+	if w == "" || allDigits(w) {
+		return out
+	}
+	low := strings.ToLower(w)
+	if _, stop := k.stop[low]; stop {
+		return out
+	}
+	if !url {
+		w = low
+	}
+	if _, dup := seen[w]; dup {
+		return out
+	}
+	seen[w] = struct{}{}
+	return append(out, w)
 }
 
 // isJSSpace is JavaScript's \s: Unicode white space and the byte-order mark.
@@ -139,7 +162,7 @@ func stripTags(s string) string {
 // stripPunct removes . , ; ! ? ( ) : " and curly quotes anywhere, and a straight apostrophe
 // at either end.
 func stripPunct(w string) string {
-	if !strings.ContainsAny(w, ".,;!?():\"'\u201C\u201D\u2018\u2019") {
+	if !hasPunct(w) {
 		return w
 	}
 	var b strings.Builder
@@ -165,4 +188,23 @@ func allDigits(w string) bool {
 		}
 	}
 	return true
+}
+
+// hasPunct is strings.ContainsAny(w, ".,;!?():\"'\u201C\u201D\u2018\u2019") in one byte
+// loop: a set with non-ASCII characters makes ContainsAny decode w and search the set per rune.
+func hasPunct(w string) bool {
+	for i := 0; i < len(w); i++ {
+		switch w[i] {
+		case '.', ',', ';', '!', '?', '(', ')', ':', '"', '\'':
+			return true
+		case 0xE2: // U+2018, U+2019, U+201C, U+201D are E2 80 98/99/9C/9D
+			if i+2 < len(w) && w[i+1] == 0x80 {
+				switch w[i+2] {
+				case 0x98, 0x99, 0x9C, 0x9D:
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -83,3 +83,11 @@ func TestPhraseSet(t *testing.T) {
 		}
 	}
 }
+
+func TestHasPunct(t *testing.T) {
+	for _, w := range append(scanTexts, "it\u2018s", "\u201Cquoted\u201D", "\u2019", "\xe2\x80", "\xe2\x80\x97", "plain", "a:b", "end.") {
+		if got, want := hasPunct(w), strings.ContainsAny(w, ".,;!?():\"'\u201C\u201D\u2018\u2019"); got != want {
+			t.Errorf("hasPunct(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
