@@ -91,3 +91,38 @@ func TestHasPunct(t *testing.T) {
 		}
 	}
 }
+
+// sentimentTokensRef is the tokenizer written step by step, as the sentiment package does it.
+func sentimentTokensRef(s string) []string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch r {
+		case '\n', '.', ',', '/', '#', '!', '?', '$', '%', '^', '&', '*', ';', ':', '{', '}', '=', '_', '`', '"', '~', '(', ')':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	rs := []rune(b.String())
+	var c strings.Builder
+	for i := 0; i < len(rs); i++ {
+		if isJSSpace(rs[i]) && i+1 < len(rs) && isJSSpace(rs[i+1]) {
+			for i+1 < len(rs) && isJSSpace(rs[i+1]) {
+				i++
+			}
+			c.WriteByte(' ')
+			continue
+		}
+		c.WriteRune(rs[i])
+	}
+	return strings.Split(strings.TrimFunc(c.String(), isJSSpace), " ")
+}
+
+func TestSentimentTokensOnePass(t *testing.T) {
+	for _, s := range append(scanTexts, "  ", "\t", "a\tb", "a \t b", "Good.  Bad!\n\nUgly?", "x\u00a0y\u00a0\u00a0z", "\ufeffStart", "end \ufeff",
+		"don't STOP", "a\xffb c", "(wow) ~great~") {
+		got, want := sentimentTokens(s), sentimentTokensRef(s)
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("sentimentTokens(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -147,29 +150,49 @@ func negator(w string) bool {
 // characters . , / # ! ? $ % ^ & * ; : { } = _ ` " ~ ( ) become spaces; runs of two or more
 // white-space characters become one space; trim; split on single spaces.
 func sentimentTokens(s string) []string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range strings.ToLower(s) {
+	// One pass: lower-case, map the punctuation to spaces and collapse runs of white space
+	// as they stream by. A lone white-space character other than a space is kept, as the
+	// package's /\s{2,}/ leaves it.
+	b := make([]byte, 0, len(s))
+	var pending rune // the white space seen since the last other character
+	spaces := 0
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if uint32(r-'A') < 26 {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
 		switch r {
 		case '\n', '.', ',', '/', '#', '!', '?', '$', '%', '^', '&', '*', ';', ':', '{', '}', '=', '_', '`', '"', '~', '(', ')':
 			r = ' '
 		}
-		b.WriteRune(r)
-	}
-	rs := []rune(b.String())
-	var c strings.Builder
-	c.Grow(len(rs))
-	for i := 0; i < len(rs); i++ {
-		if isJSSpace(rs[i]) && i+1 < len(rs) && isJSSpace(rs[i+1]) {
-			for i+1 < len(rs) && isJSSpace(rs[i+1]) {
-				i++
+		if isJSSpace(r) {
+			if spaces == 0 {
+				pending = r
 			}
-			c.WriteByte(' ')
+			spaces++
 			continue
 		}
-		c.WriteRune(rs[i])
+		b = appendSpaceRun(b, pending, spaces)
+		spaces = 0
+		b = utf8.AppendRune(b, r)
 	}
-	return strings.Split(strings.TrimFunc(c.String(), isJSSpace), " ")
+	b = appendSpaceRun(b, pending, spaces)
+	return strings.Split(strings.TrimFunc(unsafe.String(unsafe.SliceData(b), len(b)), isJSSpace), " ")
+}
+
+// appendSpaceRun appends a run of n white-space characters starting with first, collapsed
+// the way sentimentTokens collapses it.
+func appendSpaceRun(b []byte, first rune, n int) []byte {
+	switch {
+	case n == 1:
+		return utf8.AppendRune(b, first)
+	case n > 1:
+		return append(b, ' ')
+	}
+	return b
 }
 
 // splitSentences returns the matches of /[^.!?]+[.!?]+/g in s (text after the last
