@@ -26,13 +26,12 @@ func findErrorText(t *screenText) (string, bool) {
 		return "", false
 	}
 	// The output opens like an error message.
-	if p, ok := prefixAnyOf(first, []string{"error:", "error code", "error -", "err:", "fatal:", "fatal error", "exception:", "panic:",
-		"request failed", "unhandled exception", "uncaught "}); ok {
+	if p, ok := errorOpenings.prefix(first); ok {
 		return "starts with " + strconv.Quote(p), true
 	}
 	// Weaker openings also begin answers about errors ("Error handling in Go ..."), so they
 	// count only when the input is not about errors.
-	if p, ok := prefixAnyOf(first, []string{"error ", "internal server error", "failed to ", "unable to connect", "connection error"}); ok && !inHasError() {
+	if p, ok := weakErrorOpenings.prefix(first); ok && !inHasError() {
 		return "starts with " + strconv.Quote(strings.TrimSpace(p)), true
 	}
 	if name, ok := errorClass(t.out); ok && !inHasError() {
@@ -118,7 +117,7 @@ func httpStatusLine(line string) (string, bool) {
 	if len(rest) == len(line[3:]) || rest == "" {
 		return "", false
 	}
-	if _, ok := prefixAnyOf(rest, []string{"bad", "not", "internal", "service", "gateway", "forbidden", "unauthorized", "too many", "request", "error", "conflict", "payload", "unprocessable"}); !ok {
+	if _, ok := httpReasons.prefix(rest); !ok {
 		return "", false
 	}
 	return code, true
@@ -545,3 +544,13 @@ var abstentions = newPhraseSet("i have no comment", "no comment", "i don't know"
 
 // standIns are stand-ins a writer leaves for later, in capitals as they are written.
 var standIns = newPhraseSet("TODO:", "TODO(", "FIXME", "TBD:", "[INSERT ", "[YOUR NAME]", "<INSERT ")
+
+// errorOpenings open an error message.
+var errorOpenings = newPhraseSet("error:", "error code", "error -", "err:", "fatal:", "fatal error", "exception:", "panic:",
+	"request failed", "unhandled exception", "uncaught ")
+
+// weakErrorOpenings open error messages and also answers about errors.
+var weakErrorOpenings = newPhraseSet("error ", "internal server error", "failed to ", "unable to connect", "connection error")
+
+// httpReasons open the reason phrase of an HTTP error status.
+var httpReasons = newPhraseSet("bad", "not", "internal", "service", "gateway", "forbidden", "unauthorized", "too many", "request", "error", "conflict", "payload", "unprocessable")

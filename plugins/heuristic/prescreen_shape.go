@@ -75,18 +75,17 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 func askedShape(in string) answerShape {
 	q := questionSentence(in)
 	switch {
-	case startsWith(q, "how many", "how much", "what percentage", "what percent", "what number", "what is the number of", "what's the number of"):
+	case hasPrefix(numberAsks, q):
 		return shapeNumber
 	// "When should I use X?" asks for a condition, not a time, so only past and scheduled
 	// events want a date.
-	case startsWith(q, "when did ", "when was ", "when were ", "when will ", "when is the ", "when does the ", "what year", "in what year", "in which year", "what date", "what time", "what century", "in what century", "what decade", "in which century"):
+	case hasPrefix(timeAsks, q):
 		return shapeTime
-	case startsWith(q, "who ", "who's ", "whom ", "whose ", "which person"):
+	case hasPrefix(personAsks, q):
 		return shapePerson
 	case isChoice(q):
 		return shapeChoice
-	case startsWith(q, "is ", "are ", "was ", "were ", "do ", "does ", "did ", "can ", "could ", "will ", "would ", "should ",
-		"has ", "have ", "had ", "may ", "might ", "must ", "isn't ", "aren't ", "wasn't ", "don't ", "doesn't ", "didn't ", "can't "):
+	case hasPrefix(yesNoAsks, q):
 		return shapeYesNo
 	}
 	return shapeAny
@@ -113,8 +112,9 @@ func questionSentence(in string) string {
 	return q
 }
 
-func startsWith(s string, ps ...string) bool {
-	_, ok := prefixAnyOf(s, ps)
+// hasPrefix reports whether s starts with a phrase of set.
+func hasPrefix(set *phraseSet, s string) bool {
+	_, ok := set.prefix(s)
 	return ok
 }
 
@@ -274,11 +274,50 @@ func stemSet(texts ...string) map[string]struct{} {
 // early). It indexes the output, which is usually the
 // shorter text, and streams the input past it.
 func contentOverlap(t *screenText) (shared, n int) {
-	out := make(map[string]int, len(t.outWords))
-	for _, w := range t.outWords {
-		if isContent(w) {
+	// A short output's stems are few: a linear scan of an array beats a map, above all as
+	// wasm, where every map operation is several calls. take(st) returns how often the
+	// output has st and forgets it, as reading and deleting a map entry would.
+	var take func(string) int
+	if len(t.outWords) <= len(smallStems{}) {
+		var small smallStems
+		m := 0
+		for _, w := range t.outWords {
+			if !isContent(w) {
+				continue
+			}
 			n++
-			out[crudeStem(w)]++
+			st := crudeStem(w)
+			i := 0
+			for i < m && small[i].stem != st {
+				i++
+			}
+			if i == m {
+				small[i].stem = st
+				m++
+			}
+			small[i].n++
+		}
+		take = func(st string) int {
+			for i := range m {
+				if k := small[i].n; k > 0 && small[i].stem == st {
+					small[i].n = 0
+					return k
+				}
+			}
+			return 0
+		}
+	} else {
+		out := make(map[string]int, len(t.outWords))
+		for _, w := range t.outWords {
+			if isContent(w) {
+				n++
+				out[crudeStem(w)]++
+			}
+		}
+		take = func(st string) int {
+			k := out[st]
+			delete(out, st)
+			return k
 		}
 	}
 	inContent := 0
@@ -289,11 +328,7 @@ func contentOverlap(t *screenText) (shared, n int) {
 			return true
 		}
 		inContent++
-		st := crudeStem(w)
-		if k, ok := out[st]; ok {
-			shared += k
-			delete(out, st)
-		}
+		shared += take(crudeStem(w))
 		return shared == 0 || inContent < 2
 	}
 	eachWord(t.inLow, visit)
@@ -305,6 +340,12 @@ func contentOverlap(t *screenText) (shared, n int) {
 		return 1, 0
 	}
 	return shared, n
+}
+
+// smallStems counts the stems of an output of a few words.
+type smallStems [8]struct {
+	stem string
+	n    int
 }
 
 // isTask reports whether the input asks for an action rather than an answer: it opens with
@@ -391,8 +432,7 @@ func isEmail(in string) bool {
 	if headers >= 2 {
 		return true
 	}
-	_, greeting := prefixAnyOf(in, []string{"hi ", "hi,", "hello", "dear ", "hey ", "good morning", "good afternoon"})
-	return greeting && signoffs.has(in)
+	return hasPrefix(greetings, in) && signoffs.has(in)
 }
 
 // isTriage reports whether the words of an output read as a triage: a decision, a priority,
@@ -413,3 +453,19 @@ var emailHeaders = newPhraseSet("\nfrom:", "\nto:", "\nsubject:", "\ndate:", "\n
 
 // signoffs open the closing line of an email.
 var signoffs = newPhraseSet("\nthanks", "\nthank you", "\nbest", "\nregards", "\nkind regards", "\ncheers", "\nsincerely")
+
+// numberAsks open a question that asks for a number.
+var numberAsks = newPhraseSet("how many", "how much", "what percentage", "what percent", "what number", "what is the number of", "what's the number of")
+
+// timeAsks open a question that asks for a date or time.
+var timeAsks = newPhraseSet("when did ", "when was ", "when were ", "when will ", "when is the ", "when does the ", "what year", "in what year", "in which year", "what date", "what time", "what century", "in what century", "what decade", "in which century")
+
+// personAsks open a question that asks for a person.
+var personAsks = newPhraseSet("who ", "who's ", "whom ", "whose ", "which person")
+
+// yesNoAsks open a question that asks yes or no.
+var yesNoAsks = newPhraseSet("is ", "are ", "was ", "were ", "do ", "does ", "did ", "can ", "could ", "will ", "would ", "should ",
+	"has ", "have ", "had ", "may ", "might ", "must ", "isn't ", "aren't ", "wasn't ", "don't ", "doesn't ", "didn't ", "can't ")
+
+// greetings open an email.
+var greetings = newPhraseSet("hi ", "hi,", "hello", "dear ", "hey ", "good morning", "good afternoon")

@@ -266,16 +266,6 @@ func containsAnyOf(s string, subs []string) (string, bool) {
 	return "", false
 }
 
-// prefixAnyOf reports whether s starts with any of ps.
-func prefixAnyOf(s string, ps []string) (string, bool) {
-	for _, p := range ps {
-		if strings.HasPrefix(s, p) {
-			return p, true
-		}
-	}
-	return "", false
-}
-
 // forEachLine calls f for each trimmed non-empty line of s until f returns false.
 func forEachLine(s string, f func(string) bool) {
 	for s != "" {
@@ -359,7 +349,8 @@ func (p *phraseSet) next(s string, i int) int {
 // at reports whether phrase k of the set starts at s[i].
 func (p *phraseSet) at(s string, i int, k uint16) bool {
 	x := p.list[k]
-	return len(s)-i >= len(x) && (len(x) == 1 || s[i+1] == x[1]) && s[i:i+len(x)] == x
+	n := len(x)
+	return len(s)-i >= n && (n == 1 || s[i+1] == x[1] && s[i+n-1] == x[n-1]) && s[i:i+n] == x
 }
 
 // find returns the first phrase of the list (in list order, as containsAnyOf does) that s
@@ -381,6 +372,20 @@ func (p *phraseSet) find(s string) (string, bool) {
 		return "", false
 	}
 	return p.list[best], true
+}
+
+// prefix returns the first phrase of the list (in list order, as prefixAnyOf does) that s
+// starts with; only the phrases starting with s's first byte are compared.
+func (p *phraseSet) prefix(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	for _, k := range p.byFirst[s[0]] {
+		if p.at(s, 0, k) {
+			return p.list[k], true
+		}
+	}
+	return "", false
 }
 
 // has reports whether s contains any phrase of the set.

@@ -60,7 +60,7 @@ func TestPhraseSet(t *testing.T) {
 	list := []string{"can't help", "i", "cannot", "not", "help", "\u2019s", "?"}
 	set := newPhraseSet(list...)
 	nl := newPhraseSet("\nfrom:", "\nto:")
-	for _, s := range append(scanTexts, "i cannot help", "we can't help it", "x\nto: y\nfrom: z", "cannot", "can") {
+	for _, s := range append(scanTexts, "i cannot help", "we can't help it", "can't help", "cannot", "help me", "?", "x\nto: y\nfrom: z", "cannot", "can") {
 		want, wantOK := containsAnyOf(s, list)
 		if got, ok := set.find(s); got != want || ok != wantOK {
 			t.Errorf("find(%q) = %q %v, want %q %v", s, got, ok, want, wantOK)
@@ -76,6 +76,16 @@ func TestPhraseSet(t *testing.T) {
 		}
 		if got := set.mask(s); got != wantMask {
 			t.Errorf("mask(%q) = %b, want %b", s, got, wantMask)
+		}
+		wantPrefix, wantPrefixOK := "", false
+		for _, x := range list {
+			if strings.HasPrefix(s, x) {
+				wantPrefix, wantPrefixOK = x, true
+				break
+			}
+		}
+		if got, ok := set.prefix(s); got != wantPrefix || ok != wantPrefixOK {
+			t.Errorf("prefix(%q) = %q %v, want %q %v", s, got, ok, wantPrefix, wantPrefixOK)
 		}
 		_, wantNL := containsAnyOf(s, nl.list)
 		if got := nl.has(s); got != wantNL {
