@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -77,13 +78,31 @@ func lcsLength(a, b []rune) int {
 		a, b = b, a // the bit vector spans the shorter text
 	}
 	words := (len(a) + 63) / 64
-	index := make(map[rune]int, 64)
+	// index maps a character of a to its mask: ASCII through a table (slot k+1; 0 is none),
+	// the rest through a map, as map operations are dear as wasm.
+	var ascii [utf8.RuneSelf]int32
+	var other map[rune]int
+	find := func(r rune) (int, bool) {
+		if r >= 0 && r < utf8.RuneSelf {
+			k := ascii[r]
+			return int(k) - 1, k > 0
+		}
+		k, ok := other[r]
+		return k, ok
+	}
 	var masks []uint64
 	for i, r := range a {
-		k, ok := index[r]
+		k, ok := find(r)
 		if !ok {
 			k = len(masks) / words
-			index[r] = k
+			if r >= 0 && r < utf8.RuneSelf {
+				ascii[r] = int32(k + 1)
+			} else {
+				if other == nil {
+					other = make(map[rune]int)
+				}
+				other[r] = k
+			}
 			masks = append(masks, make([]uint64, words)...)
 		}
 		masks[k*words+i/64] |= 1 << (uint(i) % 64)
@@ -93,7 +112,7 @@ func lcsLength(a, b []rune) int {
 		v[i] = ^uint64(0)
 	}
 	for _, r := range b {
-		k, ok := index[r]
+		k, ok := find(r)
 		if !ok {
 			continue // M = 0 leaves V unchanged
 		}
@@ -134,16 +153,36 @@ func countChanges(a, b string) int {
 	case len(wb) == 0:
 		return len(wa)
 	}
-	used := make([]bool, len(wb))
+	return max(len(wa), len(wb)) - greedyMatches(wa, wb)
+}
+
+// greedyMatches counts the words of wa matched, in order, to the first unused equal word
+// of wb. That is the size of the multiset intersection, so long texts count it with a map
+// instead of comparing every pair.
+func greedyMatches(wa, wb []string) int {
 	matched := 0
-	for _, x := range wa {
-		for j, y := range wb {
-			if !used[j] && x == y {
-				used[j] = true
-				matched++
-				break
+	if len(wa)*len(wb) <= 1024 {
+		used := make([]bool, len(wb))
+		for _, x := range wa {
+			for j, y := range wb {
+				if !used[j] && x == y {
+					used[j] = true
+					matched++
+					break
+				}
 			}
 		}
+		return matched
 	}
-	return max(len(wa), len(wb)) - matched
+	left := make(map[string]int, len(wb))
+	for _, y := range wb {
+		left[y]++
+	}
+	for _, x := range wa {
+		if left[x] > 0 {
+			left[x]--
+			matched++
+		}
+	}
+	return matched
 }

@@ -1,6 +1,7 @@
 package heuristic
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -133,6 +134,34 @@ func TestSentimentTokensOnePass(t *testing.T) {
 		got, want := sentimentTokens(s), sentimentTokensRef(s)
 		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
 			t.Errorf("sentimentTokens(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestGreedyMatchesLongTexts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vocab := []string{"a", "b", "c", "d", "e", "f", "the", "cat"}
+	for i := range 50 {
+		wa, wb := make([]string, 20+r.IntN(60)), make([]string, 20+r.IntN(60))
+		for j := range wa {
+			wa[j] = vocab[r.IntN(len(vocab))]
+		}
+		for j := range wb {
+			wb[j] = vocab[r.IntN(len(vocab))]
+		}
+		want := 0
+		used := make([]bool, len(wb))
+		for _, x := range wa {
+			for j, y := range wb {
+				if !used[j] && x == y {
+					used[j] = true
+					want++
+					break
+				}
+			}
+		}
+		if got := greedyMatches(wa, wb); got != want {
+			t.Fatalf("case %d: greedyMatches = %d, want %d", i, got, want)
 		}
 	}
 }
