@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // scanTexts exercise the word-at-a-time paths: lengths around 8, upper case and non-ASCII
@@ -162,6 +163,30 @@ func TestGreedyMatchesLongTexts(t *testing.T) {
 		}
 		if got := greedyMatches(wa, wb); got != want {
 			t.Fatalf("case %d: greedyMatches = %d, want %d", i, got, want)
+		}
+	}
+}
+
+func TestCollapseSpace(t *testing.T) {
+	ref := func(s string) string {
+		var b strings.Builder
+		space := false
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				space = true
+				continue
+			}
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	for _, s := range append(scanTexts, "  a  b\t\tc\n", "\u00a0x\u0085y\u2003", "\xff \xfe", " ") {
+		if got, want := collapseSpace(s), ref(s); got != want {
+			t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
