@@ -310,13 +310,27 @@ type phraseSet struct {
 	// only is the first byte every phrase starts with, or -1: then strings.IndexByte jumps
 	// from one candidate position to the next.
 	only int
+	// pairs has a bit for the hash of every phrase's first two bytes (pairHash), so most
+	// positions are passed over without looking at a phrase; unset when a phrase has one byte.
+	pairs    [16]uint64
+	usePairs bool
 }
 
+// pairHash hashes two bytes into the 1,024 bits of phraseSet.pairs; letters differ in their
+// low five bits, which the shift keeps.
+func pairHash(a, b byte) uint { return (uint(a)<<5 ^ uint(b)) & 1023 }
+
 func newPhraseSet(list ...string) *phraseSet {
-	p := &phraseSet{list: list, only: -1}
+	p := &phraseSet{list: list, only: -1, usePairs: true}
 	for k, x := range list {
 		if x == "" {
 			panic("heuristic: empty phrase")
+		}
+		if len(x) == 1 {
+			p.usePairs = false
+		} else {
+			h := pairHash(x[0], x[1])
+			p.pairs[h>>6] |= 1 << (h & 63)
 		}
 		p.byFirst[x[0]] = append(p.byFirst[x[0]], uint16(k))
 		if k == 0 {
@@ -339,6 +353,15 @@ func (p *phraseSet) next(s string, i int) int {
 			return len(s)
 		}
 		return i + j
+	}
+	if p.usePairs {
+		// A phrase has two bytes or more, so it cannot start at the last byte.
+		for ; i+1 < len(s); i++ {
+			if h := pairHash(s[i], s[i+1]); p.pairs[h>>6]&(1<<(h&63)) != 0 {
+				return i
+			}
+		}
+		return len(s)
 	}
 	for i < len(s) && p.byFirst[s[i]] == nil {
 		i++
