@@ -97,11 +97,11 @@ func questionSentence(in string) string {
 	if end < 0 {
 		return in
 	}
-	start := strings.LastIndexAny(in[:end], ".!?\n")
+	start := lastSentenceEnd(in[:end])
 	q := strings.TrimSpace(in[start+1 : end+1])
 	// "Answer the question: What color was Cotton?" asks what follows the colon, but in
 	// "Which is older: A or B?" the colon only introduces the alternatives.
-	if i := strings.LastIndex(q, ": "); i >= 0 {
+	if i := lastIndexAnchored(q, ": ", 0); i >= 0 {
 		first, _, _ := strings.Cut(q[i+2:], " ")
 		switch first {
 		case "what", "who", "whom", "whose", "when", "where", "which", "why", "how", "is", "are", "was", "were", "do", "does",
@@ -409,7 +409,7 @@ func isChoice(q string) bool {
 	if !strings.HasSuffix(q, "?") {
 		return false
 	}
-	i := strings.LastIndex(q, " or ")
+	i := lastIndexAnchored(q, " or ", 2)
 	if i < 0 || len(q)-i > 60 || strings.Contains(q[i:], " or not") {
 		return false
 	}

@@ -207,45 +207,66 @@ func trimApostrophes(w string) string {
 
 // isStopword reports whether w carries no topic: function words, question words, and the
 // pleasantries and verbs every answer uses.
-func isStopword(w string) bool {
-	switch w {
-	case
-		"a", "about", "above", "absolutely", "after", "again", "against", "ai", "all", "also", "am",
-		"an", "and", "another", "answer", "any", "anyone", "anything", "are", "aren't", "as", "assist",
-		"assistance", "at", "back", "be", "because", "been", "before", "being", "below", "between",
-		"both", "but", "by", "can", "can't", "cannot", "certainly", "could", "couldn't", "course", "did",
-		"didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "either", "else",
-		"even", "ever", "every", "everyone", "everything", "feel", "few", "for", "free", "from",
-		"further", "get", "gets", "give", "glad", "good", "got", "great", "had", "hadn't", "happy",
-		"has", "hasn't", "have", "haven't", "having", "he", "he's", "help", "helps", "her", "here",
-		"here's", "hers", "herself", "him", "himself", "his", "hope", "how", "how's", "however", "i",
-		"i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself",
-		"just", "know", "language", "let", "let's", "like", "lot", "lots", "made", "make", "makes",
-		"many", "may", "me", "might", "model", "more", "most", "much", "must", "mustn't", "my", "myself",
-		"need", "no", "nor", "not", "nothing", "now", "of", "off", "ok", "okay", "on", "once", "one",
-		"only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "per",
-		"please", "question", "questions", "really", "same", "shall", "shan't", "she", "she's", "should",
-		"shouldn't", "since", "so", "some", "someone", "something", "still", "such", "sure", "tell",
-		"than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves",
-		"then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "thing",
-		"things", "think", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us",
-		"use", "used", "using", "very", "via", "want", "was", "wasn't", "way", "ways", "we", "we'd",
-		"we'll", "we're", "we've", "well", "were", "weren't", "what", "what's", "when", "when's",
-		"where", "where's", "whether", "which", "while", "who", "who's", "whom", "whose", "why", "why's",
-		"will", "with", "within", "without", "won't", "would", "wouldn't", "yes", "yet", "you", "you'd",
-		"you'll", "you're", "you've", "your", "yours", "yourself", "yourselves":
-		return true
-	}
-	return false
-}
+func isStopword(w string) bool { return screenStopwords.has(w) }
+
+// screenStopwords are isStopword's words.
+var screenStopwords = newWordSet(
+	"a", "about", "above", "absolutely", "after", "again", "against", "ai", "all", "also", "am",
+	"an", "and", "another", "answer", "any", "anyone", "anything", "are", "aren't", "as", "assist",
+	"assistance", "at", "back", "be", "because", "been", "before", "being", "below", "between",
+	"both", "but", "by", "can", "can't", "cannot", "certainly", "could", "couldn't", "course", "did",
+	"didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "either", "else",
+	"even", "ever", "every", "everyone", "everything", "feel", "few", "for", "free", "from",
+	"further", "get", "gets", "give", "glad", "good", "got", "great", "had", "hadn't", "happy",
+	"has", "hasn't", "have", "haven't", "having", "he", "he's", "help", "helps", "her", "here",
+	"here's", "hers", "herself", "him", "himself", "his", "hope", "how", "how's", "however", "i",
+	"i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself",
+	"just", "know", "language", "let", "let's", "like", "lot", "lots", "made", "make", "makes",
+	"many", "may", "me", "might", "model", "more", "most", "much", "must", "mustn't", "my", "myself",
+	"need", "no", "nor", "not", "nothing", "now", "of", "off", "ok", "okay", "on", "once", "one",
+	"only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "per",
+	"please", "question", "questions", "really", "same", "shall", "shan't", "she", "she's", "should",
+	"shouldn't", "since", "so", "some", "someone", "something", "still", "such", "sure", "tell",
+	"than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves",
+	"then", "there", "there's", "these", "they", "they'd", "they'll", "they're", "they've", "thing",
+	"things", "think", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us",
+	"use", "used", "using", "very", "via", "want", "was", "wasn't", "way", "ways", "we", "we'd",
+	"we'll", "we're", "we've", "well", "were", "weren't", "what", "what's", "when", "when's",
+	"where", "where's", "whether", "which", "while", "who", "who's", "whom", "whose", "why", "why's",
+	"will", "with", "within", "without", "won't", "would", "wouldn't", "yes", "yet", "you", "you'd",
+	"you'll", "you're", "you've", "your", "yours", "yourself", "yourselves")
 
 // crudeStem folds a word to a crude stem so "agents" meets "agent" and "triaged" meets "triage".
 func crudeStem(w string) string {
-	for _, suf := range []string{"ing", "ies", "ied", "es", "ed", "ly", "s"} {
-		// A plain plural s comes off short words too ("firs" meets "fir").
-		if (len(w) > len(suf)+3 || suf == "s" && len(w) > 3) && strings.HasSuffix(w, suf) {
-			w = w[:len(w)-len(suf)]
-			break
+	// The suffixes "ing", "ies", "ied", "es", "ed", "ly", "s" are tried in that order; the first
+	// that w ends with, leaving more than three letters (more than two for "s"), comes off.
+	// A plain plural s comes off short words too ("firs" meets "fir").
+	if n := len(w); n > 3 {
+		switch w[n-1] {
+		case 'g':
+			if n > 6 && w[n-3:] == "ing" {
+				w = w[:n-3]
+			}
+		case 's':
+			switch {
+			case n > 6 && w[n-3:] == "ies":
+				w = w[:n-3]
+			case n > 5 && w[n-2] == 'e':
+				w = w[:n-2]
+			default:
+				w = w[:n-1]
+			}
+		case 'd':
+			switch {
+			case n > 6 && w[n-3:] == "ied":
+				w = w[:n-3]
+			case n > 5 && w[n-2] == 'e':
+				w = w[:n-2]
+			}
+		case 'y':
+			if n > 5 && w[n-2] == 'l' {
+				w = w[:n-2]
+			}
 		}
 	}
 	if len(w) > 6 {
@@ -448,6 +469,84 @@ func lastIndexByte(s string, c byte) int {
 	}
 	for i--; i >= 0; i-- {
 		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// wordSet is a set of words in an open-addressing hash table. A Go switch over hundreds of
+// strings is a binary search of string comparisons, each a runtime call, and a map lookup
+// is several calls too; as wasm every call pays wazero's termination check.
+type wordSet struct {
+	slots []string
+	mask  uint64
+}
+
+func newWordSet(words ...string) *wordSet {
+	size := 16
+	for size < 4*len(words) {
+		size *= 2
+	}
+	ws := &wordSet{slots: make([]string, size), mask: uint64(size - 1)}
+	for _, w := range words {
+		if w == "" {
+			panic("heuristic: empty word")
+		}
+		i := fnv64(w) & ws.mask
+		for ws.slots[i] != "" && ws.slots[i] != w {
+			i = (i + 1) & ws.mask
+		}
+		ws.slots[i] = w
+	}
+	return ws
+}
+
+// has reports whether w is in the set.
+func (ws *wordSet) has(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := fnv64(w) & ws.mask; ; i = (i + 1) & ws.mask {
+		switch ws.slots[i] {
+		case w:
+			return true
+		case "":
+			return false
+		}
+	}
+}
+
+// lastIndexAnchored is strings.LastIndex(s, sub), found by jumping back from one
+// occurrence of the byte sub[k] to the next with lastIndexByte: as wasm, strings.LastIndex
+// hashes every byte of s. Pick k so that sub[k] is rare in text.
+func lastIndexAnchored(s, sub string, k int) int {
+	for j := len(s); ; {
+		i := lastIndexByte(s[:j], sub[k])
+		if i < 0 {
+			return -1
+		}
+		if start := i - k; start >= 0 && strings.HasPrefix(s[start:], sub) {
+			return start
+		}
+		j = i
+	}
+}
+
+// lastSentenceEnd is strings.LastIndexAny(s, ".!?\n"), eight bytes at a time.
+func lastSentenceEnd(s string) int {
+	const ones = 0x0101010101010101
+	hasZero := func(v uint64) bool { return (v-ones)&^v&highBits != 0 }
+	i := len(s)
+	for ; i >= 8; i -= 8 {
+		w := load64(s, i-8)
+		if hasZero(w^('.'*ones)) || hasZero(w^('!'*ones)) || hasZero(w^('?'*ones)) || hasZero(w^('\n'*ones)) {
+			break
+		}
+	}
+	for i--; i >= 0; i-- {
+		switch s[i] {
+		case '.', '!', '?', '\n':
 			return i
 		}
 	}

@@ -190,3 +190,65 @@ func TestCollapseSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestCrudeStem(t *testing.T) {
+	ref := func(w string) string {
+		for _, suf := range []string{"ing", "ies", "ied", "es", "ed", "ly", "s"} {
+			if (len(w) > len(suf)+3 || suf == "s" && len(w) > 3) && strings.HasSuffix(w, suf) {
+				w = w[:len(w)-len(suf)]
+				break
+			}
+		}
+		if len(w) > 6 {
+			w = w[:6]
+		}
+		return w
+	}
+	for _, w := range []string{"", "s", "is", "was", "firs", "dies", "flies", "allies", "parties", "tried", "carried", "used", "bed",
+		"seed", "agents", "triaged", "running", "sing", "king", "fly", "only", "really", "sly", "boxes", "goes", "lies", "yes",
+		"status", "ing", "being", "ies", "tied", "applied", "ed", "fled", "es", "kisses", "ly", "slowly", "early", "capital"} {
+		if got, want := crudeStem(w), ref(w); got != want {
+			t.Errorf("crudeStem(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+func TestWordSet(t *testing.T) {
+	words := []string{"a", "about", "can't", "the", "you've", "yourselves", "i"}
+	ws := newWordSet(words...)
+	in := map[string]bool{}
+	for _, w := range words {
+		in[w] = true
+	}
+	for _, w := range append(words, "", "b", "abou", "aboutt", "The", "cant", "you've ", "yourself", "ii") {
+		if got := ws.has(w); got != in[w] {
+			t.Errorf("has(%q) = %v, want %v", w, got, in[w])
+		}
+	}
+	for _, w := range []string{"the", "yourselves", "won't", "question"} {
+		if !isStopword(w) {
+			t.Errorf("isStopword(%q) = false", w)
+		}
+	}
+	for _, w := range []string{"paris", "capital", "agent", "triage"} {
+		if isStopword(w) {
+			t.Errorf("isStopword(%q) = true", w)
+		}
+	}
+}
+
+func TestLastIndexHelpers(t *testing.T) {
+	for _, s := range append(scanTexts, "Which is older: A or B?", "a or b or c", " or ", "or or or", "x: y: z", "end.\nnext! q?", "no marks at all here ok") {
+		if got, want := lastSentenceEnd(s), strings.LastIndexAny(s, ".!?\n"); got != want {
+			t.Errorf("lastSentenceEnd(%q) = %d, want %d", s, got, want)
+		}
+		for _, tc := range []struct {
+			sub string
+			k   int
+		}{{": ", 0}, {" or ", 2}, {" or ", 0}, {"?", 0}} {
+			if got, want := lastIndexAnchored(s, tc.sub, tc.k), strings.LastIndex(s, tc.sub); got != want {
+				t.Errorf("lastIndexAnchored(%q, %q, %d) = %d, want %d", s, tc.sub, tc.k, got, want)
+			}
+		}
+	}
+}
