@@ -116,7 +116,11 @@ func screen(run *sdk.Run) sdk.Result {
 	if out == "" {
 		return screenResult(0, 0, []screenFinding{{FlagEmptyOutput, "the output is empty"}})
 	}
-	t := newScreenText(run.Input, out, run.Purpose())
+	// The prepared run stays on the stack.
+	var st screenText
+	st.fill(run.Input, out, run.Purpose())
+	st.outWords = splitWords(st.outLow)
+	t := &st
 	t.finish = run.Metadata["finish_reason"]
 	hard := func(f screenFinding) {
 		integrity = 0

@@ -34,9 +34,11 @@ func headAndTail(s string, limit int) string {
 	return s[:limit/2] + "\n" + s[len(s)-limit/2:]
 }
 
-func newScreenText(in, out, purpose string) *screenText {
+// fill prepares the run in t, all but t.outWords (splitWords of t.outLow). A method on a
+// caller's value rather than a constructor, so the value can stay on the caller's stack.
+func (t *screenText) fill(in, out, purpose string) {
 	in, out = headAndTail(in, maxScreenInput), headAndTail(out, maxScreenOutput)
-	t := &screenText{in: strings.TrimSpace(in), out: out}
+	t.in, t.out = strings.TrimSpace(in), out
 	t.inLow = foldLower(t.in)
 	t.outLow = foldLower(out)
 	t.purposeLow = foldLower(purpose)
@@ -44,8 +46,6 @@ func newScreenText(in, out, purpose string) *screenText {
 	if len(t.head) > 240 {
 		t.head = t.head[:240]
 	}
-	t.outWords = splitWords(t.outLow)
-	return t
 }
 
 // foldLower lower-cases s and makes typographic apostrophes plain in one pass. It returns s
