@@ -231,14 +231,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("judgetest: no rule matches the last user message %q", clip(req.LastUser(), 200)))
 		return
 	}
-	if !wait(r, rule.Delay) {
-		return
-	}
-	if rule.Status != 0 {
-		if rule.RetryAfter != "" {
-			w.Header().Set("Retry-After", rule.RetryAfter)
-		}
-		writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
+	if injectFault(w, r, rule) {
 		return
 	}
 	finish := rule.FinishReason
@@ -264,6 +257,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// injectFault applies rule's delay and scripted status, for either endpoint. It reports
+// whether it answered the request (or the client went away), so the caller must stop.
+func injectFault(w http.ResponseWriter, r *http.Request, rule Rule) bool {
+	if !wait(r, rule.Delay) {
+		return true
+	}
+	if rule.Status == 0 {
+		return false
+	}
+	if rule.RetryAfter != "" {
+		w.Header().Set("Retry-After", rule.RetryAfter)
+	}
+	writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
+	return true
+}
+
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
@@ -285,17 +294,8 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rule, ok := s.match("", true, texts)
 	s.mu.Unlock()
-	if ok {
-		if !wait(r, rule.Delay) {
-			return
-		}
-		if rule.Status != 0 {
-			if rule.RetryAfter != "" {
-				w.Header().Set("Retry-After", rule.RetryAfter)
-			}
-			writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
-			return
-		}
+	if ok && injectFault(w, r, rule) {
+		return
 	}
 	data := make([]map[string]any, len(texts))
 	tokens := 0
