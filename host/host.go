@@ -98,6 +98,8 @@ type Scorer struct {
 	tenant  string
 	runtime string
 	limits  RunLimits // the host's run limits lowered by the tenant's, defaults filled in
+	// replaced names the plugin that replaced the scorer registered under this name.
+	replaced string
 }
 
 // Open checks the scorer's Info, merges Info.Defaults under opts.Config, validates the
@@ -141,6 +143,7 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	}
 	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, tenant: tenant, runtime: p.Runtime(),
 		limits: h.runLimits.WithDefaults().Lower(opts.RunLimits)}
+	s.replaced, _ = h.reg.Replaced(name)
 	if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
 		s.judge = h.judge
 	}

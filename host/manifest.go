@@ -36,8 +36,13 @@ type Manifest struct {
 	// Read lists the paths, relative to the manifest's folder, that a process plugin may
 	// read besides its artifact's folder and the system's libraries. Optional.
 	Read []string `json:"read,omitempty"`
-	// Scorers, when set, must equal the names the artifact declares. Optional.
+	// Scorers, when set, must equal the names the artifact declares. Optional; when set,
+	// a plugin that fails to load makes exactly these scorers unavailable.
 	Scorers []string `json:"scorers,omitempty"`
+	// Replaces lists the scorers the plugin may replace: a scorer the host already has
+	// under that name (a built-in, or one loaded earlier). A plugin scorer that takes a
+	// taken name without being listed here is refused. Optional. Default is none.
+	Replaces []string `json:"replaces,omitempty"`
 	// Limits the plugin runs under. Optional; zero fields take the runtime's defaults.
 	Limits Limits `json:"limits"`
 
@@ -147,6 +152,16 @@ func ReadManifest(path string) (Manifest, error) {
 		return m, fmt.Errorf("read manifest %s: \"sha256\" must be 64 hex digits; compute it with: sha256sum %s", path, m.ArtifactPath())
 	}
 	return m, nil
+}
+
+// MayReplace reports whether the manifest opts in to replacing the scorer called name.
+func (m *Manifest) MayReplace(name string) bool {
+	for _, n := range m.Replaces {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // ArtifactPath is the artifact's path on disk.

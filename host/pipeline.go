@@ -70,6 +70,7 @@ func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	finish(&res)
 	res.Telemetry.DurationMS = float64(time.Since(start).Nanoseconds()) / 1e6
 	res.Telemetry.Runtime = s.runtime
+	res.Telemetry.Replaced = s.replaced
 	return res
 }
 

@@ -39,9 +39,9 @@ build/process/builtin: $(shell find sdk plugins internal -name '*.go' 2>/dev/nul
 	@mkdir -p $(@D)
 	go build -o $@ ./plugins/builtin/plugin
 
+# The build of the built-ins replaces them, so its manifest opts in by name.
 build/process/builtin.plugin.json: build/process/builtin
-	printf '{"name":"builtin","runtime":"process","artifact":"builtin","sha256":"%s"}\n' \
-		"$$(sha256sum $< | cut -d' ' -f1)" > $@
+	go run ./internal/cmd/mkmanifest -runtime process -replaces-builtin -o $@ $<
 
 # The Node.js example's manifest pins the script itself (it is the executable); the sandbox
 # shows it the protocol it loads from proto/ ("read").

@@ -18,8 +18,9 @@ $(WASM_DIR)/builtin.wasm: $(WASM_GO_SOURCES)
 $(WASM_C_DIR)/c_contains.wasm: examples/wasm-c/scorer.c examples/wasm-c/Makefile
 	$(MAKE) -s -C examples/wasm-c OUT=$(CURDIR)/$@
 
+# The build of the built-ins replaces them, so its manifest opts in by name.
 $(WASM_DIR)/%.plugin.json: $(WASM_DIR)/%.wasm
-	$(GO) run ./internal/cmd/mkmanifest -runtime wasm -o $@ $<
+	$(GO) run ./internal/cmd/mkmanifest -runtime wasm -replaces-builtin -o $@ $<
 $(WASM_C_DIR)/%.plugin.json: $(WASM_C_DIR)/%.wasm
 	$(GO) run ./internal/cmd/mkmanifest -runtime wasm -o $@ $<
 

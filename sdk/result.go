@@ -84,6 +84,10 @@ type Telemetry struct {
 	DurationMS float64 `json:"duration_ms"`
 	// Runtime is where the scorer ran: native, wasm or process.
 	Runtime string `json:"runtime,omitempty"`
+	// Replaced names the plugin that replaced the scorer the host had under this name
+	// (its manifest opted in with "replaces"); empty when no plugin replaced one. Set by
+	// the host.
+	Replaced string `json:"replaced,omitempty"`
 	// JudgeCalls counts judge requests that reached the endpoint (cache hits excluded).
 	JudgeCalls int `json:"judge_calls,omitempty"`
 	// CacheHits counts judge requests answered from the cache.

@@ -206,3 +206,38 @@ func BenchmarkSmallCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTermination measures what stopping a guest at its deadline costs a prescreen
+// call, in the same run: the checks the host adds (the default), wazero's
+// WithCloseOnContextDone, and nothing (unsafe: a spinning guest would never stop; here
+// only to measure the others). x-unchecked is the CPU ratio to the unchecked call.
+func BenchmarkTermination(b *testing.B) {
+	ctx := context.Background()
+	modes := []struct {
+		name string
+		t    termination
+	}{{"none", terminateNone}, {"checks", terminateChecks}, {"wazero", terminateWazero}}
+	backends := map[string]host.Backend{}
+	for _, m := range modes {
+		backends[m.name] = openPrescreen(b, newEngineWith(b, Options{termination: m.t}))
+	}
+	for _, name := range []string{"short", "email"} {
+		run := benchRuns()[name]
+		var unchecked float64
+		for _, m := range modes {
+			b.Run(name+"/"+m.name, func(b *testing.B) {
+				be := backends[m.name]
+				cpu := cpuPerCall(b, func() error {
+					r := run
+					_, err := be.Score(ctx, &r, nil)
+					return err
+				})
+				if m.t == terminateNone {
+					unchecked = cpu
+				} else if unchecked > 0 {
+					b.ReportMetric(cpu/unchecked, "x-unchecked")
+				}
+			})
+		}
+	}
+}

@@ -29,20 +29,59 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Limits apply where a plugin's manifest leaves a field zero. Optional. Zero fields
-	// take DefaultLimits.
+	// take DefaultLimits; no field exceeds Ceilings.
 	Limits host.Limits
+	// Ceilings are the most a manifest may ask for: a manifest asking for more is a load
+	// error naming the ceiling. Optional. Zero fields take DefaultCeilings.
+	Ceilings host.Limits
+	// LoadTimeout bounds making an instance (its start function and _initialize), and
+	// loading a plugin (a first instance and its info), so a plugin that never finishes
+	// starting cannot hold up the others. It is separate from the call deadline: a slow
+	// start is not a slow call, and an instance made while a call waits serves the next
+	// one. Optional. Default is 10 s.
+	LoadTimeout time.Duration
+
+	// termination selects how guests are stopped; only benchmarks set it, to measure
+	// the alternatives in the same run (RATIONALE.md).
+	termination termination
 }
 
+// termination is a way to stop a guest at its deadline.
+type termination int
+
+const (
+	// terminateChecks: the checks instrument adds (the default).
+	terminateChecks termination = iota
+	// terminateWazero: wazero's WithCloseOnContextDone, unmodified module.
+	terminateWazero
+	// terminateNone: nothing stops a guest. Unsafe; for measuring the others' cost.
+	terminateNone
+)
+
 // DefaultLimits are the limits a plugin runs under when neither its manifest nor the
-// engine's Options set them.
+// engine's Options set them. The deadline is the host's, as in every runtime.
 func DefaultLimits() host.Limits {
 	return host.Limits{
 		MemoryMiB:      64,
-		TimeoutMS:      10_000,
+		TimeoutMS:      int(host.DefaultTimeout / time.Millisecond),
 		MaxResultBytes: 1 << 20,
 		MaxOutputBytes: 16 << 10,
 		PoolSize:       4,
 		MaxCalls:       10_000,
+	}
+}
+
+// DefaultCeilings are the most a plugin's manifest may ask for when the engine's Options
+// set no ceilings. With them one tenant's pool of an artifact holds at most
+// 16 x 256 MiB of guest memory.
+func DefaultCeilings() host.Limits {
+	return host.Limits{
+		MemoryMiB:      256,
+		TimeoutMS:      int(2 * time.Minute / time.Millisecond),
+		MaxResultBytes: 8 << 20,
+		MaxOutputBytes: 1 << 20,
+		PoolSize:       16,
+		MaxCalls:       100_000,
 	}
 }
 
@@ -73,7 +112,11 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	opts.Limits = merge(opts.Limits, DefaultLimits())
+	if opts.LoadTimeout <= 0 {
+		opts.LoadTimeout = 10 * time.Second
+	}
+	opts.Ceilings = merge(opts.Ceilings, DefaultCeilings())
+	opts.Limits = merge(opts.Limits, DefaultLimits()).Lower(opts.Ceilings)
 	if opts.CacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -118,13 +161,17 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 	if m.Runtime != host.RuntimeWASM {
 		return nil, fmt.Errorf("load plugin %s: runtime %q: the wasm engine loads only runtime %q", m.Name, m.Runtime, host.RuntimeWASM)
 	}
+	if _, err := m.Limits.Within(e.opts.Ceilings); err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w; the engine's ceilings are set by wasm.Options.Ceilings", m.Name, err)
+	}
 	bin, err := m.ReadArtifact()
 	if err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
 	lim := merge(m.Limits, e.opts.Limits)
 	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		// The checks instrument adds (interrupt.go) stop guests at their deadline instead.
+		WithCloseOnContextDone(e.opts.termination == terminateWazero).
 		WithMemoryLimitPages(uint32(lim.MemoryMiB) * 16).
 		WithCompilationCache(e.cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -134,6 +181,10 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		limits: lim,
 		rt:     rt,
 		log:    e.opts.Logger.With("plugin", m.Name),
+		pools:  map[poolKey]*pool{},
+
+		loadTimeout: e.opts.LoadTimeout,
+		termination: e.opts.termination,
 	}
 	if err := a.init(ctx, bin); err != nil {
 		_ = rt.Close(ctx)
@@ -187,12 +238,24 @@ type artifact struct {
 	log    *slog.Logger
 	// binary is true when the guest speaks the binary codec (serve.CodecBinary).
 	binary bool
+	// minMemory is the memory the module starts with, in bytes.
+	minMemory int
+	// loadTimeout bounds making an instance (Options.LoadTimeout).
+	loadTimeout time.Duration
+	termination termination
 
-	mu   sync.Mutex
-	refs int
+	mu    sync.Mutex
+	refs  int
+	pools map[poolKey]*pool
 }
 
 func (a *artifact) init(ctx context.Context, bin []byte) error {
+	if a.termination == terminateChecks {
+		var err error
+		if bin, _, err = instrument(bin); err != nil {
+			return fmt.Errorf("%s: %w; is it a valid WebAssembly module?", a.path, err)
+		}
+	}
 	cm, err := a.rt.CompileModule(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("compile %s: %w; is it a valid WebAssembly module?", a.path, err)
@@ -201,23 +264,31 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	if err := checkModule(cm); err != nil {
 		return err
 	}
+	if mem, ok := cm.ExportedMemories()["memory"]; ok {
+		a.minMemory = int(mem.Min()) << 16
+	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, a.rt); err != nil {
 		return fmt.Errorf("instantiate wasi: %w", err)
 	}
 	if err := a.instantiateHostModule(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.timeout())
+	ctx, cancel := context.WithTimeout(ctx, a.loadTimeout)
 	defer cancel()
-	inst, err := a.newInstance(ctx)
+	inst, err := a.newInstance(ctx, a.limits.MemoryMiB)
 	if err != nil {
 		return err
 	}
 	defer inst.close(context.WithoutCancel(ctx))
-	if err := inst.call(ctx, inst.info); err != nil {
-		return fmt.Errorf("call %s: %w", serve.ExportInfo, err)
+	if !inst.lin.hold() {
+		return fmt.Errorf("probe %s: %w", a.path, ErrClosed)
 	}
-	view, err := inst.reply(inst.stack[0])
+	defer inst.lin.unhold()
+	if err := inst.call(ctx, inst.info); err != nil {
+		kept, _ := inst.out.take()
+		return fmt.Errorf("call %s: %w", serve.ExportInfo, describe(err, kept))
+	}
+	view, err := inst.reply(inst.stack[0], a.limits.MaxResultBytes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", serve.ExportInfo, err)
 	}
@@ -231,11 +302,17 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 			return fmt.Errorf("%s[%d]: %w", serve.ExportInfo, i, err)
 		}
 	}
-	if codecs := inst.mod.ExportedFunction(serve.ExportCodecs); codecs != nil {
-		if err := inst.call(ctx, codecs); err != nil {
-			return fmt.Errorf("call %s: %w", serve.ExportCodecs, err)
+	if fn := inst.mod.ExportedFunction(serve.ExportCodecs); fn != nil {
+		if err := inst.call(ctx, fn); err != nil {
+			return fmt.Errorf("call %s: %w", serve.ExportCodecs, describe(err, ""))
 		}
-		a.binary = uint32(inst.stack[0])&serve.CodecBinary != 0
+		codecs := uint32(inst.stack[0])
+		rev := codecs >> serve.CodecRevisionShift & 0xff
+		a.binary = codecs&serve.CodecBinary != 0 && rev == serve.CodecRevision
+		if codecs&serve.CodecBinary != 0 && !a.binary {
+			a.log.Warn("the guest speaks another revision of the binary codec; speaking JSON to it (rebuild it against this sdk for the faster codec)",
+				"guest_revision", rev, "host_revision", serve.CodecRevision)
+		}
 	}
 	return checkInfos(a.infos)
 }

@@ -141,6 +141,12 @@ func newEngine(t testing.TB, log *records) *Engine {
 	if log != nil {
 		opts.Logger = slog.New(log)
 	}
+	return newEngineWith(t, opts)
+}
+
+// newEngineWith is newEngine with opts.
+func newEngineWith(t testing.TB, opts Options) *Engine {
+	t.Helper()
 	e, err := NewEngine(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -2,27 +2,41 @@ package wasm
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"
 )
 
-// instance is one initialized guest. It serves one call at a time, for one tenant.
+// instance is one initialized guest. It serves one call at a time, for one tenant, and
+// may serve every scorer of its artifact (each configured once, on first use).
 type instance struct {
 	a    *artifact
 	mod  api.Module
 	mem  api.Memory
+	lin  *linearMemory // nil where memory lives in the Go heap
 	info api.Function
 	// alloc, configure and score are the ABI's exports.
 	alloc, configure, score api.Function
+	// stop and fuel are the globals the host sets to stop the guest (interrupt.go).
+	stop, fuel api.MutableGlobal
+	// limit is the memory limit in bytes this instance runs under.
+	limit int
+	// counted is the memory its pool counts for it (PoolStats.MemoryBytes).
+	counted int
+	// configured maps a scorer's index to the config it was configured with.
+	configured map[uint32]string
 	// bufPtr and bufCap describe the guest's input buffer, reused while big enough.
 	bufPtr, bufCap uint32
 	calls          int
@@ -35,6 +49,14 @@ type instance struct {
 	stack [4]uint64
 	// state is what host functions need during the current call.
 	state callState
+
+	// mu guards the interrupt's view of the current call.
+	mu      sync.Mutex
+	gen     uint64          // counts calls, so a late interrupt cannot hit the next one
+	calling bool            // a call into the guest is running
+	done    <-chan struct{} // the running call's context, for sleeps
+	fired   bool            // the flag is set: the instance must not run again
+	closed  bool
 }
 
 // callState travels in the context of each call into a guest, for the host functions.
@@ -47,32 +69,136 @@ type callState struct {
 
 type callKey struct{}
 
-func (a *artifact) newInstance(ctx context.Context) (*instance, error) {
-	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}}
+// newInstance instantiates the artifact with a memory of at most limitMiB, then runs its
+// start function and _initialize under the load deadline (not the deadline of the call
+// that needed an instance: the instance outlives the call).
+func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.loadTimeout)
+	defer cancel()
+	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}, limit: limitMiB << 20, configured: map[uint32]string{}}
 	inst.state.inst = inst
+	if a.minMemory > inst.limit {
+		return nil, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"the module starts with %d MiB of memory, over the %d MiB limit; raise limits.memory_mib or shrink the module's initial memory",
+			a.minMemory>>20, limitMiB)}
+	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions(). // run below, where the interrupt can stop them
 		WithStdout(inst.out).
 		WithStderr(inst.out).
+		WithRandSource(rand.Reader).
 		WithSysNanotime().
-		WithSysWalltime()
-	mod, err := a.rt.InstantiateModule(context.WithValue(ctx, callKey{}, &inst.state), a.cm, cfg)
+		WithSysWalltime().
+		WithNanosleep(inst.sleep)
+	alloc := &allocator{limit: uint64(inst.limit)}
+	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, callKey{}, &inst.state), alloc)
+	mod, err := a.rt.InstantiateModule(ictx, a.cm, cfg)
 	if err != nil {
 		kept, _ := inst.out.take()
 		return nil, fmt.Errorf("instantiate %s: %w%s", a.path, describe(err, ""), tail(kept))
 	}
-	inst.mod, inst.mem = mod, mod.Memory()
+	inst.mod, inst.mem, inst.lin = mod, mod.Memory(), alloc.mem
+	if a.termination == terminateChecks {
+		inst.stop = mod.ExportedGlobal(exportStop).(api.MutableGlobal)
+		inst.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
+	}
 	inst.info = mod.ExportedFunction(serve.ExportInfo)
 	inst.alloc = mod.ExportedFunction(serve.ExportAlloc)
 	inst.configure = mod.ExportedFunction(serve.ExportConfigure)
 	inst.score = mod.ExportedFunction(serve.ExportScore)
+	if !inst.lin.hold() {
+		inst.close(ctx)
+		return nil, fmt.Errorf("instantiate %s: %w", a.path, ErrClosed)
+	}
+	defer inst.lin.unhold()
+	for _, name := range []string{exportStart, "_initialize"} {
+		fn := mod.ExportedFunction(name)
+		if fn == nil {
+			continue
+		}
+		if err := inst.call(ctx, fn); err != nil {
+			kept, _ := inst.out.take()
+			inst.close(context.WithoutCancel(ctx))
+			what := "_initialize"
+			if name == exportStart {
+				what = "the start function"
+			}
+			return nil, fmt.Errorf("instantiate %s: %s: %w", a.path, what, describe(err, kept))
+		}
+	}
 	return inst, nil
 }
 
-// call calls fn with inst.stack as its parameters and results.
+// call calls fn with inst.stack as its parameters and results. When ctx is done during
+// the call, the interrupt stops the guest at its next loop or function entry and call
+// returns the context's exit error; the instance may not be used again (see spent).
 func (inst *instance) call(ctx context.Context, fn api.Function) error {
-	return fn.CallWithStack(context.WithValue(ctx, callKey{}, &inst.state), inst.stack[:])
+	if ctx.Err() != nil {
+		return exitFor(ctx)
+	}
+	inst.mu.Lock()
+	if inst.closed || inst.fired {
+		inst.mu.Unlock()
+		return fmt.Errorf("instance %w", ErrClosed)
+	}
+	inst.gen++
+	gen := inst.gen
+	inst.calling, inst.done = true, ctx.Done()
+	inst.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { inst.interrupt(gen) })
+	err := fn.CallWithStack(context.WithValue(ctx, callKey{}, &inst.state), inst.stack[:])
+	stop()
+	inst.mu.Lock()
+	inst.calling, inst.done = false, nil
+	fired := inst.fired
+	inst.mu.Unlock()
+	if fired && err != nil {
+		return exitFor(ctx)
+	}
+	return err
+}
+
+// interrupt stops the guest at its next check if call number gen is still running: the
+// guest reads the globals from another thread, and a decrement of the fuel racing this
+// store only delays the stop by one period.
+func (inst *instance) interrupt(gen uint64) {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.calling && inst.gen == gen && !inst.closed && inst.stop != nil {
+		inst.fired = true
+		inst.stop.Set(1)
+		inst.fuel.Set(1)
+	}
+}
+
+// spent reports whether the instance was interrupted or closed and must be discarded.
+func (inst *instance) spent() bool {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.fired || inst.closed
+}
+
+// sleep is the guest's clock sleep (WASI poll_oneoff): it ends early when the running
+// call's context is done, so a sleeping guest meets its deadline too.
+func (inst *instance) sleep(ns int64) {
+	inst.mu.Lock()
+	done := inst.done
+	inst.mu.Unlock()
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-done:
+	}
+}
+
+// exitFor is the exit error of a call stopped because ctx is done.
+func exitFor(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return sys.NewExitError(sys.ExitCodeDeadlineExceeded)
+	}
+	return sys.NewExitError(sys.ExitCodeContextCanceled)
 }
 
 // write puts b into the guest's input buffer, asking the guest for a bigger one first
@@ -96,12 +222,12 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 }
 
 // reply returns a view of the reply packed in v, valid until the next call.
-func (inst *instance) reply(v uint64) ([]byte, error) {
+func (inst *instance) reply(v uint64, maxBytes int) ([]byte, error) {
 	ptr, n := serve.Unpack(v)
-	if int(n) > inst.a.limits.MaxResultBytes {
+	if int(n) > maxBytes {
 		return nil, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"reply of %d bytes exceeds the limit of %d; shorten the result or raise limits.max_result_bytes in the manifest",
-			n, inst.a.limits.MaxResultBytes)}
+			n, maxBytes)}
 	}
 	view, ok := inst.mem.Read(ptr, n)
 	if !ok {
@@ -112,7 +238,7 @@ func (inst *instance) reply(v uint64) ([]byte, error) {
 	return view, nil
 }
 
-// configureWith sends a scorer its config.
+// configureWith sends scorer index its config, once per instance.
 func (inst *instance) configureWith(ctx context.Context, index uint32, config []byte) error {
 	ptr, err := inst.write(ctx, config)
 	if err != nil {
@@ -122,9 +248,13 @@ func (inst *instance) configureWith(ctx context.Context, index uint32, config []
 	if err := inst.call(ctx, inst.configure); err != nil {
 		return err
 	}
-	view, err := inst.reply(inst.stack[0])
-	if err != nil || len(view) == 0 {
+	view, err := inst.reply(inst.stack[0], inst.a.limits.MaxResultBytes)
+	if err != nil {
 		return err
+	}
+	if len(view) == 0 {
+		inst.configured[index] = string(config)
+		return nil
 	}
 	var e sdk.Error
 	if err := json.Unmarshal(view, &e); err != nil || e.Message == "" {
@@ -134,8 +264,13 @@ func (inst *instance) configureWith(ctx context.Context, index uint32, config []
 	return &e
 }
 
+// close closes the module. Its memory is unmapped now, or when the call holding it ends.
 func (inst *instance) close(ctx context.Context) {
-	if inst.mod != nil {
+	inst.mu.Lock()
+	closed := inst.closed
+	inst.closed = true
+	inst.mu.Unlock()
+	if inst.mod != nil && !closed {
 		_ = inst.mod.Close(ctx)
 	}
 }
@@ -144,10 +279,9 @@ func (inst *instance) close(ctx context.Context) {
 func (inst *instance) memoryBytes() int { return int(inst.mem.Size()) }
 
 // atMemoryLimit reports whether the guest has grown to (nearly) its memory limit, which
-// makes a trap a memory-limit failure rather than a bug.
+// makes a trap or a deadline a memory-limit failure rather than a bug or slowness.
 func (inst *instance) atMemoryLimit() bool {
-	limit := inst.a.limits.MemoryMiB << 20
-	return inst.mem != nil && inst.memoryBytes() >= limit-limit/16
+	return inst.mem != nil && inst.memoryBytes() >= inst.limit-inst.limit/16
 }
 
 // describe turns an error from a guest call into an *sdk.Error with a code and a message
@@ -171,6 +305,9 @@ func describe(err error, output string) error {
 			return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: msg + ": out of memory" + tail(output)}
 		}
 		return &sdk.Error{Code: sdk.CodeTrap, Message: msg + tail(output)}
+	}
+	if errors.Is(err, ErrClosed) {
+		return &sdk.Error{Code: sdk.CodeUnavailable, Message: err.Error()}
 	}
 	return &sdk.Error{Code: sdk.CodeTrap, Message: err.Error() + tail(output)}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/sdk"
@@ -27,30 +29,40 @@ var _ host.Plugin = (*plugin)(nil)
 func (p *plugin) Info() sdk.Info  { return p.info }
 func (p *plugin) Runtime() string { return host.RuntimeWASM }
 
-// Open returns a backend with its own instance pool for tenant. It instantiates and
-// configures the first instance right away, so a config the scorer rejects fails here.
+// Open returns a backend for t that draws instances from t's pool for the artifact: a
+// tenant's scorers of one artifact share its instances, each instance configuring a scorer
+// the first time it serves it. The backend runs under the artifact's limits lowered by
+// t.Limits. Open configures an instance right away, so a config the scorer rejects fails
+// here.
 func (p *plugin) Open(ctx context.Context, t host.Tenant, config json.RawMessage) (host.Backend, error) {
-	tenant := t.Name
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("open %s: plugin %w", p.info.Name, ErrClosed)
 	}
-	b := &Backend{
-		p:      p,
-		tenant: tenant,
-		config: append([]byte(nil), config...),
-		slots:  make(chan struct{}, p.a.limits.PoolSize),
-		log:    p.a.log.With("scorer", p.info.Name, "tenant", tenant),
+	tenant := t.Name
+	if tenant == "" {
+		tenant = host.DefaultTenant
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.a.timeout())
-	defer cancel()
-	inst, err := b.newInstance(ctx)
+	pl, err := p.a.pool(tenant, p.a.limits.Lower(t.Limits))
 	if err != nil {
 		return nil, fmt.Errorf("open %s for tenant %q: %w", p.info.Name, tenant, err)
 	}
-	b.idle = append(b.idle, inst)
+	b := &Backend{
+		p:      p,
+		pool:   pl,
+		config: string(config),
+		log:    p.a.log.With("scorer", p.info.Name, "tenant", tenant),
+	}
+	ctx, cancel := context.WithTimeout(ctx, pl.timeout())
+	defer cancel()
+	inst, err := b.acquire(ctx)
+	if err != nil {
+		pl.unref(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("open %s for tenant %q: %w", p.info.Name, tenant, err)
+	}
+	b.release(ctx, inst, true)
 	return b, nil
 }
 
@@ -65,51 +77,133 @@ func (p *plugin) Close(ctx context.Context) error {
 	return p.a.release(ctx)
 }
 
-// Backend is one tenant's configured scorer: a pool of at most limits.pool_size
-// instances, each serving one call at a time.
-type Backend struct {
-	p      *plugin
+// poolKey identifies a pool: instances are never shared across tenants, nor across limits
+// (an instance's memory limit is fixed when it is made).
+type poolKey struct {
 	tenant string
-	config []byte
+	limits host.Limits
+}
+
+// pool is one tenant's instances of one artifact, at most limits.PoolSize of them, shared
+// by the backends the tenant opened on the artifact's scorers.
+type pool struct {
+	a      *artifact
+	key    poolKey
+	limits host.Limits
 	// slots holds a token per instance in use, bounding the pool.
 	slots chan struct{}
-	log   *slog.Logger
 
 	mu     sync.Mutex
 	idle   []*instance
+	refs   int
 	closed bool
 	stats  PoolStats
 }
 
-var _ host.Backend = (*Backend)(nil)
-
-// PoolStats counts what a backend's pool did.
-type PoolStats struct {
-	// Created counts instances instantiated; Discarded those closed (trap, deadline,
-	// N calls, memory threshold).
-	Created, Discarded int
-	// Idle counts instances waiting for a call.
-	Idle int
+// pool returns the pool of tenant at limits, making it on first use, with one more
+// reference.
+func (a *artifact) pool(tenant string, limits host.Limits) (*pool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs == 0 {
+		return nil, fmt.Errorf("artifact %s: %w", a.name, ErrClosed)
+	}
+	key := poolKey{tenant, limits}
+	pl := a.pools[key]
+	if pl == nil {
+		pl = &pool{a: a, key: key, limits: limits, slots: make(chan struct{}, limits.PoolSize)}
+		a.pools[key] = pl
+	}
+	pl.mu.Lock()
+	pl.refs++
+	pl.mu.Unlock()
+	return pl, nil
 }
 
-// Stats returns the pool's counters.
+func (pl *pool) timeout() time.Duration {
+	return time.Duration(pl.limits.TimeoutMS) * time.Millisecond
+}
+
+// unref drops a backend's reference; the last one closes the idle instances.
+func (pl *pool) unref(ctx context.Context) {
+	pl.a.mu.Lock()
+	pl.mu.Lock()
+	pl.refs--
+	var idle []*instance
+	if pl.refs == 0 {
+		pl.closed = true
+		idle, pl.idle = pl.idle, nil
+		pl.stats.Discarded += len(idle)
+		delete(pl.a.pools, pl.key)
+	}
+	pl.mu.Unlock()
+	pl.a.mu.Unlock()
+	for _, inst := range idle {
+		pl.forget(inst)
+		inst.close(ctx)
+	}
+}
+
+// forget removes a discarded instance's memory from the pool's count.
+func (pl *pool) forget(inst *instance) {
+	pl.mu.Lock()
+	pl.stats.MemoryBytes -= inst.counted
+	pl.stats.Instances--
+	inst.counted = 0
+	pl.mu.Unlock()
+}
+
+// Backend is one tenant's configured scorer. It draws instances from the tenant's pool
+// for the scorer's artifact; each instance serves one call at a time.
+type Backend struct {
+	p      *plugin
+	pool   *pool
+	config string
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ host.Backend = (*Backend)(nil)
+
+// PoolStats counts what a pool (one tenant's instances of one artifact) did.
+type PoolStats struct {
+	// Created counts instances instantiated; Discarded those closed (trap, deadline,
+	// N calls, memory threshold, pool closed).
+	Created, Discarded int
+	// Idle counts instances waiting for a call; Instances counts live ones.
+	Idle, Instances int
+	// MemoryBytes is the linear memory of the live instances, as of their last call.
+	MemoryBytes int
+	// PeakInstanceBytes is the most linear memory one instance of the pool held after a
+	// call.
+	PeakInstanceBytes int
+}
+
+// Stats returns the counters of the backend's pool.
 func (b *Backend) Stats() PoolStats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.stats
-	s.Idle = len(b.idle)
+	pl := b.pool
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	s := pl.stats
+	s.Idle = len(pl.idle)
 	return s
 }
 
-// Score runs the guest on run under the plugin's deadline (or ctx's, if earlier). A trap,
+// Score runs the guest on run under the pool's deadline (or ctx's, if earlier). A trap,
 // deadline or invalid reply is returned as an *sdk.Error with its code, and the instance
 // that produced it is discarded.
 func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.p.a.timeout())
+	ctx, cancel := context.WithTimeout(ctx, b.pool.timeout())
 	defer cancel()
 	inst, err := b.acquire(ctx)
 	if err != nil {
 		return sdk.Result{}, err
+	}
+	if ctx.Err() != nil { // the instance is sound; the call's time is gone
+		b.release(ctx, inst, true)
+		return sdk.Result{}, b.fail(inst, exitFor(ctx))
 	}
 	if b.p.a.binary {
 		inst.payload, err = serve.AppendRun(inst.payload[:0], run)
@@ -127,7 +221,7 @@ func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 
 func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judge sdk.Judge) (res sdk.Result, keep bool, err error) {
 	inst.calls++
-	inst.state.judge, inst.state.info, inst.state.tenant = judge, &b.p.info, b.tenant
+	inst.state.judge, inst.state.info, inst.state.tenant = judge, &b.p.info, b.pool.key.tenant
 	defer func() { inst.state.judge = nil; b.flushOutput(ctx, inst) }()
 	ptr, err := inst.write(ctx, payload)
 	if err != nil {
@@ -144,7 +238,7 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	if err := inst.call(ctx, inst.score); err != nil {
 		return res, false, b.fail(inst, err)
 	}
-	view, err := inst.reply(inst.stack[0])
+	view, err := inst.reply(inst.stack[0], b.pool.limits.MaxResultBytes)
 	if err != nil {
 		return res, false, err
 	}
@@ -167,15 +261,17 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	return res, true, nil
 }
 
-// fail describes a failed guest call, classifying a trap near the memory limit as the
-// memory limit it is.
+// fail describes a failed guest call. A trap or a deadline reached with the guest at its
+// memory limit is the memory limit, and so is a Go guest's "out of memory" abort, which
+// can come well below the limit when one allocation asks for more than is left.
 func (b *Backend) fail(inst *instance, err error) error {
 	kept, _ := inst.out.take()
 	e := describe(err, kept).(*sdk.Error)
-	if e.Code == sdk.CodeTrap && inst.atMemoryLimit() {
+	outOfMemory := e.Code == sdk.CodeTrap && strings.Contains(kept, "out of memory") // a Go guest's abort
+	if (e.Code == sdk.CodeTrap || e.Code == sdk.CodeTimeout) && inst.atMemoryLimit() || outOfMemory {
 		e = &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"memory limit of %d MiB reached (%s); raise limits.memory_mib in the manifest or use less memory",
-			b.p.a.limits.MemoryMiB, e.Message)}
+			inst.limit>>20, e.Message)}
 	}
 	if e.Code == sdk.CodeTimeout {
 		e.Message = fmt.Sprintf("scorer %s %s", b.p.info.Name, e.Message)
@@ -196,78 +292,155 @@ func (b *Backend) flushOutput(ctx context.Context, inst *instance) {
 	b.log.Log(ctx, level, "guest output", "bytes", total, "kept", len(kept), "truncated", total > len(kept), "text", kept)
 }
 
+// acquire takes a slot of the pool and an instance configured for this backend's scorer
+// and config: an idle one that serves them already, else an idle one that has not served
+// this scorer (configured now), else a new one.
 func (b *Backend) acquire(ctx context.Context) (*instance, error) {
+	pl := b.pool
 	select {
-	case b.slots <- struct{}{}:
+	case pl.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, describe(fmt.Errorf("wait for a pooled instance: %w", ctx.Err()), "")
+		return nil, describe(fmt.Errorf("wait for a pooled instance: %w", exitFor(ctx)), "")
 	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		<-b.slots
-		return nil, fmt.Errorf("score %s: backend %w", b.p.info.Name, ErrClosed)
-	}
-	if n := len(b.idle); n > 0 {
-		inst := b.idle[n-1]
-		b.idle = b.idle[:n-1]
-		b.mu.Unlock()
+	for {
+		inst, stale, err := b.take()
+		if err != nil {
+			<-pl.slots
+			return nil, err
+		}
+		if stale != nil {
+			pl.discard(ctx, stale)
+		}
+		if inst == nil {
+			if inst, err = b.newInstance(ctx); err != nil {
+				<-pl.slots
+				return nil, err
+			}
+		}
+		if !inst.lin.hold() { // the runtime closed under the idle instance
+			pl.discard(ctx, inst)
+			continue
+		}
+		if _, ok := inst.configured[b.p.index]; ok {
+			return inst, nil
+		}
+		if ctx.Err() != nil { // the wait or the instantiation took the call's time
+			b.release(ctx, inst, true)
+			return nil, b.fail(inst, exitFor(ctx))
+		}
+		if err := b.configure(ctx, inst); err != nil {
+			inst.lin.unhold()
+			pl.discard(ctx, inst)
+			<-pl.slots
+			return nil, err
+		}
 		return inst, nil
 	}
+}
+
+// take picks an idle instance for the backend (nil: make one) and, when every idle
+// instance serves this scorer with another config, one to discard to make room.
+func (b *Backend) take() (inst, stale *instance, err error) {
+	pl := b.pool
+	b.mu.Lock()
+	closed := b.closed
 	b.mu.Unlock()
-	inst, err := b.newInstance(ctx)
-	if err != nil {
-		<-b.slots
-		return nil, err
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if closed || pl.closed {
+		return nil, nil, fmt.Errorf("score %s: backend %w", b.p.info.Name, ErrClosed)
 	}
-	return inst, nil
+	pick := -1
+	for i := len(pl.idle) - 1; i >= 0; i-- {
+		cfg, ok := pl.idle[i].configured[b.p.index]
+		if ok && cfg == b.config {
+			pick = i
+			break
+		}
+		if !ok && pick < 0 {
+			pick = i
+		}
+	}
+	if pick < 0 && len(pl.idle) > 0 && len(pl.idle)+len(pl.slots) > cap(pl.slots) {
+		// Every idle instance serves this scorer with another config and the pool is
+		// full: replace one.
+		stale = pl.idle[0]
+		pl.idle = pl.idle[1:]
+	}
+	if pick >= 0 {
+		inst = pl.idle[pick]
+		pl.idle = append(pl.idle[:pick], pl.idle[pick+1:]...)
+	}
+	return inst, stale, nil
+}
+
+// configure configures inst for the backend's scorer; a config the scorer rejects is an
+// invalid config, anything else is the guest's failure.
+func (b *Backend) configure(ctx context.Context, inst *instance) error {
+	err := inst.configureWith(ctx, b.p.index, []byte(b.config))
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*sdk.Error); ok && e.Code != sdk.CodeTrap && e.Code != sdk.CodeTimeout && e.Code != sdk.CodeCanceled {
+		return fmt.Errorf("configure %s: %s: %w", b.p.info.Name, e.Message, host.ErrInvalidConfig)
+	}
+	return fmt.Errorf("configure %s: %w", b.p.info.Name, b.fail(inst, err))
 }
 
 func (b *Backend) newInstance(ctx context.Context) (*instance, error) {
-	inst, err := b.p.a.newInstance(ctx)
+	pl := b.pool
+	inst, err := pl.a.newInstance(ctx, pl.limits.MemoryMiB)
 	if err != nil {
 		return nil, err
 	}
-	if err := inst.configureWith(ctx, b.p.index, b.config); err != nil {
-		inst.close(context.WithoutCancel(ctx))
-		if e, ok := err.(*sdk.Error); ok && e.Code != sdk.CodeTrap && e.Code != sdk.CodeTimeout {
-			return nil, fmt.Errorf("configure %s: %s: %w", b.p.info.Name, e.Message, host.ErrInvalidConfig)
-		}
-		return nil, fmt.Errorf("configure %s: %w", b.p.info.Name, b.fail(inst, err))
-	}
-	b.mu.Lock()
-	b.stats.Created++
-	b.mu.Unlock()
+	pl.mu.Lock()
+	pl.stats.Created++
+	pl.stats.Instances++
+	pl.mu.Unlock()
 	return inst, nil
 }
 
-// release returns inst to the pool, or closes it after a failure, after limits.max_calls
-// calls, or when its memory grew past three quarters of the limit.
-func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
-	limits := b.p.a.limits
-	keep = keep && inst.calls < limits.MaxCalls && inst.memoryBytes() <= (limits.MemoryMiB<<20)*3/4
-	b.mu.Lock()
-	if keep && !b.closed {
-		b.idle = append(b.idle, inst)
-		inst = nil
-	} else {
-		b.stats.Discarded++
-	}
-	b.mu.Unlock()
-	if inst != nil {
-		inst.close(context.WithoutCancel(ctx))
-	}
-	<-b.slots
+// discard closes an instance that will not serve again.
+func (pl *pool) discard(ctx context.Context, inst *instance) {
+	pl.forget(inst)
+	pl.mu.Lock()
+	pl.stats.Discarded++
+	pl.mu.Unlock()
+	inst.close(context.WithoutCancel(ctx))
 }
 
-// Close closes the idle instances; instances in use close when their call returns.
+// release returns inst to the pool, or closes it after a failure or an interrupt, after
+// limits.max_calls calls, when its memory grew past three quarters of its limit, or when
+// the pool closed.
+func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
+	pl := b.pool
+	mem := inst.memoryBytes()
+	inst.lin.unhold()
+	keep = keep && !inst.spent() && inst.calls < pl.limits.MaxCalls && mem <= inst.limit*3/4
+	pl.mu.Lock()
+	pl.stats.MemoryBytes += mem - inst.counted
+	inst.counted = mem
+	pl.stats.PeakInstanceBytes = max(pl.stats.PeakInstanceBytes, mem)
+	if keep && !pl.closed {
+		pl.idle = append(pl.idle, inst)
+		inst = nil
+	}
+	pl.mu.Unlock()
+	if inst != nil {
+		pl.discard(ctx, inst)
+	}
+	<-pl.slots
+}
+
+// Close releases the backend. The pool's idle instances close with its last backend;
+// instances in use close when their call returns.
 func (b *Backend) Close(ctx context.Context) error {
 	b.mu.Lock()
-	idle := b.idle
-	b.idle, b.closed = nil, true
+	closed := b.closed
+	b.closed = true
 	b.mu.Unlock()
-	for _, inst := range idle {
-		inst.close(ctx)
+	if !closed {
+		b.pool.unref(ctx)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,7 @@ func TestDeadline(t *testing.T) {
 		name, path, scorer, input string
 	}{
 		{name: "WAT loop", path: watGuest(t, "loop"), scorer: "loop"},
+		{name: "WAT recursion without loops", path: watGuest(t, "recurse"), scorer: "recurse"},
 		{name: "Go loop", path: goGuest(t, "goguest", goGuestPkg), scorer: "tester", input: "spin"},
 	}
 	for _, tt := range tests {
@@ -230,7 +232,7 @@ func TestOutputCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var log records
-			e := newEngine(t, &log)
+			e := newEngineWith(t, Options{Logger: slog.New(&log), Ceilings: host.Limits{MaxOutputBytes: 16 << 20}})
 			b := open(t, e, goGuest(t, "goguest", goGuestPkg), host.Limits{MaxOutputBytes: tt.max}, "tester", "t")
 			res, se := score(t, b, "flood", nil)
 			wantScored(t, res, se)
@@ -326,7 +328,7 @@ func TestPool(t *testing.T) {
 		b := open(t, e, guest, host.Limits{}, "tester", "b")
 		score(t, a, "fine", nil)
 		score(t, b, "fine", nil)
-		if a.idle[0] == b.idle[0] || a.idle[0].mod == b.idle[0].mod {
+		if a.pool == b.pool || a.pool.idle[0] == b.pool.idle[0] || a.pool.idle[0].mod == b.pool.idle[0].mod {
 			t.Fatal("two tenants share an instance")
 		}
 	})

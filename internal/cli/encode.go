@@ -97,6 +97,10 @@ func appendTelemetry(b []byte, t *sdk.Telemetry) ([]byte, error) {
 		b = append(b, `,"runtime":`...)
 		b = appendString(b, t.Runtime)
 	}
+	if t.Replaced != "" {
+		b = append(b, `,"replaced":`...)
+		b = appendString(b, t.Replaced)
+	}
 	for _, f := range [...]struct {
 		key string
 		v   int
@@ -108,6 +112,10 @@ func appendTelemetry(b []byte, t *sdk.Telemetry) ([]byte, error) {
 			b = append(b, `":`...)
 			b = strconv.AppendInt(b, int64(f.v), 10)
 		}
+	}
+	if len(t.JudgeLimits) > 0 {
+		b = append(b, `,"judge_limits":`...)
+		b = appendStrings(b, t.JudgeLimits)
 	}
 	if len(t.Nodes) > 0 {
 		var err error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -31,6 +32,10 @@ type jsonRecord struct {
 }
 
 func TestAppendRecordMatchesEncodingJSON(t *testing.T) {
+	// appendTelemetry names each field of sdk.Telemetry; the full result below sets each.
+	if n := reflect.TypeOf(sdk.Telemetry{}).NumField(); n != 10 {
+		t.Fatalf("sdk.Telemetry has %d fields, this test knows 10: write the new one in appendTelemetry and set it below", n)
+	}
 	score, tiny, huge, no := 0.75, 1e-7, 3e21, false
 	results := []sdk.Result{
 		sdk.Skipped("no judge"),
@@ -41,7 +46,7 @@ func TestAppendRecordMatchesEncodingJSON(t *testing.T) {
 			Adjustments:       []sdk.Adjustment{{Rule: "percentage", Target: "score", From: 75, To: 0.75}},
 			Suggestions:       []string{"cite sources"}, CitationAudit: &sdk.CitationAudit{Citations: 2, InvalidCitations: []string{"3"}},
 			Steps: []sdk.Step{{Name: "analyze", Prompt: "p", Output: json.RawMessage(`{"v": 1}`)}},
-			Telemetry: sdk.Telemetry{DurationMS: 0.012345, Runtime: "wasm", JudgeCalls: 3, CacheHits: 1, Retries: 2, PromptTokens: 100,
+			Telemetry: sdk.Telemetry{DurationMS: 0.012345, Runtime: "wasm", Replaced: "mine", JudgeLimits: []string{"max_batch: raise it"}, JudgeCalls: 3, CacheHits: 1, Retries: 2, PromptTokens: 100,
 				CompletionTokens: 7, Nodes: []map[string]any{{"node": "evaluator", "n": 1.5}}}},
 		{Status: sdk.StatusScored, Score: &tiny, Telemetry: sdk.Telemetry{DurationMS: huge}},
 		{Status: sdk.StatusScored, Score: ptrTo(math.Copysign(0, -1)), Dimensions: map[string]float64{}},

@@ -85,7 +85,8 @@ func TestExamples(t *testing.T) {
 }
 
 // TestPluginsFlag loads the built-in scorers as a process plugin with --plugins and holds
-// the results to the native ones: the plugin's scorer replaces the built-in of its name.
+// the results to the native ones: the plugin's scorer replaces the built-in of its name,
+// as its manifest's "replaces" allows.
 func TestPluginsFlag(t *testing.T) {
 	dir := t.TempDir()
 	exe, err := os.Executable()
@@ -97,9 +98,13 @@ func TestPluginsFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(b)
+	var names []string
+	for _, f := range builtin.Factories() {
+		names = append(names, f().Info().Name)
+	}
 	manifest, _ := json.Marshal(map[string]any{
 		"name": "builtin", "runtime": "process", "artifact": exe,
-		"sha256": hex.EncodeToString(sum[:]), "args": []string{pluginArg},
+		"sha256": hex.EncodeToString(sum[:]), "args": []string{pluginArg}, "replaces": names,
 	})
 	if err := os.WriteFile(filepath.Join(dir, "builtin.plugin.json"), manifest, 0o644); err != nil {
 		t.Fatal(err)
@@ -138,7 +143,7 @@ func TestPluginsFlag(t *testing.T) {
 	}
 
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.2.0 (process)") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.2.0 (process, from plugin builtin, replacing the built-in of this name)") {
 		t.Errorf("scorers --plugins: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", t.TempDir())

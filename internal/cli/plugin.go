@@ -31,6 +31,7 @@ func (e *env) pluginCommand() *cobra.Command {
 
 type manifestOptions struct {
 	out, name, runtime string
+	replaces           []string
 	check              bool
 }
 
@@ -62,6 +63,7 @@ scorekit score --plugins DIR.`,
 	f.StringVarP(&o.out, "out", "o", "", "manifest to write (default: NAME"+host.ManifestSuffix+" next to the artifact)")
 	f.StringVar(&o.name, "name", "", "plugin name (default: the manifest's name given by -o, else the artifact's base name without its extension)")
 	f.StringVar(&o.runtime, "runtime", "", "wasm or process (default: read from the artifact)")
+	f.StringSliceVar(&o.replaces, "replaces", nil, "scorers the plugin may replace (comma-separated; the manifest's \"replaces\"): without it, a plugin scorer named like one the host has is refused")
 	f.BoolVar(&o.check, "check", true, "load the plugin once and list its scorers")
 	return cmd
 }
@@ -114,7 +116,7 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 		return fmt.Errorf("plugin manifest: artifact %s relative to %s: %w", artifact, o.out, err)
 	}
 	sum := sha256.Sum256(b)
-	m := host.Manifest{Name: o.name, Runtime: o.runtime, Artifact: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:])}
+	m := host.Manifest{Name: o.name, Runtime: o.runtime, Artifact: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:]), Replaces: o.replaces}
 	j, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 		fmt.Fprintf(e.stdout, "wrote %s (%s, sha256 %s)\n", o.out, o.runtime, m.SHA256[:12])
 		return nil
 	}
-	names, err := e.checkManifest(ctx, o.out, o.runtime)
+	names, err := e.checkManifest(ctx, o.out)
 	if err != nil {
 		return fmt.Errorf("plugin manifest: wrote %s, but the plugin does not load: %w", o.out, err)
 	}
@@ -135,19 +137,17 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 	return nil
 }
 
-// checkManifest loads the plugin the manifest describes and returns its scorers' names.
-func (e *env) checkManifest(ctx context.Context, manifest, runtime string) ([]string, error) {
-	reg, closeReg, err := e.openRegistry(ctx, manifest, nil)
-	if err != nil {
-		return nil, err
+// checkManifest loads the plugin the manifest describes, on its own (a scorer it names like
+// a built-in is not refused here: --replaces decides that where it is loaded), and returns
+// its scorers' names.
+func (e *env) checkManifest(ctx context.Context, manifest string) ([]string, error) {
+	l := loader{log: e.logger(), reg: host.NewRegistry()}
+	l.load(ctx, manifest)
+	defer l.close(context.WithoutCancel(ctx))
+	if f := l.reg.Failures(); len(f) > 0 {
+		return nil, f[0].Err
 	}
-	defer closeReg(context.WithoutCancel(ctx))
-	var names []string
-	for _, n := range reg.Names() {
-		if p, err := reg.Lookup(n); err == nil && p.Runtime() == runtime {
-			names = append(names, n)
-		}
-	}
+	names := l.reg.Names()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("it declares no scorer; register some with serve.Register")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,9 +32,10 @@ func builtArtifact(t *testing.T, runtime, file string) string {
 
 func TestPluginManifest(t *testing.T) {
 	exe := builtArtifact(t, "process", "builtin")
-	// -o into a folder that does not exist yet: it is created.
+	// -o into a folder that does not exist yet: it is created. The build is the built-ins',
+	// so it replaces the one it is scored with below.
 	out := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugins", "mine.plugin.json")
-	r := runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "-o", out, exe)
+	r := runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "-o", out, "--replaces", "prescreen", exe)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -41,7 +43,7 @@ func TestPluginManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "mine" || m.Runtime != host.RuntimeProcess || m.Artifact != "../out/builtin" {
+	if m.Name != "mine" || m.Runtime != host.RuntimeProcess || m.Artifact != "../out/builtin" || !slices.Equal(m.Replaces, []string{"prescreen"}) {
 		t.Errorf("manifest %+v", m)
 	}
 	if err := m.VerifyArtifact(); err != nil {

@@ -287,8 +287,15 @@ func checkScorers(reg *host.Registry, names []string, runtime string, missing er
 	known := reg.Names()
 	for _, n := range names {
 		p, err := reg.Lookup(n)
+		if errors.Is(err, host.ErrUnavailable) {
+			return fmt.Errorf("score: %w", err)
+		}
 		if err != nil {
-			return fmt.Errorf("score: unknown scorer %q (known: %s)", n, strings.Join(known, ", "))
+			hint := ""
+			if fs := reg.Failures(); len(fs) > 0 {
+				hint = fmt.Sprintf("; %d plugin(s) failed to load, see why with: scorekit scorers", len(fs))
+			}
+			return fmt.Errorf("score: unknown scorer %q (known: %s)%s", n, strings.Join(known, ", "), hint)
 		}
 		if runtime != "" && p.Runtime() != runtime {
 			hint := ""

@@ -17,11 +17,19 @@ import (
 )
 
 // scorerListing is one scorer as `scorers --json` prints it: its Info plus where it runs
-// and, for a process plugin, how it is confined.
+// and, for a process plugin, how it is confined; or, for a plugin that failed to load,
+// what it was and why it failed.
 type scorerListing struct {
 	sdk.Info
 	Runtime string           `json:"runtime"`
 	Sandbox *process.Sandbox `json:"sandbox,omitempty"`
+	// Replaced names the plugin that replaced the scorer registered under this name.
+	Replaced string `json:"replaced,omitempty"`
+	// Error says why the scorer (or, when Name is the plugin's, the whole plugin) is
+	// unavailable; Plugin and Manifest say which plugin failed.
+	Error    string `json:"error,omitempty"`
+	Plugin   string `json:"plugin,omitempty"`
+	Manifest string `json:"manifest,omitempty"`
 }
 
 // sandboxed is a plugin that says how it is confined (process plugins).
@@ -64,12 +72,22 @@ func listScorers(reg *host.Registry) ([]scorerListing, error) {
 		if err != nil {
 			return nil, err
 		}
-		l := scorerListing{Info: p.Info(), Runtime: p.Runtime()}
+		replaced, _ := reg.Replaced(n)
+		l := scorerListing{Info: p.Info(), Runtime: p.Runtime(), Replaced: replaced}
 		if sp, ok := p.(sandboxed); ok {
 			sb := sp.Sandbox()
 			l.Sandbox = &sb
 		}
 		list = append(list, l)
+	}
+	for _, f := range reg.Failures() {
+		names := f.Scorers
+		if len(names) == 0 {
+			names = []string{f.Plugin}
+		}
+		for _, n := range names {
+			list = append(list, scorerListing{Info: sdk.Info{Name: n}, Runtime: f.Runtime, Error: f.Err.Error(), Plugin: f.Plugin, Manifest: f.Manifest})
+		}
 	}
 	return list, nil
 }
@@ -83,7 +101,15 @@ func writeScorerText(w io.Writer, list []scorerListing) error {
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
-		fmt.Fprintf(bw, "%s %s (%s)\n", s.Name, s.Version, s.Runtime)
+		if s.Error != "" {
+			fmt.Fprintf(bw, "%s (unavailable: plugin %s, %s)\n  error: %s\n", s.Name, s.Plugin, s.Manifest, oneLine(s.Error, 400))
+			continue
+		}
+		where := s.Runtime
+		if s.Replaced != "" {
+			where += ", from plugin " + s.Replaced + ", replacing the built-in of this name"
+		}
+		fmt.Fprintf(bw, "%s %s (%s)\n", s.Name, s.Version, where)
 		if s.Sandbox != nil {
 			fmt.Fprintf(bw, "  sandbox: %s\n", s.Sandbox)
 		}

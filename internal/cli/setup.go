@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // pluginDirsFlag adds --plugins to cmd.
 func pluginDirsFlag(cmd *cobra.Command, dirs *[]string) {
 	cmd.Flags().StringArrayVar(dirs, "plugins", nil,
-		"load the plugins whose manifests (*.plugin.json) are in DIR; repeatable. A plugin's scorer replaces the built-in of the same name")
+		"load the plugins whose manifests (*.plugin.json) are in DIR; repeatable. A plugin's scorer replaces a built-in of the same name only when its manifest lists the name in \"replaces\"")
 }
 
 // logger is what the host and the runtimes log through: warnings and errors on stderr.
@@ -76,28 +77,14 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 
 // openRegistry returns the built-in scorers, replaced by the ones in the builtins manifest
 // when given, plus the plugins in dirs, and a func that releases what loading the plugins
-// holds (compiled modules, processes, the compilation cache).
+// holds (compiled modules, processes, the compilation cache). Loading fails per plugin: a
+// plugin that cannot be read, verified, compiled, started or registered is recorded in
+// the registry (host.Registry.Failures), logged, and the others load. A plugin scorer
+// that takes the name of a scorer already registered is refused unless its manifest
+// lists that name in "replaces".
 func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) (*host.Registry, func(context.Context) error, error) {
 	reg, err := e.registry()
 	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		engine  *wasm.Engine
-		loaded  []host.Plugin
-		closeFn = func(ctx context.Context) error {
-			var errs []error
-			for _, p := range loaded {
-				errs = append(errs, p.Close(ctx))
-			}
-			if engine != nil {
-				errs = append(errs, engine.Close(ctx))
-			}
-			return errors.Join(errs...)
-		}
-	)
-	fail := func(err error) (*host.Registry, func(context.Context) error, error) {
-		_ = closeFn(context.WithoutCancel(ctx))
 		return nil, nil, err
 	}
 	var paths []string
@@ -107,38 +94,93 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 	for _, dir := range dirs {
 		found, err := host.ManifestsIn(dir)
 		if err != nil {
-			return fail(fmt.Errorf("--plugins %s: %w", dir, err))
+			return nil, nil, fmt.Errorf("--plugins %s: %w", dir, err)
 		}
 		paths = append(paths, found...)
 	}
+	l := loader{log: e.logger(), reg: reg}
 	for _, path := range paths {
-		m, err := host.ReadManifest(path)
-		if err != nil {
-			return fail(err)
-		}
-		var ps []host.Plugin
-		switch m.Runtime {
-		case host.RuntimeWASM:
-			if engine == nil {
-				if engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: e.logger()}); err != nil {
-					return fail(err)
-				}
-			}
-			ps, err = engine.Load(ctx, m)
-		case host.RuntimeProcess:
-			ps, err = process.Load(ctx, m, process.Options{Logger: e.logger()})
-		}
-		if err != nil {
-			return fail(err)
-		}
-		loaded = append(loaded, ps...)
-		for _, p := range ps {
-			if err := reg.Register(p, true); err != nil {
-				return fail(fmt.Errorf("%s: %w", path, err))
-			}
-		}
+		l.load(ctx, path)
 	}
-	return reg, closeFn, nil
+	return reg, l.close, nil
+}
+
+// loader loads plugins into a registry one at a time, each failure its own.
+type loader struct {
+	log    *slog.Logger
+	reg    *host.Registry
+	engine *wasm.Engine
+	loaded []host.Plugin
+}
+
+func (l *loader) load(ctx context.Context, path string) {
+	m, err := host.ReadManifest(path)
+	if err != nil {
+		l.fail(host.LoadFailure{Plugin: strings.TrimSuffix(filepath.Base(path), host.ManifestSuffix), Manifest: path, Err: err})
+		return
+	}
+	failure := host.LoadFailure{Plugin: m.Name, Manifest: path, Runtime: m.Runtime, Scorers: m.Scorers, Replaces: m.Replaces}
+	var ps []host.Plugin
+	switch m.Runtime {
+	case host.RuntimeWASM:
+		if l.engine == nil {
+			if l.engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: l.log}); err != nil {
+				failure.Err = err
+				l.fail(failure)
+				return
+			}
+		}
+		ps, err = l.engine.Load(ctx, m)
+	case host.RuntimeProcess:
+		ps, err = process.Load(ctx, m, process.Options{Logger: l.log})
+	}
+	if err != nil {
+		failure.Err = err
+		l.fail(failure)
+		return
+	}
+	for _, p := range ps {
+		if err := l.register(p, &m); err != nil {
+			_ = p.Close(ctx)
+			failure.Scorers, failure.Err = []string{p.Info().Name}, err
+			l.fail(failure)
+			continue
+		}
+		l.loaded = append(l.loaded, p)
+	}
+}
+
+// register adds p, replacing a registered scorer only where the manifest opts in.
+func (l *loader) register(p host.Plugin, m *host.Manifest) error {
+	name := p.Info().Name
+	if slices.Contains(l.reg.Names(), name) {
+		if !m.MayReplace(name) {
+			return fmt.Errorf("%w: scorer %s is registered already (built in, or from another plugin); to replace it, add \"replaces\": [%q] to %s's manifest",
+				errShadowing, name, name, m.Name)
+		}
+		return l.reg.Replace(p, m.Name)
+	}
+	return l.reg.Register(p, false)
+}
+
+// errShadowing: a plugin scorer takes a registered name without opting in.
+var errShadowing = errors.New("name taken")
+
+func (l *loader) fail(f host.LoadFailure) {
+	l.reg.Fail(f)
+	l.log.Warn("plugin not loaded", "plugin", f.Plugin, "manifest", f.Manifest, "error", f.Err)
+}
+
+// close releases the loaded plugins and the WASM engine.
+func (l *loader) close(ctx context.Context) error {
+	var errs []error
+	for _, p := range l.loaded {
+		errs = append(errs, p.Close(ctx))
+	}
+	if l.engine != nil {
+		errs = append(errs, l.engine.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // builtinManifest finds the manifest of the built-in scorers built for runtime (make

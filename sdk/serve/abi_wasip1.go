@@ -47,7 +47,7 @@ func abiInfo() uint64 {
 }
 
 //go:wasmexport scorekit_v1_codecs
-func abiCodecs() uint32 { return CodecBinary }
+func abiCodecs() uint32 { return CodecBinary | CodecRevision<<CodecRevisionShift }
 
 //go:wasmexport scorekit_v1_configure
 func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {

@@ -1,10 +1,11 @@
 // Command mkmanifest writes the plugin manifest of a freshly built artifact, pinning its
 // sha256, so `make` can produce loadable plugins:
 //
-//	go run ./internal/cmd/mkmanifest -runtime wasm -o build/wasm/builtin.plugin.json build/wasm/builtin.wasm
+//	go run ./internal/cmd/mkmanifest -runtime wasm -replaces-builtin -o build/wasm/builtin.plugin.json build/wasm/builtin.wasm
 //
 // It is `scorekit plugin manifest --check=false` under the flags the make rules use; scorer
-// authors use that command.
+// authors use that command. -replaces-builtin marks a build of the built-in scorers, which
+// replaces them (scorekit score --runtime wasm|process).
 package main
 
 import (
@@ -12,8 +13,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/scorekit/scorekit/internal/cli"
+	"github.com/scorekit/scorekit/plugins/builtin"
 )
 
 func main() {
@@ -21,6 +24,7 @@ func main() {
 	out := fs.String("o", "", "manifest to write (default: next to the artifact, NAME.plugin.json)")
 	name := fs.String("name", "", "plugin name (default: the artifact's base name)")
 	runtime := fs.String("runtime", "", "runtime: wasm or process (default: read from the artifact)")
+	replacesBuiltin := fs.Bool("replaces-builtin", false, "the artifact is a build of the built-in scorers: let it replace each of them")
 	_ = fs.Parse(os.Args[1:])
 	if fs.NArg() != 1 {
 		fmt.Fprintf(os.Stderr, "mkmanifest: want one artifact path, got %d arguments; usage: mkmanifest [-o FILE] [-name NAME] [-runtime R] ARTIFACT\n", fs.NArg())
@@ -31,6 +35,13 @@ func main() {
 		if f.v != "" {
 			args = append(args, f.flag, f.v)
 		}
+	}
+	if *replacesBuiltin {
+		var names []string
+		for _, f := range builtin.Factories() {
+			names = append(names, f().Info().Name)
+		}
+		args = append(args, "--replaces", strings.Join(names, ","))
 	}
 	os.Exit(cli.Run(context.Background(), append(args, fs.Arg(0)), os.Stdin, os.Stdout, os.Stderr))
 }

@@ -7,11 +7,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -44,9 +47,38 @@ func (tester) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		for {
 		}
 	case "bomb":
-		for {
-			hoard = append(hoard, make([]byte, 1<<20))
+		for { // touch every page, so the memory is really resident
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			hoard = append(hoard, b)
 		}
+	case "crumbs": // small reachable objects: the collector runs ever longer as they pile up
+		var crumbs [][]byte
+		for {
+			crumbs = append(crumbs, make([]byte, 64))
+			hoard = crumbs
+		}
+	case "hold": // 24 MiB, touched, then wait for the deadline
+		for range 24 {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			hoard = append(hoard, b)
+		}
+		time.Sleep(time.Hour)
+		return sdk.Scored(1, "held"), nil
+	case "sleep":
+		time.Sleep(time.Hour)
+		return sdk.Scored(1, "woke up"), nil
+	case "random":
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return sdk.Result{}, err
+		}
+		return sdk.Scored(1, hex.EncodeToString(b[:])), nil
 	case "panic":
 		panic("tester was told to panic")
 	case "exit":

@@ -1,0 +1,13 @@
+;; Its start function (the start section, which runs at instantiation) never returns: the
+;; host must stop it at the load deadline and load the other plugins.
+;; Build: wat2wasm loopstart.wat -o loopstart.wasm (the tests do this; wabt is in .ci/apt.txt)
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "[{\"name\":\"loopstart\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")
+  (func $spin (loop $l (br $l)))
+  (start $spin)
+  (func (export "scorekit_v1_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "scorekit_v1_info") (result i64) (i64.or (i64.shl (i64.const 1024) (i64.const 32)) (i64.const 130)))
+  (func (export "scorekit_v1_configure") (param i32 i32 i32) (result i64) (i64.const 0))
+  (func (export "scorekit_v1_score") (param i32 i32 i32 i32) (result i64) (i64.const 0))
+)

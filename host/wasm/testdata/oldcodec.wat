@@ -1,0 +1,14 @@
+;; Offers the binary codec at a revision the host does not speak (0), and answers in
+;; JSON: the host must speak JSON to it, not misread its replies.
+;; Build: wat2wasm oldcodec.wat -o oldcodec.wasm (the tests do this; wabt is in .ci/apt.txt)
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "[{\"name\":\"ok\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")
+  (data (i32.const 4096) "{\"status\":\"scored\",\"score\":1,\"reason\":\"wat says yes\"}")
+  (func (export "scorekit_v1_codecs") (result i32) (i32.const 2))
+  (func (export "scorekit_v1_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "scorekit_v1_info") (result i64) (i64.or (i64.shl (i64.const 1024) (i64.const 32)) (i64.const 123)))
+  (func (export "scorekit_v1_configure") (param i32 i32 i32) (result i64) (i64.const 0))
+  (func (export "scorekit_v1_score") (param i32 i32 i32 i32) (result i64)
+    (i64.or (i64.shl (i64.const 4096) (i64.const 32)) (i64.const 53)))
+)
