@@ -22,6 +22,7 @@ type Host struct {
 	runLimits RunLimits
 	log       *slog.Logger
 	configs   configSchemas
+	calls     *calls
 }
 
 // Option configures a Host.
@@ -49,7 +50,7 @@ func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.log = l } }
 
 // New returns a host that runs the scorers of reg.
 func New(reg *Registry, opts ...Option) *Host {
-	h := &Host{reg: reg, timeout: DefaultTimeout, log: slog.Default()}
+	h := &Host{reg: reg, timeout: DefaultTimeout, log: slog.Default(), calls: newCalls()}
 	for _, o := range opts {
 		o(h)
 	}
@@ -100,6 +101,7 @@ type Scorer struct {
 	limits  RunLimits // the host's run limits lowered by the tenant's, defaults filled in
 	// replaced names the plugin that replaced the scorer registered under this name.
 	replaced string
+	inline   bool // the backend observes its context: call it on the caller's goroutine
 }
 
 // Open checks the scorer's Info, merges Info.Defaults under opts.Config, validates the
@@ -144,6 +146,9 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, tenant: tenant, runtime: p.Runtime(),
 		limits: h.runLimits.WithDefaults().Lower(opts.RunLimits)}
 	s.replaced, _ = h.reg.Replaced(name)
+	if o, ok := b.(ContextObserver); ok && o.ObservesContext() {
+		s.inline = true
+	}
 	if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
 		s.judge = h.judge
 	}

@@ -45,6 +45,13 @@ func (b *nativeBackend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge
 	return b.s.Score(ctx, sdk.Call{Run: *run, Judge: judge})
 }
 
+// ObservesContext reports whether the scorer says it returns promptly once its context is
+// done (see ContextObserver).
+func (b *nativeBackend) ObservesContext() bool {
+	o, ok := b.s.(ContextObserver)
+	return ok && o.ObservesContext()
+}
+
 func (b *nativeBackend) Close(context.Context) error {
 	if c, ok := b.s.(io.Closer); ok {
 		return c.Close()

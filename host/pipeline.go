@@ -119,17 +119,33 @@ type outcome struct {
 	err error
 }
 
-// call runs the backend under the host deadline. The backend runs on its own goroutine so
-// that a native scorer that ignores its context still yields a timeout at the deadline
-// (its goroutine is then abandoned; WASM and process backends stop on the context).
+// call runs the backend under the host deadline, in a slot of the host's (see
+// WithMaxCalls, WithMaxOverdue) that it holds until the backend has really returned.
+//
+// A backend that observes its context (ContextObserver, as the built-in scorers do) runs on
+// the caller's goroutine and stops itself at the deadline. Any other runs on its own
+// goroutine, so that a native scorer that ignores its context still yields a timeout at the
+// deadline; its work then goes on, overdue, in the slot it holds, and the host counts it.
 func (s *Scorer) call(parent context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
 	ctx, cancel := context.WithTimeoutCause(parent, s.h.timeout, errHostDeadline)
 	defer cancel()
 	if ctx.Err() != nil { // the caller gave up already: do not start work
 		return sdk.Result{}, s.deadlineErr(ctx)
 	}
+	if err := s.h.calls.acquire(ctx); err != nil {
+		return sdk.Result{}, s.slotErr(ctx)
+	}
+	if s.inline {
+		o := s.invokeInline(ctx, run, judge)
+		s.h.calls.releaseInline(ctx, o.err != nil)
+		if o.err != nil && ctx.Err() != nil {
+			return sdk.Result{}, s.deadlineErr(ctx)
+		}
+		return o.res, o.err
+	}
+	k := &call{}
 	done := make(chan outcome, 1)
-	go s.invoke(ctx, run, judge, done)
+	go s.invoke(ctx, run, judge, k, done)
 	select {
 	case o := <-done:
 		if o.err != nil && ctx.Err() != nil {
@@ -138,26 +154,43 @@ func (s *Scorer) call(parent context.Context, run *sdk.Run, judge sdk.Judge) (sd
 		return o.res, o.err
 	case <-ctx.Done():
 		// A result that arrived with the deadline is a result: select picks at random.
-		select {
-		case o := <-done:
-			if o.err == nil {
+		if !s.h.calls.abandon(k) {
+			if o := <-done; o.err == nil {
 				return o.res, nil
 			}
-		default:
 		}
 		return sdk.Result{}, s.deadlineErr(ctx)
 	}
 }
 
-func (s *Scorer) invoke(ctx context.Context, run *sdk.Run, judge sdk.Judge, done chan<- outcome) {
+// invoke runs the backend on its own goroutine and frees the call's slot when it returns.
+func (s *Scorer) invoke(ctx context.Context, run *sdk.Run, judge sdk.Judge, k *call, done chan<- outcome) {
+	o := s.invokeInline(ctx, run, judge)
+	s.h.calls.release(k, o.err != nil)
+	done <- o
+}
+
+// invokeInline runs the backend, turning a panic into scorer_error.
+func (s *Scorer) invokeInline(ctx context.Context, run *sdk.Run, judge sdk.Judge) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.h.log.Error("scorer panicked", "scorer", s.info.Name, "panic", p, "stack", string(debug.Stack()))
-			done <- outcome{err: &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer %s panicked: %v", s.info.Name, p)}}
+			o = outcome{err: &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer %s panicked: %v", s.info.Name, p)}}
 		}
 	}()
 	res, err := s.backend.Score(ctx, run, judge)
-	done <- outcome{res, err}
+	return outcome{res, err}
+}
+
+// slotErr explains a call that never started: its deadline passed while it waited for a
+// slot.
+func (s *Scorer) slotErr(ctx context.Context) error {
+	err := s.deadlineErr(ctx)
+	if e, ok := err.(*sdk.Error); ok {
+		st := s.h.Calls()
+		e.Message += fmt.Sprintf(" (it never started: it waited for a slot while %d calls ran, %d of them past their deadline; see host.WithMaxCalls and host.WithMaxOverdue)", st.Running, st.Overdue)
+	}
+	return err
 }
 
 func (s *Scorer) deadlineErr(ctx context.Context) error {

@@ -3,5 +3,5 @@
 
 .PHONY: bench-peers
 
-bench-peers: ## time scorekit's deterministic scorers against Mastra's on >= 2,000 shared runs
-	RUNTIMES="$(or $(RUNTIMES),native)" bench/peers/run.sh
+bench-peers: ## time scorekit's deterministic scorers against Mastra's on >= 2,000 shared runs, sides alternated over ROUNDS (5)
+	RUNTIMES="$(or $(RUNTIMES),native)" ROUNDS="$(or $(ROUNDS),5)" bench/peers/run.sh

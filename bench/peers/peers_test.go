@@ -21,7 +21,7 @@ func TestScoreAndCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	native := filepath.Join(dir, "native.json")
-	if err := scoreCmd([]string{"-in", runs, "-out", native}); err != nil {
+	if err := scoreCmd([]string{"-in", runs, "-out", native, "-min-time", "1ns"}); err != nil {
 		t.Fatalf("score: %v", err)
 	}
 	got, err := readScores(native, 3)
@@ -51,7 +51,38 @@ func TestScoreAndCompare(t *testing.T) {
 	if err := compareCmd([]string{"-runs", runs, "-mastra", peerPath, native}); err != nil {
 		t.Fatalf("compare: %v", err)
 	}
+	// A second round of the four text scorers on each side, as run.sh alternates them.
+	native2 := filepath.Join(dir, "native.2.json")
+	if err := scoreCmd([]string{"-in", runs, "-out", native2, "-min-time", "1ns", "-scorers", "content_similarity,keyword_coverage,textual_difference,tone"}); err != nil {
+		t.Fatalf("score round 2: %v", err)
+	}
+	if err := compareCmd([]string{"-runs", runs, "-mastra", peerPath + "," + peerPath, native, native2}); err != nil {
+		t.Fatalf("compare two rounds: %v", err)
+	}
+	// Rounds of one side must agree on every score.
+	bad := *got
+	bad.Scorers = map[string]*scorerTimes{"tone": {Seconds: 1, Scores: []*float64{ptr(0.5), ptr(0.5), ptr(0.5)}}}
+	badPath := filepath.Join(dir, "bad.json")
+	if b, err := json.Marshal(bad); err != nil || os.WriteFile(badPath, b, 0o644) != nil {
+		t.Fatal("write bad round")
+	}
+	if err := compareCmd([]string{"-runs", runs, "-mastra", peerPath, native, badPath}); err == nil {
+		t.Fatal("compare accepted rounds of one side whose scores differ")
+	}
 	if err := compareCmd([]string{"-runs", runs, "-mastra", peerPath}); err == nil {
 		t.Fatal("compare without scorekit files succeeded")
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/sizematrix"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -24,12 +26,17 @@ type scoreFile struct {
 }
 
 type scorerTimes struct {
-	Seconds float64    `json:"seconds"`
-	Scores  []*float64 `json:"scores"`
+	// Seconds is the wall time of one pass over the runs; CPUSeconds the process's CPU
+	// time for it (every thread: garbage collection and compilers included), steadier on a
+	// shared machine. Both are averages over the passes timed.
+	Seconds    float64    `json:"seconds"`
+	CPUSeconds float64    `json:"cpu_seconds"`
+	Passes     int        `json:"passes"`
+	Scores     []*float64 `json:"scores"`
 }
 
 // warmup is how many runs each side scores untimed before the timed loop (JIT, caches).
-const warmup = 200
+const warmup = 1000
 
 // scoreCmd scores every run with every compared scorer in one runtime and writes the
 // timings and scores.
@@ -39,8 +46,17 @@ func scoreCmd(args []string) error {
 	out := fs.String("out", "native.json", "file to write")
 	runtime := fs.String("runtime", host.RuntimeNative, "where the scorers run: native or wasm")
 	plugins := fs.String("plugins", "", "with -runtime wasm: the folder holding the heuristic plugin's manifest")
+	only := fs.String("scorers", strings.Join(compared, ","), "comma-separated scorers to time")
+	minTime := fs.Duration("min-time", time.Second, "time whole passes over the runs until at least this long")
+	sideName := fs.String("side", "", `name of this side in the tables; default "scorekit RUNTIME" (name a build of other code, e.g. "before native")`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	names := strings.Split(*only, ",")
+	for _, n := range names {
+		if !slices.Contains(compared, n) {
+			return fmt.Errorf("score: -scorers: unknown scorer %q; want some of %s", n, strings.Join(compared, ","))
+		}
 	}
 	runs, err := readRuns(*in)
 	if err != nil {
@@ -57,8 +73,11 @@ func scoreCmd(args []string) error {
 	for i, r := range runs {
 		sruns[i] = r.sdkRun()
 	}
-	res := scoreFile{Side: "scorekit " + *runtime, Scorers: map[string]*scorerTimes{}}
-	for _, name := range compared {
+	if *sideName == "" {
+		*sideName = "scorekit " + *runtime
+	}
+	res := scoreFile{Side: *sideName, Scorers: map[string]*scorerTimes{}}
+	for _, name := range names {
 		s, err := h.Open(ctx, name, host.OpenOptions{})
 		if err != nil {
 			return fmt.Errorf("score: %w", err)
@@ -67,19 +86,24 @@ func scoreCmd(args []string) error {
 			s.Score(ctx, r)
 		}
 		scores := make([]*float64, len(sruns))
-		start := time.Now()
-		for i, r := range sruns {
-			if got := s.Score(ctx, r); got.Status == sdk.StatusScored {
-				v := got.Value()
-				scores[i] = &v
+		passes := 0
+		start, cpu := time.Now(), sizematrix.CPUTime()
+		for passes == 0 || time.Since(start) < *minTime {
+			for i, r := range sruns {
+				if got := s.Score(ctx, r); got.Status == sdk.StatusScored && passes == 0 {
+					v := got.Value()
+					scores[i] = &v
+				}
 			}
+			passes++
 		}
-		secs := time.Since(start).Seconds()
+		secs := time.Since(start).Seconds() / float64(passes)
+		cpuSecs := (sizematrix.CPUTime() - cpu).Seconds() / float64(passes)
 		if err := s.Close(ctx); err != nil {
 			return fmt.Errorf("score: close %s: %w", name, err)
 		}
-		res.Scorers[name] = &scorerTimes{Seconds: secs, Scores: scores}
-		fmt.Fprintf(os.Stderr, "%s %-20s %8.0f runs/s\n", res.Side, name, float64(len(sruns))/secs)
+		res.Scorers[name] = &scorerTimes{Seconds: secs, CPUSeconds: cpuSecs, Passes: passes, Scores: scores}
+		fmt.Fprintf(os.Stderr, "%s %-20s %8.0f runs/s %8.0f runs/cpu-s (%d passes)\n", res.Side, name, float64(len(sruns))/secs, float64(len(sruns))/cpuSecs, passes)
 	}
 	b, err := json.Marshal(res)
 	if err != nil {

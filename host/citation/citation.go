@@ -159,7 +159,7 @@ type doc struct {
 	refs  int
 	defs  map[string]string
 	res   *resolver
-	bags  []bag
+	post  *postings // built on the first cited claim
 }
 
 func parse(output string, context []sdk.Passage) *doc {
@@ -202,11 +202,8 @@ func parse(output string, context []sdk.Passage) *doc {
 
 // check runs the support tests on a cited claim and returns "id: reason" findings.
 func (d *doc) check(s sentence) []string {
-	if d.bags == nil {
-		d.bags = make([]bag, len(d.res.passages))
-		for i, p := range d.res.passages {
-			d.bags[i] = passageBag(p.Text)
-		}
+	if d.post == nil {
+		d.post = newPostings(d.res.passages)
 	}
 	var out []string
 	for _, g := range segments(s) {
@@ -220,14 +217,14 @@ func (d *doc) check(s sentence) []string {
 			continue
 		}
 		t := extract(g.text, g.first)
-		if why := unsupported(t, cited, d.bags, d.res.ids); why != "" {
+		if why := unsupported(t, cited, d.post, d.res.ids); why != "" {
 			for _, i := range uniq(cited) {
 				out = append(out, d.res.ids[i]+": "+why)
 			}
 			continue
 		}
 		for _, i := range uniq(cited) {
-			if disjoint(t, d.bags[i]) {
+			if disjoint(t, d.post, i) {
 				out = append(out, fmt.Sprintf("%s: passage %s shares no content word with %q", d.res.ids[i], d.res.ids[i], clip(g.text)))
 			}
 		}

@@ -2,8 +2,11 @@ package citation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/scorekit/scorekit/sdk"
 )
 
 // terms are what the support tests compare: content-word stems, numbers, and names
@@ -194,25 +197,81 @@ const (
 	highCoverage       = 2.0 / 3
 )
 
-// unsupported runs the support tests on one cited segment and returns a reason naming the
-// better passage, or "". cited are passage indexes; bags are all passages' terms.
-func unsupported(seg terms, cited []int, bags []bag, ids []string) string {
-	in := func(pred func(bag) bool, idx []int) bool {
-		for _, i := range idx {
-			if pred(bags[i]) {
-				return true
-			}
+// postings index the passages by term: for each stem, number and word, the passages that
+// hold it, ascending. The support tests then look at the passages a term is in instead of
+// asking every passage for every term of every segment, which cost segments x passages.
+type postings struct {
+	n                  int // passages
+	stems, nums, words map[string][]int32
+	count              []int32 // scratch for cover counts, one per passage
+	touched            []int32
+}
+
+// newPostings indexes the passages' terms as passageBag finds them, without a bag per
+// passage.
+func newPostings(passages []sdk.Passage) *postings {
+	p := &postings{n: len(passages), stems: map[string][]int32{}, nums: map[string][]int32{}, words: map[string][]int32{}, count: make([]int32, len(passages))}
+	post := func(m map[string][]int32, k string, i int32) {
+		if l := m[k]; len(l) == 0 || l[len(l)-1] != i {
+			m[k] = append(l, i)
 		}
-		return false
 	}
+	for i, pa := range passages {
+		i := int32(i)
+		for _, n := range numbers(pa.Text) {
+			post(p.nums, normalizeNumber(n), i)
+		}
+		for _, w := range words(pa.Text) {
+			low := strings.ToLower(w)
+			if d, ok := numberWords[low]; ok {
+				post(p.nums, d, i)
+			}
+			post(p.words, plain(low), i)
+			post(p.stems, stem(low), i)
+		}
+	}
+	return p
+}
+
+// unionLen is the number of passages in the union of two ascending lists.
+func unionLen(a, b []int32) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case b[j] < a[i]:
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		n++
+	}
+	return n + len(a) - i + len(b) - j
+}
+
+// holds reports whether one of the passages in idx is in the ascending list ps.
+func holds(ps []int32, idx []int) bool {
+	for _, i := range idx {
+		if _, ok := slices.BinarySearch(ps, int32(i)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupported runs the support tests on one cited segment and returns a reason naming the
+// better passage, or "". cited are passage indexes; p indexes all passages' terms.
+func unsupported(seg terms, cited []int, p *postings, ids []string) string {
 	isCited := map[int]bool{}
 	for _, i := range cited {
 		isCited[i] = true
 	}
-	other := func(pred func(bag) bool) int {
-		for i := range bags {
-			if !isCited[i] && pred(bags[i]) {
-				return i
+	// first is the first passage not cited in ps, or -1.
+	first := func(ps []int32) int {
+		for _, i := range ps {
+			if !isCited[int(i)] {
+				return int(i)
 			}
 		}
 		return -1
@@ -224,36 +283,32 @@ func unsupported(seg terms, cited []int, bags []bag, ids []string) string {
 	// fact from being flagged.
 	type fact struct {
 		what, v string
-		has     func(bag) bool
+		a, b    []int32 // the passages that hold it: in either list
 	}
 	var facts []fact
 	for _, n := range seg.nums {
-		facts = append(facts, fact{"number", n, func(b bag) bool { return b.nums[n] }})
+		facts = append(facts, fact{"number", n, p.nums[n], nil})
 	}
 	for _, e := range seg.names {
-		facts = append(facts, fact{"name", e, func(b bag) bool { return b.words[e] || b.stems[stem(e)] }})
-	}
-	all := make([]int, len(bags))
-	for i := range all {
-		all[i] = i
+		facts = append(facts, fact{"name", e, p.words[e], p.stems[stem(e)]})
 	}
 	specific := facts[:0]
 	for _, f := range facts {
-		everywhere := true
-		for i := range bags {
-			everywhere = everywhere && f.has(bags[i])
-		}
-		if !everywhere {
+		if unionLen(f.a, f.b) != p.n { // not in every passage
 			specific = append(specific, f)
 		}
 	}
 	held := false
 	for _, f := range specific {
-		held = held || in(f.has, cited)
+		held = held || holds(f.a, cited) || holds(f.b, cited)
 	}
 	if !held {
 		for _, f := range specific {
-			if j := other(f.has); j >= 0 {
+			j, k := first(f.a), first(f.b)
+			if j < 0 || (k >= 0 && k < j) {
+				j = k
+			}
+			if j >= 0 {
 				return fmt.Sprintf("%s %s is not in the cited passage but is in passage %s", f.what, f.v, ids[j])
 			}
 		}
@@ -262,43 +317,55 @@ func unsupported(seg terms, cited []int, bags []bag, ids []string) string {
 		return ""
 	}
 	// 3. The cited passages cover few of the content words; another covers most.
-	cover := func(idx []int) int {
-		n := 0
-		for _, s := range seg.stems {
-			if in(func(b bag) bool { return b.stems[s] }, idx) {
-				n++
-			}
+	got := 0
+	for _, s := range seg.stems {
+		if holds(p.stems[s], cited) {
+			got++
 		}
-		return n
 	}
-	got := cover(cited)
-	if float64(got) <= lowCoverage*float64(len(seg.stems)) {
-		for j := range bags {
-			if isCited[j] {
-				continue
+	if float64(got) > lowCoverage*float64(len(seg.stems)) {
+		return ""
+	}
+	// Count, for every passage that holds one of the stems, how many it holds; the first
+	// passage not cited that holds enough is the better one.
+	for _, s := range seg.stems {
+		for _, i := range p.stems[s] {
+			if p.count[i] == 0 {
+				p.touched = append(p.touched, i)
 			}
-			if best := cover([]int{j}); float64(best) >= highCoverage*float64(len(seg.stems)) && best-got >= 2 {
-				return fmt.Sprintf("the cited passage has %d of the sentence's %d content words, passage %s has %d",
-					got, len(seg.stems), ids[j], best)
-			}
+			p.count[i]++
 		}
+	}
+	found, foundBest := -1, 0 // the lowest passage that qualifies, as a scan in order finds
+	for _, j := range p.touched {
+		best := int(p.count[j])
+		if (found < 0 || int(j) < found) && !isCited[int(j)] && float64(best) >= highCoverage*float64(len(seg.stems)) && best-got >= 2 {
+			found, foundBest = int(j), best
+		}
+		p.count[j] = 0
+	}
+	p.touched = p.touched[:0]
+	if found >= 0 {
+		return fmt.Sprintf("the cited passage has %d of the sentence's %d content words, passage %s has %d",
+			got, len(seg.stems), ids[found], foundBest)
 	}
 	return ""
 }
 
-// disjoint reports whether passage b shares no content word or number with seg: a citation
+// disjoint reports whether passage i shares no content word or number with seg: a citation
 // to it supports nothing in the sentence, whatever the other passages say.
-func disjoint(seg terms, b bag) bool {
+func disjoint(seg terms, p *postings, i int) bool {
 	if len(seg.stems)+len(seg.nums) < minTermsForOverlap {
 		return false
 	}
+	at := []int{i}
 	for _, s := range seg.stems {
-		if b.stems[s] {
+		if holds(p.stems[s], at) {
 			return false
 		}
 	}
 	for _, n := range seg.nums {
-		if b.nums[n] {
+		if holds(p.nums[n], at) {
 			return false
 		}
 	}

@@ -3,7 +3,9 @@ package heuristic
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -13,7 +15,9 @@ import (
 // words with verbs in their base form; an input term of up to 3 characters is covered only by
 // the same term, a longer one by an output term that contains it or is contained in it with
 // more than 60% of its length. The score is covered / input terms; 1 when both texts have no
-// terms, 0 when only the input has none.
+// terms, 0 when only the input has none. The overlaps are found through hash sets of
+// substrings, not by comparing every pair of terms; an input with so many long terms that
+// this exceeds its cost limit is approximated (see overlapBudget) and flagged.
 //
 // Mastra finds verbs with a part-of-speech tagger (compromise). This scorer rewrites verb
 // phrases with a small rule set instead (irregular verbs, -ed/-ing/-s forms, modals,
@@ -35,14 +39,27 @@ func (*Completeness) Info() sdk.Info {
 }
 
 // Score grades call.Run: coverage of the input's terms in the output.
-func (*Completeness) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (*Completeness) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	in := terms(call.Run.Input)
-	out := terms(call.Run.Output)
-	score, missing := coverage(in, out)
+	if err := ctx.Err(); err != nil { // each pass is linear; look between them
+		return sdk.Result{}, err
+	}
+	out, outSet := termSet(call.Run.Output)
+	score, missing, exact, err := coverage(ctx, in, out, outSet)
+	if err != nil {
+		return sdk.Result{}, err
+	}
 	if missing == nil {
 		missing = []string{} // a JSON list, never null
 	}
-	res := sdk.Scored(score, completenessReason(len(in), missing))
+	reason := completenessReason(len(in), missing)
+	if !exact {
+		reason += " (approximated: too many long terms to test every overlap within the cost limit; some counted as missing may be covered)"
+	}
+	res := sdk.Scored(score, reason)
+	if !exact {
+		res.Flags = []string{FlagApproximated}
+	}
 	res.Steps = []sdk.Step{step("preprocess", map[string]any{
 		"input_elements":   len(in),
 		"output_elements":  len(out),
@@ -70,47 +87,147 @@ func completenessReason(total int, missing []string) string {
 		total-len(missing), total, strings.Join(shown, ", "), more)
 }
 
-// coverage returns the share of in covered by out and the terms of in not covered.
-func coverage(in, out []string) (float64, []string) {
+// overlapBudget caps the work of the substring tests (bytes hashed, plus 16 a lookup; about
+// 50-100 ms natively). Real text of 1 MiB stays far within it; beyond it, the input terms
+// not yet tested count as missing (a lower bound of the score) and the result is flagged
+// approximated.
+const overlapBudget = 1 << 25
+
+// coverage returns the share of in covered by out and the terms of in not covered, in
+// order. A term is covered by the same term in out or, when longer than 3 characters, by an
+// out term it contains or that contains it with more than 60% of the longer one's length.
+// The reference compares every pair of terms; here the substrings of the right lengths are
+// looked up in hash sets instead, both ways, so the cost grows with the texts' length, not
+// with the product of their vocabularies. exact is false when overlapBudget ran out.
+func coverage(ctx context.Context, in, out []string, outSet map[string]struct{}) (score float64, missing []string, exact bool, err error) {
 	if len(in) == 0 {
 		if len(out) == 0 {
-			return 1, nil
+			return 1, nil, true, nil
 		}
-		return 0, nil
+		return 0, nil, true, nil
 	}
-	exact := make(map[string]struct{}, len(out))
-	for _, o := range out {
-		exact[o] = struct{}{}
-	}
-	var missing []string
-	covered := 0
-	for _, e := range in {
-		if _, ok := exact[e]; ok {
-			covered++
-			continue
+	covered := make([]bool, len(in))
+	var cand []int // terms of in that need the substring tests
+	for i, e := range in {
+		if _, ok := outSet[e]; ok {
+			covered[i] = true
+		} else if len(e) > 3 {
+			cand = append(cand, i)
 		}
-		if len(e) > 3 && overlaps(e, out) {
-			covered++
-			continue
-		}
-		missing = append(missing, e)
 	}
-	return float64(covered) / float64(len(in)), missing
+	exact = true
+	if len(cand) > 0 && len(out) > 0 {
+		exact, err = overlapAll(ctx, in, out, outSet, cand, covered)
+		if err != nil {
+			return 0, nil, false, err
+		}
+	}
+	n := 0
+	for i, e := range in {
+		if covered[i] {
+			n++
+		} else {
+			missing = append(missing, e)
+		}
+	}
+	return float64(n) / float64(len(in)), missing, exact, nil
 }
 
-// overlaps reports whether some term in out contains e or is contained in it with more than
-// 60% of the longer one's length. Terms are ASCII, so byte lengths are character counts.
-func overlaps(e string, out []string) bool {
-	for _, s := range out {
-		longer, shorter := s, e
-		if len(e) > len(s) {
-			longer, shorter = e, s
+// overlapAll marks the terms of in listed in cand that overlap a term of out (see coverage).
+// Terms are ASCII, so byte lengths are character counts. It reports false when the budget
+// ran out before every candidate was tested.
+func overlapAll(ctx context.Context, in, out []string, outSet map[string]struct{}, cand []int, covered []bool) (bool, error) {
+	work := 0
+	spend := func(l int) (bool, error) {
+		work += l + 16
+		if work&0xFFFF < (l+16) && ctx.Err() != nil { // about every 64 KiB of work
+			return false, ctx.Err()
 		}
-		if float64(len(shorter))/float64(len(longer)) > 0.6 && strings.Contains(longer, shorter) {
-			return true
+		return work <= overlapBudget, nil
+	}
+	// ratioOK is the reference's test, in the reference's arithmetic.
+	ratioOK := func(shorter, longer int) bool { return float64(shorter)/float64(longer) > 0.6 }
+	// An out term inside e: look up e's substrings of the lengths out terms have.
+	outLens := distinctLens(out)
+	var rest []int
+	for _, i := range cand {
+		e := in[i]
+	lengths:
+		for _, l := range outLens {
+			if l >= len(e) {
+				break
+			}
+			if !ratioOK(l, len(e)) {
+				continue
+			}
+			for p := 0; p+l <= len(e); p++ {
+				ok, err := spend(l)
+				if err != nil || !ok {
+					return false, err
+				}
+				if _, hit := outSet[e[p:p+l]]; hit {
+					covered[i] = true
+					break lengths
+				}
+			}
+		}
+		if !covered[i] {
+			rest = append(rest, i)
 		}
 	}
-	return false
+	if len(rest) == 0 {
+		return true, nil
+	}
+	// e inside an out term: look up each out term's substrings of the lengths left.
+	left := make(map[string]int, len(rest))
+	restTerms := make([]string, len(rest))
+	for k, i := range rest {
+		left[in[i]] = i
+		restTerms[k] = in[i]
+	}
+	restLens := distinctLens(restTerms)
+	for _, o := range out {
+		for _, l := range restLens {
+			if l >= len(o) {
+				break
+			}
+			if !ratioOK(l, len(o)) {
+				continue
+			}
+			for p := 0; p+l <= len(o); p++ {
+				ok, err := spend(l)
+				if err != nil || !ok {
+					return false, err
+				}
+				if i, hit := left[o[p:p+l]]; hit {
+					covered[i] = true
+					delete(left, o[p:p+l])
+					if len(left) == 0 {
+						return true, nil
+					}
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+// distinctLens returns the distinct lengths of terms, ascending.
+func distinctLens(terms []string) []int {
+	var seen []bool
+	var out []int
+	for _, t := range terms {
+		l := len(t)
+		if l >= len(seen) {
+			seen = append(seen, make([]bool, l+1-len(seen))...)
+		}
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // terms returns the distinct terms of s in order of first appearance: words made of a-z and
@@ -119,8 +236,14 @@ func overlaps(e string, out []string) bool {
 // "consider"), negations spelt out ("can't go" -> "does not go"), auxiliaries folded into
 // the verb ("was studying" -> "study").
 func terms(s string) []string {
+	out, _ := termSet(s)
+	return out
+}
+
+// termSet returns terms(s) and the same terms as a set.
+func termSet(s string) ([]string, map[string]struct{}) {
 	words := wordTokens(s)
-	seen := make(map[string]struct{}, len(words))
+	seen := make(map[string]struct{}, min(len(words), 64))
 	out := make([]string, 0, len(words))
 	add := func(ws ...string) {
 		for _, w := range ws {
@@ -195,7 +318,7 @@ func terms(s string) []string {
 			add(baseForm(w, prev))
 		}
 	}
-	return out
+	return out, seen
 }
 
 // doForm is the form of "do" the reference's tagger writes for a negated verb after prev.
@@ -242,12 +365,16 @@ func wordTokens(s string) []string {
 			buf = append(buf, ' ')
 		}
 	}
-	folded := string(buf)
-	words := make([]string, 0, len(folded)/5+1)
-	for _, w := range strings.Fields(folded) {
+	// The words are slices of buf, which is not written again; buf holds only a-z, 0-9,
+	// apostrophes and single spaces, so splitting on a space is strings.Fields.
+	folded := unsafe.String(unsafe.SliceData(buf), len(buf))
+	words := make([]string, 0, len(folded)/6+1)
+	for len(folded) > 0 {
+		w, rest, _ := strings.Cut(folded, " ")
 		if w = strings.Trim(w, "'"); w != "" {
 			words = append(words, w)
 		}
+		folded = rest
 	}
 	return words
 }

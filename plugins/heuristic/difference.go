@@ -6,7 +6,9 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -19,8 +21,21 @@ import (
 // length difference (|len(a) - len(b)| / max length) and confidence = 1 - length difference.
 //
 // The LCS is computed with the bit-parallel algorithm (64 characters per machine word), so
-// long texts cost O(n x m / 64) time and O(m) memory instead of the reference's full table.
-type TextualDifference struct{}
+// texts cost O(n x m / 64) time and O(n + m) memory instead of the reference's full table.
+// Beyond alignBudget word steps (two texts both longer than about 32,000 characters) the LCS
+// is computed within a band around the diagonal: exact when the texts differ by fewer
+// insertions and deletions than the band is wide, otherwise a lower bound, and the result
+// is flagged approximated.
+type TextualDifference struct {
+	// scratch holds *diffScratch, so concurrent calls each reuse their own buffers.
+	scratch sync.Pool
+}
+
+// diffScratch is what one call of TextualDifference reuses from the last.
+type diffScratch struct {
+	wa, wb []string
+	left   map[string]int32
+}
 
 var _ sdk.Scorer = (*TextualDifference)(nil)
 
@@ -36,18 +51,38 @@ func (*TextualDifference) Info() sdk.Info {
 }
 
 // Score grades call.Run: the similarity ratio of input and output.
-func (*TextualDifference) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
-	a, b := []rune(call.Run.Input), []rune(call.Run.Output)
-	ratio := lcsRatio(a, b)
-	changes := countChanges(call.Run.Input, call.Run.Output)
-	lengthDiff := 0.0
-	if m := max(len(a), len(b)); m > 0 {
-		lengthDiff = float64(abs(len(a)-len(b))) / float64(m)
+func (t *TextualDifference) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	in, out := call.Run.Input, call.Run.Output
+	ratio, exact, ok := lcsRatioASCII(in, out)
+	la, lb := len(in), len(out)
+	if !ok {
+		a, b := []rune(in), []rune(out)
+		var err error
+		if ratio, exact, err = lcsRatio(ctx, a, b); err != nil {
+			return sdk.Result{}, err
+		}
+		la, lb = len(a), len(b)
 	}
-	res := sdk.Scored(ratio, fmt.Sprintf("similarity ratio %.2f with %d changed words and a length difference of %.0f%%", ratio, changes, 100*lengthDiff))
-	res.Steps = []sdk.Step{step("analyze", map[string]float64{
-		"ratio": ratio, "changes": float64(changes), "length_diff": lengthDiff, "confidence": 1 - lengthDiff,
-	})}
+	sc, _ := t.scratch.Get().(*diffScratch)
+	if sc == nil {
+		sc = &diffScratch{}
+	}
+	changes := sc.countChanges(in, out)
+	t.scratch.Put(sc)
+	lengthDiff := 0.0
+	if m := max(la, lb); m > 0 {
+		lengthDiff = float64(abs(la-lb)) / float64(m)
+	}
+	reason := string(text(make([]byte, 0, 96)).s("similarity ratio ").f2(ratio).s(" with ").d(changes).s(" changed words and a length difference of ").f0(100 * lengthDiff).s("%"))
+	if !exact {
+		reason = fmt.Sprintf("similarity ratio at least %.2f (approximated: both texts are too long for an exact LCS within the cost limit) with %d changed words and a length difference of %.0f%%", ratio, changes, 100*lengthDiff)
+	}
+	res := sdk.Scored(ratio, reason)
+	if !exact {
+		res.Flags = []string{FlagApproximated}
+	}
+	res.Steps = []sdk.Step{numbersStep("analyze", []string{"changes", "confidence", "length_diff", "ratio"},
+		[]float64{float64(changes), 1 - lengthDiff, lengthDiff, ratio})}
 	return res, nil
 }
 
@@ -58,87 +93,117 @@ func abs(x int) int {
 	return x
 }
 
-// lcsRatio is 2 x LCS(a, b) / (len(a) + len(b)); 1 for equal inputs, 0 when one is empty.
-func lcsRatio(a, b []rune) float64 {
-	if slices.Equal(a, b) {
-		return 1
+// lcsRatioASCII is lcsRatio for two ASCII texts of which the shorter, past their common
+// prefix and suffix, has at most 64 characters (most runs): bytes are characters, and one
+// machine word holds the LCS's bit vector. ok is false for any other pair.
+func lcsRatioASCII(a, b string) (ratio float64, exact, ok bool) {
+	if !isASCII(a) || !isASCII(b) {
+		return 0, false, false
 	}
-	if len(a) == 0 || len(b) == 0 {
-		return 0
+	switch {
+	case a == b:
+		return 1, true, true
+	case len(a) == 0 || len(b) == 0:
+		return 0, true, true
 	}
-	return 2 * float64(lcsLength(a, b)) / float64(len(a)+len(b))
+	x, y := a, b
+	p := 0
+	for p < len(x) && p < len(y) && x[p] == y[p] {
+		p++
+	}
+	x, y = x[p:], y[p:]
+	s := 0
+	for s < len(x) && s < len(y) && x[len(x)-1-s] == y[len(y)-1-s] {
+		s++
+	}
+	x, y = x[:len(x)-s], y[:len(y)-s]
+	if len(x) < len(y) {
+		x, y = y, x
+	}
+	if len(y) > 64 {
+		return 0, false, false
+	}
+	l := p + s
+	if len(y) > 0 {
+		var m [utf8.RuneSelf]uint64
+		for i := 0; i < len(y); i++ {
+			m[y[i]] |= 1 << uint(i)
+		}
+		v := ^uint64(0)
+		for i := 0; i < len(x); i++ {
+			u := m[x[i]]
+			v = (v + v&u) | (v &^ u)
+		}
+		if len(y) < 64 {
+			v |= ^uint64(0) << uint(len(y))
+		}
+		l += 64 - bits.OnesCount64(v)
+	}
+	return 2 * float64(l) / float64(len(a)+len(b)), true, true
 }
 
-// lcsLength returns the length of the longest common subsequence of a and b, with the
-// bit-vector algorithm: V starts all ones over a's positions; for each character c of b,
-// with M the positions of c in a, U = V & M and V = (V + U) | (V &^ M). The LCS is the
-// number of zero bits left in V.
-func lcsLength(a, b []rune) int {
-	if len(a) > len(b) {
-		a, b = b, a // the bit vector spans the shorter text
-	}
-	words := (len(a) + 63) / 64
-	// index maps a character of a to its mask: ASCII through a table (slot k+1; 0 is none),
-	// the rest through a map, as map operations are dear as wasm.
-	var ascii [utf8.RuneSelf]int32
-	var other map[rune]int
-	find := func(r rune) (int, bool) {
-		if r >= 0 && r < utf8.RuneSelf {
-			k := ascii[r]
-			return int(k) - 1, k > 0
-		}
-		k, ok := other[r]
-		return k, ok
-	}
-	var masks []uint64
-	for i, r := range a {
-		k, ok := find(r)
-		if !ok {
-			k = len(masks) / words
-			if r >= 0 && r < utf8.RuneSelf {
-				ascii[r] = int32(k + 1)
-			} else {
-				if other == nil {
-					other = make(map[rune]int)
-				}
-				other[r] = k
+// isASCII reports whether s is all ASCII, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	if len(s) >= 8 {
+		p := unsafe.Pointer(unsafe.StringData(s))
+		for ; i+8 <= len(s); i += 8 {
+			if *(*uint64)(unsafe.Add(p, i))&0x8080808080808080 != 0 {
+				return false
 			}
-			masks = append(masks, make([]uint64, words)...)
-		}
-		masks[k*words+i/64] |= 1 << (uint(i) % 64)
-	}
-	v := make([]uint64, words)
-	for i := range v {
-		v[i] = ^uint64(0)
-	}
-	for _, r := range b {
-		k, ok := find(r)
-		if !ok {
-			continue // M = 0 leaves V unchanged
-		}
-		m := masks[k*words : (k+1)*words]
-		var carry uint64
-		for i := range v {
-			u := v[i] & m[i]
-			sum, c := bits.Add64(v[i], u, carry)
-			carry = c
-			v[i] = sum | (v[i] &^ m[i])
 		}
 	}
-	zeros := 0
-	for i, x := range v {
-		if i == words-1 && len(a)%64 != 0 {
-			x |= ^uint64(0) << uint(len(a)%64) // bits past the end of a are not positions
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
-		zeros += 64 - bits.OnesCount64(x)
 	}
-	return zeros
+	return true
+}
+
+// lcsRatio is 2 x LCS(a, b) / (len(a) + len(b)); 1 for equal inputs, 0 when one is empty.
+// exact is false when the LCS is the banded lower bound (see lcsLength).
+func lcsRatio(ctx context.Context, a, b []rune) (ratio float64, exact bool, err error) {
+	if slices.Equal(a, b) {
+		return 1, true, nil
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return 0, true, nil
+	}
+	l, exact, err := lcsLength(ctx, a, b, alignBudget)
+	return 2 * float64(l) / float64(len(a)+len(b)), exact, err
 }
 
 // countChanges counts changed words the way the reference does: texts equal up to white
 // space differ by the difference in word count (at least 1); otherwise the larger word count
 // minus the words of a greedily matched in b.
 func countChanges(a, b string) int {
+	var sc diffScratch
+	return sc.countChanges(a, b)
+}
+
+// countChanges is countChanges with buffers kept in sc.
+func (sc *diffScratch) countChanges(a, b string) int {
+	if a == b {
+		return 0
+	}
+	if utf8.ValidString(a) && utf8.ValidString(b) {
+		// Collapsing white space changes no word of valid UTF-8, so the words of the
+		// texts are those of their collapsed forms, and the forms are equal when the
+		// words are.
+		sc.wa, sc.wb = appendFields(sc.wa[:0], a), appendFields(sc.wb[:0], b)
+		wa, wb := sc.wa, sc.wb
+		defer sc.reset()
+		switch {
+		case slices.Equal(wa, wb):
+			return 1
+		case len(wa) == 0:
+			return len(wb)
+		case len(wb) == 0:
+			return len(wa)
+		}
+		return max(len(wa), len(wb)) - sc.matches(wa, wb)
+	}
 	na, nb := collapseSpace(a), collapseSpace(b)
 	if na == nb {
 		if a != b {
@@ -154,6 +219,68 @@ func countChanges(a, b string) int {
 		return len(wa)
 	}
 	return max(len(wa), len(wb)) - greedyMatches(wa, wb)
+}
+
+// reset empties sc for the pool: it keeps no text alive, and drops buffers grown large by
+// a long text (a large map costs its size to clear).
+func (sc *diffScratch) reset() {
+	if cap(sc.wa) > 1<<12 || cap(sc.wb) > 1<<12 {
+		sc.wa, sc.wb = nil, nil
+	}
+	clear(sc.wa) // what this call filled; a longer earlier fill was cleared by its own call
+	clear(sc.wb)
+	if len(sc.left) > 1<<12 {
+		sc.left = nil
+	}
+	clear(sc.left)
+}
+
+// appendFields appends strings.Fields(s) to dst, splitting ASCII text itself.
+func appendFields(dst []string, s string) []string {
+	if !isASCII(s) {
+		return append(dst, strings.Fields(s)...)
+	}
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ' ' || c-'\t' <= '\r'-'\t' {
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
+}
+
+// matches is greedyMatches, counting long texts' words in sc's map, filled from the
+// shorter list (the intersection of two multisets is symmetric).
+func (sc *diffScratch) matches(wa, wb []string) int {
+	if len(wa)*len(wb) <= 1024 {
+		return greedyMatches(wa, wb)
+	}
+	if len(wb) > len(wa) {
+		wa, wb = wb, wa
+	}
+	if sc.left == nil {
+		sc.left = make(map[string]int32, len(wb))
+	}
+	left := sc.left
+	for _, y := range wb {
+		left[y]++
+	}
+	matched := 0
+	for _, x := range wa {
+		if left[x] > 0 {
+			left[x]--
+			matched++
+		}
+	}
+	return matched
 }
 
 // greedyMatches counts the words of wa matched, in order, to the first unused equal word

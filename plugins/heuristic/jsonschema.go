@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -330,12 +331,8 @@ func (n *jsonSchema) validateArray(x []any, at string) error {
 		return fmt.Errorf("%s: want at most %d items", at, *n.maxItems)
 	}
 	if n.unique {
-		for i := range x {
-			for j := i + 1; j < len(x); j++ {
-				if jsonEqual(x[i], x[j]) {
-					return fmt.Errorf("%s: items %d and %d are equal", at, i, j)
-				}
-			}
+		if i, j, dup := firstDuplicate(x); dup {
+			return fmt.Errorf("%s: items %d and %d are equal", at, i, j)
 		}
 	}
 	for i, e := range x {
@@ -478,4 +475,93 @@ func jsonEqual(a, b any) bool {
 		return true
 	}
 	return a == b
+}
+
+// firstDuplicate returns the first pair i < j of equal items (by jsonEqual) in the order a
+// loop over i, then j, finds them: the smallest i that has an equal later item, and the
+// first such j. Items are keyed by a canonical encoding, so the cost is linear in the
+// array's size rather than quadratic in its length.
+func firstDuplicate(x []any) (i, j int, dup bool) {
+	first := make(map[string]int, len(x))  // key -> first index
+	second := make(map[string]int, len(x)) // key -> second index
+	var b []byte
+	for k, v := range x {
+		var ok bool
+		b, ok = appendKey(b[:0], v)
+		if !ok {
+			continue // holds a number out of float64's range, equal to nothing
+		}
+		if f, seen := first[string(b)]; !seen {
+			first[string(b)] = k
+		} else if _, twice := second[string(b)]; !twice {
+			second[string(b)] = k
+			if !dup || f < i {
+				i, j, dup = f, k, true
+			}
+		}
+	}
+	return i, j, dup
+}
+
+// appendKey appends a canonical encoding of a decoded JSON value: two values have the same
+// key exactly when jsonEqual holds (numbers by float64 value, objects whatever their key
+// order). ok is false for a value holding a number that does not convert to float64, which
+// jsonEqual finds equal to nothing.
+func appendKey(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, 'z'), true
+	case bool:
+		if x {
+			return append(b, 't'), true
+		}
+		return append(b, 'f'), true
+	case string:
+		b = append(b, 's')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		return append(b, x...), true
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return b, false
+		}
+		if f == 0 {
+			f = 0 // -0 equals 0
+		}
+		b = append(b, 'n')
+		b = strconv.AppendUint(b, math.Float64bits(f), 16)
+		return append(b, ';'), true
+	case []any:
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		for _, e := range x {
+			var ok bool
+			if b, ok = appendKey(b, e); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		b = strconv.AppendInt(b, int64(len(x)), 10)
+		b = append(b, ':')
+		for _, k := range keys {
+			b = strconv.AppendInt(b, int64(len(k)), 10)
+			b = append(b, ':')
+			b = append(b, k...)
+			var ok bool
+			if b, ok = appendKey(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	}
+	return b, false
 }

@@ -63,7 +63,7 @@ func (j *JSONValid) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: is the output valid JSON (of the schema)?
-func (j *JSONValid) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (j *JSONValid) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(call.Run.Output)))
 	dec.UseNumber()
 	var v any
@@ -72,6 +72,9 @@ func (j *JSONValid) Score(_ context.Context, call sdk.Call) (sdk.Result, error) 
 	}
 	if dec.More() {
 		return sdk.Scored(0, "the output is not valid JSON: text after the first value"), nil
+	}
+	if err := ctx.Err(); err != nil { // decoding a large output took the deadline
+		return sdk.Result{}, err
 	}
 	if j.schema != nil {
 		if err := j.schema.validate(v, "#"); err != nil {

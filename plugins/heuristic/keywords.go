@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	_ "embed" // the stop list
-	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -48,40 +49,107 @@ func (*KeywordCoverage) Info() sdk.Info {
 }
 
 // Score grades call.Run: keyword coverage of the input by the output.
-func (k *KeywordCoverage) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
-	ref := k.keywords(call.Run.Input)
+func (k *KeywordCoverage) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	var buf []byte
+	ref := k.keywords(call.Run.Input, &buf)
 	if len(ref) == 0 {
 		return sdk.Scored(1, "the input has no keywords to cover"), nil
 	}
-	got := map[string]struct{}{}
-	k.scan(call.Run.Output, got, nil)
+	if err := ctx.Err(); err != nil { // each pass is linear; look between them
+		return sdk.Result{}, err
+	}
+	found := k.find(call.Run.Output, ref, &buf)
 	matched := 0
 	var missing []string
-	for _, w := range ref {
-		if _, ok := got[w]; ok {
+	for i, w := range ref {
+		if found[i] {
 			matched++
 		} else if len(missing) < 10 {
 			missing = append(missing, w)
 		}
 	}
-	reason := fmt.Sprintf("the output has %d of the input's %d keywords", matched, len(ref))
+	reason := string(text(make([]byte, 0, 64)).s("the output has ").d(matched).s(" of the input's ").d(len(ref)).s(" keywords"))
 	if len(missing) > 0 {
 		reason += "; missing: " + strings.Join(missing, ", ")
 	}
 	res := sdk.Scored(float64(matched)/float64(len(ref)), reason)
-	res.Steps = []sdk.Step{step("analyze", map[string]int{"total_keywords": len(ref), "matched_keywords": matched})}
+	res.Steps = []sdk.Step{numbersStep("analyze", []string{"matched_keywords", "total_keywords"}, []float64{float64(matched), float64(len(ref))})}
 	return res, nil
 }
 
 // keywords extracts the distinct keywords of s, in order.
-func (k *KeywordCoverage) keywords(s string) []string {
-	return k.scan(s, map[string]struct{}{}, nil)
+func (k *KeywordCoverage) keywords(s string, buf *[]byte) []string {
+	var out []string
+	var seen map[string]struct{} // past a few keywords; a scan of out before
+	eachJSWord(stripTags(s), func(w string) bool {
+		key, ok := keyword(w, buf)
+		if !ok {
+			return true
+		}
+		if _, stop := k.stop[key]; stop {
+			return true
+		}
+		if seen != nil {
+			if _, dup := seen[key]; dup {
+				return true
+			}
+		} else if slices.Contains(out, key) {
+			return true
+		}
+		key = strings.Clone(key) // key may be a view of buf
+		out = append(out, key)
+		if seen != nil {
+			seen[key] = struct{}{}
+		} else if len(out) == 16 {
+			seen = make(map[string]struct{}, 32)
+			for _, w := range out {
+				seen[w] = struct{}{}
+			}
+		}
+		return true
+	})
+	return out
 }
 
-// scan adds the distinct keywords of s to seen and appends them, in order, to out. A word
-// is a run of characters other than JavaScript white space; the tags are stripped first.
-func (k *KeywordCoverage) scan(s string, seen map[string]struct{}, out []string) []string {
-	text := stripTags(s)
+// find reports, for each keyword of ref, whether a word of s is that keyword. The output's
+// words go through the same normalization as the input's, but need no stop list (no
+// keyword is a stop word) and no set of their own; the scan ends once every keyword is
+// found.
+func (k *KeywordCoverage) find(s string, ref []string, buf *[]byte) []bool {
+	found := make([]bool, len(ref))
+	left := len(ref)
+	var index map[string]int
+	if len(ref) > 8 {
+		index = make(map[string]int, len(ref))
+		for i, w := range ref {
+			index[w] = i
+		}
+	}
+	eachJSWord(stripTags(s), func(w string) bool {
+		key, ok := keyword(w, buf)
+		if !ok {
+			return true
+		}
+		i := -1
+		if index != nil {
+			if j, hit := index[key]; hit {
+				i = j
+			}
+		} else {
+			i = slices.Index(ref, key)
+		}
+		if i >= 0 && !found[i] {
+			found[i] = true
+			left--
+		}
+		return left > 0
+	})
+	return found
+}
+
+// eachJSWord calls fn with every run of characters other than JavaScript white space, in
+// order, until fn returns false.
+func eachJSWord(text string, fn func(w string) bool) {
 	start := -1
 	for i := 0; i <= len(text); {
 		space, size := true, 1
@@ -98,38 +166,59 @@ func (k *KeywordCoverage) scan(s string, seen map[string]struct{}, out []string)
 		case !space && start < 0:
 			start = i
 		case space && start >= 0:
-			out = k.add(text[start:i], seen, out)
+			if !fn(text[start:i]) {
+				return
+			}
 			start = -1
 		}
 		i += size
 	}
-	return out
 }
 
-// add appends w, one white-space-separated word, to out when it is a new keyword.
-func (k *KeywordCoverage) add(w string, seen map[string]struct{}, out []string) []string {
+// keyword normalizes w, one white-space-separated word, as keyword-extractor does before
+// its stop list: sentence punctuation stripped and lower-cased unless w is a URL. ok is
+// false for a word that is never a keyword (empty, all digits, a lone _ @ & #). The result
+// may be a view of *buf, valid until the next call.
+func keyword(w string, buf *[]byte) (key string, ok bool) {
 	url := strings.IndexByte(w, ':') >= 0 && (strings.Contains(w, "http://") || strings.Contains(w, "https://"))
-	if !url {
-		w = stripPunct(w)
+	if !url && hasPunct(w) {
+		*buf = stripPunctTo((*buf)[:0], w)
+		w = unsafe.String(unsafe.SliceData(*buf), len(*buf))
 	}
 	if len(w) == 1 && strings.ContainsRune("_@&#", rune(w[0])) {
-		return out
+		return "", false
 	}
 	if w == "" || allDigits(w) {
-		return out
+		return "", false
 	}
-	low := strings.ToLower(w)
-	if _, stop := k.stop[low]; stop {
-		return out
+	if url {
+		return w, true // no stop word holds "://", so the stop list never drops a URL
 	}
-	if !url {
-		w = low
+	return lowerInto(w, buf), true
+}
+
+// lowerInto is strings.ToLower(w), written into *buf when w is ASCII with upper case (w may
+// itself be a view of *buf), and w itself when it has none.
+func lowerInto(w string, buf *[]byte) string {
+	upper := false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(w)
+		}
+		upper = upper || c-'A' < 26
 	}
-	if _, dup := seen[w]; dup {
-		return out
+	if !upper {
+		return w
 	}
-	seen[w] = struct{}{}
-	return append(out, w)
+	b := append((*buf)[:0], w...)
+	for i, c := range b {
+		if c-'A' < 26 {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	*buf = b
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // isJSSpace is JavaScript's \s: Unicode white space and the byte-order mark.
@@ -159,13 +248,10 @@ func stripTags(s string) string {
 	return b.String()
 }
 
-// stripPunct removes . , ; ! ? ( ) : " and curly quotes anywhere, and a straight apostrophe
-// at either end.
-func stripPunct(w string) string {
-	if !hasPunct(w) {
-		return w
-	}
-	var b strings.Builder
+// stripPunctTo appends w without . , ; ! ? ( ) : " and curly quotes anywhere, and without a
+// straight apostrophe at either end, to dst. An invalid byte becomes U+FFFD, as ranging
+// over w yields it.
+func stripPunctTo(dst []byte, w string) []byte {
 	last := len(w) - 1
 	for i, r := range w {
 		switch r {
@@ -176,9 +262,9 @@ func stripPunct(w string) string {
 				continue
 			}
 		}
-		b.WriteRune(r)
+		dst = utf8.AppendRune(dst, r)
 	}
-	return b.String()
+	return dst
 }
 
 func allDigits(w string) bool {

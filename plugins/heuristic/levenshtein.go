@@ -11,7 +11,13 @@ import (
 
 // Levenshtein scores 1 - edit distance / length of the longer text, comparing the output
 // with the reference character by character, as autoevals' Levenshtein does; two empty texts
-// score 1. The reference is run.expected unless expected_from says otherwise; a run without
+// score 1.
+//
+// The distance is computed with Myers' bit-parallel algorithm (64 characters per machine
+// word). Beyond alignBudget word steps (both texts longer than about 32,000 characters) it is
+// computed within a band around the diagonal: exact when the texts differ by fewer edits than
+// the band is wide, otherwise an upper bound (so the score is a lower bound), and the result
+// is flagged approximated. The reference is run.expected unless expected_from says otherwise; a run without
 // one is skipped.
 type Levenshtein struct {
 	cfg levenshteinConfig
@@ -57,7 +63,7 @@ func (l *Levenshtein) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: normalized edit similarity of output and reference.
-func (l *Levenshtein) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (l *Levenshtein) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	want, skip := reference("levenshtein", l.cfg.ExpectedFrom, &call.Run)
 	if skip != nil {
 		return *skip, nil
@@ -66,8 +72,18 @@ func (l *Levenshtein) Score(_ context.Context, call sdk.Call) (sdk.Result, error
 	if l.cfg.IgnoreCase {
 		got, want = strings.ToLower(got), strings.ToLower(want)
 	}
-	d, n := editDistance([]rune(got), []rune(want))
+	a, b := []rune(got), []rune(want)
+	d, exact, err := editDistance(ctx, a, b, alignBudget)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	n := max(len(a), len(b))
 	score := levenshteinScore(d, n)
+	if !exact {
+		res := sdk.Scored(score, fmt.Sprintf("edit distance at most %d over %d characters (approximated: both texts are too long for an exact distance within the cost limit)", d, n))
+		res.Flags = []string{FlagApproximated}
+		return res, nil
+	}
 	return sdk.Scored(score, fmt.Sprintf("edit distance %d over %d characters", d, n)), nil
 }
 
@@ -77,33 +93,4 @@ func levenshteinScore(d, n int) float64 {
 		return 1
 	}
 	return 1 - float64(d)/float64(n)
-}
-
-// editDistance returns the Levenshtein distance of a and b and the length of the longer.
-func editDistance(a, b []rune) (dist, longer int) {
-	longer = max(len(a), len(b))
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	if len(b) == 0 {
-		return len(a), longer
-	}
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		diag := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			up := row[j]
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			row[j] = min(row[j]+1, row[j-1]+1, diag+cost)
-			diag = up
-		}
-	}
-	return row[len(b)], longer
 }

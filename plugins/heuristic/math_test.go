@@ -1,6 +1,7 @@
 package heuristic
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -51,7 +52,8 @@ func TestLCSMatchesTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 20 {
 				a, b := randomText(r, r.IntN(tc.n+1), tc.alphabet), randomText(r, r.IntN(tc.m+1), tc.alphabet)
-				if got, want := lcsLength(a, b), lcsTable(a, b); got != want {
+				got, exact, err := lcsLength(context.Background(), a, b, alignBudget)
+				if want := lcsTable(a, b); got != want || !exact || err != nil {
 					t.Fatalf("lcs(%q, %q) = %d, want %d", string(a), string(b), got, want)
 				}
 			}
@@ -138,7 +140,10 @@ func TestMaxAssignmentIsOptimal(t *testing.T) {
 					w[i][j] = r.Float64()
 				}
 			}
-			asg := maxAssignment(w)
+			asg, err := maxAssignment(context.Background(), w)
+			if err != nil {
+				t.Fatal(err)
+			}
 			sum, seen := 0.0, map[int]bool{}
 			for i, j := range asg {
 				if j < 0 {
@@ -189,7 +194,8 @@ func TestSentimentTokens(t *testing.T) {
 		}
 	}
 	tone := NewTone().(*Tone)
-	if got := tone.comparative("this is not good"); got != -2.0/4 {
+	var buf []byte
+	if got := tone.comparative("this is not good", &buf); got != -2.0/4 {
 		t.Errorf("negated comparative = %v, want %v", got, -2.0/4)
 	}
 }
@@ -206,7 +212,8 @@ func TestKeywords(t *testing.T) {
 		{"See https://Example.com/A, now", []string{"https://Example.com/A,"}},
 		{"x_y & # @", []string{"x_y"}},
 	} {
-		if got := k.keywords(tc.in); !slices.Equal(got, tc.want) {
+		var buf []byte
+		if got := k.keywords(tc.in, &buf); !slices.Equal(got, tc.want) {
 			t.Errorf("keywords(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

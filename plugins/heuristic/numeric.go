@@ -3,6 +3,7 @@ package heuristic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -75,10 +76,13 @@ func (n *NumericDiff) Score(_ context.Context, call sdk.Call) (sdk.Result, error
 	return sdk.Scored(score, fmt.Sprintf("output %v vs expected %v", got, want)), nil
 }
 
+// errNotNumber is parseNumber's error; the callers quote the text themselves, clipped.
+var errNotNumber = errors.New("not a finite number")
+
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("not a finite number: %q", s)
+		return 0, errNotNumber
 	}
 	return v, nil
 }
@@ -91,11 +95,14 @@ func numericDiff(got, want float64) float64 {
 	return 1 - math.Abs(want-got)/(math.Abs(want)+math.Abs(got))
 }
 
-// clip shortens s to at most n runes for messages.
+// clip shortens s to at most n runes for messages, reading no further than it needs.
 func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	i := 0
+	for k := range s {
+		if i == n {
+			return string([]rune(s[:k])) + "..." // invalid bytes become U+FFFD, as before
+		}
+		i++
 	}
-	return string(r[:n]) + "..."
+	return s
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -114,4 +116,58 @@ func step(name string, v any) sdk.Step {
 		return sdk.Step{Name: name, Prompt: "step output not encodable: " + err.Error()}
 	}
 	return sdk.Step{Name: name, Output: b}
+}
+
+// text builds the short reasons of the scorers that run most, without fmt: f2 writes what
+// %.2f writes, f0 what %.0f writes, d what %d writes.
+type text []byte
+
+func (t text) s(v string) text   { return append(t, v...) }
+func (t text) f2(v float64) text { return strconv.AppendFloat(t, v, 'f', 2, 64) }
+func (t text) f0(v float64) text { return strconv.AppendFloat(t, v, 'f', 0, 64) }
+func (t text) d(v int) text      { return strconv.AppendInt(t, int64(v), 10) }
+
+// numbersStep is step(name, m) for a map m of numbers with keys (sorted, plain ASCII names)
+// and vals, written without reflection: the bytes encoding/json writes for the map, which
+// sorts its keys and formats floats as below. A value it cannot encode (NaN, Inf) goes
+// through step, which records the error as encoding/json reports it.
+func numbersStep(name string, keys []string, vals []float64) sdk.Step {
+	b := make([]byte, 0, 24*len(keys)+2)
+	b = append(b, '{')
+	for i, k := range keys {
+		f := vals[i]
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			m := make(map[string]float64, len(keys))
+			for j, k := range keys {
+				m[k] = vals[j]
+			}
+			return step(name, m)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = appendJSONFloat(b, f)
+	}
+	return sdk.Step{Name: name, Output: append(b, '}')}
+}
+
+// appendJSONFloat formats a finite float64 as encoding/json does: the shortest decimal,
+// in exponent form below 1e-6 or from 1e21 on, with a two-digit negative exponent
+// shortened (1e-07 -> 1e-7).
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }

@@ -1,9 +1,9 @@
 package heuristic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sync"
 	"unicode"
@@ -21,7 +21,8 @@ import (
 // against a different one scores 0.
 type ContentSimilarity struct {
 	cfg similarityConfig
-	// counts holds zeroed tables for diceRunes, so concurrent calls each have one.
+	// counts holds *simScratch: zeroed tables for diceRunes and fold buffers, so concurrent
+	// calls each have their own.
 	counts sync.Pool
 }
 
@@ -62,19 +63,37 @@ func (s *ContentSimilarity) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: bigram similarity of input and output.
-func (s *ContentSimilarity) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (s *ContentSimilarity) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	// Collapsing white space (ignore_whitespace) cannot change the score: the bigrams are
 	// taken after every white-space character is dropped. Lower-casing and dropping happen in
 	// one pass per text.
-	ra := foldRunes(call.Run.Input, s.cfg.IgnoreCase)
-	rb := foldRunes(call.Run.Output, s.cfg.IgnoreCase)
-	counts, _ := s.counts.Get().(*bigramCounts)
-	if counts == nil {
-		counts = new(bigramCounts)
+	sc, _ := s.counts.Get().(*simScratch)
+	if sc == nil {
+		sc = new(simScratch)
 	}
-	score := diceRunes(ra, rb, counts)
-	s.counts.Put(counts)
-	return sdk.Scored(score, fmt.Sprintf("character-bigram similarity of input and output is %.2f", score)), nil
+	var score float64
+	if in, out := call.Run.Input, call.Run.Output; isASCII(in) && isASCII(out) {
+		// ASCII text is its own runes: fold it into bytes, no rune slices.
+		sc.a, sc.b = foldASCII(sc.a[:0], in, s.cfg.IgnoreCase), foldASCII(sc.b[:0], out, s.cfg.IgnoreCase)
+		if err := ctx.Err(); err != nil { // each pass is linear; look between them
+			s.counts.Put(sc)
+			return sdk.Result{}, err
+		}
+		score = diceASCII(sc.a, sc.b, &sc.counts)
+		if cap(sc.a) > 1<<16 || cap(sc.b) > 1<<16 {
+			sc.a, sc.b = nil, nil // a long text's buffers are not kept
+		}
+	} else {
+		ra := foldRunes(in, s.cfg.IgnoreCase)
+		rb := foldRunes(out, s.cfg.IgnoreCase)
+		if err := ctx.Err(); err != nil { // each pass is linear; look between them
+			s.counts.Put(sc)
+			return sdk.Result{}, err
+		}
+		score = diceRunes(ra, rb, &sc.counts)
+	}
+	s.counts.Put(sc)
+	return sdk.Scored(score, string(text(make([]byte, 0, 64)).s("character-bigram similarity of input and output is ").f2(score))), nil
 }
 
 // foldRunes returns the runes of s without white space, lower-cased when lower is set: what
@@ -106,6 +125,53 @@ func foldRunes(s string, lower bool) []rune {
 		out = append(out, r)
 	}
 	return out
+}
+
+// simScratch is what one call of ContentSimilarity reuses from the last.
+type simScratch struct {
+	counts bigramCounts
+	a, b   []byte
+}
+
+// foldASCII appends the ASCII text s to dst without white space, lower-cased when lower is
+// set: foldRunes for ASCII.
+func foldASCII(dst []byte, s string, lower bool) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\t', '\n', '\v', '\f', '\r', ' ':
+			continue
+		}
+		if lower && c-'A' < 26 {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// diceASCII is diceRunes over ASCII texts folded by foldASCII.
+func diceASCII(a, b []byte, counts *bigramCounts) float64 {
+	if bytes.Equal(a, b) {
+		return 1
+	}
+	if len(a) < 2 || len(b) < 2 {
+		return 0
+	}
+	for i := 0; i+1 < len(a); i++ {
+		counts[int(a[i])<<7|int(a[i+1])]++
+	}
+	shared := 0
+	for i := 0; i+1 < len(b); i++ {
+		if n := &counts[int(b[i])<<7|int(b[i+1])]; *n > 0 {
+			shared++
+			*n--
+		}
+	}
+	for i := 0; i+1 < len(a); i++ {
+		counts[int(a[i])<<7|int(a[i+1])] = 0
+	}
+	return 2 * float64(shared) / float64(len(a)+len(b)-2)
 }
 
 // diceBigrams is string-similarity's compareTwoStrings, over runes.

@@ -32,6 +32,9 @@ import (
 type Tone struct {
 	cfg     toneConfig
 	lexicon map[string]float64
+	// lengths[c] has bit n set when a lexicon word of n bytes starts with byte c, so most
+	// tokens are passed over without a map lookup.
+	lengths [256]uint64
 }
 
 type toneConfig struct {
@@ -60,7 +63,15 @@ func NewTone() sdk.Scorer {
 			lex[word] = v
 		}
 	}
-	return &Tone{lexicon: lex}
+	t := &Tone{lexicon: lex}
+	for w := range lex {
+		if len(w) > 0 && len(w) < 64 {
+			t.lengths[w[0]] |= 1 << len(w)
+		} else {
+			t.lengths[0] = ^uint64(0) // a word the filter cannot hold: look every token up
+		}
+	}
+	return t
 }
 
 const toneSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -89,25 +100,40 @@ func (t *Tone) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: tone consistency of the output.
-func (t *Tone) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	out := call.Run.Output
 	ref, hasRef := t.cfg.ReferenceTone, t.cfg.ReferenceTone != ""
 	if t.cfg.CompareInput {
 		ref, hasRef = call.Run.Input, true
 	}
 	if hasRef {
-		rs, fs := t.comparative(out), t.comparative(ref)
+		var buf []byte
+		rs, fs := t.comparative(out, &buf), t.comparative(ref, &buf)
 		diff := math.Abs(rs - fs)
-		res := sdk.Scored(math.Max(0, 1-diff), fmt.Sprintf("output sentiment %.2f vs reference %.2f (difference %.2f)", rs, fs, diff))
-		res.Steps = []sdk.Step{step("preprocess", map[string]float64{"response_sentiment": rs, "reference_sentiment": fs, "difference": diff})}
+		res := sdk.Scored(math.Max(0, 1-diff), string(text(make([]byte, 0, 64)).s("output sentiment ").f2(rs).s(" vs reference ").f2(fs).s(" (difference ").f2(diff).s(")")))
+		res.Steps = []sdk.Step{numbersStep("preprocess", []string{"difference", "reference_sentiment", "response_sentiment"}, []float64{diff, fs, rs})}
 		return res, nil
 	}
-	sentences := splitSentences(out)
-	scores := make([]float64, len(sentences))
+	var stack [32]float64
+	scores := stack[:0]
+	buf := make([]byte, 0, min(len(out), 512))
 	mean := 0.0
-	for i, s := range sentences {
-		scores[i] = t.comparative(s)
-		mean += scores[i]
+	for i, rest := 0, out; ; i++ {
+		s, more := nextSentence(&rest)
+		if !more {
+			break
+		}
+		if i%256 == 255 && ctx.Err() != nil {
+			return sdk.Result{}, ctx.Err()
+		}
+		v := t.comparative(s, &buf)
+		scores = append(scores, v)
+		mean += v
+	}
+	if len(scores) == 0 { // no terminator: the whole text is one sentence
+		v := t.comparative(out, &buf)
+		scores = append(scores, v)
+		mean += v
 	}
 	mean /= float64(len(scores))
 	variance := 0.0
@@ -115,27 +141,44 @@ func (t *Tone) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
 		variance += (s - mean) * (s - mean)
 	}
 	variance /= float64(len(scores))
-	res := sdk.Scored(math.Max(0, 1-variance), fmt.Sprintf("tone across %d sentences: mean sentiment %.2f, variance %.2f", len(scores), mean, variance))
-	res.Steps = []sdk.Step{step("preprocess", map[string]float64{"avg_sentiment": mean, "sentiment_variance": variance})}
+	res := sdk.Scored(math.Max(0, 1-variance), string(text(make([]byte, 0, 64)).s("tone across ").d(len(scores)).s(" sentences: mean sentiment ").f2(mean).s(", variance ").f2(variance)))
+	res.Steps = []sdk.Step{numbersStep("preprocess", []string{"avg_sentiment", "sentiment_variance"}, []float64{mean, variance})}
 	return res, nil
 }
 
 // comparative is the sentiment package's comparative score: the sum of token valences
-// (negated after a negator) over the number of tokens.
-func (t *Tone) comparative(s string) float64 {
-	tokens := sentimentTokens(s)
-	sum := 0.0
-	for i, tok := range tokens {
-		v, ok := t.lexicon[tok]
-		if !ok {
-			continue
+// (negated after a negator) over the number of tokens. buf is reused from call to call.
+func (t *Tone) comparative(s string, buf *[]byte) float64 {
+	*buf = sentimentText(s, (*buf)[:0])
+	text := unsafe.String(unsafe.SliceData(*buf), len(*buf))
+	// The tokens are text split on single spaces ("" is one empty token).
+	sum, n, prev := 0.0, 0, ""
+	for {
+		tok, rest, more := strings.Cut(text, " ")
+		if t.known(tok) {
+			if v, ok := t.lexicon[tok]; ok {
+				if n > 0 && negator(prev) {
+					v = -v
+				}
+				sum += v
+			}
 		}
-		if i > 0 && negator(tokens[i-1]) {
-			v = -v
+		n++
+		prev = tok
+		if !more {
+			break
 		}
-		sum += v
+		text = rest
 	}
-	return sum / float64(len(tokens)) // never empty: "" tokenizes to one empty token
+	return sum / float64(n)
+}
+
+// known reports whether tok may be in the lexicon, by its first byte and length.
+func (t *Tone) known(tok string) bool {
+	if t.lengths[0] != 0 {
+		return true
+	}
+	return len(tok) > 0 && len(tok) < 64 && t.lengths[tok[0]]&(1<<len(tok)) != 0
 }
 
 func negator(w string) bool {
@@ -150,38 +193,72 @@ func negator(w string) bool {
 // characters . , / # ! ? $ % ^ & * ; : { } = _ ` " ~ ( ) become spaces; runs of two or more
 // white-space characters become one space; trim; split on single spaces.
 func sentimentTokens(s string) []string {
-	// One pass: lower-case, map the punctuation to spaces and collapse runs of white space
-	// as they stream by. A lone white-space character other than a space is kept, as the
-	// package's /\s{2,}/ leaves it.
-	b := make([]byte, 0, len(s))
+	b := sentimentText(s, nil)
+	return strings.Split(unsafe.String(unsafe.SliceData(b), len(b)), " ")
+}
+
+// sentimentText appends to b the text sentimentTokens splits: lower-cased, the punctuation
+// mapped to spaces and runs of white space collapsed as they stream by, trimmed. A lone
+// white-space character other than a space is kept, as the package's /\s{2,}/ leaves it.
+func sentimentText(s string, b []byte) []byte {
 	var pending rune // the white space seen since the last other character
 	spaces := 0
-	for _, r := range s {
-		if r < utf8.RuneSelf {
-			if uint32(r-'A') < 26 {
-				r += 'a' - 'A'
+	for i := 0; i < len(s); {
+		var r rune
+		if c := sentimentASCII[s[i]&0x7F]; s[i] < utf8.RuneSelf {
+			i++
+			if c&0x80 == 0 { // the common case: a character kept, lower-cased
+				if spaces > 0 && len(b) > 0 {
+					b = appendSpaceRun(b, pending, spaces)
+				}
+				spaces = 0
+				b = append(b, c)
+				continue
 			}
+			r = rune(c &^ 0x80) // white space, or punctuation that became a space
 		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			i += size
 			r = unicode.ToLower(r)
-		}
-		switch r {
-		case '\n', '.', ',', '/', '#', '!', '?', '$', '%', '^', '&', '*', ';', ':', '{', '}', '=', '_', '`', '"', '~', '(', ')':
-			r = ' '
-		}
-		if isJSSpace(r) {
-			if spaces == 0 {
-				pending = r
+			if !isJSSpace(r) {
+				if spaces > 0 && len(b) > 0 {
+					b = appendSpaceRun(b, pending, spaces)
+				}
+				spaces = 0
+				b = utf8.AppendRune(b, r)
+				continue
 			}
-			spaces++
-			continue
 		}
-		b = appendSpaceRun(b, pending, spaces)
-		spaces = 0
-		b = utf8.AppendRune(b, r)
+		if spaces == 0 {
+			pending = r
+		}
+		spaces++
 	}
-	b = appendSpaceRun(b, pending, spaces)
-	return strings.Split(strings.TrimFunc(unsafe.String(unsafe.SliceData(b), len(b)), isJSSpace), " ")
+	// Trailing white space is trimmed; so is leading (never appended above), so a lone
+	// white-space character kept inside never ends up at either end.
+	return b
 }
+
+// sentimentASCII maps each ASCII byte as sentimentText reads it: to itself lower-cased,
+// or, with the high bit set, to the white space it counts as (the punctuation and the
+// newline become a space; other white space stays itself).
+var sentimentASCII = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		b := byte(c)
+		if b-'A' < 26 {
+			b += 'a' - 'A'
+		}
+		switch {
+		case strings.IndexByte("\n.,/#!?$%^&*;:{}=_`\"~()", b) >= 0:
+			b = ' ' | 0x80
+		case b == ' ' || b-'\t' <= '\r'-'\t':
+			b |= 0x80
+		}
+		t[c] = b
+	}
+	return t
+}()
 
 // appendSpaceRun appends a run of n white-space characters starting with first, collapsed
 // the way sentimentTokens collapses it.
@@ -195,29 +272,41 @@ func appendSpaceRun(b []byte, first rune, n int) []byte {
 	return b
 }
 
+// nextSentence cuts the next match of /[^.!?]+[.!?]+/ from *rest; more is false when none
+// is left.
+func nextSentence(rest *string) (sentence string, more bool) {
+	s := *rest
+	term := func(c byte) bool { return c == '.' || c == '!' || c == '?' }
+	i := 0
+	for i < len(s) && term(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && !term(s[j]) {
+		j++
+	}
+	if j == len(s) {
+		*rest = ""
+		return "", false
+	}
+	k := j
+	for k < len(s) && term(s[k]) {
+		k++
+	}
+	*rest = s[k:]
+	return s[i:k], true
+}
+
 // splitSentences returns the matches of /[^.!?]+[.!?]+/g in s (text after the last
 // terminator is dropped, as there), or s itself when there is none.
 func splitSentences(s string) []string {
-	term := func(c byte) bool { return c == '.' || c == '!' || c == '?' }
 	var out []string
-	for i := 0; i < len(s); {
-		if term(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && !term(s[j]) {
-			j++
-		}
-		if j == len(s) {
+	for rest := s; ; {
+		sentence, more := nextSentence(&rest)
+		if !more {
 			break
 		}
-		k := j
-		for k < len(s) && term(s[k]) {
-			k++
-		}
-		out = append(out, s[i:k])
-		i = k
+		out = append(out, sentence)
 	}
 	if len(out) == 0 {
 		return []string{s}
