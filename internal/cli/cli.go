@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -62,7 +63,7 @@ type env struct {
 // The first Ctrl-C ends the work in progress and lets the command report what was
 // finished; a second one stops the process at once, as usual.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
@@ -116,7 +117,8 @@ func (e *env) rootCommand() *cobra.Command {
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(e.scoreCommand(), e.scorersCommand(), e.schemaCommand(), e.serveCommand(), e.pluginCommand(), e.convertCommand())
+	root.AddCommand(e.scoreCommand(), e.scorersCommand(), e.schemaCommand(), e.serveCommand(), e.pluginCommand(), e.convertCommand(),
+		e.workerCommand(), e.tenantsCommand(), e.keysCommand(), e.runsCommand(), e.evalCommand())
 	return root
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scorekit/scorekit/service/api"
 )
 
 func TestScorersCommand(t *testing.T) {
@@ -80,12 +82,13 @@ func TestSchemaCommand(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	e := &env{stderr: &strings.Builder{}, registry: testRegistry}
-	srv, err := e.newServer(t.Context(), hostOptions{timeout: time.Second})
+	s, err := e.openStack(t.Context(), filepath.Join(t.TempDir(), "scorekit.db"), hostOptions{timeout: time.Second},
+		jobFlags{workers: 1, chunk: 10, attempts: 1, rescueAfter: time.Minute, poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.close(t.Context()) })
-	ts := httptest.NewServer(srv.handler())
+	t.Cleanup(func() { s.close(context.Background()) })
+	ts := httptest.NewServer(api.New(s.svc, api.Options{Open: true}))
 	t.Cleanup(ts.Close)
 
 	cases := []struct {
@@ -98,10 +101,11 @@ func TestServe(t *testing.T) {
 		{"score", "POST", "/v1/score", `{"scorer":"words","run":{"input":"q","output":"a b"}}`, 200, `"status":"scored","score":0.5`},
 		{"score with config", "POST", "/v1/score", `{"scorer":"words","run":{"input":"q","output":"a b"},"config":{"per_word":0.1}}`, 200, `"score":0.2`},
 		{"skipped is a result", "POST", "/v1/score", `{"scorer":"judged","run":{"input":"q","output":"a"}}`, 200, `"status":"skipped"`},
-		{"unknown scorer", "POST", "/v1/score", `{"scorer":"nope","run":{"output":"a"}}`, 404, `unknown scorer`},
+		{"unknown scorer", "POST", "/v1/score", `{"scorer":"nope","run":{"output":"a"}}`, 404, `"code":"unknown_scorer"`},
 		{"invalid run", "POST", "/v1/score", `{"scorer":"words","run":{"input":"q"}}`, 400, `"code":"invalid_run"`},
 		{"bad config", "POST", "/v1/score", `{"scorer":"words","run":{"output":"a"},"config":{"x":1}}`, 400, `"code":"invalid_config"`},
-		{"unknown request key", "POST", "/v1/score", `{"scorer":"words","runs":{}}`, 400, `unknown key \"runs\"`},
+		{"unknown request key", "POST", "/v1/score", `{"scorer":"words","runs":{}}`, 400, `runs`},
+		{"trailing garbage", "POST", "/v1/score", `{"scorer":"words","run":{"output":"a"}} {}`, 400, `"code":"invalid_request"`},
 		{"wrong method", "GET", "/v1/score", "", 405, ""},
 	}
 	for _, c := range cases {
@@ -121,6 +125,11 @@ func TestServe(t *testing.T) {
 			}
 			if resp.StatusCode != c.status || !strings.Contains(string(b), c.want) {
 				t.Errorf("%s %s: %d %q, want %d containing %q", c.method, c.path, resp.StatusCode, b, c.status, c.want)
+			}
+			for _, leak := range []string{"cli.", "scoreRequest", "run: run:", "Go struct"} {
+				if strings.Contains(string(b), leak) {
+					t.Errorf("%s %s: the answer shows %q: %s", c.method, c.path, leak, b)
+				}
 			}
 		})
 	}
@@ -150,36 +159,5 @@ func TestUsage(t *testing.T) {
 				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, c.code, c.want, r.stdout, r.stderr)
 			}
 		})
-	}
-}
-
-// TestServeUntilDone serves on a real socket and stops cleanly when the context ends, as
-// `scorekit serve` does on Ctrl-C.
-func TestServeUntilDone(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	e := &env{stderr: io.Discard, registry: testRegistry}
-	srv, err := e.newServer(ctx, hostOptions{timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.close(context.Background())
-	go func() { done <- serveUntilDone(ctx, ln, srv.handler()) }()
-
-	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("healthz: %d", resp.StatusCode)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("serve returned %v after the context ended, want nil", err)
 	}
 }

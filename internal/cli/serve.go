@@ -2,199 +2,155 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/api"
 )
-
-// maxRequestBytes caps a POST /v1/score body.
-const maxRequestBytes = 8 << 20
 
 func (e *env) serveCommand() *cobra.Command {
 	var (
-		addr, config string
-		timeout      time.Duration
-		judge        judgeConfig
-		plugins      []string
+		addr, config, db string
+		timeout          time.Duration
+		judge            judgeConfig
+		plugins          []string
+		jf               jobFlags
+		so               api.ServeOptions
+		maxBody          int64
+		maxInFlight      int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve scoring over HTTP: POST /v1/score, GET /v1/scorers, GET /healthz",
-		Long: `Serve scoring over HTTP until interrupted.
+		Short: "Serve the evaluation service over HTTP, with workers in-process",
+		Long: `Serve the evaluation service over HTTP until SIGINT or SIGTERM, then finish the requests
+in flight within --grace.
 
-  POST /v1/score    {"scorer": "prescreen", "run": {...}, "config": {...}}  -> a result
-  GET  /v1/scorers  the scorers, as scorekit scorers --json prints them
-  GET  /healthz     ok
+Runs, evaluations and results live in --db (a SQLite file by default; postgres://... for
+PostgreSQL, where more workers may run elsewhere with scorekit worker). Every /v1 request
+carries Authorization: Bearer KEY (scorekit keys create --tenant NAME). A database with no
+key may be served open, for one user, on a loopback address only.
 
-A request's config, when given, replaces the scorer's config from --config for that call.`,
+  POST /v1/runs                          store runs (one, a JSON array, or JSONL)
+  POST /v1/agents/{agent}/evaluations    evaluate the agent's newest runs: {"limit": 10}
+  GET  /v1/evaluations/{id}?wait=30s     status, per-scorer summary, results
+  GET  /v1/runs/{id}                     a run with every result it ever had
+  POST /v1/score                         score one run, store nothing
+  GET  /openapi.json                     the API, described
+
+docs/SERVICE.md has the rest.`,
 		Example: `  scorekit serve --addr 127.0.0.1:8080
-  curl -s localhost:8080/v1/score -d '{"scorer":"prescreen","run":{"input":"What is the capital of France?","output":"Paris"}}'`,
+  scorekit serve --addr 0.0.0.0:8080 --db postgres://scorekit@db/scorekit --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := e.newServer(cmd.Context(), hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge})
+			if timeout <= 0 {
+				return fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", timeout)
+			}
+			if so.Grace <= 0 {
+				return fmt.Errorf("--grace %s: want a duration above 0, such as 10s", so.Grace)
+			}
+			ctx := cmd.Context()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--addr %s: %w", addr, err)
+			}
+			defer ln.Close()
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge}, jf)
 			if err != nil {
 				return err
 			}
-			defer srv.close(context.WithoutCancel(cmd.Context()))
-			ln, err := net.Listen("tcp", addr)
+			hasKeys, err := s.svc.HasKeys(ctx)
 			if err != nil {
-				return fmt.Errorf("serve: %w", err)
+				s.close(context.WithoutCancel(ctx))
+				return err
 			}
-			fmt.Fprintf(e.stderr, "scorekit: serving on http://%s\n", ln.Addr())
-			return serveUntilDone(cmd.Context(), ln, srv.handler())
+			loopback := isLoopback(ln.Addr())
+			switch {
+			case !hasKeys && !loopback:
+				s.close(context.WithoutCancel(ctx))
+				return fmt.Errorf("refusing to serve on %s without API keys: anyone who reaches it would read and write every run. "+
+					"Create a key (scorekit tenants create NAME; scorekit keys create --tenant NAME --db %s), or serve on a loopback address such as 127.0.0.1:8080", ln.Addr(), db)
+			case !hasKeys:
+				fmt.Fprintf(e.stderr, "scorekit: no API key in %s: serving open for one user on loopback (every request is tenant %q). "+
+					"Create a key to require keys (scorekit keys create --tenant NAME), then restart.\n", db, "default")
+			case !loopback:
+				fmt.Fprintf(e.stderr, "scorekit: warning: serving on %s, beyond this machine: every request needs a key, and HTTP is not encrypted (put TLS in front).\n", ln.Addr())
+			}
+			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxInFlight: maxInFlight, Logger: e.logger()})
+			fmt.Fprintf(e.stderr, "scorekit: serving on http://%s (database %s, %d workers)\n", ln.Addr(), db, jf.workers)
+			err = api.Serve(ctx, ln, srv, so)
+			// Workers get the same grace: a job cut off is rescued and runs again.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), so.Grace)
+			defer cancel()
+			s.close(sctx)
+			return err
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
+	dbFlag(cmd, &db)
+	addJobFlags(cmd, &jf, 4)
+	f.DurationVar(&so.Grace, "grace", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight and running jobs get to finish")
+	f.DurationVar(&so.ReadTimeout, "read-timeout", 60*time.Second, "deadline for reading a whole request, body included")
+	f.DurationVar(&so.IdleTimeout, "idle-timeout", 120*time.Second, "how long a kept-alive connection may sit idle")
+	f.IntVar(&so.MaxConns, "max-conns", 1024, "open connections; more are answered 503 with Retry-After")
+	f.IntVar(&maxInFlight, "max-in-flight", api.DefaultMaxInFlight, "requests handled at once; more are answered 503 with Retry-After")
+	f.Int64Var(&maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes (a batch of runs); larger is answered 413")
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
 	return cmd
 }
 
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		return hs.Shutdown(sctx)
-	}
+// isLoopback reports whether a listener's address is on the loopback interface only.
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
-// server answers scoring requests. Scorers opened with the --config configs are kept
-// open and shared; a request that brings its own config opens a scorer for that call.
-type server struct {
-	h       *host.Host
-	configs map[string]json.RawMessage
-
-	closeHost func(context.Context) error
-
-	mu   sync.Mutex
-	open map[string]*host.Scorer
-}
-
-func (e *env) newServer(ctx context.Context, o hostOptions) (*server, error) {
-	h, cfg, closeHost, err := e.openHost(ctx, o)
-	if err != nil {
-		return nil, err
+func (e *env) workerCommand() *cobra.Command {
+	var (
+		config, db string
+		timeout    time.Duration
+		judge      judgeConfig
+		plugins    []string
+		jf         jobFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Work evaluation jobs from a PostgreSQL database that scorekit serve writes to",
+		Long: `Work evaluation jobs until SIGINT or SIGTERM. Run as many as the work needs, on any
+machine that reaches the database: River spreads the jobs, and a job whose worker dies is
+given to another after --rescue-after. Workers need the same scorers (--plugins, --config,
+judge flags) as the serve that enqueues.`,
+		Example: `  scorekit worker --db postgres://scorekit@db/scorekit --workers 8`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jf.workers < 1 {
+				return fmt.Errorf("--workers %d: a worker needs 1 or more", jf.workers)
+			}
+			ctx := cmd.Context()
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge}, jf)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "scorekit: working evaluation jobs from %s (%d at once)\n", db, jf.workers)
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			s.close(sctx)
+			return nil
+		},
 	}
-	return &server{h: h, configs: cfg.Scorers, closeHost: closeHost, open: map[string]*host.Scorer{}}, nil
-}
-
-func (s *server) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /v1/scorers", func(w http.ResponseWriter, _ *http.Request) {
-		list, err := listScorers(s.h.Registry())
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, sdk.CodeUnavailable, err.Error())
-			return
-		}
-		writeJSONStatus(w, http.StatusOK, list)
-	})
-	mux.HandleFunc("POST /v1/score", s.score)
-	return mux
-}
-
-// scoreRequest is the body of POST /v1/score.
-type scoreRequest struct {
-	Scorer string          `json:"scorer"`
-	Run    json.RawMessage `json:"run"`
-	Config json.RawMessage `json:"config,omitempty"`
-}
-
-func (s *server) score(w http.ResponseWriter, r *http.Request) {
-	var req scoreRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, "request body: "+describeConfigError(err).Error()+`; want {"scorer", "run", "config"}`)
-		return
-	}
-	if req.Scorer == "" {
-		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, `request body: missing "scorer"; GET /v1/scorers lists them`)
-		return
-	}
-	if len(req.Run) == 0 {
-		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, `request body: missing "run"`)
-		return
-	}
-	run, err := host.DecodeRun(req.Run)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, sdk.CodeInvalidRun, "run: "+err.Error())
-		return
-	}
-	sc, release, err := s.scorer(r.Context(), req.Scorer, req.Config)
-	switch {
-	case errors.Is(err, host.ErrUnknownScorer):
-		writeError(w, http.StatusNotFound, sdk.CodeUnavailable, err.Error())
-		return
-	case err != nil:
-		writeError(w, http.StatusBadRequest, sdk.CodeInvalidConfig, err.Error())
-		return
-	}
-	defer release()
-	writeJSONStatus(w, http.StatusOK, sc.Score(r.Context(), run))
-}
-
-// scorer returns an opened scorer and a func to call when the request is done with it.
-func (s *server) scorer(ctx context.Context, name string, config json.RawMessage) (*host.Scorer, func(), error) {
-	if len(config) > 0 {
-		sc, err := s.h.Open(ctx, name, host.OpenOptions{Config: config})
-		if err != nil {
-			return nil, nil, err
-		}
-		return sc, func() { _ = sc.Close(context.WithoutCancel(ctx)) }, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sc, ok := s.open[name]; ok {
-		return sc, func() {}, nil
-	}
-	// The scorer outlives this request: it must not be tied to the request's context.
-	sc, err := s.h.Open(context.WithoutCancel(ctx), name, host.OpenOptions{Config: s.configs[name]})
-	if err != nil {
-		return nil, nil, err
-	}
-	s.open[name] = sc
-	return sc, func() {}, nil
-}
-
-func (s *server) close(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sc := range s.open {
-		_ = sc.Close(ctx)
-	}
-	clear(s.open)
-	_ = s.closeHost(ctx)
-}
-
-func writeJSONStatus(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeError answers with {"error": {"code", "message"}}, the shape of sdk.Error.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSONStatus(w, status, map[string]*sdk.Error{"error": {Code: code, Message: msg}})
+	f := cmd.Flags()
+	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
+	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
+	dbFlag(cmd, &db)
+	addJobFlags(cmd, &jf, 4)
+	judgeFlags(f, &judge)
+	pluginDirsFlag(cmd, &plugins)
+	return cmd
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/sdk"
 )
 
 // pluginDirsFlag adds --plugins to cmd.
@@ -40,6 +41,9 @@ type hostOptions struct {
 	judge    judgeConfig // judge flags; they win over the config file's
 	// scorers the command will run, for the judge preflight; nil means any (serve).
 	scorers []string
+	// onJudge, when set, receives the judge the host was given (nil for none): the
+	// service hands tenants' judge limits to it.
+	onJudge func(sdk.Judge)
 }
 
 // openHost reads the config file, loads the plugins, starts the judge broker when one is
@@ -70,6 +74,9 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	if err := checkJudge(ctx, jc, judge, reg, o.scorers); err != nil {
 		_ = closeAll(ctx)
 		return nil, cfg, nil, err
+	}
+	if o.onJudge != nil {
+		o.onJudge(judge)
 	}
 	h := host.New(reg, host.WithTimeout(o.timeout), host.WithJudge(judge), host.WithLogger(e.logger()), host.WithRunLimits(cfg.RunLimits))
 	return h, cfg, closeAll, nil

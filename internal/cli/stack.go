@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// EnvDB names the environment variable that sets --db's default.
+const EnvDB = "SCOREKIT_DB"
+
+// defaultDB is --db's default: $SCOREKIT_DB, else scorekit.db in the working directory.
+func defaultDB() string {
+	if v := os.Getenv(EnvDB); v != "" {
+		return v
+	}
+	return "scorekit.db"
+}
+
+// dbFlag adds --db to cmd.
+func dbFlag(cmd *cobra.Command, db *string) {
+	cmd.Flags().StringVar(db, "db", defaultDB(),
+		"the service's database: a SQLite file, or postgres://USER@HOST/DB for PostgreSQL (default from $"+EnvDB+")")
+}
+
+// jobFlags are the worker settings serve, worker and eval share.
+type jobFlags struct {
+	workers     int
+	chunk       int
+	attempts    int
+	rescueAfter time.Duration
+	poll        time.Duration
+}
+
+func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
+	f := cmd.Flags()
+	f.IntVar(&j.workers, "workers", workers, "evaluation jobs this process runs at once (0: none; other processes work them)")
+	f.IntVar(&j.chunk, "chunk", 200, "runs per evaluation job")
+	f.IntVar(&j.attempts, "max-attempts", 5, "attempts of a job before its transient failures (judge errors, timeouts) are stored as failed")
+	f.DurationVar(&j.rescueAfter, "rescue-after", 10*time.Minute, "give a job whose worker died to another worker after this long")
+	f.DurationVar(&j.poll, "poll", time.Second, "how often workers look for jobs when not notified")
+}
+
+func (j jobFlags) check() error {
+	switch {
+	case j.workers < 0:
+		return fmt.Errorf("--workers %d: want 0 or more", j.workers)
+	case j.chunk < 1:
+		return fmt.Errorf("--chunk %d: want 1 or more", j.chunk)
+	case j.attempts < 1:
+		return fmt.Errorf("--max-attempts %d: want 1 or more", j.attempts)
+	case j.rescueAfter < time.Second:
+		return fmt.Errorf("--rescue-after %s: want at least 1s", j.rescueAfter)
+	case j.poll < time.Millisecond:
+		return fmt.Errorf("--poll %s: want at least 1ms", j.poll)
+	}
+	return nil
+}
+
+// stack is the evaluation service assembled for one command.
+type stack struct {
+	st    *store.Store
+	cache *scorers.Cache
+	eng   *jobs.Engine
+	svc   *service.Service
+	close func(context.Context)
+}
+
+// openStack opens the store at db (migrating it), the host with its scorers and judge,
+// and the job engine; it starts the engine's workers when jobs.workers > 0.
+func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags) (*stack, error) {
+	if err := jf.check(); err != nil {
+		return nil, err
+	}
+	var judge sdk.Judge
+	ho.onJudge = func(j sdk.Judge) { judge = j }
+	if ho.timeout == 0 {
+		ho.timeout = 30 * time.Second
+	}
+	h, cfg, closeHost, err := e.openHost(ctx, ho)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		_ = closeHost(ctx)
+		return nil, fmt.Errorf("--db %s: %w", db, err)
+	}
+	lim, _ := judge.(scorers.JudgeLimiter)
+	cache := scorers.New(h, lim, 0)
+	model := cfg.Judge.merge(ho.judge).Model
+	if judge == nil {
+		model = ""
+	}
+	eng, err := jobs.New(ctx, st, cache, jobs.Options{
+		Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
+		PollInterval: jf.poll, JudgeModel: model, Logger: e.logger(),
+	})
+	if err != nil {
+		st.Close()
+		_ = closeHost(ctx)
+		return nil, err
+	}
+	s := &stack{st: st, cache: cache, eng: eng, svc: service.New(st, eng, cache, service.Options{})}
+	s.close = func(ctx context.Context) {
+		if err := eng.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(e.stderr, "scorekit: stop workers: %v\n", err)
+		}
+		_ = cache.Close(ctx)
+		st.Close()
+		_ = closeHost(ctx)
+	}
+	if err := eng.Start(ctx); err != nil {
+		s.close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start workers: %w", err)
+	}
+	return s, nil
+}
+
+// tenantFor resolves --tenant: the named tenant; without a name, the only tenant, or the
+// open tenant when there is none.
+func (s *stack) tenantFor(ctx context.Context, name string) (store.Tenant, error) {
+	if name != "" {
+		return s.svc.Tenant(ctx, name)
+	}
+	ts, err := s.svc.Tenants(ctx)
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	switch len(ts) {
+	case 0:
+		return s.svc.Open(ctx)
+	case 1:
+		return ts[0], nil
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	return store.Tenant{}, fmt.Errorf("the database has %d tenants (%v): choose one with --tenant NAME", len(ts), names)
+}

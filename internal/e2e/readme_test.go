@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The README's service commands work as written: the block after the "service commands"
+// marker runs in a fresh directory holding bin/scorekit and the examples, on a free port.
+func TestREADMEServiceCommands(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- service commands:[^>]*-->\n```bash\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no service commands block after its <!-- service commands --> marker")
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, "bin", "scorekit")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	script := "set -eu\ntrap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + strings.ReplaceAll(string(m[1]), "8080", port)
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SCOREKIT_DB=")
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the README's commands ran over 3 minutes:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("the README's commands failed: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{
+		`{"stored":270,`,               // the import
+		`"status":"done"`, `"runs":10`, // the evaluation, read over HTTP
+		"40 stored, 0 already stored, 0 rejected", // runs import
+		"SCORER", "prescreen  10", "assistant-0040", // eval's table, newest run first
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}

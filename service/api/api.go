@@ -1,0 +1,246 @@
+// Package api is the evaluation service over HTTP, described by an OpenAPI 3.1 document
+// derived from its Go types (github.com/danielgtaylor/huma/v2), served at /openapi.json
+// and checked in as openapi.json beside this file.
+//
+// Every /v1 request carries Authorization: Bearer KEY; the key's tenant scopes every read
+// and write, so another tenant's run, agent or evaluation is a 404, never data. Errors are
+// RFC 9457 problem details with a stable code ([Problem]). Request bodies are validated
+// against the contract's JSON Schemas (the run schema under schemas/) before a handler
+// sees them; bodies have size limits; a tenant's request rate and the requests in flight
+// are capped (429 and 503 with Retry-After).
+//
+// Operations under /v1/agents/{agent}/insights are reserved for the insight engine;
+// [Server.Huma] lets another package register them on the same API.
+package api
+
+//go:generate go run ./internal/genopenapi -out openapi.json
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"golang.org/x/time/rate"
+
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 16 << 20
+	DefaultMaxWait      = 60 * time.Second
+	DefaultMaxInFlight  = 256
+)
+
+// Options configure a Server. Zero fields take the defaults.
+type Options struct {
+	// Open serves every request as the open tenant without a key: one user on loopback.
+	// The command line allows it only on a loopback address with no key in the store.
+	Open bool
+	// MaxBodyBytes caps a request body (a batch of runs). Optional. Default is 16 MiB.
+	MaxBodyBytes int64
+	// MaxWait caps ?wait on GET /v1/evaluations/{id}. Optional. Default is 60s.
+	MaxWait time.Duration
+	// MaxInFlight caps the requests being handled at once; more get 503 with
+	// Retry-After. Optional. Default is 256.
+	MaxInFlight int
+	// Version is the API document's version. Optional.
+	Version string
+	// Logger logs internal errors. Optional. Default is slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API of a service.
+type Server struct {
+	svc      *service.Service
+	opts     Options
+	api      huma.API
+	mux      *http.ServeMux
+	inflight chan struct{}
+
+	mu       sync.Mutex
+	limiters map[int64]*tenantLimiter
+}
+
+type tenantLimiter struct {
+	rps float64
+	l   *rate.Limiter
+}
+
+type tenantKey struct{}
+
+// New returns the API of svc. svc may be nil to build the OpenAPI document only.
+func New(svc *service.Service, o Options) *Server {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Version == "" {
+		o.Version = "1"
+	}
+	// huma's error constructor is a package variable: every API in this process answers
+	// problems the same way.
+	huma.NewErrorWithContext = newProblem
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return newProblem(nil, status, msg, errs...)
+	}
+
+	cfg := huma.DefaultConfig("scorekit evaluation service", o.Version)
+	cfg.OpenAPIPath = "/openapi"
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.CreateHooks = nil // no $schema links in bodies
+	cfg.RejectUnknownQueryParameters = true
+	cfg.Info.Description = "Stores the runs of every agent, evaluates an agent's newest runs with scorekit's scorers, " +
+		"and keeps every result with its scorer's version. Authenticate with Authorization: Bearer KEY " +
+		"(scorekit keys create --tenant NAME)."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key made by scorekit keys create; it names the tenant."},
+	}
+	s := &Server{svc: svc, opts: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight), limiters: map[int64]*tenantLimiter{}}
+	s.api = humago.New(s.mux, cfg)
+	s.api.UseMiddleware(s.authenticate)
+	s.register()
+	return s
+}
+
+// Huma is the huma API, for packages that add operations (the insights).
+func (s *Server) Huma() huma.API { return s.api }
+
+// OpenAPI returns the API's OpenAPI 3.1 document as indented JSON.
+func (s *Server) OpenAPI() ([]byte, error) {
+	b, err := json.MarshalIndent(s.api.OpenAPI(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ServeHTTP serves the API within the in-flight cap.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.inflight <- struct{}{}:
+		defer func() { <-s.inflight }()
+	default:
+		writeProblem(w, problem(http.StatusServiceUnavailable, CodeOverloaded,
+			"the server is handling as many requests as it takes; retry after the time in Retry-After"), "1")
+		return
+	}
+	// The API takes no forms: a body sent as a form is what curl -d sends by default, and
+	// it is JSON (or JSONL) here.
+	if ct := r.Header.Get("Content-Type"); ct == "" || strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// writeProblem writes p outside huma (before routing).
+func writeProblem(w http.ResponseWriter, p *Problem, retryAfter string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+var bearer = []map[string][]string{{"bearer": {}}}
+
+// authenticate finds the tenant of the request's key for operations that need one, and
+// holds the tenant to its request rate.
+func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
+	op := ctx.Operation()
+	if op == nil || len(op.Security) == 0 || s.svc == nil {
+		next(ctx)
+		return
+	}
+	var (
+		t   store.Tenant
+		err error
+	)
+	if s.opts.Open {
+		t, err = s.svc.Open(ctx.Context())
+	} else {
+		key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
+		if !ok && ctx.Header("Authorization") != "" {
+			err = &Problem{Title: http.StatusText(401), Status: 401, Code: CodeUnauthorized, Detail: "the Authorization header must be Bearer KEY"}
+		} else {
+			t, err = s.svc.Authenticate(ctx.Context(), strings.TrimSpace(key))
+		}
+	}
+	if err != nil {
+		p := s.problemOf(err)
+		if p.Status == http.StatusUnauthorized {
+			ctx.SetHeader("WWW-Authenticate", `Bearer realm="scorekit"`)
+		}
+		s.write(ctx, p)
+		return
+	}
+	if !s.allow(t) {
+		ctx.SetHeader("Retry-After", "1")
+		s.write(ctx, problem(http.StatusTooManyRequests, CodeRateLimited,
+			"tenant "+strconv.Quote(t.Name)+" is over its request rate of "+strconv.FormatFloat(t.Policy.RequestsPerSecond, 'g', -1, 64)+" per second; retry after the time in Retry-After"))
+		return
+	}
+	next(huma.WithValue(ctx, tenantKey{}, t))
+}
+
+func (s *Server) write(ctx huma.Context, p *Problem) {
+	ctx.SetHeader("Content-Type", "application/problem+json")
+	ctx.SetStatus(p.Status)
+	_ = json.NewEncoder(ctx.BodyWriter()).Encode(p)
+}
+
+// allow applies the tenant's request rate.
+func (s *Server) allow(t store.Tenant) bool {
+	rps := t.Policy.RequestsPerSecond
+	if rps <= 0 {
+		return true
+	}
+	s.mu.Lock()
+	tl, ok := s.limiters[t.ID]
+	if !ok || tl.rps != rps {
+		tl = &tenantLimiter{rps: rps, l: rate.NewLimiter(rate.Limit(rps), max(1, int(rps)))}
+		s.limiters[t.ID] = tl
+	}
+	s.mu.Unlock()
+	return tl.l.Allow()
+}
+
+// tenant is the request's tenant, set by authenticate.
+func tenant(ctx context.Context) store.Tenant {
+	t, _ := ctx.Value(tenantKey{}).(store.Tenant)
+	return t
+}
+
+// problemOf maps err to a Problem, logging what the caller must not see.
+func (s *Server) problemOf(err error) *Problem {
+	if p := fromService(err); p != nil {
+		return p
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return problem(http.StatusServiceUnavailable, CodeOverloaded, "the request was cancelled or ran out of time; retry it")
+	}
+	s.opts.Logger.Error("api: internal error", "err", err)
+	return problem(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the cause")
+}
+
+// fail is what handlers return for a service error.
+func (s *Server) fail(err error) error { return s.problemOf(err) }

@@ -1,0 +1,396 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// Evaluation statuses.
+const (
+	StatusRunning = "running"
+	StatusDone    = "done"
+)
+
+// EvaluationRequest asks to evaluate an agent's newest runs.
+type EvaluationRequest struct {
+	// Limit is how many of the agent's newest runs (by the run's time) to evaluate.
+	Limit int
+	// Since keeps runs at or after it. Optional.
+	Since *time.Time
+	// Scorers to run. Optional. Default is the agent policy's scorers, else the service's
+	// default (prescreen).
+	Scorers []string
+	// Config maps a scorer to its config. Optional.
+	Config map[string]json.RawMessage
+	// Tiered runs the scorers that need a judge only on runs the pre-screen passed.
+	// Optional. Default is the agent policy's.
+	Tiered *bool
+}
+
+// spec checks the scorers and their configs for t (opening each once, which also warms
+// the cache the jobs use) and returns what the evaluation will run.
+func (s *Service) spec(ctx context.Context, t store.Tenant, names []string, config map[string]json.RawMessage, tiered bool) (store.Spec, error) {
+	spec := store.Spec{Config: config, Tiered: tiered}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		sc, release, err := s.sc.Get(ctx, t, name, config[name])
+		if err != nil {
+			return spec, s.scorerError(t, name, err)
+		}
+		info := sc.Info()
+		release()
+		spec.Scorers = append(spec.Scorers, store.ScorerRef{Name: name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)})
+	}
+	for name := range config {
+		if !seen[name] {
+			return spec, invalid("config names scorer %q, which is not among the scorers evaluated (%s)", name, strings.Join(names, ", "))
+		}
+	}
+	return spec, nil
+}
+
+// scorerError says what is wrong with a scorer a tenant asked for, without the Go
+// wrapping.
+func (s *Service) scorerError(t store.Tenant, name string, err error) error {
+	switch {
+	case errors.Is(err, host.ErrUnknownScorer):
+		return &Error{kind: ErrUnknownScorer, msg: fmt.Sprintf("unknown scorer %q (known: %s); GET /v1/scorers lists them", name, strings.Join(s.ScorerNames(t), ", "))}
+	case errors.Is(err, scorers.ErrNotAllowed):
+		return &Error{kind: ErrNotAllowed, msg: fmt.Sprintf("scorer %q is not allowed for tenant %q (allowed: %s)", name, t.Name, strings.Join(t.Policy.Scorers, ", "))}
+	case errors.Is(err, host.ErrInvalidConfig):
+		return &Error{kind: ErrInvalidConfig, msg: fmt.Sprintf("config of scorer %s: %s", name, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "+name+": "), "config: "))}
+	}
+	return fmt.Errorf("open scorer %s: %w", name, err)
+}
+
+// ScorerNames lists the scorers t may run.
+func (s *Service) ScorerNames(t store.Tenant) []string {
+	var out []string
+	for _, n := range s.sc.Host().Registry().Names() {
+		if t.Policy.Allows(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CreateEvaluation selects the agent's newest runs and enqueues their scoring, in one
+// transaction; the evaluation runs in the background (GET it, or WaitEvaluation).
+func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent string, req EvaluationRequest) (EvaluationView, error) {
+	if max := s.maxRuns(t); req.Limit < 1 || req.Limit > max {
+		return EvaluationView{}, invalid("limit %d: want 1 to %d runs", req.Limit, max)
+	}
+	if err := checkAgent(agent); err != nil {
+		return EvaluationView{}, err
+	}
+	n, err := s.st.CountRuns(ctx, t.ID, agent)
+	if err != nil {
+		return EvaluationView{}, err
+	}
+	if n == 0 {
+		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs; POST /v1/runs stores them", agent)}
+	}
+	names, config, tiered := req.Scorers, req.Config, false
+	pol, err := s.st.AgentPolicy(ctx, t.ID, agent)
+	switch {
+	case err == nil:
+		if len(names) == 0 {
+			names = pol.Scorers
+		}
+		if config == nil {
+			config = pol.Config
+		}
+		tiered = pol.Tiered
+	case !errors.Is(err, store.ErrNotFound):
+		return EvaluationView{}, err
+	}
+	if len(names) == 0 {
+		names = s.opts.DefaultScorers
+	}
+	if req.Tiered != nil {
+		tiered = *req.Tiered
+	}
+	spec, err := s.spec(ctx, t, names, config, tiered)
+	if err != nil {
+		return EvaluationView{}, err
+	}
+	spec.Limit, spec.Since = req.Limit, req.Since
+	var ev store.Evaluation
+	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		rq := store.RunQuery{Agent: agent, Limit: req.Limit}
+		if req.Since != nil {
+			rq.Since = *req.Since
+		}
+		pks, err := tx.RunPKs(ctx, t.ID, rq)
+		if err != nil {
+			return err
+		}
+		if len(pks) == 0 {
+			return invalid("agent %q has no runs since %s", agent, req.Since.Format(time.RFC3339))
+		}
+		ev, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: t.ID, Agent: agent, Trigger: store.TriggerRequest, Spec: spec, RunPKs: pks})
+		if err != nil {
+			return err
+		}
+		return s.eng.Enqueue(ctx, tx, ev, pks)
+	})
+	if err != nil {
+		return EvaluationView{}, err
+	}
+	return s.view(ctx, ev, ViewOptions{})
+}
+
+// ViewOptions say what an evaluation's view carries.
+type ViewOptions struct {
+	// Results includes every result, with the previous version's beside it.
+	Results bool
+	// Steps includes each result's pipeline steps (judge prompts; large).
+	Steps bool
+}
+
+// EvaluationView is an evaluation with its progress and per-scorer summary.
+type EvaluationView struct {
+	ID        string     `json:"id"`
+	Agent     string     `json:"agent"`
+	Trigger   string     `json:"trigger" enum:"request,arrival"`
+	Status    string     `json:"status" enum:"running,done"`
+	CreatedAt time.Time  `json:"created_at"`
+	Limit     int        `json:"limit,omitempty"`
+	Since     *time.Time `json:"since,omitempty"`
+	Tiered    bool       `json:"tiered"`
+	// Runs is how many runs the evaluation covers; ExpectedResults is runs x scorers;
+	// DoneResults how many are stored.
+	Runs            int64           `json:"runs"`
+	ExpectedResults int64           `json:"expected_results"`
+	DoneResults     int64           `json:"done_results"`
+	Scorers         []ScorerSummary `json:"scorers"`
+	Results         []ResultView    `json:"results,omitempty"`
+}
+
+// ScorerSummary sums up one scorer's results. Mean and pass rate count scored results
+// only: skipped and failed results are never scores of 0.
+type ScorerSummary struct {
+	Name     string   `json:"name"`
+	Version  string   `json:"version"`
+	Scored   int64    `json:"scored"`
+	Skipped  int64    `json:"skipped"`
+	Failed   int64    `json:"failed"`
+	Pending  int64    `json:"pending"`
+	Mean     *float64 `json:"mean"`
+	PassRate *float64 `json:"pass_rate"`
+	// Previous sums up the same runs' latest results from an earlier version of the
+	// scorer, when there are any: the comparison a user checks after a scorer fix.
+	Previous *PreviousSummary `json:"previous,omitempty"`
+}
+
+// PreviousSummary is what an earlier version of a scorer said about the same runs.
+type PreviousSummary struct {
+	Versions []string `json:"versions"`
+	Runs     int64    `json:"runs"`
+	Scored   int64    `json:"scored"`
+	Mean     *float64 `json:"mean"`
+	PassRate *float64 `json:"pass_rate"`
+}
+
+// ResultView is one result as the API shows it.
+type ResultView struct {
+	EvaluationID  string             `json:"evaluation_id"`
+	RunID         string             `json:"run_id"`
+	Scorer        string             `json:"scorer"`
+	ScorerVersion string             `json:"scorer_version"`
+	JudgeModel    string             `json:"judge_model,omitempty"`
+	Status        string             `json:"status" enum:"scored,skipped,failed"`
+	Score         *float64           `json:"score"`
+	Passed        *bool              `json:"passed"`
+	Dimensions    map[string]float64 `json:"dimensions,omitempty"`
+	Flags         []string           `json:"flags,omitempty"`
+	Reason        string             `json:"reason,omitempty"`
+	Error         *sdk.Error         `json:"error,omitempty"`
+	Steps         []sdk.Step         `json:"steps,omitempty"`
+	CreatedAt     time.Time          `json:"created_at"`
+	// Previous is this run's latest result from an earlier version of the scorer.
+	Previous *PreviousResult `json:"previous,omitempty"`
+}
+
+// PreviousResult is an earlier version's result on the same run.
+type PreviousResult struct {
+	EvaluationID  string    `json:"evaluation_id"`
+	ScorerVersion string    `json:"scorer_version"`
+	Status        string    `json:"status"`
+	Score         *float64  `json:"score"`
+	Passed        *bool     `json:"passed"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+func resultView(r store.Result, steps bool) ResultView {
+	v := ResultView{EvaluationID: r.EvaluationID, RunID: r.RunID, Scorer: r.Scorer, ScorerVersion: r.ScorerVersion,
+		JudgeModel: r.JudgeModel, Status: r.Status, Score: r.Score, Passed: r.Passed, CreatedAt: r.CreatedAt}
+	var res sdk.Result
+	if err := json.Unmarshal(r.Body, &res); err == nil {
+		v.Dimensions, v.Flags, v.Reason, v.Error = res.Dimensions, res.Flags, res.Reason, res.Error
+		if steps {
+			v.Steps = res.Steps
+		}
+	}
+	return v
+}
+
+// Evaluation returns the tenant's evaluation id.
+func (s *Service) Evaluation(ctx context.Context, t store.Tenant, id string, o ViewOptions) (EvaluationView, error) {
+	ev, err := s.st.Evaluation(ctx, t.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
+	}
+	if err != nil {
+		return EvaluationView{}, err
+	}
+	return s.view(ctx, ev, o)
+}
+
+// WaitEvaluation is Evaluation after waiting up to wait for the evaluation to be done.
+func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string, wait time.Duration, o ViewOptions) (EvaluationView, error) {
+	ev, err := s.st.Evaluation(ctx, t.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
+	}
+	if err != nil {
+		return EvaluationView{}, err
+	}
+	deadline := time.Now().Add(wait)
+	pause := 5 * time.Millisecond
+	for {
+		n, err := s.st.CountResults(ctx, ev.PK)
+		if err != nil {
+			return EvaluationView{}, err
+		}
+		left := time.Until(deadline)
+		if n >= ev.Expected || left <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return EvaluationView{}, ctx.Err()
+		case <-time.After(min(pause, left)):
+		}
+		pause = min(pause*2, 50*time.Millisecond)
+	}
+	return s.view(ctx, ev, o)
+}
+
+func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) (EvaluationView, error) {
+	v := EvaluationView{ID: ev.ID, Agent: ev.Agent, Trigger: ev.Trigger, CreatedAt: ev.CreatedAt, Limit: ev.Spec.Limit,
+		Since: ev.Spec.Since, Tiered: ev.Spec.Tiered, Runs: ev.Runs, ExpectedResults: ev.Expected}
+	tallies, err := s.st.Tallies(ctx, ev.PK)
+	if err != nil {
+		return v, err
+	}
+	byName := map[string]store.Tally{}
+	for _, tl := range tallies {
+		byName[tl.Scorer] = tl
+		v.DoneResults += tl.Scored + tl.Skipped + tl.Failed
+	}
+	v.Status = StatusRunning
+	if v.DoneResults >= v.ExpectedResults {
+		v.Status = StatusDone
+	}
+	prev := map[store.ResultKey]store.Result{}
+	for _, ref := range ev.Spec.Scorers {
+		tl := byName[ref.Name]
+		sum := ScorerSummary{Name: ref.Name, Version: ref.Version, Scored: tl.Scored, Skipped: tl.Skipped, Failed: tl.Failed,
+			Pending: ev.Runs - tl.Scored - tl.Skipped - tl.Failed, Mean: mean(tl.Sum, tl.Scored), PassRate: mean(float64(tl.PassedN), tl.Judged)}
+		old, err := s.st.PreviousResults(ctx, ev.TenantID, ev.PK, ref.Name, ref.Version)
+		if err != nil {
+			return v, err
+		}
+		if len(old) > 0 {
+			sum.Previous = previousSummary(old)
+			for _, r := range old {
+				prev[store.ResultKey{RunPK: r.RunPK, Scorer: r.Scorer}] = r
+			}
+		}
+		v.Scorers = append(v.Scorers, sum)
+	}
+	if !o.Results {
+		return v, nil
+	}
+	rs, err := s.st.EvaluationResults(ctx, ev.TenantID, ev.PK)
+	if err != nil {
+		return v, err
+	}
+	v.Results = make([]ResultView, 0, len(rs))
+	for _, r := range rs {
+		rv := resultView(r, o.Steps)
+		if p, ok := prev[store.ResultKey{RunPK: r.RunPK, Scorer: r.Scorer}]; ok && p.ScorerVersion != r.ScorerVersion {
+			rv.Previous = &PreviousResult{EvaluationID: p.EvaluationID, ScorerVersion: p.ScorerVersion, Status: p.Status, Score: p.Score, Passed: p.Passed, CreatedAt: p.CreatedAt}
+		}
+		v.Results = append(v.Results, rv)
+	}
+	return v, nil
+}
+
+func previousSummary(old []store.Result) *PreviousSummary {
+	p := &PreviousSummary{Runs: int64(len(old))}
+	var sum float64
+	var judged, passed int64
+	versions := map[string]bool{}
+	for _, r := range old {
+		versions[r.ScorerVersion] = true
+		if r.Status != string(sdk.StatusScored) || r.Score == nil {
+			continue
+		}
+		p.Scored++
+		sum += *r.Score
+		if r.Passed != nil {
+			judged++
+			if *r.Passed {
+				passed++
+			}
+		}
+	}
+	for v := range versions {
+		p.Versions = append(p.Versions, v)
+	}
+	sort.Strings(p.Versions)
+	p.Mean, p.PassRate = mean(sum, p.Scored), mean(float64(passed), judged)
+	return p
+}
+
+// mean is sum/n, or nil when there is nothing to average.
+func mean(sum float64, n int64) *float64 {
+	if n == 0 {
+		return nil
+	}
+	m := sum / float64(n)
+	return &m
+}
+
+// Evaluations lists the agent's evaluations, newest first (summaries, no results).
+func (s *Service) Evaluations(ctx context.Context, t store.Tenant, agent string, limit int) ([]EvaluationView, error) {
+	evs, err := s.st.Evaluations(ctx, t.ID, agent, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EvaluationView, 0, len(evs))
+	for _, ev := range evs {
+		v, err := s.view(ctx, ev, ViewOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

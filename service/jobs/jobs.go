@@ -1,0 +1,417 @@
+// Package jobs runs evaluations on River (github.com/riverqueue/river), in the store's own
+// database: SQLite through River's SQLite driver, PostgreSQL through its pgx driver, so
+// that several `scorekit worker` processes on one PostgreSQL share the work with no queue
+// of our own.
+//
+// An evaluation is split into jobs of [Options.ChunkSize] runs, inserted in the same
+// transaction as the evaluation row ([Engine.Enqueue]): an evaluation never exists without
+// its jobs, nor jobs without it. A job scores its runs with every scorer of the evaluation
+// and, in one transaction, stores the results (insert ... on conflict do nothing on
+// (evaluation, run, scorer)) and marks itself complete (river.JobCompleteTx): a job that
+// runs again after a crash writes each result once.
+//
+// A result that failed for a reason that may pass (judge error, timeout, unavailable) is
+// not stored while attempts remain: the job stores the rest and returns an error, and
+// River retries it with its backoff. On the last attempt the failure is stored as it is,
+// with its error: never a score of 0. A worker killed mid-job loses nothing: River's
+// rescuer makes its running jobs available again after [Options.RescueAfter].
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// PrescreenScorer is the scorer a tiered evaluation asks before any judge.
+const PrescreenScorer = "prescreen"
+
+// EvaluateArgs is one job: a chunk of an evaluation's runs.
+type EvaluateArgs struct {
+	TenantID     int64   `json:"tenant"`
+	EvaluationPK int64   `json:"evaluation"`
+	RunPKs       []int64 `json:"runs"`
+}
+
+// Kind names the job for River.
+func (EvaluateArgs) Kind() string { return "scorekit_evaluate" }
+
+// Options configure an Engine. Zero fields take their defaults.
+type Options struct {
+	// Workers is how many jobs this process runs at once. Optional. Default is 0: the
+	// engine only enqueues (an API process whose workers run elsewhere, or a command).
+	Workers int
+	// JobConcurrency is how many (run, scorer) calls one job makes at once. Optional.
+	// Default is 8.
+	JobConcurrency int
+	// ChunkSize is how many runs one job scores. Optional. Default is 200: enough that
+	// the queue's cost per job (a handful of queries and a transaction) is small beside
+	// cheap scorers (BENCHMARKS.md), few enough that a retry redoes little.
+	ChunkSize int
+	// MaxAttempts is how many times a job runs before its transient failures are stored.
+	// Optional. Default is 5.
+	MaxAttempts int
+	// RescueAfter is how long a job may stay running before River gives it to another
+	// worker (its worker died). Optional. Default is 10 minutes; must exceed JobTimeout.
+	RescueAfter time.Duration
+	// JobTimeout bounds one job. Optional. Default is RescueAfter * 2/3.
+	JobTimeout time.Duration
+	// RetryPolicy says when a failed job runs again. Optional. Default is River's
+	// (attempt^4 seconds, with jitter).
+	RetryPolicy river.ClientRetryPolicy
+	// PollInterval is how often workers look for jobs when not notified. Optional.
+	// Default is River's (1s).
+	PollInterval time.Duration
+	// JudgeModel is recorded on the results of scorers that use the judge. Optional.
+	JudgeModel string
+	// Logger. Optional. Default logs warnings to slog.Default's handler.
+	Logger *slog.Logger
+	// ID names this client among River's clients. Optional.
+	ID string
+}
+
+func (o Options) withDefaults() Options {
+	if o.JobConcurrency <= 0 {
+		o.JobConcurrency = 8
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 200
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.RescueAfter <= 0 {
+		o.RescueAfter = 10 * time.Minute
+	}
+	if o.JobTimeout <= 0 || o.JobTimeout >= o.RescueAfter {
+		o.JobTimeout = o.RescueAfter * 2 / 3
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(warnOnly{slog.Default().Handler()})
+	}
+	return o
+}
+
+// warnOnly passes on warnings and errors: River reports every start and stop at info.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+// Engine enqueues evaluations and, with Workers > 0, works them.
+type Engine struct {
+	st   *store.Store
+	sc   *scorers.Cache
+	opts Options
+	q    queue
+}
+
+// queue is River's client for one backend.
+type queue interface {
+	start(ctx context.Context) error
+	stop(ctx context.Context) error
+	insert(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) error
+	complete(ctx context.Context, tx *store.Tx, job *river.Job[EvaluateArgs]) error
+}
+
+type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
+	client  *river.Client[TTx]
+	tx      func(*store.Tx) TTx
+	working bool
+}
+
+func (q *riverQueue[TDriver, TTx]) start(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
+	return q.client.Start(ctx)
+}
+
+func (q *riverQueue[TDriver, TTx]) stop(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
+	return q.client.Stop(ctx)
+}
+
+func (q *riverQueue[TDriver, TTx]) insert(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) error {
+	_, err := q.client.InsertManyTx(ctx, q.tx(tx), params)
+	return err
+}
+
+func (q *riverQueue[TDriver, TTx]) complete(ctx context.Context, tx *store.Tx, job *river.Job[EvaluateArgs]) error {
+	_, err := river.JobCompleteTx[TDriver](ctx, q.tx(tx), job)
+	return err
+}
+
+// New migrates River's tables in st's database (rivermigrate) and returns an engine.
+// Call Start to work jobs and Stop when done.
+func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Engine, error) {
+	o = o.withDefaults()
+	e := &Engine{st: st, sc: sc, opts: o}
+	cfg := &river.Config{
+		ID:                   o.ID,
+		Logger:               o.Logger,
+		MaxAttempts:          o.MaxAttempts,
+		RescueStuckJobsAfter: o.RescueAfter,
+		JobTimeout:           o.JobTimeout,
+		RetryPolicy:          o.RetryPolicy,
+		FetchPollInterval:    o.PollInterval,
+		// A worker that finishes a job asks for the next at most this often. River's
+		// default (100 ms) leaves workers idle between chunks of cheap scorers; a fetch is
+		// one query.
+		FetchCooldown: 5 * time.Millisecond,
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &worker{e: e})
+	cfg.Workers = workers
+	if o.Workers > 0 {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}}
+	}
+	var err error
+	switch {
+	case st.Pool() != nil:
+		e.q, err = newQueue(ctx, riverpgxv5.New(st.Pool()), cfg, (*store.Tx).PgxTx, o.Workers > 0)
+	default:
+		e.q, err = newQueue(ctx, riversqlite.New(st.SQLDB()), cfg, (*store.Tx).SQLTx, o.Workers > 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func newQueue[TDriver riverdriver.Driver[TTx], TTx any](ctx context.Context, d TDriver, cfg *river.Config, tx func(*store.Tx) TTx, working bool) (queue, error) {
+	m, err := rivermigrate.New(d, &rivermigrate.Config{Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("jobs: migrate River's tables: %w", err)
+	}
+	c, err := river.NewClient(d, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	return &riverQueue[TDriver, TTx]{client: c, tx: tx, working: working}, nil
+}
+
+// Start works jobs until Stop (a no-op without Workers).
+func (e *Engine) Start(ctx context.Context) error { return e.q.start(ctx) }
+
+// Stop stops taking jobs and waits for the running ones until ctx ends; a job cut off
+// then is rescued and runs again (its stored results are not written twice).
+func (e *Engine) Stop(ctx context.Context) error { return e.q.stop(ctx) }
+
+// ChunkSize is how many runs a job scores.
+func (e *Engine) ChunkSize() int { return e.opts.ChunkSize }
+
+// Enqueue inserts the jobs of ev over runPKs in tx, the transaction that created ev.
+func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation, runPKs []int64) error {
+	var params []river.InsertManyParams
+	for start := 0; start < len(runPKs); start += e.opts.ChunkSize {
+		chunk := runPKs[start:min(start+e.opts.ChunkSize, len(runPKs))]
+		params = append(params, river.InsertManyParams{Args: EvaluateArgs{TenantID: ev.TenantID, EvaluationPK: ev.PK, RunPKs: chunk}})
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	if err := e.q.insert(ctx, tx, params); err != nil {
+		return fmt.Errorf("jobs: enqueue evaluation %s: %w", ev.ID, err)
+	}
+	return nil
+}
+
+// worker is River's worker of EvaluateArgs.
+type worker struct {
+	river.WorkerDefaults[EvaluateArgs]
+	e *Engine
+}
+
+// errTransient is wrapped by a job's error when some results failed for a reason that
+// may pass; River retries the job.
+var errTransient = errors.New("transient failures")
+
+func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
+	e, a := w.e, job.Args
+	t, err := e.st.TenantByID(ctx, a.TenantID)
+	if err != nil {
+		return err
+	}
+	ev, err := e.st.EvaluationByPK(ctx, a.TenantID, a.EvaluationPK)
+	if err != nil {
+		return err
+	}
+	runs, err := e.st.RunsByPK(ctx, a.TenantID, a.RunPKs)
+	if err != nil {
+		return err
+	}
+	stored, err := e.st.StoredResults(ctx, ev.PK, a.RunPKs)
+	if err != nil {
+		return err
+	}
+	last := job.Attempt >= job.MaxAttempts
+	results, transient := e.score(ctx, t, ev, runs, stored, last)
+	if err := ctx.Err(); err != nil {
+		return err // stopping or out of time: the job runs again and stores what is missing
+	}
+	if transient != nil {
+		if len(results) > 0 {
+			if err := e.st.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.InsertResults(ctx, results)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		return transient
+	}
+	return e.st.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.InsertResults(ctx, results); err != nil {
+			return err
+		}
+		return e.q.complete(ctx, tx, job)
+	})
+}
+
+// Timeout is the engine's JobTimeout.
+func (w *worker) Timeout(*river.Job[EvaluateArgs]) time.Duration { return w.e.opts.JobTimeout }
+
+// transientCode reports whether a failure may pass on a later attempt.
+func transientCode(code string) bool {
+	switch code {
+	case sdk.CodeJudgeError, sdk.CodeTimeout, sdk.CodeUnavailable, sdk.CodeCanceled:
+		return true
+	}
+	return false
+}
+
+// score runs the evaluation's scorers on runs, leaving out the results stored already.
+// Unless last, a transient failure is left out too and reported in the returned error.
+func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation, runs []store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, error) {
+	var (
+		mu        sync.Mutex
+		out       []store.Result
+		transient []string
+		sem       = make(chan struct{}, e.opts.JobConcurrency)
+		wg        sync.WaitGroup
+	)
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res, tr := e.scoreRun(ctx, t, ev, r, stored, last)
+			mu.Lock()
+			out = append(out, res...)
+			transient = append(transient, tr...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(transient) > 0 {
+		return out, fmt.Errorf("%w: %d result(s), first: %s", errTransient, len(transient), transient[0])
+	}
+	return out, nil
+}
+
+// scoreRun scores one run with each scorer of the evaluation.
+func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluation, r store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, []string) {
+	var (
+		out       []store.Result
+		transient []string
+		run       sdk.Run
+	)
+	now := time.Now()
+	keep := func(ref store.ScorerRef, version string, res sdk.Result) {
+		if res.Status == sdk.StatusFailed && res.Error != nil && transientCode(res.Error.Code) && !last {
+			transient = append(transient, fmt.Sprintf("run %s, %s: %v", r.ID, ref.Name, res.Error))
+			return
+		}
+		body, err := json.Marshal(res)
+		if err != nil {
+			body, _ = json.Marshal(sdk.Failed(sdk.CodeInvalidResult, "the result cannot be stored as JSON: "+err.Error()))
+			res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
+		}
+		sr := store.Result{
+			TenantID: t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.Name, ScorerVersion: version,
+			Status: string(res.Status), Body: body, CreatedAt: now,
+		}
+		if ref.Judge {
+			sr.JudgeModel = e.opts.JudgeModel
+		}
+		if res.Status == sdk.StatusScored {
+			sr.Score, sr.Passed = res.Score, res.Passed
+		}
+		out = append(out, sr)
+	}
+	if err := json.Unmarshal(r.Body, &run); err != nil {
+		for _, ref := range ev.Spec.Scorers {
+			if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.Name}] {
+				keep(ref, ref.Version, sdk.Failed(sdk.CodeInvalidRun, "stored run does not decode: "+err.Error()))
+			}
+		}
+		return out, transient
+	}
+	// A tiered evaluation asks the pre-screen first; scorers that need the judge run
+	// only on runs it passed.
+	prescreenPassed := true
+	if ev.Spec.Tiered {
+		res, _ := e.scoreOne(ctx, t, ev, PrescreenScorer, &run)
+		prescreenPassed = res.Status == sdk.StatusScored && res.Passed != nil && *res.Passed
+	}
+	for _, ref := range ev.Spec.Scorers {
+		if stored[store.ResultKey{RunPK: r.PK, Scorer: ref.Name}] {
+			continue
+		}
+		if ev.Spec.Tiered && ref.Judge && !prescreenPassed {
+			keep(ref, ref.Version, sdk.Skipped("tiered evaluation: the pre-screen did not pass this run, so the judge was not asked"))
+			continue
+		}
+		res, version := e.scoreOne(ctx, t, ev, ref.Name, &run)
+		if version == "" {
+			version = ref.Version
+		}
+		keep(ref, version, res)
+	}
+	return out, transient
+}
+
+// scoreOne scores run with one scorer and returns the result and the scorer's version.
+func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, name string, run *sdk.Run) (sdk.Result, string) {
+	sc, release, err := e.sc.Get(ctx, t, name, ev.Spec.Config[name])
+	if err != nil {
+		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
+	}
+	defer release()
+	return sc.Score(ctx, *run), sc.Info().Version
+}
+
+// Retry policies.
+var _ river.ClientRetryPolicy = FixedRetry(0)
+
+// FixedRetry retries a job after a fixed delay: for tests and benchmarks, where River's
+// default backoff (seconds growing to hours) would dominate.
+type FixedRetry time.Duration
+
+// NextRetry returns now plus the delay.
+func (f FixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(f)) }

@@ -1,0 +1,304 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func backends(t *testing.T, f func(t *testing.T, st *store.Store)) {
+	for _, b := range []string{store.SQLite, store.Postgres} {
+		t.Run(b, func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "scorekit.db")
+			if b == store.Postgres {
+				dsn = pgtest.Shared(t).Database(t)
+			}
+			st, err := store.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(st.Close)
+			f(t, st)
+		})
+	}
+}
+
+// newHost returns the built-in scorers with a judge at srv (no broker retries: the
+// engine's retries are under test), or none when srv is nil.
+func newHost(t *testing.T, srv *judgetest.Server) (*host.Host, *broker.Broker) {
+	reg := host.NewRegistry()
+	for _, f := range builtin.Factories() {
+		if err := reg.Register(host.Native(f), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv == nil {
+		return host.New(reg), nil
+	}
+	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge-model", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return host.New(reg, host.WithJudge(b)), b
+}
+
+type fixture struct {
+	st     *store.Store
+	eng    *jobs.Engine
+	tenant store.Tenant
+}
+
+func newFixture(t *testing.T, st *store.Store, h *host.Host, b *broker.Broker, o jobs.Options) *fixture {
+	ctx := context.Background()
+	var lim scorers.JudgeLimiter
+	if b != nil {
+		lim = b
+	}
+	cache := scorers.New(h, lim, 0)
+	t.Cleanup(func() { _ = cache.Close(context.Background()) })
+	if o.RetryPolicy == nil {
+		o.RetryPolicy = jobs.FixedRetry(20 * time.Millisecond)
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 50 * time.Millisecond
+	}
+	eng, err := jobs.New(ctx, st, cache, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant, err := st.CreateTenant(ctx, "acme", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{st: st, eng: eng, tenant: tenant}
+}
+
+func (f *fixture) start(t *testing.T) {
+	if err := f.eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := f.eng.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+}
+
+// putRuns stores n runs of agent, each with its own question; odd runs have an empty
+// output (the pre-screen fails them) unless full.
+func (f *fixture) putRuns(t *testing.T, agent string, n int, full ...bool) []int64 {
+	var runs []store.NewRun
+	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		out := fmt.Sprintf("Paris has been the capital of France since year %d.", 1000+i)
+		if i%2 == 1 && len(full) == 0 {
+			out = ""
+		}
+		id := fmt.Sprintf("%s-%04d", agent, i)
+		body, _ := json.Marshal(sdk.Run{ID: id, Agent: agent, Input: fmt.Sprintf("Since when is Paris the capital of France? (asked %d)", i), Output: out})
+		runs = append(runs, store.NewRun{ID: id, Agent: agent, Time: t0.Add(time.Duration(i) * time.Minute), Body: body})
+	}
+	pks, err := f.st.PutRuns(context.Background(), f.tenant.ID, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pks
+}
+
+func (f *fixture) evaluate(t *testing.T, agent string, pks []int64, spec store.Spec) store.Evaluation {
+	ctx := context.Background()
+	var ev store.Evaluation
+	err := f.st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		ev, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: f.tenant.ID, Agent: agent, Trigger: store.TriggerRequest, Spec: spec, RunPKs: pks})
+		if err != nil {
+			return err
+		}
+		return f.eng.Enqueue(ctx, tx, ev, pks)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func (f *fixture) wait(t *testing.T, ev store.Evaluation) []store.Result {
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n, err := f.st.CountResults(ctx, ev.PK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == ev.Expected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evaluation has %d of %d results after 60s", n, ev.Expected)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rs, err := f.st.EvaluationResults(ctx, f.tenant.ID, ev.PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func TestEveryResultOnceAcrossChunks(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		h, _ := newHost(t, nil)
+		f := newFixture(t, st, h, nil, jobs.Options{Workers: 3, ChunkSize: 7})
+		f.start(t)
+		pks := f.putRuns(t, "triage", 50)
+		ev := f.evaluate(t, "triage", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen", Version: "x"}, {Name: "completeness", Version: "x"}}})
+		rs := f.wait(t, ev)
+		seen := map[string]int{}
+		scored := 0
+		for _, r := range rs {
+			seen[fmt.Sprint(r.RunPK, r.Scorer)]++
+			if r.Status == "scored" {
+				scored++
+			}
+			if r.ScorerVersion == "x" || r.ScorerVersion == "" {
+				t.Fatalf("result carries the spec's version %q, not the scorer's", r.ScorerVersion)
+			}
+		}
+		if len(rs) != 100 || len(seen) != 100 || scored != 100 {
+			t.Fatalf("%d results, %d distinct, %d scored; want 100 each", len(rs), len(seen), scored)
+		}
+		// The empty outputs fail the pre-screen: real scores, not a constant.
+		tallies, _ := st.Tallies(context.Background(), ev.PK)
+		for _, tl := range tallies {
+			if tl.Scorer == "prescreen" && tl.PassedN != 25 {
+				t.Fatalf("prescreen passed %d of 50; want the 25 non-empty outputs", tl.PassedN)
+			}
+		}
+	})
+}
+
+func TestTransientJudgeFailures(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		failFirst  int // judge answers 500 to this many requests, then a verdict
+		wantStatus string
+	}{
+		{"retried until the judge answers", 4, "scored"},
+		{"failed with the error after the last attempt", 1000, "failed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			backends(t, func(t *testing.T, st *store.Store) {
+				srv := judgetest.New(
+					judgetest.Rule{Status: 500, Times: tt.failFirst},
+					judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`},
+				)
+				defer srv.Close()
+				h, b := newHost(t, srv)
+				f := newFixture(t, st, h, b, jobs.Options{Workers: 2, ChunkSize: 2, MaxAttempts: 3, JudgeModel: "judge-model"})
+				f.start(t)
+				pks := f.putRuns(t, "a", 4, true)
+				ev := f.evaluate(t, "a", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}})
+				rs := f.wait(t, ev)
+				for _, r := range rs {
+					if r.Status != tt.wantStatus || r.JudgeModel != "judge-model" {
+						t.Fatalf("run %s: status %s judge %q; want %s: %s", r.RunID, r.Status, r.JudgeModel, tt.wantStatus, r.Body)
+					}
+					if r.Status == "failed" {
+						var res sdk.Result
+						_ = json.Unmarshal(r.Body, &res)
+						if r.Score != nil || res.Error == nil || !strings.Contains(res.Error.Message, "500") {
+							t.Fatalf("a failed result must carry the error and no score: %s", r.Body)
+						}
+					}
+				}
+				if len(rs) != 4 {
+					t.Fatalf("%d results, want 4", len(rs))
+				}
+			})
+		})
+	}
+}
+
+func TestTieredAsksTheJudgeOnlyAfterThePrescreenPasses(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`})
+		defer srv.Close()
+		h, b := newHost(t, srv)
+		f := newFixture(t, st, h, b, jobs.Options{Workers: 2})
+		f.start(t)
+		pks := f.putRuns(t, "a", 10)
+		ev := f.evaluate(t, "a", pks, store.Spec{Tiered: true, Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}})
+		rs := f.wait(t, ev)
+		skipped := 0
+		for _, r := range rs {
+			if r.Status == "skipped" {
+				skipped++
+			}
+		}
+		if skipped != 5 || srv.Calls() != 5 {
+			t.Fatalf("%d skipped, %d judge calls; want the 5 empty outputs skipped and 5 calls", skipped, srv.Calls())
+		}
+	})
+}
+
+// A job whose worker died stays running in River's table; the rescuer gives it back
+// after RescueAfter and it completes without writing a result twice.
+func TestStuckJobIsRescued(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		h, _ := newHost(t, nil)
+		f := newFixture(t, st, h, nil, jobs.Options{Workers: 2, ChunkSize: 5, RescueAfter: 2 * time.Second})
+		pks := f.putRuns(t, "a", 10)
+		ev := f.evaluate(t, "a", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen"}}})
+		// A dead worker: the first job was taken and half its results written, then nothing.
+		part := []store.Result{{TenantID: f.tenant.ID, EvaluationPK: ev.PK, RunPK: pks[0], Scorer: "prescreen", ScorerVersion: "dead",
+			Status: "scored", Score: new(float64), Body: json.RawMessage(`{"status":"scored","score":0}`)}}
+		if _, err := st.InsertResults(context.Background(), part); err != nil {
+			t.Fatal(err)
+		}
+		if err := markRunning(st); err != nil {
+			t.Fatal(err)
+		}
+		f.start(t)
+		rs := f.wait(t, ev)
+		if len(rs) != 10 {
+			t.Fatalf("%d results, want 10", len(rs))
+		}
+		for _, r := range rs {
+			if r.RunPK == pks[0] && r.ScorerVersion != "dead" {
+				t.Fatalf("the rescued job wrote run %s again", r.RunID)
+			}
+		}
+	})
+}
+
+// markRunning makes the first job look taken by a worker that died an hour ago.
+func markRunning(st *store.Store) error {
+	ctx := context.Background()
+	past := time.Now().Add(-time.Hour)
+	q := `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = $1 WHERE id = (SELECT MIN(id) FROM river_job)`
+	if st.Pool() != nil {
+		_, err := st.Pool().Exec(ctx, q, past)
+		return err
+	}
+	_, err := st.SQLDB().ExecContext(ctx, strings.Replace(q, "$1", "?", 1), past.UTC().Format("2006-01-02 15:04:05.999999"))
+	return err
+}

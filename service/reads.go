@@ -1,0 +1,233 @@
+package service
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// RunView is a stored run with every result it ever had, oldest first.
+type RunView struct {
+	ID         string          `json:"id"`
+	Agent      string          `json:"agent"`
+	Time       time.Time       `json:"time"`
+	ReceivedAt time.Time       `json:"received_at"`
+	Run        json.RawMessage `json:"run"`
+	Results    []ResultView    `json:"results"`
+}
+
+// Run returns the tenant's run id with its results.
+func (s *Service) Run(ctx context.Context, t store.Tenant, id string, steps bool) (RunView, error) {
+	r, err := s.st.Run(ctx, t.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return RunView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no run %q", id)}
+	}
+	if err != nil {
+		return RunView{}, err
+	}
+	rs, err := s.st.RunResults(ctx, t.ID, r.PK)
+	if err != nil {
+		return RunView{}, err
+	}
+	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Results: make([]ResultView, 0, len(rs))}
+	for _, res := range rs {
+		v.Results = append(v.Results, resultView(res, steps))
+	}
+	return v, nil
+}
+
+// RunSummary is a run in a listing.
+type RunSummary struct {
+	ID         string          `json:"id"`
+	Agent      string          `json:"agent"`
+	Time       time.Time       `json:"time"`
+	ReceivedAt time.Time       `json:"received_at"`
+	Run        json.RawMessage `json:"run"`
+}
+
+// RunsPage is one page of an agent's runs, newest first.
+type RunsPage struct {
+	Runs []RunSummary `json:"runs"`
+	// Next continues the listing (pass it as cursor); empty on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// MaxPage caps a listing's page.
+const MaxPage = 1000
+
+func checkPage(limit int) error {
+	if limit < 1 || limit > MaxPage {
+		return invalid("limit %d: want 1 to %d", limit, MaxPage)
+	}
+	return nil
+}
+
+// Runs lists the agent's runs, newest first, limit per page after cursor.
+func (s *Service) Runs(ctx context.Context, t store.Tenant, agent string, limit int, cursor string) (RunsPage, error) {
+	if err := checkPage(limit); err != nil {
+		return RunsPage{}, err
+	}
+	rq := store.RunQuery{Agent: agent, Limit: limit + 1}
+	if cursor != "" {
+		after, err := decodeRunCursor(cursor)
+		if err != nil {
+			return RunsPage{}, err
+		}
+		rq.After = &after
+	}
+	runs, err := s.st.Runs(ctx, t.ID, rq)
+	if err != nil {
+		return RunsPage{}, err
+	}
+	if len(runs) == 0 && cursor == "" {
+		if n, err := s.st.CountRuns(ctx, t.ID, agent); err == nil && n == 0 {
+			return RunsPage{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs", agent)}
+		}
+	}
+	var p RunsPage
+	if len(runs) > limit {
+		runs = runs[:limit]
+		last := runs[len(runs)-1]
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%d", last.Time.UnixMicro(), last.PK)))
+	}
+	p.Runs = make([]RunSummary, 0, len(runs))
+	for _, r := range runs {
+		p.Runs = append(p.Runs, RunSummary{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body})
+	}
+	return p, nil
+}
+
+func decodeRunCursor(c string) (store.Run, error) {
+	bad := invalid("cursor %q: pass the next value of the previous page as it was", c)
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return store.Run{}, bad
+	}
+	ts, pk, ok := strings.Cut(string(b), ":")
+	us, err1 := strconv.ParseInt(ts, 10, 64)
+	id, err2 := strconv.ParseInt(pk, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return store.Run{}, bad
+	}
+	return store.Run{PK: id, Time: time.UnixMicro(us)}, nil
+}
+
+// AgentSummary is an agent in a listing.
+type AgentSummary struct {
+	Name    string    `json:"name"`
+	Runs    int64     `json:"runs"`
+	LastRun time.Time `json:"last_run"`
+}
+
+// AgentsPage is one page of agents, by name.
+type AgentsPage struct {
+	Agents []AgentSummary `json:"agents"`
+	Next   string         `json:"next,omitempty"`
+}
+
+// Agents lists the tenant's agents by name, limit per page after cursor.
+func (s *Service) Agents(ctx context.Context, t store.Tenant, limit int, cursor string) (AgentsPage, error) {
+	if err := checkPage(limit); err != nil {
+		return AgentsPage{}, err
+	}
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return AgentsPage{}, invalid("cursor %q: pass the next value of the previous page as it was", cursor)
+		}
+		after = string(b)
+	}
+	as, err := s.st.Agents(ctx, t.ID, after, limit+1)
+	if err != nil {
+		return AgentsPage{}, err
+	}
+	var p AgentsPage
+	if len(as) > limit {
+		as = as[:limit]
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(as[len(as)-1].Name))
+	}
+	p.Agents = make([]AgentSummary, 0, len(as))
+	for _, a := range as {
+		p.Agents = append(p.Agents, AgentSummary{Name: a.Name, Runs: a.Runs, LastRun: a.LastRun})
+	}
+	return p, nil
+}
+
+// SetAgentPolicy checks and stores an agent's on-arrival policy.
+func (s *Service) SetAgentPolicy(ctx context.Context, t store.Tenant, agent string, p store.AgentPolicy) (store.AgentPolicy, error) {
+	if err := checkAgent(agent); err != nil {
+		return p, err
+	}
+	if p.SampleRate < 0 || p.SampleRate > 1 {
+		return p, invalid("sample_rate %v: want 0 to 1 (the share of arriving runs evaluated)", p.SampleRate)
+	}
+	if len(p.Scorers) == 0 {
+		return p, invalid(`scorers: name at least one scorer ("prescreen" needs no judge)`)
+	}
+	if _, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered); err != nil {
+		return p, err
+	}
+	if err := s.st.SetAgentPolicy(ctx, t.ID, agent, p); err != nil {
+		return p, err
+	}
+	return s.AgentPolicy(ctx, t, agent)
+}
+
+// AgentPolicy returns an agent's policy.
+func (s *Service) AgentPolicy(ctx context.Context, t store.Tenant, agent string) (store.AgentPolicy, error) {
+	p, err := s.st.AgentPolicy(ctx, t.ID, agent)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no policy", agent)}
+	}
+	return p, err
+}
+
+// DeleteAgentPolicy removes an agent's policy: its new runs are no longer evaluated on
+// arrival.
+func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent string) error {
+	err := s.st.DeleteAgentPolicy(ctx, t.ID, agent)
+	if errors.Is(err, store.ErrNotFound) {
+		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no policy", agent)}
+	}
+	return err
+}
+
+// Score scores one run with one scorer for t, without storing anything (POST /v1/score).
+// The scorer is opened once per (tenant, scorer, config) and reused.
+func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage) (sdk.Result, error) {
+	sc, release, err := s.sc.Get(ctx, t, scorer, config)
+	if err != nil {
+		return sdk.Result{}, s.scorerError(t, scorer, err)
+	}
+	defer release()
+	return sc.Score(ctx, run), nil
+}
+
+// Scorers lists the Info of every scorer t may run, with its runtime.
+func (s *Service) ScorerInfos(t store.Tenant) ([]ScorerInfo, error) {
+	reg := s.sc.Host().Registry()
+	var out []ScorerInfo
+	for _, n := range s.ScorerNames(t) {
+		p, err := reg.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ScorerInfo{Info: p.Info(), Runtime: p.Runtime()})
+	}
+	return out, nil
+}
+
+// ScorerInfo is a scorer's Info and where it runs.
+type ScorerInfo struct {
+	sdk.Info
+	Runtime string `json:"runtime"`
+}

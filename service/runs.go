@@ -1,0 +1,352 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// Import outcomes of one run.
+const (
+	RunStored    = "stored"
+	RunDuplicate = "duplicate" // the tenant had a run with this id already; nothing changed
+	RunRejected  = "rejected"
+)
+
+// ImportedRun says what happened to one run of an import.
+type ImportedRun struct {
+	// Line is the run's line (JSONL) or its 1-based position (JSON array); 1 for a
+	// single run.
+	Line   int    `json:"line"`
+	ID     string `json:"id,omitempty"`
+	Status string `json:"status" enum:"stored,duplicate,rejected"`
+	// Error says why a rejected run was rejected and what to fix.
+	Error string `json:"error,omitempty"`
+}
+
+// ImportResult is the answer to an import.
+type ImportResult struct {
+	Stored     int           `json:"stored"`
+	Duplicates int           `json:"duplicates"`
+	Rejected   int           `json:"rejected"`
+	Runs       []ImportedRun `json:"runs"`
+	// Evaluations lists the evaluations started on arrival by agent policies.
+	Evaluations []string `json:"evaluations,omitempty"`
+	// Warnings say what was stored but not done (an agent policy that no longer holds).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ImportOptions say how to read an import.
+type ImportOptions struct {
+	// Agent is given to runs that name none; a run that names another agent is rejected.
+	// Optional: without it every run must name its agent.
+	Agent string
+}
+
+// ImportRuns stores runs from body: one run, a JSON array of runs, or JSONL (one run a
+// line; blank lines ignored). Each run is validated against the run contract and must
+// name its agent; a run without an id gets one derived from its content, so sending it
+// again stores it once. A bad run is rejected with its line and the reason, and the good
+// ones are kept. Runs stored and the evaluations their agents' policies start are written
+// in one transaction.
+func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o ImportOptions) (ImportResult, error) {
+	items, err := splitRuns(body)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	if o.Agent != "" {
+		if err := checkAgent(o.Agent); err != nil {
+			return ImportResult{}, err
+		}
+	}
+	res := ImportResult{Runs: make([]ImportedRun, len(items))}
+	var (
+		batch []store.NewRun
+		where []int // index in res.Runs of each batch entry
+		ids   = map[string]int{}
+		limit = s.maxRunBytes(t)
+	)
+	decoded := s.decodeAll(items, o.Agent, limit)
+	for i, it := range items {
+		ir := &res.Runs[i]
+		ir.Line = it.line
+		nr, err := decoded[i].run, decoded[i].err
+		ir.ID = nr.ID
+		if err != nil {
+			ir.Status, ir.Error = RunRejected, err.Error()
+			res.Rejected++
+			continue
+		}
+		if prev, ok := ids[nr.ID]; ok {
+			ir.Status, ir.Error = RunDuplicate, fmt.Sprintf("same id as line %d of this import", prev)
+			res.Duplicates++
+			continue
+		}
+		ids[nr.ID] = it.line
+		batch = append(batch, nr)
+		where = append(where, i)
+	}
+	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		pks, err := tx.PutRuns(ctx, t.ID, batch)
+		if err != nil {
+			return err
+		}
+		var fresh []freshRun
+		for j, pk := range pks {
+			ir := &res.Runs[where[j]]
+			if pk == 0 {
+				ir.Status = RunDuplicate
+				res.Duplicates++
+				continue
+			}
+			ir.Status = RunStored
+			res.Stored++
+			fresh = append(fresh, freshRun{pk: pk, id: batch[j].ID, agent: batch[j].Agent, at: batch[j].Time})
+		}
+		res.Evaluations, err = s.evaluateOnArrival(ctx, tx, t, fresh, &res.Warnings)
+		return err
+	})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return res, nil
+}
+
+type decodedRun struct {
+	run store.NewRun
+	err error
+}
+
+// decodeAll validates and decodes items on every CPU: validating against the run schema
+// is most of an import's cost.
+func (s *Service) decodeAll(items []item, agent string, limit int) []decodedRun {
+	out := make([]decodedRun, len(items))
+	workers := min(runtime.GOMAXPROCS(0), len(items)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(items); i += workers {
+				out[i].run, out[i].err = s.decodeRun(items[i].raw, agent, limit)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// item is one run's JSON and where it was.
+type item struct {
+	line int
+	raw  []byte
+}
+
+// splitRuns finds the runs in body: a JSON array, one JSON object, or JSONL.
+func splitRuns(body []byte) ([]item, error) {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, invalid("the body has no runs: send one run, a JSON array of runs, or JSONL (one run a line)")
+	}
+	if trimmed[0] == '[' {
+		var raws []json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		if err := dec.Decode(&raws); err != nil {
+			return nil, invalid("the body starts a JSON array but is not valid JSON: %s", jsonError(err))
+		}
+		if dec.More() || dec.InputOffset() != int64(len(trimmed)) {
+			return nil, invalid("data after the JSON array: send one array, or JSONL (one run a line)")
+		}
+		out := make([]item, len(raws))
+		for i, r := range raws {
+			out[i] = item{line: i + 1, raw: r}
+		}
+		return out, nil
+	}
+	if trimmed[0] == '{' && json.Valid(trimmed) {
+		return []item{{line: 1, raw: trimmed}}, nil
+	}
+	var out []item
+	for i, line := range bytes.Split(body, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		out = append(out, item{line: i + 1, raw: line})
+	}
+	return out, nil
+}
+
+// jsonError says where and what without Go type names.
+func jsonError(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: want %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// decodeRun validates one run, fills in its agent and id, and returns it to store.
+func (s *Service) decodeRun(raw []byte, agent string, limit int) (store.NewRun, error) {
+	var nr store.NewRun
+	if len(raw) > limit {
+		return nr, fmt.Errorf("the run is %d bytes; the limit is %d bytes per run", len(raw), limit)
+	}
+	run, err := host.DecodeRun(raw)
+	nr.ID = run.ID
+	if err != nil {
+		return nr, errors.New(strings.TrimPrefix(err.Error(), "run: "))
+	}
+	filled := run.Agent == "" || run.ID == ""
+	switch {
+	case run.Agent == "" && agent == "":
+		return nr, errors.New(`missing "agent": every stored run names its agent (or import with --agent NAME, or ?agent=NAME)`)
+	case run.Agent == "":
+		run.Agent = agent
+	case agent != "" && run.Agent != agent:
+		return nr, fmt.Errorf("agent %q, but this import is for agent %q", run.Agent, agent)
+	}
+	if err := checkAgent(run.Agent); err != nil {
+		return nr, err
+	}
+	if run.ID == "" {
+		h := sha256.Sum256(raw)
+		run.ID = "sha256-" + hex.EncodeToString(h[:12])
+	}
+	nr.ID, nr.Agent = run.ID, run.Agent
+	if run.Time != nil {
+		nr.Time = *run.Time
+	}
+	if !filled {
+		// The run as sent, unknown fields included: nothing needs adding.
+		nr.Body = raw
+		return nr, nil
+	}
+	nr.Body, err = json.Marshal(run)
+	return nr, err
+}
+
+func checkAgent(a string) error {
+	if a == "" || len(a) > 200 || strings.ContainsAny(a, "\x00\n\r/") {
+		return invalid("agent %q: want 1-200 characters without '/', NUL or line breaks", a)
+	}
+	return nil
+}
+
+// freshRun is a run stored by this import.
+type freshRun struct {
+	pk    int64
+	id    string
+	agent string
+	at    time.Time
+}
+
+// sampled reports whether a run id falls in the sample of rate: the same id is always in
+// or out, so re-sending a run never changes the choice.
+func sampled(id string, rate float64) bool {
+	if rate >= 1 {
+		return true
+	}
+	if rate <= 0 {
+		return false
+	}
+	h := sha256.Sum256([]byte(id))
+	return float64(binary.BigEndian.Uint64(h[:8])>>11)/float64(1<<53) < rate
+}
+
+// evaluateOnArrival starts, in tx, one evaluation per agent whose policy takes some of
+// the fresh runs.
+func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.Tenant, fresh []freshRun, warnings *[]string) ([]string, error) {
+	byAgent := map[string][]freshRun{}
+	var agents []string
+	for _, f := range fresh {
+		if _, ok := byAgent[f.agent]; !ok {
+			agents = append(agents, f.agent)
+		}
+		byAgent[f.agent] = append(byAgent[f.agent], f)
+	}
+	var ids []string
+	for _, a := range agents {
+		p, err := tx.AgentPolicy(ctx, t.ID, a)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Scorers) == 0 || p.SampleRate <= 0 {
+			continue
+		}
+		runs := byAgent[a]
+		slices.SortStableFunc(runs, func(x, y freshRun) int { // newest first, as everywhere
+			if c := y.at.Compare(x.at); c != 0 {
+				return c
+			}
+			return int(y.pk - x.pk)
+		})
+		var pks []int64
+		for _, r := range runs {
+			if sampled(r.id, p.SampleRate) {
+				pks = append(pks, r.pk)
+			}
+		}
+		if len(pks) == 0 {
+			continue
+		}
+		spec, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered)
+		if err != nil {
+			// The runs are stored all the same; the answer says why they were not evaluated.
+			*warnings = append(*warnings, fmt.Sprintf("agent %q: runs not evaluated on arrival: its policy no longer holds: %v", a, err))
+			continue
+		}
+		ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: t.ID, Agent: a, Trigger: store.TriggerArrival, Spec: spec, RunPKs: pks})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.eng.Enqueue(ctx, tx, ev, pks); err != nil {
+			return nil, err
+		}
+		ids = append(ids, ev.ID)
+	}
+	return ids, nil
+}
+
+// decodeStored decodes a stored run's JSON.
+func decodeStored(r store.Run) (sdk.Run, error) {
+	var run sdk.Run
+	err := json.Unmarshal(r.Body, &run)
+	return run, err
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Triggers of an evaluation.
+const (
+	// TriggerRequest: someone asked for it (the API or scorekit eval).
+	TriggerRequest = "request"
+	// TriggerArrival: new runs arrived for an agent whose policy evaluates them.
+	TriggerArrival = "arrival"
+)
+
+// Spec is what an evaluation was asked to do; it is stored as JSON with the evaluation.
+type Spec struct {
+	// Limit is how many of the agent's newest runs were asked for (request evaluations).
+	Limit int `json:"limit,omitempty"`
+	// Since keeps runs at or after it. Optional.
+	Since *time.Time `json:"since,omitempty"`
+	// Scorers are the scorers with the version each had when the evaluation was created.
+	Scorers []ScorerRef `json:"scorers"`
+	// Config maps a scorer to its config for this evaluation. Optional.
+	Config map[string]json.RawMessage `json:"config,omitempty"`
+	// Tiered runs the scorers that need a judge only on runs the pre-screen passed.
+	Tiered bool `json:"tiered,omitempty"`
+}
+
+// ScorerRef names a scorer and its version.
+type ScorerRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Judge is true for a scorer that needs the judge (tiered evaluations skip it when
+	// the pre-screen fails).
+	Judge bool `json:"judge,omitempty"`
+}
+
+// Evaluation is a stored evaluation.
+type Evaluation struct {
+	PK       int64
+	ID       string // public id, "ev_..."
+	TenantID int64
+	Agent    string
+	Trigger  string
+	Spec     Spec
+	// Runs is how many runs were selected; Expected is Runs x scorers, the number of
+	// results the evaluation is done at.
+	Runs, Expected int64
+	CreatedAt      time.Time
+}
+
+// NewEvaluation is an evaluation to create over RunPKs (newest first).
+type NewEvaluation struct {
+	TenantID int64
+	Agent    string
+	Trigger  string
+	Spec     Spec
+	RunPKs   []int64
+}
+
+// newPublicID returns "ev_" and 26 characters of 128 random bits: ids that tell nothing
+// about other tenants' activity.
+func newPublicID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "ev_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// CreateEvaluation stores an evaluation and the runs it covers.
+func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evaluation, error) {
+	spec, err := json.Marshal(ne.Spec)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	now := time.Now()
+	e := Evaluation{
+		ID: newPublicID(), TenantID: ne.TenantID, Agent: ne.Agent, Trigger: ne.Trigger, Spec: ne.Spec,
+		Runs: int64(len(ne.RunPKs)), Expected: int64(len(ne.RunPKs) * len(ne.Spec.Scorers)), CreatedAt: fromMicros(micros(now)),
+	}
+	err = queryRow(ctx, q.q, `INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+		[]any{e.ID, e.TenantID, e.Agent, e.Trigger, string(spec), e.Runs, e.Expected, micros(now)}, &e.PK)
+	if err != nil {
+		return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
+	}
+	var b strings.Builder
+	for start := 0; start < len(ne.RunPKs); start += 1000 {
+		chunk := ne.RunPKs[start:min(start+1000, len(ne.RunPKs))]
+		b.Reset()
+		args := make([]any, 0, 3*len(chunk))
+		b.WriteString(`INSERT INTO evaluation_runs (evaluation_id, run_pk, position) VALUES `)
+		for i, pk := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d,$%d,$%d)", n+1, n+2, n+3)
+			args = append(args, e.PK, pk, start+i)
+		}
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
+		}
+	}
+	return e, nil
+}
+
+const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at`
+
+func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Evaluation
+	for rs.Next() {
+		var (
+			e    Evaluation
+			spec string
+			at   int64
+		)
+		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = fromMicros(at)
+		if err := json.Unmarshal([]byte(spec), &e.Spec); err != nil {
+			return nil, fmt.Errorf("store: evaluation %s: spec: %w", e.ID, err)
+		}
+		out = append(out, e)
+	}
+	return out, rs.Err()
+}
+
+// Evaluation returns the tenant's evaluation with public id.
+func (q queries) Evaluation(ctx context.Context, tenantID int64, id string) (Evaluation, error) {
+	es, err := scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND public_id = $2`, tenantID, id))
+	if err != nil {
+		return Evaluation{}, err
+	}
+	if len(es) == 0 {
+		return Evaluation{}, fmt.Errorf("evaluation %q: %w", id, ErrNotFound)
+	}
+	return es[0], nil
+}
+
+// EvaluationByPK returns the tenant's evaluation with the store's id pk.
+func (q queries) EvaluationByPK(ctx context.Context, tenantID, pk int64) (Evaluation, error) {
+	es, err := scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND id = $2`, tenantID, pk))
+	if err != nil {
+		return Evaluation{}, err
+	}
+	if len(es) == 0 {
+		return Evaluation{}, fmt.Errorf("evaluation %d: %w", pk, ErrNotFound)
+	}
+	return es[0], nil
+}
+
+// Evaluations lists the agent's evaluations, newest first, at most limit.
+func (q queries) Evaluations(ctx context.Context, tenantID int64, agent string, limit int) ([]Evaluation, error) {
+	return scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND agent = $2
+		ORDER BY id DESC LIMIT $3`, tenantID, agent, limit))
+}
+
+// EvaluationRuns returns the runs of an evaluation in its order (newest first).
+func (q queries) EvaluationRuns(ctx context.Context, tenantID, evalPK int64) ([]Run, error) {
+	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body
+		FROM evaluation_runs er JOIN runs r ON r.id = er.run_pk
+		WHERE er.evaluation_id = $1 AND r.tenant_id = $2 ORDER BY er.position`, evalPK, tenantID))
+}

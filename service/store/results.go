@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Result is one stored result of one scorer on one run in one evaluation.
+type Result struct {
+	ID            int64
+	TenantID      int64
+	EvaluationPK  int64
+	EvaluationID  string // public id; filled in by reads
+	RunPK         int64
+	RunID         string // filled in by reads
+	Scorer        string
+	ScorerVersion string
+	JudgeModel    string
+	Status        string
+	Score         *float64
+	Passed        *bool
+	// Body is the whole sdk.Result as JSON.
+	Body      json.RawMessage
+	CreatedAt time.Time
+}
+
+// resultBatch is how many results one INSERT carries (11 parameters each).
+const resultBatch = 400
+
+// InsertResults stores results; one whose (evaluation, run, scorer) is stored already is
+// left out, so a job retried after a crash writes each result once. It returns how many
+// were stored.
+func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) {
+	var (
+		b     strings.Builder
+		total int64
+		now   = micros(time.Now())
+	)
+	for start := 0; start < len(rs); start += resultBatch {
+		chunk := rs[start:min(start+resultBatch, len(rs))]
+		b.Reset()
+		args := make([]any, 0, 11*len(chunk))
+		b.WriteString(`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, judge_model, status, score, passed, result, created_at) VALUES `)
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11)
+			at := now
+			if !r.CreatedAt.IsZero() {
+				at = micros(r.CreatedAt)
+			}
+			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, string(r.Body), at)
+		}
+		b.WriteString(` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`)
+		n, err := q.q.exec(ctx, b.String(), args...)
+		if err != nil {
+			return total, fmt.Errorf("store: insert results: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// ResultKey names a result within an evaluation.
+type ResultKey struct {
+	RunPK  int64
+	Scorer string
+}
+
+// StoredResults returns which of the evaluation's results for runPKs are stored already.
+func (q queries) StoredResults(ctx context.Context, evalPK int64, runPKs []int64) (map[ResultKey]bool, error) {
+	out := map[ResultKey]bool{}
+	if len(runPKs) == 0 {
+		return out, nil
+	}
+	in, args := inList(runPKs, evalPK)
+	rs, err := q.q.query(ctx, `SELECT run_pk, scorer FROM results WHERE evaluation_id = $1 AND run_pk IN `+in, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var k ResultKey
+		if err := rs.Scan(&k.RunPK, &k.Scorer); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rs.Err()
+}
+
+// inList renders "($n,$n+1,...)" for pks after the leading args.
+func inList(pks []int64, leading ...any) (string, []any) {
+	var b strings.Builder
+	args := append([]any(nil), leading...)
+	b.WriteByte('(')
+	for i, pk := range pks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		args = append(args, pk)
+		fmt.Fprintf(&b, "$%d", len(args))
+	}
+	b.WriteByte(')')
+	return b.String(), args
+}
+
+const resultCols = `res.id, res.tenant_id, res.evaluation_id, e.public_id, res.run_pk, r.run_id, res.scorer, res.scorer_version,
+	res.judge_model, res.status, res.score, res.passed, res.result, res.created_at`
+
+const resultFrom = ` FROM results res JOIN runs r ON r.id = res.run_pk JOIN evaluations e ON e.id = res.evaluation_id `
+
+func scanResults(rs rows, err error) ([]Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Result
+	for rs.Next() {
+		var (
+			r    Result
+			body string
+			at   int64
+		)
+		if err := rs.Scan(&r.ID, &r.TenantID, &r.EvaluationPK, &r.EvaluationID, &r.RunPK, &r.RunID, &r.Scorer, &r.ScorerVersion,
+			&r.JudgeModel, &r.Status, &r.Score, &r.Passed, &body, &at); err != nil {
+			return nil, err
+		}
+		r.Body, r.CreatedAt = json.RawMessage(body), fromMicros(at)
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// EvaluationResults returns the evaluation's results in the order of its runs, then by
+// scorer.
+func (q queries) EvaluationResults(ctx context.Context, tenantID, evalPK int64) ([]Result, error) {
+	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+		JOIN evaluation_runs er ON er.evaluation_id = res.evaluation_id AND er.run_pk = res.run_pk
+		WHERE res.tenant_id = $1 AND res.evaluation_id = $2 ORDER BY er.position, res.scorer`, tenantID, evalPK))
+}
+
+// RunResults returns every result the run ever had, oldest first.
+func (q queries) RunResults(ctx context.Context, tenantID, runPK int64) ([]Result, error) {
+	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+		WHERE res.tenant_id = $1 AND res.run_pk = $2 ORDER BY res.id`, tenantID, runPK))
+}
+
+// LatestResults returns the latest result per (run, scorer) of the given runs.
+func (q queries) LatestResults(ctx context.Context, tenantID int64, runPKs []int64) ([]Result, error) {
+	if len(runPKs) == 0 {
+		return nil, nil
+	}
+	in, args := inList(runPKs, tenantID)
+	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+		WHERE res.tenant_id = $1 AND res.run_pk IN `+in+`
+		AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer)
+		ORDER BY res.run_pk, res.scorer`, args...))
+}
+
+// PreviousResults returns, for the evaluation's runs, the latest result of scorer from an
+// earlier evaluation made with another version than version: what a user compares with
+// after a scorer fix.
+func (q queries) PreviousResults(ctx context.Context, tenantID, evalPK int64, scorer, version string) ([]Result, error) {
+	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+		WHERE res.tenant_id = $1 AND res.scorer = $3 AND res.scorer_version <> $4 AND res.evaluation_id < $2
+		AND res.run_pk IN (SELECT run_pk FROM evaluation_runs WHERE evaluation_id = $2)
+		AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer
+			AND x.scorer_version <> $4 AND x.evaluation_id < $2)
+		ORDER BY res.run_pk`, tenantID, evalPK, scorer, version))
+}
+
+// Tally counts one scorer's results in an evaluation.
+type Tally struct {
+	Scorer                  string
+	Scored, Skipped, Failed int64
+	// Sum of the scored results' scores; Judged counts scored results with Passed set,
+	// PassedN those that passed.
+	Sum             float64
+	Judged, PassedN int64
+}
+
+// Tallies counts the evaluation's results per scorer, by scorer name.
+func (q queries) Tallies(ctx context.Context, evalPK int64) ([]Tally, error) {
+	rs, err := q.q.query(ctx, `SELECT scorer, status, COUNT(*), COALESCE(SUM(score), 0),
+		COUNT(passed), COALESCE(SUM(CASE WHEN passed THEN 1 ELSE 0 END), 0)
+		FROM results WHERE evaluation_id = $1 GROUP BY scorer, status ORDER BY scorer`, evalPK)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Tally
+	for rs.Next() {
+		var (
+			scorer, status    string
+			n, judged, passed int64
+			sum               float64
+		)
+		if err := rs.Scan(&scorer, &status, &n, &sum, &judged, &passed); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].Scorer != scorer {
+			out = append(out, Tally{Scorer: scorer})
+		}
+		t := &out[len(out)-1]
+		switch status {
+		case "scored":
+			t.Scored, t.Sum, t.Judged, t.PassedN = n, sum, judged, passed
+		case "skipped":
+			t.Skipped = n
+		default:
+			t.Failed += n
+		}
+	}
+	return out, rs.Err()
+}
+
+// CountResults counts the evaluation's stored results.
+func (q queries) CountResults(ctx context.Context, evalPK int64) (int64, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM results WHERE evaluation_id = $1`, []any{evalPK}, &n)
+	return n, err
+}

@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Run is a stored run.
+type Run struct {
+	// PK is the store's own id; it is also the ingest sequence that orders runs of the
+	// same time.
+	PK       int64
+	TenantID int64
+	// ID is the run's id in its tenant (sdk.Run.ID).
+	ID    string
+	Agent string
+	// Time is sdk.Run.Time, or when the run was received when it had none.
+	Time       time.Time
+	ReceivedAt time.Time
+	// Body is the run's JSON.
+	Body json.RawMessage
+}
+
+// NewRun is a run to store.
+type NewRun struct {
+	ID    string
+	Agent string
+	Time  time.Time
+	Body  json.RawMessage
+}
+
+// runBatch is how many runs one INSERT carries: 7 parameters each, well under both
+// backends' parameter limits.
+const runBatch = 500
+
+// PutRuns stores runs that the tenant does not have yet (by run id) and returns, in the
+// order of runs, the PK of each stored run, or 0 for a run whose id the tenant already
+// had: sending the same runs twice stores them once. Ids must be unique within runs.
+func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]int64, error) {
+	pks := make([]int64, len(runs))
+	index := make(map[string]int, len(runs))
+	for i, r := range runs {
+		index[r.ID] = i
+	}
+	received := micros(time.Now())
+	var b strings.Builder
+	args := make([]any, 0, runBatch*7)
+	for start := 0; start < len(runs); start += runBatch {
+		chunk := runs[start:min(start+runBatch, len(runs))]
+		b.Reset()
+		args = args[:0]
+		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) VALUES `)
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+			t := received
+			if !r.Time.IsZero() {
+				t = micros(r.Time)
+			}
+			args = append(args, tenantID, r.ID, r.Agent, t, received, string(r.Body))
+		}
+		b.WriteString(` ON CONFLICT (tenant_id, run_id) DO NOTHING RETURNING id, run_id`)
+		rs, err := q.q.query(ctx, b.String(), args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: put runs: %w", err)
+		}
+		for rs.Next() {
+			var (
+				pk int64
+				id string
+			)
+			if err := rs.Scan(&pk, &id); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			pks[index[id]] = pk
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: put runs: %w", err)
+		}
+	}
+	return pks, nil
+}
+
+const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body`
+
+func scanRuns(rs rows, err error) ([]Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Run
+	for rs.Next() {
+		var (
+			r       Run
+			t, recv int64
+			body    string
+		)
+		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body); err != nil {
+			return nil, err
+		}
+		r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// Run returns the tenant's run with id.
+func (q queries) Run(ctx context.Context, tenantID int64, id string) (Run, error) {
+	rs, err := scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id = $2`, tenantID, id))
+	if err != nil {
+		return Run{}, err
+	}
+	if len(rs) == 0 {
+		return Run{}, fmt.Errorf("run %q: %w", id, ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// RunsByPK returns the tenant's runs with the given PKs, in no particular order; PKs of
+// another tenant are left out.
+func (q queries) RunsByPK(ctx context.Context, tenantID int64, pks []int64) ([]Run, error) {
+	if len(pks) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	args := []any{tenantID}
+	b.WriteString(`SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1 AND id IN (`)
+	for i, pk := range pks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		args = append(args, pk)
+		fmt.Fprintf(&b, "$%d", len(args))
+	}
+	b.WriteByte(')')
+	return scanRuns(q.q.query(ctx, b.String(), args...))
+}
+
+// RunQuery selects an agent's runs, newest first (by run time, then ingest order).
+type RunQuery struct {
+	Agent string
+	// Since keeps runs at or after it. Optional.
+	Since time.Time
+	// Limit caps the runs returned. Required (> 0).
+	Limit int
+	// After continues a listing after this run (its Time and PK). Optional.
+	After *Run
+}
+
+// Runs returns the agent's runs q selects, newest first.
+func (q queries) Runs(ctx context.Context, tenantID int64, rq RunQuery) ([]Run, error) {
+	where, args := runWhere(tenantID, rq)
+	args = append(args, rq.Limit)
+	return scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE `+where+
+		fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...))
+}
+
+// RunPKs returns the PKs of the runs q selects, newest first, without their bodies.
+func (q queries) RunPKs(ctx context.Context, tenantID int64, rq RunQuery) ([]int64, error) {
+	where, args := runWhere(tenantID, rq)
+	args = append(args, rq.Limit)
+	rs, err := q.q.query(ctx, `SELECT id FROM runs WHERE `+where+fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []int64
+	for rs.Next() {
+		var pk int64
+		if err := rs.Scan(&pk); err != nil {
+			return nil, err
+		}
+		out = append(out, pk)
+	}
+	return out, rs.Err()
+}
+
+func runWhere(tenantID int64, rq RunQuery) (string, []any) {
+	where := `tenant_id = $1 AND agent = $2`
+	args := []any{tenantID, rq.Agent}
+	if !rq.Since.IsZero() {
+		args = append(args, micros(rq.Since))
+		where += fmt.Sprintf(` AND run_time >= $%d`, len(args))
+	}
+	if rq.After != nil {
+		args = append(args, micros(rq.After.Time), rq.After.PK)
+		where += fmt.Sprintf(` AND (run_time < $%d OR (run_time = $%d AND id < $%d))`, len(args)-1, len(args)-1, len(args))
+	}
+	return where, args
+}
+
+// Agent is an agent as its runs show it.
+type Agent struct {
+	Name    string
+	Runs    int64
+	LastRun time.Time
+}
+
+// Agents lists the tenant's agents by name, at most limit of them after the name after.
+func (q queries) Agents(ctx context.Context, tenantID int64, after string, limit int) ([]Agent, error) {
+	rs, err := q.q.query(ctx, `SELECT agent, COUNT(*), MAX(run_time) FROM runs WHERE tenant_id = $1 AND agent > $2
+		GROUP BY agent ORDER BY agent LIMIT $3`, tenantID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Agent
+	for rs.Next() {
+		var (
+			a    Agent
+			last int64
+		)
+		if err := rs.Scan(&a.Name, &a.Runs, &last); err != nil {
+			return nil, err
+		}
+		a.LastRun = fromMicros(last)
+		out = append(out, a)
+	}
+	return out, rs.Err()
+}
+
+// CountRuns counts the agent's runs.
+func (q queries) CountRuns(ctx context.Context, tenantID int64, agent string) (int64, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM runs WHERE tenant_id = $1 AND agent = $2`, []any{tenantID, agent}, &n)
+	return n, err
+}

@@ -1,0 +1,240 @@
+// Package store keeps what the evaluation service knows: tenants and their policies, API
+// keys (only their hashes), runs, evaluations and every result ever produced, with the
+// scorer's name and version on each.
+//
+// One [Store] type serves two backends: embedded SQLite (a file; the default, nothing to
+// start; modernc.org/sqlite, pure Go) and PostgreSQL (pgx) for teams and for several
+// processes on one database. The SQL is written once (both take $N placeholders, ON
+// CONFLICT and RETURNING); only the migrations, under migrations/, differ in column types.
+// Migrations run when a store is opened.
+//
+// Every query that reads tenant data takes the tenant's id: another tenant's run, agent
+// or evaluation is [ErrNotFound], never data.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+// Backends.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: no such tenant, key, run, evaluation or policy for this tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a tenant of that name already exists.
+	ErrExists = errors.New("already exists")
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Store is the service's data. It is safe for concurrent use.
+type Store struct {
+	queries
+	backend string
+	// Exactly one of these is set.
+	sqlDB *sql.DB
+	pool  *pgxpool.Pool
+}
+
+// Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
+// URL opens PostgreSQL; anything else is a SQLite file path (created when missing; a
+// "sqlite:" prefix is optional).
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	if IsPostgres(dsn) {
+		s, err = openPostgres(ctx, dsn)
+	} else {
+		s, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func openSQLite(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("store: empty SQLite path; give a file name such as scorekit.db")
+	}
+	// One connection: SQLite writes one at a time, and River's SQLite driver asks for a
+	// single connection to avoid SQLITE_BUSY between its own operations. WAL keeps other
+	// processes (scorekit eval beside serve) reading while one writes; busy_timeout makes
+	// them wait for the write lock instead of failing.
+	v := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		v.Add("_pragma", p)
+	}
+	v.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+v.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return &Store{backend: SQLite, queries: queries{sqlQuerier{db}}, sqlDB: db}, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect to PostgreSQL: %w", err)
+	}
+	return &Store{backend: Postgres, queries: queries{pgxPoolQuerier(pool)}, pool: pool}, nil
+}
+
+// migrate runs the backend's migrations up to the latest.
+func (s *Store) migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations/"+s.backend)
+	if err != nil {
+		return err
+	}
+	db, dialect := s.sqlDB, goose.DialectSQLite3
+	if s.pool != nil {
+		db, dialect = stdlib.OpenDBFromPool(s.pool), goose.DialectPostgres
+		defer db.Close()
+	}
+	p, err := goose.NewProvider(dialect, db, sub, goose.WithTableName("scorekit_migrations"))
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	return nil
+}
+
+// Version returns the schema version the store is migrated to.
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	var v int64
+	err := queryRow(ctx, s.q, `SELECT COALESCE(MAX(version_id), 0) FROM scorekit_migrations WHERE is_applied`, nil, &v)
+	return v, err
+}
+
+// Backend is SQLite or Postgres.
+func (s *Store) Backend() string { return s.backend }
+
+// SQLDB is the SQLite pool (nil for PostgreSQL), for River's SQLite driver.
+func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
+
+// Pool is the PostgreSQL pool (nil for SQLite), for River's PostgreSQL driver.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close releases the store's connections.
+func (s *Store) Close() {
+	if s.sqlDB != nil {
+		_ = s.sqlDB.Close()
+	}
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
+
+// Tx is a transaction. Its methods are the store's writes; River inserts and completes
+// jobs in the same transaction through SQLTx or PgxTx.
+type Tx struct {
+	queries
+	s     *Store
+	sqlTx *sql.Tx
+	pgxTx pgx.Tx
+}
+
+// SQLTx is the SQLite transaction (nil for PostgreSQL).
+func (tx *Tx) SQLTx() *sql.Tx { return tx.sqlTx }
+
+// PgxTx is the PostgreSQL transaction (nil for SQLite).
+func (tx *Tx) PgxTx() pgx.Tx { return tx.pgxTx }
+
+// InTx runs f in a transaction, committed when f returns nil and rolled back otherwise.
+// On SQLite the store has one connection: f must use tx, never s.
+func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
+	if s.pool != nil {
+		ptx, err := s.pool.Begin(ctx)
+		if err != nil {
+			return fmt.Errorf("store: begin: %w", err)
+		}
+		defer ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after commit it is a no-op
+		if err := f(&Tx{s: s, queries: queries{pgxTxQuerier(ptx)}, pgxTx: ptx}); err != nil {
+			return err
+		}
+		if err := ptx.Commit(ctx); err != nil {
+			return fmt.Errorf("store: commit: %w", err)
+		}
+		return nil
+	}
+	stx, err := s.sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
+	if err := f(&Tx{s: s, queries: queries{sqlQuerier{stx}}, sqlTx: stx}); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// queries are the reads and writes, on the pool (Store) or in a transaction (Tx).
+type queries struct{ q querier }
+
+// micros and fromMicros convert times to and from the stored Unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// notFound maps sql.ErrNoRows to ErrNotFound with what was looked for.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return err
+}

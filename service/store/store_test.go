@@ -1,0 +1,280 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
+
+func open(t *testing.T, dsn string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestMigrateUpFromEmpty(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		v, err := s.Version(ctx)
+		if err != nil || v < 1 {
+			t.Fatalf("version = %d, %v; want >= 1", v, err)
+		}
+		s.Close()
+		// Opening again migrates nothing and keeps the data.
+		s2 := open(t, dsn)
+		if v2, err := s2.Version(ctx); err != nil || v2 != v {
+			t.Fatalf("version after reopen = %d, %v; want %d", v2, err, v)
+		}
+	})
+}
+
+func TestTenantsAndKeys(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		pol := store.Policy{Scorers: []string{"prescreen"}, Limits: host.Limits{MemoryMiB: 32}, Judge: store.JudgeLimits{TokenBudget: 1000}}
+		a, err := s.CreateTenant(ctx, "acme", pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateTenant(ctx, "acme", store.Policy{}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("second create: %v; want ErrExists", err)
+		}
+		got, err := s.Tenant(ctx, "acme")
+		if err != nil || got.ID != a.ID || got.Policy.Limits.MemoryMiB != 32 || got.Policy.Judge.TokenBudget != 1000 || !got.Policy.Allows("prescreen") || got.Policy.Allows("masis") {
+			t.Fatalf("tenant = %+v, %v", got, err)
+		}
+		if _, err := s.Tenant(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown tenant: %v", err)
+		}
+		hash := []byte("0123456789abcdef0123456789abcdef")
+		if _, err := s.CreateKey(ctx, a.ID, hash, "sk_abc"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.TenantByKey(ctx, hash); err != nil || got.Name != "acme" {
+			t.Fatalf("by key: %+v, %v", got, err)
+		}
+		if _, err := s.TenantByKey(ctx, []byte("other")); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown key: %v", err)
+		}
+		if _, err := s.RevokeKey(ctx, a.ID, "sk_abc"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TenantByKey(ctx, hash); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("revoked key still authenticates: %v", err)
+		}
+		keys, err := s.Keys(ctx, a.ID)
+		if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil {
+			t.Fatalf("keys = %+v, %v", keys, err)
+		}
+		pol.MaxRunsPerEvaluation = 7
+		if err := s.SetTenantPolicy(ctx, a.ID, pol); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.TenantByID(ctx, a.ID); got.Policy.MaxRunsPerEvaluation != 7 {
+			t.Fatalf("policy not updated: %+v", got.Policy)
+		}
+	})
+}
+
+func newRun(id, agent string, at time.Time) store.NewRun {
+	body, _ := json.Marshal(map[string]any{"id": id, "agent": agent, "input": "q " + id, "output": "a " + id})
+	return store.NewRun{ID: id, Agent: agent, Time: at, Body: body}
+}
+
+func TestRunsIdempotentNewestFirstAndIsolated(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		b, _ := s.CreateTenant(ctx, "b", store.Policy{})
+		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		runs := []store.NewRun{
+			newRun("r1", "triage", t0),
+			newRun("r2", "triage", t0.Add(2*time.Hour)),
+			newRun("r3", "triage", t0.Add(time.Hour)),
+			newRun("r4", "triage", t0.Add(2*time.Hour)), // ties r2: the later ingest is newer
+			newRun("x1", "assistant", t0),
+		}
+		pks, err := s.PutRuns(ctx, a.ID, runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, pk := range pks {
+			if pk == 0 {
+				t.Fatalf("run %d not stored", i)
+			}
+		}
+		again, err := s.PutRuns(ctx, a.ID, runs[:2])
+		if err != nil || again[0] != 0 || again[1] != 0 {
+			t.Fatalf("second put = %v, %v; want nothing stored", again, err)
+		}
+		if pks, err := s.PutRuns(ctx, b.ID, runs[:1]); err != nil || pks[0] == 0 {
+			t.Fatalf("tenant b may use the same run id: %v, %v", pks, err)
+		}
+		got, err := s.Runs(ctx, a.ID, store.RunQuery{Agent: "triage", Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := runIDs(got); fmt.Sprint(ids) != "[r4 r2 r3]" {
+			t.Fatalf("newest 3 = %v; want [r4 r2 r3]", ids)
+		}
+		next, err := s.Runs(ctx, a.ID, store.RunQuery{Agent: "triage", Limit: 3, After: &got[2]})
+		if err != nil || fmt.Sprint(runIDs(next)) != "[r1]" {
+			t.Fatalf("next page = %v, %v", runIDs(next), err)
+		}
+		since, err := s.Runs(ctx, a.ID, store.RunQuery{Agent: "triage", Limit: 10, Since: t0.Add(time.Hour)})
+		if err != nil || fmt.Sprint(runIDs(since)) != "[r4 r2 r3]" {
+			t.Fatalf("since = %v, %v", runIDs(since), err)
+		}
+		if r, err := s.Run(ctx, b.ID, "r2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("tenant b reads a's run: %+v, %v", r, err)
+		}
+		if rs, err := s.RunsByPK(ctx, b.ID, pks); err != nil || len(rs) != 0 {
+			t.Fatalf("tenant b reads a's runs by pk: %d, %v", len(rs), err)
+		}
+		agents, err := s.Agents(ctx, a.ID, "", 10)
+		if err != nil || len(agents) != 2 || agents[0].Name != "assistant" || agents[1].Runs != 4 {
+			t.Fatalf("agents = %+v, %v", agents, err)
+		}
+		if agents, _ := s.Agents(ctx, b.ID, "", 10); len(agents) != 1 || agents[0].Runs != 1 {
+			t.Fatalf("tenant b agents = %+v", agents)
+		}
+	})
+}
+
+func runIDs(rs []store.Run) []string {
+	var ids []string
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestResultsKeepHistory(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		b, _ := s.CreateTenant(ctx, "b", store.Policy{})
+		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		pks, _ := s.PutRuns(ctx, a.ID, []store.NewRun{newRun("r1", "x", t0), newRun("r2", "x", t0.Add(time.Minute))})
+		evaluate := func(version string, score float64) store.Evaluation {
+			var e store.Evaluation
+			err := s.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				e, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: a.ID, Agent: "x", Trigger: store.TriggerRequest,
+					Spec: store.Spec{Limit: 2, Scorers: []store.ScorerRef{{Name: "prescreen", Version: version}}}, RunPKs: []int64{pks[1], pks[0]}})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rs []store.Result
+			for _, pk := range pks {
+				rs = append(rs, store.Result{TenantID: a.ID, EvaluationPK: e.PK, RunPK: pk, Scorer: "prescreen", ScorerVersion: version,
+					Status: "scored", Score: ptr(score), Passed: ptr(score >= 0.5), Body: json.RawMessage(`{"status":"scored"}`)})
+			}
+			n, err := s.InsertResults(ctx, rs)
+			if err != nil || n != 2 {
+				t.Fatalf("insert = %d, %v", n, err)
+			}
+			// A retried job writes nothing twice.
+			if n, err := s.InsertResults(ctx, rs); err != nil || n != 0 {
+				t.Fatalf("insert again = %d, %v; want 0", n, err)
+			}
+			return e
+		}
+		e1 := evaluate("1.0.0", 0.2)
+		e2 := evaluate("1.1.0", 0.9)
+		if e1.ID == e2.ID || len(e1.ID) < 20 {
+			t.Fatalf("ids %q %q", e1.ID, e2.ID)
+		}
+		if _, err := s.Evaluation(ctx, b.ID, e1.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("tenant b reads a's evaluation: %v", err)
+		}
+		got, err := s.Evaluation(ctx, a.ID, e2.ID)
+		if err != nil || got.Expected != 2 || got.Spec.Scorers[0].Version != "1.1.0" {
+			t.Fatalf("evaluation = %+v, %v", got, err)
+		}
+		runs, _ := s.EvaluationRuns(ctx, a.ID, e2.PK)
+		if fmt.Sprint(runIDs(runs)) != "[r2 r1]" {
+			t.Fatalf("evaluation runs = %v", runIDs(runs))
+		}
+		latest, err := s.LatestResults(ctx, a.ID, pks)
+		if err != nil || len(latest) != 2 || latest[0].ScorerVersion != "1.1.0" || *latest[0].Score != 0.9 {
+			t.Fatalf("latest = %+v, %v", latest, err)
+		}
+		prev, err := s.PreviousResults(ctx, a.ID, e2.PK, "prescreen", "1.1.0")
+		if err != nil || len(prev) != 2 || prev[0].ScorerVersion != "1.0.0" || *prev[0].Score != 0.2 || prev[0].EvaluationID != e1.ID {
+			t.Fatalf("previous = %+v, %v", prev, err)
+		}
+		if prev, _ := s.PreviousResults(ctx, a.ID, e1.PK, "prescreen", "1.0.0"); len(prev) != 0 {
+			t.Fatalf("first evaluation has previous results: %+v", prev)
+		}
+		hist, err := s.RunResults(ctx, a.ID, pks[0])
+		if err != nil || len(hist) != 2 || hist[0].EvaluationID != e1.ID || hist[1].EvaluationID != e2.ID {
+			t.Fatalf("history = %+v, %v", hist, err)
+		}
+		if hist, _ := s.RunResults(ctx, b.ID, pks[0]); len(hist) != 0 {
+			t.Fatalf("tenant b reads a's results")
+		}
+		tallies, err := s.Tallies(ctx, e2.PK)
+		if err != nil || len(tallies) != 1 || tallies[0].Scored != 2 || tallies[0].PassedN != 2 || tallies[0].Sum != 1.8 {
+			t.Fatalf("tallies = %+v, %v", tallies, err)
+		}
+		stored, err := s.StoredResults(ctx, e2.PK, pks)
+		if err != nil || len(stored) != 2 || !stored[store.ResultKey{RunPK: pks[0], Scorer: "prescreen"}] {
+			t.Fatalf("stored = %v, %v", stored, err)
+		}
+	})
+}
+
+func TestAgentPolicies(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		if _, err := s.AgentPolicy(ctx, a.ID, "x"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("no policy: %v", err)
+		}
+		p := store.AgentPolicy{Scorers: []string{"prescreen", "relevancy"}, SampleRate: 0.5, Tiered: true,
+			Config: map[string]json.RawMessage{"prescreen": json.RawMessage(`{}`)}}
+		if err := s.SetAgentPolicy(ctx, a.ID, "x", p); err != nil {
+			t.Fatal(err)
+		}
+		p.SampleRate = 1
+		if err := s.SetAgentPolicy(ctx, a.ID, "x", p); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.AgentPolicy(ctx, a.ID, "x")
+		if err != nil || got.SampleRate != 1 || !got.Tiered || len(got.Scorers) != 2 {
+			t.Fatalf("policy = %+v, %v", got, err)
+		}
+		if err := s.DeleteAgentPolicy(ctx, a.ID, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAgentPolicy(ctx, a.ID, "x"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+	})
+}
