@@ -309,8 +309,8 @@ type SeriesRow struct {
 	Body json.RawMessage
 }
 
-// seriesResultsSQL selects the latest result of a scorer on an agent's newest runs; ”
-// stands for the result's JSON, which is read only when asked for.
+// seriesResultsSQL selects the latest result of a scorer on an agent's newest runs. Its
+// last column, an empty string, stands for the result's JSON, read only when asked for.
 const seriesResultsSQL = `SELECT r.id, r.run_id, r.run_time, res.scorer_version, res.status, res.score, res.passed, res.created_at, ''
 	FROM runs r JOIN results res ON res.run_pk = r.id
 	WHERE r.tenant_id = $1 AND r.agent = $2 AND res.scorer = $3
