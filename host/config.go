@@ -172,7 +172,7 @@ func firstKey[V any](m map[string]V) string {
 // plan is what the pipeline needs from a scorer's Info, checked and precomputed at Open.
 type plan struct {
 	min, span    float64 // native range
-	unit         bool    // the scorer declared 0-1: the percentage rule applies
+	declared     bool    // the scorer declared its range (else 0-1 is assumed)
 	dims         []sdk.Dimension
 	faithfulness bool // the scorer has a faithfulness dimension: audit citations
 	decimals     float64
@@ -197,7 +197,7 @@ func newPlan(info *sdk.Info) (plan, error) {
 	if info.Decimals < 0 || info.Decimals > 6 {
 		return bad("decimals %d: want 0-6 (0 means the default, 2)", info.Decimals)
 	}
-	p := plan{min: r.Min, span: r.Max - r.Min, unit: r == sdk.Unit, dims: info.Dimensions, threshold: info.Threshold, decimals: 2}
+	p := plan{min: r.Min, span: r.Max - r.Min, declared: info.Range != (sdk.Range{}), dims: info.Dimensions, threshold: info.Threshold, decimals: 2}
 	if info.Decimals > 0 {
 		p.decimals = float64(info.Decimals)
 	}

@@ -27,17 +27,20 @@ func ExampleDecodeRun() {
 	// run: context[2]: want a string or {id, text}, got number
 }
 
-// percent is a 0-1 scorer whose judge answered on a 0-100 scale.
+// percent is a scorer that grades on 0-100 and says so in its Info.
 type percent struct{}
 
 func (percent) Info() sdk.Info {
-	return sdk.Info{Name: "percent", Version: "1.0.0", ABIVersion: sdk.ABIVersion, Description: "example", Threshold: 0.5}
+	return sdk.Info{Name: "percent", Version: "1.0.0", ABIVersion: sdk.ABIVersion, Description: "example",
+		Range: sdk.Range{Min: 0, Max: 100}, Threshold: 0.5}
 }
 
 func (percent) Score(context.Context, sdk.Call) (sdk.Result, error) {
-	return sdk.Scored(87.5, "the judge said 87.5"), nil
+	return sdk.Scored(87.5, "87.5 of 100"), nil
 }
 
+// The host maps a score from the scorer's declared range to [0, 1], records the change,
+// and applies the caller's scale.
 func ExampleScorer_Score() {
 	reg := host.NewRegistry()
 	if err := reg.Register(host.Native(func() sdk.Scorer { return percent{} }), false); err != nil {
@@ -50,11 +53,11 @@ func ExampleScorer_Score() {
 	}
 	defer s.Close(context.Background())
 	res := s.Score(context.Background(), sdk.Run{Input: "q", Output: "a"})
-	fmt.Println(res.Status, *res.Score, *res.Passed, res.Flags)
+	fmt.Println(res.Status, *res.Score, *res.Passed)
 	for _, a := range res.Adjustments {
 		fmt.Printf("%s %s: %v -> %v\n", a.Rule, a.Target, a.From, a.To)
 	}
 	// Output:
-	// scored 8.75 true [percentage_scale]
-	// percentage score: 87.5 -> 0.875
+	// scored 8.75 true
+	// normalize_range score: 87.5 -> 0.875
 }

@@ -18,8 +18,6 @@ import (
 const (
 	// RuleNormalizeRange: a value was mapped from the scorer's native range to [0, 1].
 	RuleNormalizeRange = "normalize_range"
-	// RulePercentage: a 0-1 scorer returned a value in (1, 100], read as a percentage.
-	RulePercentage = "percentage"
 	// RuleClampHallucination: the citation audit detected hallucination; faithfulness <= 0.4.
 	RuleClampHallucination = "clamp_hallucination"
 	// RuleClampInvalidCitations: the output cites ids no passage has; faithfulness <= 0.4.
@@ -33,11 +31,8 @@ const (
 	RuleOverallWeighted = "overall_weighted"
 )
 
-// FlagPercentageScale is the flag of a result whose 0-1 scorer answered on a 0-100 scale.
-const FlagPercentageScale = "percentage_scale"
-
 // tolerance absorbs floating-point noise at the ends of a range (a mean of ones that comes
-// out as 1.0000000000000002 is 1, not a percentage), as a fraction of the range's span.
+// out as 1.0000000000000002 is 1, not out of range), as a fraction of the range's span.
 const tolerance = 1e-9
 
 // errHostDeadline is the cause of the host's own per-call deadline, told apart from the
@@ -53,8 +48,10 @@ var errHostDeadline = errors.New("host deadline")
 //  3. call the backend under the host deadline; a deadline is failed with timeout, a panic
 //     in a native scorer with scorer_error, a backend error with its code;
 //  4. validate the result; junk is failed with invalid_result, never a silent 0;
-//  5. map score and dimensions from the native range to [0, 1] (the percentage rule for
-//     0-1 scorers); NaN, Inf and out-of-range values are failed with invalid_result;
+//  5. map score and dimensions from the declared native range to [0, 1]; NaN, Inf and
+//     values outside the range are failed with invalid_result (the host does not guess at
+//     another scale: reading a judge's 0-100 answer is the judge scorer's job, see
+//     sdk/verdict);
 //  6. clamp faithfulness by the citation audit;
 //  7. for scorers with dimensions, recompute the overall score as their weighted mean;
 //  8. compute Passed, apply the caller's scale, round, and record telemetry.
@@ -63,20 +60,22 @@ var errHostDeadline = errors.New("host deadline")
 // a score or Passed.
 func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	start := time.Now()
-	judge, record := s.judge, func(*sdk.Telemetry) {}
+	judge, finish := s.judge, func(*sdk.Result) {}
 	if m, ok := judge.(judgeMeter); ok {
-		judge, record = m.MeterJudge(s.tenant, s.info.Name)
+		judge, finish = m.MeterJudge(s.tenant, s.info.Name)
 	}
 	res := s.score(ctx, &run, judge)
-	record(&res.Telemetry)
+	finish(&res)
 	res.Telemetry.DurationMS = float64(time.Since(start).Nanoseconds()) / 1e6
 	res.Telemetry.Runtime = s.runtime
 	return res
 }
 
-// judgeMeter is implemented by judges that account each scoring call (host/broker).
+// judgeMeter is implemented by judges that account each scoring call (host/broker). The
+// returned func finishes the call with its final result: it records the judge's cost in
+// the telemetry and lets the judge keep (cache) only answers the scorer could use.
 type judgeMeter interface {
-	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry))
+	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 
 func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge) sdk.Result {
@@ -345,33 +344,24 @@ func skippedAll(res *sdk.Result) sdk.Result {
 
 // normalizer maps values from the scorer's native range to [0, 1], recording changes.
 type normalizer struct {
-	s       *Scorer
-	res     *sdk.Result
-	flagged bool
+	s   *Scorer
+	res *sdk.Result
 }
 
 func (n *normalizer) value(target string, v float64) (float64, error) {
 	p := &n.s.plan
 	eps := tolerance * p.span
-	if p.unit && v > 1+eps && v <= 100 {
-		x := v / 100
-		n.res.Adjustments = append(n.res.Adjustments, sdk.Adjustment{Rule: RulePercentage, Target: target, From: v, To: x})
-		if !n.flagged && !n.res.HasFlag(FlagPercentageScale) {
-			n.res.Flags = append(slices.Clip(n.res.Flags), FlagPercentageScale)
-		}
-		n.flagged = true
-		return x, nil
-	}
 	if !finite(v) || v < p.min-eps || v > p.min+p.span+eps {
 		what := "score"
 		if target != "score" {
 			what = fmt.Sprintf("dimension %q", target)
 		}
-		hint := ""
-		if p.unit && v > 100 {
-			hint = " (above 100, so not a percentage either)"
+		if !p.declared {
+			return 0, fmt.Errorf("%s is %v, outside the range %s the host assumes when a scorer declares none; "+
+				`if the scorer scores on another scale, declare its range (Info.Range, "range" in its info: e.g. {"min": 1, "max": 5})`,
+				what, v, p.describeRange())
 		}
-		return 0, fmt.Errorf("%s is %v, outside its declared range %s%s; fix the scorer or its Info.Range", what, v, p.describeRange(), hint)
+		return 0, fmt.Errorf("%s is %v, outside its declared range %s; fix the scorer or its declared range", what, v, p.describeRange())
 	}
 	x := min(max((v-p.min)/p.span, 0), 1)
 	if x != v {

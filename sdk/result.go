@@ -68,7 +68,7 @@ type Step struct {
 
 // Adjustment records one change the host made to a scorer's numbers.
 type Adjustment struct {
-	// Rule names the rule: "normalize_range", "percentage", "clamp_hallucination",
+	// Rule names the rule: "normalize_range", "clamp_hallucination",
 	// "clamp_invalid_citations", "clamp_uncited_5", "clamp_uncited_10", "overall_weighted".
 	Rule string `json:"rule"`
 	// Target is "score" or the dimension it changed.
@@ -93,6 +93,10 @@ type Telemetry struct {
 	// PromptTokens and CompletionTokens are the judge's token usage.
 	PromptTokens     int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int `json:"completion_tokens,omitempty"`
+	// JudgeLimits lists the judge limits the call ran into, each as "name: message" where
+	// the message says how to raise it (e.g. "max_batch: ...", "token_budget: ..."). Set
+	// by the host's broker; empty when no limit was hit.
+	JudgeLimits []string `json:"judge_limits,omitempty"`
 	// Nodes are named per-stage records a scorer wants kept (e.g. MASIS's evaluator node).
 	Nodes []map[string]any `json:"nodes,omitempty"`
 }

@@ -135,16 +135,12 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 		if req.Since != nil {
 			rq.Since = *req.Since
 		}
-		runs, err := tx.Runs(ctx, t.ID, rq)
+		pks, err := tx.RunPKs(ctx, t.ID, rq)
 		if err != nil {
 			return err
 		}
-		if len(runs) == 0 {
+		if len(pks) == 0 {
 			return invalid("agent %q has no runs since %s", agent, req.Since.Format(time.RFC3339))
-		}
-		pks := make([]int64, len(runs))
-		for i, r := range runs {
-			pks[i] = r.PK
 		}
 		ev, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: t.ID, Agent: agent, Trigger: store.TriggerRequest, Spec: spec, RunPKs: pks})
 		if err != nil {
@@ -276,7 +272,7 @@ func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string,
 		return EvaluationView{}, err
 	}
 	deadline := time.Now().Add(wait)
-	pause := 20 * time.Millisecond
+	pause := 5 * time.Millisecond
 	for {
 		n, err := s.st.CountResults(ctx, ev.PK)
 		if err != nil {
@@ -291,7 +287,7 @@ func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string,
 			return EvaluationView{}, ctx.Err()
 		case <-time.After(min(pause, left)):
 		}
-		pause = min(pause*2, 250*time.Millisecond)
+		pause = min(pause*2, 50*time.Millisecond)
 	}
 	return s.view(ctx, ev, o)
 }

@@ -4,11 +4,16 @@
 // A Broker speaks to any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, Ollama,
 // LM Studio ...) through github.com/sashabaranov/go-openai and implements sdk.Judge. It
 // runs a batch's requests concurrently within per-tenant limits (requests in flight,
-// request rate, token budget), retries 429s, 5xxs and network errors with exponential
-// backoff and jitter (honouring Retry-After), bounds each attempt with a timeout inside the
-// call's deadline, and caches answers by content (in memory, and on disk when configured)
-// so that re-scoring the same runs costs no calls. It accounts calls, cache hits, retries
-// and tokens per tenant, per (tenant, scorer) and per scoring call.
+// request rate, requests per batch, a token budget per window), retries 429s, 5xxs and
+// network errors with exponential backoff and jitter (honouring Retry-After), retries an
+// HTTP 200 whose body is not a completion at most once, caps the size of every answer,
+// bounds each attempt with a timeout inside the call's deadline, and caches answers that
+// parsed, keyed by the endpoint and the request as sent (in memory, and on disk when
+// configured), so that re-scoring the same runs costs no calls. It accounts calls, cache
+// hits, retries and tokens per tenant, per (tenant, scorer) and per scoring call.
+//
+// [Broker.Preflight] proves the endpoint, the model and the key with one cheap request
+// before any run is scored.
 //
 // Use [Broker.For] for a long-lived (tenant, scorer) view, and [Broker.Meter] for one
 // scoring call whose cost goes into that call's Result.Telemetry.
@@ -29,6 +34,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/verdict"
 )
 
 // DefaultTenant is the tenant of requests made through the Broker itself.
@@ -37,9 +43,12 @@ const DefaultTenant = "default"
 // Errors callers branch on. A batch-level error from Complete or Embed wraps one of them
 // and also matches *sdk.Error (errors.As), so sdk.FailedErr keeps its code.
 var (
-	// ErrBudgetExhausted: the tenant has spent its token budget. Raise TokenBudget or
-	// start a new broker.
+	// ErrBudgetExhausted: the tenant has spent its token budget for the current window.
+	// Raise the tenant's TokenBudget or wait for the next window.
 	ErrBudgetExhausted = errors.New("judge token budget exhausted")
+	// ErrBatchTooLarge: one Complete or Embed call asked for more requests than the
+	// tenant's MaxBatch. Nothing was sent.
+	ErrBatchTooLarge = errors.New("judge batch over the cap")
 	// ErrNoEmbeddingModel: Embed was called but Config.EmbeddingModel is empty.
 	ErrNoEmbeddingModel = errors.New("no embedding model configured")
 	// ErrClosed: the broker was closed.
@@ -55,10 +64,11 @@ type Broker struct {
 	// sleep waits d or until ctx is done; tests replace it to observe backoff.
 	sleep func(ctx context.Context, d time.Duration) error
 
-	mu      sync.Mutex
-	tenants map[string]*tenant
-	flights map[string]*flight
-	closed  bool
+	mu        sync.Mutex
+	tenants   map[string]*tenant
+	overrides map[string]Limits // per-tenant limits: Config.Tenants, then SetTenantLimits
+	flights   map[string]*flight
+	closed    bool
 }
 
 var _ sdk.Judge = (*Broker)(nil)
@@ -95,20 +105,52 @@ func New(cfg Config) (*Broker, error) {
 		}
 	}
 	oc.OrgID = cfg.Organization
-	oc.HTTPClient = cfg.HTTPClient
+	// Every answer is read through the size cap, whatever client the caller gave.
+	hc := *cfg.HTTPClient
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = &capTransport{next: next, max: cfg.MaxResponseBytes}
+	oc.HTTPClient = &hc
+	cfg.HTTPClient = &hc
 	c, err := newCache(cfg.CacheDir, cfg.CacheEntries)
 	if err != nil {
 		return nil, err
 	}
+	overrides := make(map[string]Limits, len(cfg.Tenants))
+	for k, v := range cfg.Tenants {
+		overrides[k] = v
+	}
 	return &Broker{
-		cfg:     cfg,
-		client:  openai.NewClientWithConfig(oc),
-		cache:   c,
-		log:     slog.Default(),
-		sleep:   sleepCtx,
-		tenants: map[string]*tenant{},
-		flights: map[string]*flight{},
+		cfg:       cfg,
+		client:    openai.NewClientWithConfig(oc),
+		cache:     c,
+		log:       slog.Default(),
+		sleep:     sleepCtx,
+		tenants:   map[string]*tenant{},
+		overrides: overrides,
+		flights:   map[string]*flight{},
 	}, nil
+}
+
+// endpoint returns where a request for model goes, for its cache key.
+func (b *Broker) endpoint(model string) endpoint {
+	ep := endpoint{URL: b.cfg.BaseURL, APIType: b.cfg.APIType, APIVersion: b.cfg.APIVersion, Organization: b.cfg.Organization}
+	if b.cfg.APIType != APIOpenAI {
+		ep.Deployment = model
+		if d, ok := b.cfg.AzureDeployments[model]; ok {
+			ep.Deployment = d
+		}
+	}
+	return ep
+}
+
+// store caches e under key; a disk write error is logged, the entry stays in memory.
+func (b *Broker) store(key string, e entry) {
+	if err := b.cache.put(key, e); err != nil {
+		b.log.Warn("judge cache write failed", "err", err)
+	}
 }
 
 // Config returns the broker's configuration with defaults filled in.
@@ -132,46 +174,40 @@ func (b *Broker) tenant(name string) *tenant {
 	defer b.mu.Unlock()
 	t, ok := b.tenants[name]
 	if !ok {
-		t = newTenant(name, b.cfg.limits(name))
+		t = newTenant(name, b.cfg.resolve(b.overrides[name]))
 		b.tenants[name] = t
 	}
 	return t
 }
 
-// SetLimits sets tenant's limits (zero fields take the Config's), for requests that start
-// after it; requests in flight finish under the limits they started with. The tokens the
-// tenant spent so far still count against its new budget. A service whose tenants are
-// created while it runs calls it when it learns a tenant's policy.
-func (b *Broker) SetLimits(tenant string, l Limits) {
-	if tenant == "" {
-		tenant = DefaultTenant
+// SetTenantLimits sets or replaces the limits of tenant name while the broker runs: a
+// service calls it when it learns a tenant's policy, and again when the policy changes.
+// Zero fields take the Config's value, as in Config.Tenants; -1 makes TokenBudget or
+// MaxBatch unlimited. The new limits apply to requests that start after the call. Tokens
+// already spent in the current window stay spent, so lowering a budget below them stops
+// the tenant until the window ends. An out-of-range field is an error naming it, and
+// nothing changes.
+func (b *Broker) SetTenantLimits(name string, l Limits) error {
+	if err := l.check(); err != nil {
+		return fmt.Errorf("broker: tenant %q: %w", name, err)
+	}
+	if name == "" {
+		name = DefaultTenant
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	tenants := make(map[string]Limits, len(b.cfg.Tenants)+1)
-	for k, v := range b.cfg.Tenants {
-		tenants[k] = v
+	b.overrides[name] = l
+	if t, ok := b.tenants[name]; ok {
+		t.set(b.cfg.resolve(l))
 	}
-	tenants[tenant] = l
-	b.cfg.Tenants = tenants
-	eff := b.cfg.limits(tenant)
-	old, ok := b.tenants[tenant]
-	if ok && old.limits == eff {
-		return
-	}
-	t := newTenant(tenant, eff)
-	if ok {
-		t.spent.Store(old.spent.Load())
-		t.total.add(&old.total)
-		old.mu.Lock()
-		for name, c := range old.scorers {
-			n := &counters{}
-			n.add(c)
-			t.scorers[name] = n
-		}
-		old.mu.Unlock()
-	}
-	b.tenants[tenant] = t
+	return nil
+}
+
+// TenantLimits returns the limits in force for tenant name, defaults filled in (-1 for
+// an unlimited TokenBudget or MaxBatch).
+func (b *Broker) TenantLimits(name string) Limits {
+	l, _, _ := b.tenant(name).gates()
+	return l
 }
 
 // For returns the broker as tenant's scorer sees it: requests count against the tenant's
@@ -186,17 +222,19 @@ func (b *Broker) For(tenant, scorer string) *View {
 // the result with [Meter.Record].
 func (b *Broker) Meter(tenant, scorer string) *Meter {
 	t := b.tenant(tenant)
-	m := &Meter{View: View{b: b, t: t}}
+	m := &Meter{View: View{b: b, t: t, call: &call{}}}
 	m.sinks = sinks{&t.total, t.scorer(scorer), &m.own}
 	return m
 }
 
 // MeterJudge is Meter for callers that must not depend on this package: it returns the
-// call's judge and a function that records the call's cost into a result's telemetry.
-// The host finds it with a type assertion on an interface of this one method.
-func (b *Broker) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry)) {
+// call's judge and a function that finishes the call with its result ([Meter.Finish]:
+// the cost goes into the result's telemetry, and the answers into the cache unless the
+// result shows they were unusable). The host finds it with a type assertion on an
+// interface of this one method.
+func (b *Broker) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
 	m := b.Meter(tenant, scorer)
-	return m, m.Record
+	return m, m.Finish
 }
 
 // Usage returns what tenant has spent so far.
@@ -236,25 +274,40 @@ func (e *batchErr) As(target any) bool {
 	return false
 }
 
-func (b *Broker) checkBatch(ctx context.Context, t *tenant) error {
+// checkBatch refuses a batch of n requests (or texts) as a whole: the broker is closed,
+// the call is over, the batch is over the tenant's cap, or its budget is spent.
+func (b *Broker) checkBatch(ctx context.Context, t *tenant, c *call, n int, what string) error {
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
+	l, _, _ := t.gates()
 	switch {
 	case closed:
 		return &batchErr{sdk.CodeUnavailable, "judge: broker closed", ErrClosed}
 	case ctx.Err() != nil:
 		return ctxErr(ctx)
-	case t.exhausted():
-		return budgetErr(t)
+	case l.MaxBatch > 0 && n > l.MaxBatch:
+		msg := fmt.Sprintf("a batch of %d %s is over the cap of %d per call (MaxBatch) for tenant %q; nothing was sent. "+
+			"Send fewer per call, or raise the cap (the command line's --judge-max-batch or judge.max_batch; -1 is unlimited)", n, what, l.MaxBatch, t.name)
+		c.hit("max_batch", msg)
+		return &batchErr{sdk.CodeLimitExceeded, "judge: " + msg, ErrBatchTooLarge}
+	case t.budget.exhausted():
+		return budgetErr(t, c)
 	}
 	return nil
 }
 
-func budgetErr(t *tenant) error {
-	return &batchErr{sdk.CodeLimitExceeded,
-		fmt.Sprintf("judge: tenant %q: %v (%d of %d tokens); raise the tenant's token budget", t.name, ErrBudgetExhausted, t.spent.Load(), t.limits.TokenBudget),
-		ErrBudgetExhausted}
+// budgetErr is the error of a tenant whose budget is spent; it records the hit on c.
+func budgetErr(t *tenant, c *call) error {
+	spent, limit, resets := t.budget.state()
+	when := "for the broker's life"
+	if !resets.IsZero() {
+		when = "until " + resets.UTC().Format(time.RFC3339)
+	}
+	msg := fmt.Sprintf("tenant %q has spent its token budget (%d of %d tokens; no more judge requests %s). "+
+		"Raise the tenant's TokenBudget (the command line's --judge-token-budget or judge.token_budget; -1 is unlimited)", t.name, spent, limit, when)
+	c.hit("token_budget", msg)
+	return &batchErr{sdk.CodeLimitExceeded, "judge: " + ErrBudgetExhausted.Error() + ": " + msg, ErrBudgetExhausted}
 }
 
 func ctxErr(ctx context.Context) error {
@@ -265,24 +318,26 @@ func ctxErr(ctx context.Context) error {
 	return &batchErr{sdk.CodeCanceled, "judge: call canceled", err}
 }
 
-func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
-	if err := b.checkBatch(ctx, t); err != nil {
+func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	if err := b.checkBatch(ctx, t, c, len(reqs), "requests"); err != nil {
 		return nil, err
 	}
 	out := make([]sdk.CompletionResponse, len(reqs))
 	seen := map[string]int{}
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		base := chatKey(b.cfg.Model, r, b.cfg.MaxTokens, 0)
+		req := b.chatRequest(r)
+		ep := b.endpoint(req.Model)
+		base := chatKey(&ep, &req, 0)
 		key := base
 		if n := seen[base]; n > 0 {
-			key = chatKey(b.cfg.Model, r, b.cfg.MaxTokens, n)
+			key = chatKey(&ep, &req, n)
 		}
 		seen[base]++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = b.one(ctx, t, s, r, key)
+			out[i] = b.one(ctx, t, s, c, r, req, key)
 		}()
 	}
 	wg.Wait()
@@ -294,7 +349,7 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, reqs []sdk.Co
 
 // one answers one request: from the cache, from an identical request in flight, or from
 // the endpoint.
-func (b *Broker) one(ctx context.Context, t *tenant, s sinks, r sdk.CompletionRequest, key string) sdk.CompletionResponse {
+func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.CompletionRequest, req openai.ChatCompletionRequest, key string) sdk.CompletionResponse {
 	if e, ok := b.cache.get(key); ok {
 		s.hit(1)
 		return sdk.CompletionResponse{Content: e.Content, FinishReason: e.FinishReason, Cached: true}
@@ -310,7 +365,7 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, r sdk.CompletionRe
 		if e := f.resp.Error; e != nil {
 			if e.Code == sdk.CodeCanceled || e.Code == sdk.CodeTimeout {
 				// The first caller gave up on its own deadline; this one may have time.
-				return b.one(ctx, t, s, r, key)
+				return b.one(ctx, t, s, c, r, req, key)
 			}
 			return f.resp
 		}
@@ -327,10 +382,9 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, r sdk.CompletionRe
 		close(f.done)
 	}()
 
-	req := b.chatRequest(r)
 	est := estimate(r)
 	var resp openai.ChatCompletionResponse
-	err := b.do(ctx, t, s, est, func(actx context.Context) (int64, int64, http.Header, error) {
+	err := b.do(ctx, t, s, c, est, func(actx context.Context) (int64, int64, http.Header, error) {
 		var err error
 		resp, err = b.client.CreateChatCompletion(actx, req)
 		if err != nil {
@@ -346,20 +400,38 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, r sdk.CompletionRe
 		f.resp = failed(&sdk.Error{Code: sdk.CodeJudgeError, Message: "judge: the endpoint returned no choices"})
 		return f.resp
 	}
-	c := resp.Choices[0]
+	choice := resp.Choices[0]
 	f.resp = sdk.CompletionResponse{
-		Content:          c.Message.Content,
-		FinishReason:     string(c.FinishReason),
+		Content:          choice.Message.Content,
+		FinishReason:     string(choice.FinishReason),
 		PromptTokens:     resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens,
 	}
-	// A truncated answer is not kept: the next run should get a chance at a whole one.
-	if f.resp.FinishReason != string(openai.FinishReasonLength) {
-		if err := b.cache.put(key, entry{Content: f.resp.Content, FinishReason: f.resp.FinishReason}); err != nil {
-			b.log.Warn("judge cache write failed", "err", err)
+	if cacheable(r, f.resp) {
+		e := entry{Content: f.resp.Content, FinishReason: f.resp.FinishReason}
+		if c != nil {
+			c.hold(key, e)
+		} else {
+			b.store(key, e)
 		}
 	}
 	return f.resp
+}
+
+// cacheable reports whether an answer may be kept. A truncated answer is not: the next run
+// should get a chance at a whole one. Nor is an answer to a request for JSON that holds no
+// JSON object sdk/verdict can extract: a rerun against a healthy judge must ask again,
+// not fail again from the cache. (A Meter also holds what passes here until the scoring
+// call's result shows the scorer could use it; see [Meter.Finish].)
+func cacheable(r sdk.CompletionRequest, resp sdk.CompletionResponse) bool {
+	if resp.FinishReason == string(openai.FinishReasonLength) {
+		return false
+	}
+	if r.JSON {
+		var v any
+		return verdict.Extract(resp.Content, &v) == nil
+	}
+	return true
 }
 
 // chatRequest translates r for go-openai.
@@ -409,70 +481,72 @@ func failed(err error) sdk.CompletionResponse {
 // do sends one request through the tenant's limits with retries. call makes one attempt
 // and returns the tokens it used, or the error and the response headers. The returned
 // error matches *sdk.Error with a code.
-func (b *Broker) do(ctx context.Context, t *tenant, s sinks, est int64, call func(context.Context) (int64, int64, http.Header, error)) error {
+func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, est int64, send func(context.Context) (int64, int64, http.Header, error)) error {
+	limits, sem, limiter := t.gates()
 	select {
-	case t.sem <- struct{}{}:
-		defer func() { <-t.sem }()
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
 	case <-ctx.Done():
 		return ctxErr(ctx)
 	}
-	if !t.reserve(est) {
-		return budgetErr(t)
+	if !t.budget.reserve(est) {
+		return budgetErr(t, c)
 	}
 	s.call()
-	for attempt := 0; ; attempt++ {
-		if t.limiter != nil {
-			if err := t.limiter.Wait(ctx); err != nil {
-				t.settle(est, 0)
+	for try := 0; ; try++ {
+		if limiter != nil {
+			if err := limiter.Wait(ctx); err != nil {
+				t.budget.settle(est, 0)
 				s.failure()
 				if ctx.Err() != nil {
 					return ctxErr(ctx)
 				}
-				return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: tenant %q rate limit (%g requests/s) leaves no time before the call's deadline: %v; raise RequestsPerSecond or the scorer timeout", t.name, t.limits.RequestsPerSecond, err), err}
+				return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: tenant %q rate limit (%g requests/s) leaves no time before the call's deadline: %v; raise RequestsPerSecond or the scorer timeout", t.name, limits.RequestsPerSecond, err), err}
 			}
 		}
-		actx, cancel := context.WithTimeout(ctx, b.cfg.RequestTimeout)
-		prompt, completion, header, err := call(actx)
+		var seen attempt
+		actx, cancel := context.WithTimeout(withAttempt(ctx, &seen), b.cfg.RequestTimeout)
+		prompt, completion, header, err := send(actx)
 		attemptTimedOut := actx.Err() != nil
 		cancel()
 		if err == nil {
-			t.settle(est, prompt+completion)
+			t.budget.settle(est, prompt+completion)
 			s.tokens(prompt, completion)
 			return nil
 		}
 		if ctx.Err() != nil {
-			t.settle(est, 0)
+			t.budget.settle(est, 0)
 			s.failure()
 			return ctxErr(ctx)
 		}
 		if attemptTimedOut {
-			t.settle(est, 0)
+			t.budget.settle(est, 0)
 			s.failure()
 			return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: request timed out after %v; raise the judge request timeout or use a faster model", b.cfg.RequestTimeout), err}
 		}
-		retryable, after, msg := classify(err, header)
-		if !retryable || attempt >= b.cfg.MaxRetries {
-			t.settle(est, 0)
+		kind, after, msg := classify(err, header, &seen)
+		if kind == noRetry || try >= b.retries(kind) {
+			t.budget.settle(est, 0)
 			s.failure()
-			if retryable {
-				msg += fmt.Sprintf(" (gave up after %d retries)", attempt)
+			if kind != noRetry {
+				msg += fmt.Sprintf(" (gave up after %d %s)", try, plural(try, "retry", "retries"))
 			}
 			return &batchErr{sdk.CodeJudgeError, "judge: " + msg, err}
 		}
-		wait := b.backoff(attempt, after)
+		wait := b.backoff(try, after)
 		if after > b.cfg.MaxRetryAfter {
-			t.settle(est, 0)
+			t.budget.settle(est, 0)
 			s.failure()
 			return &batchErr{sdk.CodeJudgeError, fmt.Sprintf("judge: %s; the endpoint asks to retry after %v, more than the %v allowed", msg, after, b.cfg.MaxRetryAfter), err}
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			t.settle(est, 0)
+			t.budget.settle(est, 0)
 			s.failure()
 			return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: %s; the retry wait of %v would pass the call's deadline", msg, wait.Round(time.Millisecond)), err}
 		}
 		s.retry()
 		if err := b.sleep(ctx, wait); err != nil {
-			t.settle(est, 0)
+			t.budget.settle(est, 0)
 			s.failure()
 			return ctxErr(ctx)
 		}
@@ -493,33 +567,64 @@ func (b *Broker) backoff(attempt int, after time.Duration) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
+// retryKind says how often a failed attempt may be retried.
+type retryKind int
+
+const (
+	// noRetry: the same request will fail again (a 4xx, an answer over the size cap).
+	noRetry retryKind = iota
+	// retryOnce: the endpoint answered HTTP 2xx with a body that is not a completion. A
+	// proxy may have mangled one answer, so one more attempt; an endpoint that does it
+	// again is not going to stop, and every attempt may be billed.
+	retryOnce
+	// retryTransient: a 429, a 5xx or no answer at all; up to MaxRetries.
+	retryTransient
+)
+
+// retries is how many retries a kind of failure gets.
+func (b *Broker) retries(k retryKind) int {
+	switch k {
+	case retryOnce:
+		return min(1, b.cfg.MaxRetries)
+	case retryTransient:
+		return b.cfg.MaxRetries
+	}
+	return 0
+}
+
 // classify says whether err is worth retrying, how long the endpoint asked to wait, and
-// a message for people.
-func classify(err error, header http.Header) (retryable bool, after time.Duration, msg string) {
+// a message for people. a is what the transport saw of the attempt's response.
+func classify(err error, header http.Header, a *attempt) (kind retryKind, after time.Duration, msg string) {
 	status := 0
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var big *tooLarge
 	switch {
+	case errors.As(err, &big):
+		return noRetry, 0, big.Error()
 	case errors.As(err, &apiErr):
 		status = apiErr.HTTPStatusCode
 		msg = fmt.Sprintf("endpoint answered HTTP %d: %s", status, apiErr.Message)
 	case errors.As(err, &reqErr):
 		status = reqErr.HTTPStatusCode
 		msg = fmt.Sprintf("endpoint answered HTTP %d: %s", status, truncate(string(reqErr.Body), 300))
+	case a != nil && a.status >= 200 && a.status < 300:
+		return retryOnce, 0, fmt.Sprintf("the endpoint answered HTTP %d with a body that is not a completion (%v; it begins %q); "+
+			"check that the judge URL is an OpenAI-compatible API (a base URL usually ends in /v1)", a.status, err, truncate(string(a.head), 120))
 	default:
 		// No HTTP status: the request did not get an answer (connection refused, reset).
-		return true, 0, "request failed: " + err.Error()
+		return retryTransient, 0, "request failed: " + err.Error()
 	}
 	after = retryAfter(header)
 	switch {
 	case status == http.StatusTooManyRequests || status >= 500:
-		return true, after, msg
+		return retryTransient, after, msg
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return false, 0, msg + "; check the API key (--judge-key-env) and organization"
+		return noRetry, 0, msg + "; check the API key (--judge-key-env) and organization"
 	case status == http.StatusNotFound:
-		return false, 0, msg + "; check the judge URL and model name"
+		return noRetry, 0, msg + "; check the judge URL and model name"
 	default:
-		return false, 0, msg
+		return noRetry, 0, msg
 	}
 }
 
@@ -556,23 +661,26 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// embed returns one vector per text, from the cache where it can and from one request to
-// the endpoint for the rest.
-func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, texts []string) ([][]float32, error) {
+// embedChunk is how many texts one embeddings request carries: at 3,072 dimensions their
+// vectors stay near 4 MB, well under the default answer cap.
+const embedChunk = 64
+
+// embed returns one vector per text, from the cache where it can and from requests of at
+// most embedChunk texts to the endpoint for the rest.
+func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts []string) ([][]float32, error) {
 	if b.cfg.EmbeddingModel == "" {
 		return nil, &batchErr{sdk.CodeUnavailable, "judge: " + ErrNoEmbeddingModel.Error() + "; set the judge's embedding model (e.g. --judge-embedding-model text-embedding-3-small)", ErrNoEmbeddingModel}
 	}
-	if err := b.checkBatch(ctx, t); err != nil {
+	if err := b.checkBatch(ctx, t, c, len(texts), "texts"); err != nil {
 		return nil, err
 	}
+	ep := b.endpoint(b.cfg.EmbeddingModel)
 	out := make([][]float32, len(texts))
-	keys := make([]string, len(texts))
 	var missing []string
 	missingIdx := map[string][]int{}
 	hits := int64(0)
 	for i, text := range texts {
-		keys[i] = embedKey(b.cfg.EmbeddingModel, text)
-		if e, ok := b.cache.get(keys[i]); ok {
+		if e, ok := b.cache.get(embedKey(ep, b.cfg.EmbeddingModel, text)); ok {
 			out[i] = e.Embedding
 			hits++
 			continue
@@ -585,18 +693,27 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, texts []string) 
 	if hits > 0 {
 		s.hit(hits)
 	}
-	if len(missing) == 0 {
-		return out, nil
+	for len(missing) > 0 {
+		n := min(len(missing), embedChunk)
+		if err := b.embedChunk(ctx, t, s, c, ep, missing[:n], missingIdx, out); err != nil {
+			return nil, err
+		}
+		missing = missing[n:]
 	}
+	return out, nil
+}
+
+// embedChunk embeds texts with one request and puts each vector where missingIdx says.
+func (b *Broker) embedChunk(ctx context.Context, t *tenant, s sinks, c *call, ep endpoint, texts []string, missingIdx map[string][]int, out [][]float32) error {
 	est := int64(0)
-	for _, m := range missing {
+	for _, m := range texts {
 		est += int64(len(m)/4 + 1)
 	}
 	var resp openai.EmbeddingResponse
-	err := b.do(ctx, t, s, est, func(actx context.Context) (int64, int64, http.Header, error) {
+	err := b.do(ctx, t, s, c, est, func(actx context.Context) (int64, int64, http.Header, error) {
 		var err error
 		resp, err = b.client.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
-			Input: missing, Model: openai.EmbeddingModel(b.cfg.EmbeddingModel),
+			Input: texts, Model: openai.EmbeddingModel(b.cfg.EmbeddingModel),
 		})
 		if err != nil {
 			return 0, 0, resp.Header(), err
@@ -604,23 +721,31 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, texts []string) 
 		return int64(resp.Usage.PromptTokens), 0, nil, nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(resp.Data) != len(missing) {
-		return nil, &batchErr{sdk.CodeJudgeError, fmt.Sprintf("judge: the endpoint returned %d embeddings for %d texts", len(resp.Data), len(missing)), errors.New("embedding count mismatch")}
+	if len(resp.Data) != len(texts) {
+		return &batchErr{sdk.CodeJudgeError, fmt.Sprintf("judge: the endpoint returned %d embeddings for %d texts", len(resp.Data), len(texts)), errors.New("embedding count mismatch")}
 	}
 	for j, d := range resp.Data {
 		idx := j
-		if d.Index >= 0 && d.Index < len(missing) {
+		if d.Index >= 0 && d.Index < len(texts) {
 			idx = d.Index
 		}
-		text := missing[idx]
-		if err := b.cache.put(embedKey(b.cfg.EmbeddingModel, text), entry{Embedding: d.Embedding}); err != nil {
-			b.log.Warn("judge cache write failed", "err", err)
+		text := texts[idx]
+		if len(d.Embedding) == 0 {
+			return &batchErr{sdk.CodeJudgeError, fmt.Sprintf("judge: the endpoint returned an empty embedding for text %d", idx), errors.New("empty embedding")}
 		}
+		b.store(embedKey(ep, b.cfg.EmbeddingModel, text), entry{Embedding: d.Embedding})
 		for _, i := range missingIdx[text] {
 			out[i] = d.Embedding
 		}
 	}
-	return out, nil
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

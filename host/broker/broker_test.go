@@ -295,7 +295,7 @@ func TestTokenBudgetTooSmallForOneRequest(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
-	srv := judgetest.New(judgetest.Rule{Reply: "ok"})
+	srv := judgetest.New(judgetest.Rule{Reply: `{"ok": true}`})
 	defer srv.Close()
 	b, _ := newBroker(t, srv, Config{})
 	ctx := context.Background()
@@ -313,7 +313,7 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range out {
-		if !r.Cached || r.Content != "ok" || r.PromptTokens != 0 {
+		if !r.Cached || r.Content != `{"ok": true}` || r.PromptTokens != 0 {
 			t.Fatalf("second batch response = %+v, want a cache hit", r)
 		}
 	}
@@ -347,7 +347,7 @@ func TestTruncatedAnswersAreNotCached(t *testing.T) {
 }
 
 func TestDiskCacheSurvivesANewBroker(t *testing.T) {
-	srv := judgetest.New(judgetest.Rule{Reply: "ok"})
+	srv := judgetest.New(judgetest.Rule{Reply: `{"ok": true}`})
 	defer srv.Close()
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -361,7 +361,7 @@ func TestDiskCacheSurvivesANewBroker(t *testing.T) {
 	first.Close()
 	second, _ := newBroker(t, srv, Config{CacheDir: dir, EmbeddingModel: "emb"})
 	out, err := second.Complete(ctx, ask("q"))
-	if err != nil || !out[0].Cached || out[0].Content != "ok" {
+	if err != nil || !out[0].Cached || out[0].Content != `{"ok": true}` {
 		t.Fatalf("response = %+v, %v; want a cache hit", out[0], err)
 	}
 	vecs, err := second.Embed(ctx, []string{"hello world"})
@@ -475,8 +475,10 @@ func TestConfigErrors(t *testing.T) {
 		{"bad url", Config{BaseURL: "localhost:8080", Model: "m"}, "http:// or https://"},
 		{"no model", Config{BaseURL: "http://x"}, "Model is empty"},
 		{"bad api type", Config{BaseURL: "http://x", Model: "m", APIType: "bedrock"}, `APIType "bedrock"`},
-		{"negative budget", Config{BaseURL: "http://x", Model: "m", TokenBudget: -1}, "must be >= 0"},
-		{"bad tenant", Config{BaseURL: "http://x", Model: "m", Tenants: map[string]Limits{"a": {MaxConcurrency: -1}}}, `tenant "a"`},
+		{"budget below -1", Config{BaseURL: "http://x", Model: "m", TokenBudget: -2}, "TokenBudget -2: want > 0, 0 for the default or -1 for unlimited"},
+		{"batch cap below -1", Config{BaseURL: "http://x", Model: "m", MaxBatch: -5}, "MaxBatch -5"},
+		{"negative response cap", Config{BaseURL: "http://x", Model: "m", MaxResponseBytes: -1}, "MaxResponseBytes -1"},
+		{"bad tenant", Config{BaseURL: "http://x", Model: "m", Tenants: map[string]Limits{"a": {MaxConcurrency: -1}}}, `tenant "a": MaxConcurrency -1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/scorekit/scorekit/sdk"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // entry is what the cache keeps for one request: a completion or an embedding.
@@ -39,32 +39,56 @@ func newCache(dir string, max int) (*cache, error) {
 	return &cache{dir: dir, max: max, mem: map[string]entry{}}, nil
 }
 
-// chatKey addresses a completion. occurrence tells apart identical requests in one batch
-// (a scorer asking for N generations of the same prompt wants N answers, and re-scoring
-// must find each of them again).
-func chatKey(model string, r sdk.CompletionRequest, maxTokens, occurrence int) string {
-	if r.MaxTokens == 0 {
-		r.MaxTokens = maxTokens
-	}
-	b, _ := json.Marshal(struct {
-		Kind       string                `json:"kind"`
-		Model      string                `json:"model"`
-		Request    sdk.CompletionRequest `json:"request"`
-		Occurrence int                   `json:"occurrence"`
-	}{"chat", model, r, occurrence})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// keyVersion changes when the key's recipe changes, so old disk entries become misses.
+const keyVersion = 2
+
+// endpoint is where requests go, as far as the answer depends on it: the same model name
+// behind another URL, API type or version, organization or Azure deployment may be
+// another model (a proxy's alias, a fine-tune, a local server), so each is in the key.
+type endpoint struct {
+	URL          string `json:"url"`
+	APIType      string `json:"api_type"`
+	APIVersion   string `json:"api_version,omitempty"`
+	Organization string `json:"organization,omitempty"`
+	Deployment   string `json:"deployment,omitempty"`
+}
+
+// chatKey addresses a completion: the endpoint and the request exactly as it is sent
+// (model, messages and every parameter), so a parameter added later is in the key without
+// anyone remembering to add it. occurrence tells apart identical requests in one batch (a
+// scorer asking for N generations of the same prompt wants N answers, and re-scoring must
+// find each of them again).
+func chatKey(ep *endpoint, req *openai.ChatCompletionRequest, occurrence int) string {
+	return hashKey(&struct {
+		V          int                           `json:"v"`
+		Kind       string                        `json:"kind"`
+		Endpoint   *endpoint                     `json:"endpoint"`
+		Request    *openai.ChatCompletionRequest `json:"request"`
+		Occurrence int                           `json:"occurrence"`
+	}{keyVersion, "chat", ep, req, occurrence})
 }
 
 // embedKey addresses the embedding of one text.
-func embedKey(model, text string) string {
-	b, _ := json.Marshal(struct {
-		Kind  string `json:"kind"`
-		Model string `json:"model"`
-		Text  string `json:"text"`
-	}{"embed", model, text})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+func embedKey(ep endpoint, model, text string) string {
+	return hashKey(&struct {
+		V        int      `json:"v"`
+		Kind     string   `json:"kind"`
+		Endpoint endpoint `json:"endpoint"`
+		Model    string   `json:"model"`
+		Text     string   `json:"text"`
+	}{keyVersion, "embed", ep, model, text})
+}
+
+// hashKey is the sha256 of v's JSON, encoded straight into the hash.
+func hashKey(v any) string {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(v); err != nil {
+		// The key's parts are plain data; a failure here is a bug, and an empty key would
+		// make unrelated requests share answers.
+		panic(fmt.Sprintf("broker: cache key: %v", err))
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 func (c *cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }

@@ -47,10 +47,19 @@ type Config struct {
 	RequestsPerSecond float64
 	// Burst is the rate limiter's burst. Optional. Default is MaxConcurrency.
 	Burst int
-	// TokenBudget caps the prompt plus completion tokens a tenant may spend over the
-	// broker's life. Optional. Default is 0: unlimited.
+	// TokenBudget caps the prompt plus completion tokens a tenant may spend in each
+	// BudgetWindow. Optional. Default is [DefaultTokenBudget]; -1 means unlimited.
 	TokenBudget int64
-	// Tenants overrides the limits above for named tenants. Optional.
+	// BudgetWindow is the period after which a tenant's spent tokens start again from 0.
+	// Optional. Default is [DefaultBudgetWindow] (24h); a negative value means never (the
+	// budget then covers the broker's life).
+	BudgetWindow time.Duration
+	// MaxBatch caps the requests of one Complete call and the texts of one Embed call; a
+	// larger batch is refused whole, before any request is sent. Optional. Default is
+	// [DefaultMaxBatch]; -1 means unlimited.
+	MaxBatch int
+	// Tenants overrides the limits above for named tenants. Optional. Limits can also be
+	// set or replaced after New with [Broker.SetTenantLimits].
 	Tenants map[string]Limits
 
 	// MaxTokens caps each completion when the request does not. Optional. Default is 1024.
@@ -71,6 +80,12 @@ type Config struct {
 	// broker gives up on it. Optional. Default is 60s.
 	MaxRetryAfter time.Duration
 
+	// MaxResponseBytes caps the body of one answer from the endpoint; a longer answer
+	// fails the request (judge_error) once the cap is read, so a runaway endpoint cannot
+	// take the host's memory. Optional. Default is [DefaultMaxResponseBytes] (8 MiB; a
+	// judge's answer is a few KB, and embeddings are requested in chunks that stay below).
+	MaxResponseBytes int64
+
 	// CacheDir keeps answers on disk so that a new broker (a new process) reuses them.
 	// Optional. Default is "": the cache lives in memory only.
 	CacheDir string
@@ -82,15 +97,52 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Limits are one tenant's judge limits. Zero fields take the Config's value.
+// Defaults of the limits every tenant gets unless the Config or the tenant says otherwise.
+const (
+	// DefaultTokenBudget is a tenant's token budget per BudgetWindow: about 600 MASIS
+	// evaluations a day. A budget is a guard against runaway spend, not a quota plan;
+	// raise it (or set -1) for larger datasets.
+	DefaultTokenBudget = 1_000_000
+	// DefaultBudgetWindow is the period after which a tenant's budget starts again.
+	DefaultBudgetWindow = 24 * time.Hour
+	// DefaultMaxBatch caps the requests of one Complete call (and the texts of one Embed
+	// call): a scorer asks for one verdict per passage or a few generations, not thousands.
+	DefaultMaxBatch = 64
+	// DefaultMaxResponseBytes caps one answer's body.
+	DefaultMaxResponseBytes = 8 << 20
+)
+
+// Limits are one tenant's judge limits. Zero fields take the Config's value; for
+// TokenBudget and MaxBatch, -1 means unlimited.
 type Limits struct {
 	// MaxConcurrency caps the tenant's requests in flight.
 	MaxConcurrency int
 	// RequestsPerSecond caps the tenant's request rate; Burst is the limiter's burst.
 	RequestsPerSecond float64
 	Burst             int
-	// TokenBudget caps the tenant's prompt plus completion tokens.
+	// TokenBudget caps the tenant's prompt plus completion tokens per BudgetWindow.
 	TokenBudget int64
+	// BudgetWindow is the tenant's budget period; negative means the broker's life.
+	BudgetWindow time.Duration
+	// MaxBatch caps the requests (or texts) of one Complete (or Embed) call.
+	MaxBatch int
+}
+
+// check returns an error naming the first field that is out of range.
+func (l Limits) check() error {
+	switch {
+	case l.MaxConcurrency < 0:
+		return fmt.Errorf("MaxConcurrency %d: want >= 0", l.MaxConcurrency)
+	case l.RequestsPerSecond < 0:
+		return fmt.Errorf("RequestsPerSecond %v: want >= 0", l.RequestsPerSecond)
+	case l.Burst < 0:
+		return fmt.Errorf("Burst %d: want >= 0", l.Burst)
+	case l.TokenBudget < -1:
+		return fmt.Errorf("TokenBudget %d: want > 0, 0 for the default or -1 for unlimited", l.TokenBudget)
+	case l.MaxBatch < -1:
+		return fmt.Errorf("MaxBatch %d: want > 0, 0 for the default or -1 for unlimited", l.MaxBatch)
+	}
+	return nil
 }
 
 // withDefaults returns c with defaults filled in, or an error naming the bad field.
@@ -114,11 +166,26 @@ func (c Config) withDefaults() (Config, error) {
 	if c.APIType != APIOpenAI && c.APIVersion == "" {
 		c.APIVersion = "2024-06-01"
 	}
-	if c.MaxConcurrency < 0 || c.RequestsPerSecond < 0 || c.TokenBudget < 0 || c.Burst < 0 {
-		return c, fmt.Errorf("broker: config: MaxConcurrency, RequestsPerSecond, Burst and TokenBudget must be >= 0")
+	if err := c.defaults().check(); err != nil {
+		return c, fmt.Errorf("broker: config: %w", err)
+	}
+	if c.MaxResponseBytes < 0 {
+		return c, fmt.Errorf("broker: config: MaxResponseBytes %d: want > 0 or 0 for the default", c.MaxResponseBytes)
 	}
 	if c.MaxConcurrency == 0 {
 		c.MaxConcurrency = 16
+	}
+	if c.TokenBudget == 0 {
+		c.TokenBudget = DefaultTokenBudget
+	}
+	if c.BudgetWindow == 0 {
+		c.BudgetWindow = DefaultBudgetWindow
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.MaxTokens == 0 {
 		c.MaxTokens = 1024
@@ -145,8 +212,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.CacheEntries = 100000
 	}
 	for name, l := range c.Tenants {
-		if l.MaxConcurrency < 0 || l.RequestsPerSecond < 0 || l.TokenBudget < 0 || l.Burst < 0 {
-			return c, fmt.Errorf("broker: config: tenant %q: limits must be >= 0", name)
+		if err := l.check(); err != nil {
+			return c, fmt.Errorf("broker: config: tenant %q: %w", name, err)
 		}
 	}
 	if c.HTTPClient == nil {
@@ -158,22 +225,33 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// limits returns the effective limits of tenant.
-func (c *Config) limits(tenant string) Limits {
-	l := Limits{MaxConcurrency: c.MaxConcurrency, RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst, TokenBudget: c.TokenBudget}
-	if o, ok := c.Tenants[tenant]; ok {
-		if o.MaxConcurrency > 0 {
-			l.MaxConcurrency = o.MaxConcurrency
-		}
-		if o.RequestsPerSecond > 0 {
-			l.RequestsPerSecond = o.RequestsPerSecond
-		}
-		if o.Burst > 0 {
-			l.Burst = o.Burst
-		}
-		if o.TokenBudget > 0 {
-			l.TokenBudget = o.TokenBudget
-		}
+// defaults returns the Config's own limits, which tenants without overrides get.
+func (c *Config) defaults() Limits {
+	return Limits{MaxConcurrency: c.MaxConcurrency, RequestsPerSecond: c.RequestsPerSecond, Burst: c.Burst,
+		TokenBudget: c.TokenBudget, BudgetWindow: c.BudgetWindow, MaxBatch: c.MaxBatch}
+}
+
+// resolve lays a tenant's overrides o over the Config's limits: a zero field of o takes
+// the Config's value.
+func (c *Config) resolve(o Limits) Limits {
+	l := c.defaults()
+	if o.MaxConcurrency > 0 {
+		l.MaxConcurrency = o.MaxConcurrency
+	}
+	if o.RequestsPerSecond > 0 {
+		l.RequestsPerSecond = o.RequestsPerSecond
+	}
+	if o.Burst > 0 {
+		l.Burst = o.Burst
+	}
+	if o.TokenBudget != 0 {
+		l.TokenBudget = o.TokenBudget
+	}
+	if o.BudgetWindow != 0 {
+		l.BudgetWindow = o.BudgetWindow
+	}
+	if o.MaxBatch != 0 {
+		l.MaxBatch = o.MaxBatch
 	}
 	if l.Burst == 0 {
 		l.Burst = l.MaxConcurrency

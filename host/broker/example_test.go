@@ -10,7 +10,8 @@ import (
 )
 
 // A broker against an OpenAI-compatible endpoint (here the test server), metered for one
-// scoring call of one tenant. The second identical call is answered from the cache.
+// scoring call of one tenant. Finishing the call with a usable result caches its answer,
+// so the second identical call is answered from the cache.
 func Example() {
 	srv := judgetest.New(judgetest.Rule{Reply: `{"score": 1, "reasoning": "answers the question"}`})
 	defer srv.Close()
@@ -26,8 +27,9 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		var tel sdk.Telemetry
-		m.Record(&tel)
+		res := sdk.Scored(1, "the judge's verdict parsed") // what the scorer made of the answer
+		m.Finish(&res)
+		tel := res.Telemetry
 		fmt.Printf("%s cached=%v calls=%d hits=%d\n", resp.Content, resp.Cached, tel.JudgeCalls, tel.CacheHits)
 	}
 	fmt.Printf("tenant acme: %d call, %d cache hit\n", b.Usage("acme").Calls, b.Usage("acme").CacheHits)

@@ -28,8 +28,8 @@ type judgeConfig struct {
 	URL string `json:"url"`
 	// Model to ask.
 	Model string `json:"model"`
-	// KeyEnv names the environment variable holding the API key. Optional. Default is
-	// OPENAI_API_KEY; local endpoints need none.
+	// KeyEnv names the environment variable holding the API key; it must be set. Optional.
+	// Default is OPENAI_API_KEY; "none" for an endpoint that needs no key (local servers).
 	KeyEnv string `json:"key_env"`
 	// APIType is openai, azure or azure_ad. Optional. Default is openai.
 	APIType string `json:"api_type"`
@@ -44,8 +44,12 @@ type judgeConfig struct {
 	MaxConcurrency int `json:"max_concurrency"`
 	// RequestsPerSecond caps the request rate. Optional. Default is unlimited.
 	RequestsPerSecond float64 `json:"requests_per_second"`
-	// TokenBudget caps the tokens one command may spend. Optional. Default is unlimited.
+	// TokenBudget caps the tokens one command may spend. Optional. Default is the
+	// broker's (1,000,000 per 24h); -1 is unlimited.
 	TokenBudget int64 `json:"token_budget"`
+	// MaxBatch caps the requests one scorer call may send at once. Optional. Default is
+	// the broker's (64); -1 is unlimited.
+	MaxBatch int `json:"max_batch"`
 	// MaxTokens caps each completion. Optional. Default is the broker's (1024).
 	MaxTokens int `json:"max_tokens"`
 	// MaxRetries after a 429, a 5xx or a network error. Optional. Default is the broker's (4).
@@ -87,7 +91,7 @@ func describeConfigError(err error) error {
 	msg := err.Error()
 	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		return fmt.Errorf("unknown key %s (known keys: scorers, judge; judge takes url, model, key_env, api_type, "+
-			"api_version, embedding_model, cache_dir, max_concurrency, requests_per_second, token_budget, max_tokens, max_retries)", key)
+			"api_version, embedding_model, cache_dir, max_concurrency, requests_per_second, token_budget, max_batch, max_tokens, max_retries)", key)
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -119,6 +123,12 @@ func (j judgeConfig) merge(flags judgeConfig) judgeConfig {
 	}
 	if flags.CacheDir != "" {
 		j.CacheDir = flags.CacheDir
+	}
+	if flags.TokenBudget != 0 {
+		j.TokenBudget = flags.TokenBudget
+	}
+	if flags.MaxBatch != 0 {
+		j.MaxBatch = flags.MaxBatch
 	}
 	if j.KeyEnv == "" {
 		j.KeyEnv = defaultKeyEnv

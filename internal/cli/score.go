@@ -89,7 +89,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if len(names) == 0 {
 		return fmt.Errorf("score: --scorers is empty; name at least one (see: scorekit scorers)")
 	}
-	ho := hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge}
+	ho := hostOptions{config: o.config, plugins: o.plugins, timeout: o.timeout, judge: o.judge, scorers: names}
 	// --runtime wasm|process loads the built-ins' build for that runtime when there is
 	// one; when there is none, checkScorers names the make target that builds it.
 	var missing error

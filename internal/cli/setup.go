@@ -39,6 +39,8 @@ type hostOptions struct {
 	builtins string
 	timeout  time.Duration
 	judge    judgeConfig // judge flags; they win over the config file's
+	// scorers the command will run, for the judge preflight; nil means any (serve).
+	scorers []string
 	// onJudge, when set, receives the judge the host was given (nil for none): the
 	// service hands tenants' judge limits to it.
 	onJudge func(sdk.Judge)
@@ -53,7 +55,8 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	if err != nil {
 		return nil, cfg, nil, err
 	}
-	judge, closeJudge, err := newJudge(cfg.Judge.merge(o.judge))
+	jc := cfg.Judge.merge(o.judge)
+	judge, closeJudge, err := newJudge(jc)
 	if err != nil {
 		return nil, cfg, nil, err
 	}
@@ -67,6 +70,10 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 		return closeReg(ctx)
 	}
 	if err := cfg.checkScorerNames(reg.Names()); err != nil {
+		_ = closeAll(ctx)
+		return nil, cfg, nil, err
+	}
+	if err := checkJudge(ctx, jc, judge, reg, o.scorers); err != nil {
 		_ = closeAll(ctx)
 		return nil, cfg, nil, err
 	}

@@ -45,7 +45,7 @@ type jobFlags struct {
 func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
 	f := cmd.Flags()
 	f.IntVar(&j.workers, "workers", workers, "evaluation jobs this process runs at once (0: none; other processes work them)")
-	f.IntVar(&j.chunk, "chunk", 100, "runs per evaluation job")
+	f.IntVar(&j.chunk, "chunk", 200, "runs per evaluation job")
 	f.IntVar(&j.attempts, "max-attempts", 5, "attempts of a job before its transient failures (judge errors, timeouts) are stored as failed")
 	f.DurationVar(&j.rescueAfter, "rescue-after", 10*time.Minute, "give a job whose worker died to another worker after this long")
 	f.DurationVar(&j.poll, "poll", time.Second, "how often workers look for jobs when not notified")

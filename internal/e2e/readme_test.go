@@ -51,8 +51,8 @@ func TestREADMEServiceCommands(t *testing.T) {
 	}
 	got := string(out)
 	for _, want := range []string{
-		`{"stored":270,`,                          // the import
-		`"status":"done"`, `"runs":10`,            // the evaluation, read over HTTP
+		`{"stored":270,`,               // the import
+		`"status":"done"`, `"runs":10`, // the evaluation, read over HTTP
 		"40 stored, 0 already stored, 0 rejected", // runs import
 		"SCORER", "prescreen  10", "assistant-0040", // eval's table, newest run first
 	} {

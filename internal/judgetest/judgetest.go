@@ -1,19 +1,24 @@
 // Package judgetest is an OpenAI-compatible HTTP server for tests and benchmarks: it
 // answers chat completions from scripted rules matched on the prompt, injects faults (an
 // HTTP status such as 429 with Retry-After or 500, slow answers, truncated or prose
-// answers), and answers embeddings with deterministic vectors.
+// answers, a 200 whose body is not a completion, an answer of any size), and answers
+// embeddings with deterministic vectors. It can require an API key ([Server.RequireKey])
+// and serve a models list ([Server.ListModels]), so that a client's setup checks meet the
+// errors a real endpoint gives.
 //
-// It serves POST /chat/completions and /embeddings, also under /v1/. Token usage is the
-// number of words, so figures are deterministic.
+// It serves POST /chat/completions and /embeddings, also under /v1/, and GET /models once
+// a models list is set. Token usage is the number of words, so figures are deterministic.
 package judgetest
 
 import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +41,9 @@ type Rule struct {
 	Status int
 	// RetryAfter is the Retry-After header value sent with Status (e.g. "1" or "0.05").
 	RetryAfter string
+	// Code is the error code sent with Status (e.g. "insufficient_quota"). Optional.
+	// Default is the status as a number.
+	Code string
 	// Delay is how long to wait before answering; the wait ends early when the client
 	// goes away.
 	Delay time.Duration
@@ -48,6 +56,13 @@ type Rule struct {
 	// completions: Match is then a substring of any input text, and Reply is ignored
 	// (the vectors are always computed). Use it to inject faults into embeddings.
 	Embeddings bool
+	// Raw, when set, is sent verbatim as the body of an HTTP 200 instead of a completion
+	// (an HTML page, a truncated object, prose): what a proxy or a wrong URL answers.
+	Raw string
+	// Size, when > 0, answers a well-formed completion whose content is Size bytes of 'x',
+	// streamed in chunks without a Content-Length, so the server never holds it in memory.
+	// [Server.BytesWritten] tells how much of it the client took.
+	Size int64
 }
 
 // Request is one request the server received.
@@ -91,6 +106,9 @@ type Server struct {
 	requests []Request
 	inFlight int
 	maxIn    int
+	key      string   // required API key; "" accepts any
+	models   []string // the models list; nil means the endpoint has none
+	written  int64    // bytes of Size answers the client took
 }
 
 // New starts a server that answers from rules: the first matching rule with Times left
@@ -106,6 +124,7 @@ func New(rules ...Rule) *Server {
 	}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/v1"} {
+		mux.HandleFunc("GET "+prefix+"/models", s.listModels)
 		mux.HandleFunc("POST "+prefix+"/chat/completions", s.chat)
 		mux.HandleFunc("POST "+prefix+"/embeddings", s.embeddings)
 		// Azure routes: /openai/deployments/{deployment}/chat/completions.
@@ -158,6 +177,91 @@ func (s *Server) leave() {
 
 // Close shuts the server down.
 func (s *Server) Close() { s.srv.Close() }
+
+// RequireKey makes the server answer HTTP 401, as OpenAI does, to every request whose
+// Authorization is not "Bearer key" (or whose api-key header is not key, Azure's way).
+func (s *Server) RequireKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
+// ListModels makes the server list models at GET /models and answer HTTP 404
+// (model_not_found, as OpenAI does) to a completion or embeddings request for any other
+// model. Without it the server has no models list (GET /models is 404, as on some local
+// servers) and accepts every model.
+func (s *Server) ListModels(models ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = append([]string{}, models...)
+}
+
+// BytesWritten returns how many bytes of Size answers the server got to write before the
+// client stopped reading.
+func (s *Server) BytesWritten() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
+}
+
+// admit answers 401 for a wrong key and 404 for an unknown model, as OpenAI does; it
+// reports whether the request may go on.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, model string) bool {
+	s.mu.Lock()
+	key, models := s.key, s.models
+	s.mu.Unlock()
+	if key != "" && r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("api-key") != key {
+		writeErrorCode(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_api_key")
+		return false
+	}
+	if model != "" && models != nil && !slices.Contains(models, model) {
+		writeErrorCode(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model), "model_not_found")
+		return false
+	}
+	return true
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	s.record(r, Request{})
+	s.mu.Lock()
+	models := s.models
+	s.mu.Unlock()
+	if models == nil {
+		writeError(w, http.StatusNotFound, "judgetest: this endpoint has no models list")
+		return
+	}
+	if !s.admit(w, r, "") {
+		return
+	}
+	data := make([]map[string]any, len(models))
+	for i, m := range models {
+		data[i] = map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "judgetest"}
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": data})
+}
+
+// stream writes a completion whose content is n bytes of 'x', in chunks, and counts what
+// the client took.
+func (s *Server) stream(w http.ResponseWriter, model string, n int64) {
+	w.Header().Set("Content-Type", "application/json")
+	head := fmt.Sprintf(`{"id":"judgetest","object":"chat.completion","created":0,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"`, model)
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	for left := n; left > 0; {
+		c := chunk[:min(int64(len(chunk)), left)]
+		k, err := w.Write(c)
+		s.mu.Lock()
+		s.written += int64(k)
+		s.mu.Unlock()
+		if err != nil {
+			return
+		}
+		left -= int64(k)
+	}
+	_, _ = io.WriteString(w, `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+}
 
 type chatRequest struct {
 	Model               string        `json:"model"`
@@ -224,6 +328,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req := Request{Model: in.Model, Messages: in.Messages, Temperature: in.Temperature,
 		MaxTokens: max(in.MaxTokens, in.MaxCompletionTokens), JSON: in.ResponseFormat != nil && in.ResponseFormat.Type == "json_object"}
 	s.record(r, req)
+	if !s.admit(w, r, req.Model) {
+		return
+	}
 	s.mu.Lock()
 	rule, ok := s.match(req.LastUser(), false, nil)
 	s.mu.Unlock()
@@ -232,6 +339,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if injectFault(w, r, rule) {
+		return
+	}
+	if rule.Raw != "" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, rule.Raw)
+		return
+	}
+	if rule.Size > 0 {
+		s.stream(w, in.Model, rule.Size)
 		return
 	}
 	finish := rule.FinishReason
@@ -269,7 +385,11 @@ func injectFault(w http.ResponseWriter, r *http.Request, rule Rule) bool {
 	if rule.RetryAfter != "" {
 		w.Header().Set("Retry-After", rule.RetryAfter)
 	}
-	writeError(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status))
+	var code any = rule.Status
+	if rule.Code != "" {
+		code = rule.Code
+	}
+	writeErrorCode(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status), code)
 	return true
 }
 
@@ -291,6 +411,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		texts = []string{one}
 	}
 	s.record(r, Request{Model: in.Model, Input: texts})
+	if !s.admit(w, r, in.Model) {
+		return
+	}
 	s.mu.Lock()
 	rule, ok := s.match("", true, texts)
 	s.mu.Unlock()
@@ -332,10 +455,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
+	writeErrorCode(w, status, msg, status)
+}
+
+// writeErrorCode writes an OpenAI error body; code is a number or a string such as
+// "model_not_found".
+func writeErrorCode(w http.ResponseWriter, status int, msg string, code any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": msg, "type": "judgetest_error", "code": status,
+		"message": msg, "type": "judgetest_error", "code": code,
 	}})
 }
 

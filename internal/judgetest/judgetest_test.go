@@ -133,3 +133,71 @@ func toF(v []float32) []float64 {
 	}
 	return out
 }
+
+func TestKeyAndModels(t *testing.T) {
+	s := New(Rule{Reply: "ok"})
+	defer s.Close()
+	do := func(method, path, key string, body any) int {
+		t.Helper()
+		var rd *bytes.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequest(method, s.URL()+path, rd)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := do("GET", "/models", "", nil); got != 404 {
+		t.Fatalf("models list before ListModels: %d, want 404", got)
+	}
+	s.RequireKey("sk-right")
+	s.ListModels("m", "other")
+	for _, tt := range []struct {
+		name, method, path, key string
+		body                    any
+		want                    int
+	}{
+		{"models with the key", "GET", "/models", "sk-right", nil, 200},
+		{"models without the key", "GET", "/models", "", nil, 401},
+		{"chat with a wrong key", "POST", "/chat/completions", "sk-wrong", chat("q"), 401},
+		{"chat with the key and a listed model", "POST", "/chat/completions", "sk-right", chat("q"), 200},
+		{"chat with an unlisted model", "POST", "/chat/completions", "sk-right", map[string]any{"model": "nope", "messages": []map[string]string{{"role": "user", "content": "q"}}}, 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := do(tt.method, tt.path, tt.key, tt.body); got != tt.want {
+				t.Fatalf("status %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRawAndSizedAnswers(t *testing.T) {
+	s := New(Rule{Match: "raw", Raw: "<html>not an API</html>"}, Rule{Match: "big", Size: 3 << 20})
+	defer s.Close()
+	b, _ := json.Marshal(chat("raw"))
+	resp, err := http.Post(s.URL()+"/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || body.String() != "<html>not an API</html>" {
+		t.Fatalf("raw answer: %d %q", resp.StatusCode, body.String())
+	}
+	resp, out := post(t, s.URL()+"/chat/completions", chat("big"))
+	content := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+	if resp.StatusCode != 200 || len(content) != 3<<20 || s.BytesWritten() != 3<<20 {
+		t.Fatalf("sized answer: status %d, %d bytes of content, %d written", resp.StatusCode, len(content), s.BytesWritten())
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -147,6 +148,9 @@ func (s *Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		refNote = "reference passages from " + from
 		verdicts, res.Steps = similarityVerdicts(passages, refs, s.cfg.Threshold)
 	default:
+		if res, ok := noReference(run); ok {
+			return res, nil
+		}
 		if call.Judge == nil {
 			return sdk.NoJudge(Name), nil
 		}
@@ -208,6 +212,21 @@ func referenceText(run *sdk.Run) (text, from string) {
 		return run.Expected, "expected"
 	}
 	return run.Output, "output (no expected answer: context utilization)"
+}
+
+// noReference skips a run whose output would be the reference but answers nothing.
+func noReference(run *sdk.Run) (sdk.Result, bool) {
+	if run.Expected != "" {
+		return sdk.Result{}, false
+	}
+	flag, why, ok := heuristic.Unanswered(run)
+	if !ok {
+		return sdk.Result{}, false
+	}
+	res := sdk.Skipped("no reference to grade the passages against: the run has no expected answer and " + why +
+		"; whether the passages were useful cannot be judged without an answer (set run.expected to grade the retriever anyway); no judge call was made")
+	res.Flags = []string{flag}
+	return res, true
 }
 
 // passages returns the passages to grade and names where they came from.

@@ -361,6 +361,23 @@ func TestEdgeCases(t *testing.T) {
 			run:   sdk.Run{Input: "q", Output: "a", Context: three}, status: sdk.StatusSkipped, calls: 0, inReason: "metadata.retrieval.chunks",
 		},
 		{
+			name: "empty output as the reference is skipped without a call", judge: true,
+			reply: func(string, int) string { return mastraVerdicts("yes", "no", "yes") },
+			run:   sdk.Run{Input: "q", Output: " ", Context: three}, status: sdk.StatusSkipped, calls: 0, inReason: "the output is empty", flag: "empty_output",
+		},
+		{
+			name: "an error as the reference is skipped without a call", judge: true,
+			reply: func(string, int) string { return mastraVerdicts("yes", "no", "yes") },
+			run:   sdk.Run{Input: "What is the capital of France?", Output: "ERROR: upstream timeout", Context: three}, status: sdk.StatusSkipped, calls: 0,
+			inReason: "the output is an error", flag: "error_text",
+		},
+		{
+			name: "an error output with an expected answer still grades the retriever", judge: true,
+			reply: func(string, int) string { return mastraVerdicts("yes", "no", "yes") },
+			run:   sdk.Run{Input: "What is the capital of France?", Output: "ERROR: upstream timeout", Expected: "Paris", Context: three}, status: sdk.StatusScored,
+			want: 0.83, calls: 1,
+		},
+		{
 			name: "metadata path of the wrong type fails naming it", judge: true, config: `{"context_path": "retrieval"}`,
 			reply: func(string, int) string { return mastraVerdicts() },
 			run:   sdk.Run{Input: "q", Output: "a", Metadata: map[string]any{"retrieval": 42.0}}, status: sdk.StatusFailed, calls: 0, inReason: "metadata.retrieval",

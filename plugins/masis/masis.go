@@ -6,10 +6,18 @@
 // content follows in the order question, answer, evidence. When the call carries a
 // citation audit (the run's own, or the one the host computes for scorers with a
 // faithfulness dimension), its findings are injected as hard constraints with the caps
-// they imply. The judge's numbers are passed on raw: the host, not the evaluator, has the
-// last word. It maps a 0-100 answer to 0-1 (its percentage rule), clamps faithfulness by
-// the audit, recomputes the overall score as the weighted mean and rounds it to 3
-// decimals, and records each change in Result.Adjustments.
+// they imply. The evaluator reads the judge's answer onto 0-1 (an answer on 0-100 is
+// divided by 100 as a whole, see sdk/verdict.Scores, and flagged percentage_scale); the
+// host, not the evaluator, has the last word on the rest: it clamps faithfulness by the
+// audit, recomputes the overall score as the weighted mean and rounds it to 3 decimals,
+// and records each change in Result.Adjustments.
+//
+// An empty output, or one that is an error message, a stack trace or a provider failure, or
+// a run whose caller recorded an error (the pre-screen's checks, plugins/heuristic.Unanswered),
+// is graded without a judge call: scored 0 (relevance, completeness and reasoning quality 0; faithfulness
+// skipped, as there is no claim to check), flagged empty_output or error_text. Such an
+// output is the agent's failure, which the evaluator can see for certain, not a run it
+// could not judge; a lenient judge scored an empty output 0.715 and passed it.
 //
 // # Why
 //
@@ -18,14 +26,15 @@
 //     other three weights. Citation findings are still shown to the judge.
 //   - A judge answer that lacks a dimension is failed, naming it: a guessed 0 or 1 would
 //     enter averages as if it were a verdict.
-//   - In an answer on the 0-100 scale (some value above 1), a value of at most 1 is read on
-//     that scale too (1 means 0.01): the host's percentage rule sees one number at a time
-//     and would read a lone 1 as 1.0.
-//   - The telemetry node "evaluator" records what the judge said, before the host's
-//     adjustments; the adjusted values are the result's dimensions.
+//   - The scale is read from the answer as a whole: in an answer on 0-100 (its largest
+//     value above 10), a value of at most 1 is on that scale too (1 means 0.01); an answer
+//     whose largest value is in (1, 10] could be 0-10 or 0-100 and is failed. The host
+//     reads no scorer's numbers as percentages.
+//   - The telemetry node "evaluator" and the evaluate step record what the judge said, as
+//     it said it; the result's dimensions are the values on 0-1 after the host.
 //
-// The package depends on the standard library, sdk and sdk/verdict only: it also compiles
-// to a WASM guest (see plugin/).
+// The package depends on the standard library, sdk, sdk/verdict and the pre-screen's
+// error check only: it also compiles to a WASM guest (see plugin/).
 package masis
 
 import (
@@ -38,6 +47,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -91,17 +101,32 @@ func (*Scorer) Info() sdk.Info {
 
 // answer is the judge's verdict as decoded.
 type answer struct {
+	// Scores are on 0-1; Raw are the same as the judge wrote them.
 	Scores      map[string]float64 `json:"scores"`
+	Raw         map[string]float64 `json:"raw,omitempty"`
+	Percent     bool               `json:"percent,omitempty"`
 	Overall     *float64           `json:"overall_score,omitempty"`
 	Suggestions []string           `json:"improvement_suggestions"`
 }
 
-// Score grades call.Run with one judge call.
+// Flags the evaluator sets on outputs it grades without the judge.
+const (
+	// FlagEmptyOutput: the output is empty or white space.
+	FlagEmptyOutput = heuristic.FlagEmptyOutput
+	// FlagErrorText: the output is an error message, a stack trace or a provider failure.
+	FlagErrorText = heuristic.FlagErrorText
+)
+
+// Score grades call.Run with one judge call, or with none when the output is empty or an
+// error (see the package documentation).
 func (*Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if res, ok := unanswered(run); ok {
+		return res, nil
+	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	run := &call.Run
 	evidence := len(run.Context) > 0
 	system, user := Prompt(run)
 	start := time.Now()
@@ -124,6 +149,22 @@ func (*Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	return result(run, a, system+"\n\n"+user, elapsed), nil
 }
 
+// unanswered grades an output that answers nothing (empty, or an error in place of an
+// answer) without the judge: 0 on every dimension the judge would grade, faithfulness
+// skipped since there is no claim to check.
+func unanswered(run *sdk.Run) (sdk.Result, bool) {
+	flag, why, ok := heuristic.Unanswered(run)
+	if !ok {
+		return sdk.Result{}, false
+	}
+	res := sdk.Scored(0, why+": it answers nothing, so relevance, completeness and reasoning_quality are 0 "+
+		"and faithfulness is skipped; no judge call was made")
+	res.Dimensions = map[string]float64{Relevance: 0, Completeness: 0, ReasoningQuality: 0}
+	res.SkippedDimensions = map[string]string{Faithfulness: why + ", so there is no claim to check against the evidence"}
+	res.Flags = []string{flag}
+	return res, true
+}
+
 // result assembles the scorer's raw result from the judge's answer.
 func result(run *sdk.Run, a answer, prompt string, elapsed float64) sdk.Result {
 	overall := weighted(a.Scores)
@@ -137,13 +178,20 @@ func result(run *sdk.Run, a answer, prompt string, elapsed float64) sdk.Result {
 			"so faithfulness cannot be judged; the overall is the weighted mean of the other three dimensions"}
 		res.Flags = append(res.Flags, "no_evidence")
 	}
+	if a.Percent {
+		res.Flags = append(res.Flags, verdict.FlagPercentageScale)
+	}
 	res.Suggestions = a.Suggestions
 	res.Reason = reason(run, a)
 	parsed, _ := json.Marshal(stepOutput(a))
 	res.Steps = []sdk.Step{{Name: "evaluate", Prompt: prompt, Output: parsed}}
-	node := map[string]any{"node": "evaluator", "overall_score": overall, "relevance": a.Scores[Relevance],
-		"completeness": a.Scores[Completeness], "duration_ms": elapsed}
-	if f, ok := a.Scores[Faithfulness]; ok {
+	rawOverall := overall
+	if a.Percent {
+		rawOverall = overall * 100
+	}
+	node := map[string]any{"node": "evaluator", "overall_score": rawOverall, "relevance": a.Raw[Relevance],
+		"completeness": a.Raw[Completeness], "duration_ms": elapsed}
+	if f, ok := a.Raw[Faithfulness]; ok {
 		node[Faithfulness] = f
 	} else {
 		node[Faithfulness] = nil
@@ -160,18 +208,26 @@ func result(run *sdk.Run, a answer, prompt string, elapsed float64) sdk.Result {
 	return res
 }
 
-// stepOutput is the parsed answer as the evaluate step records it.
+// stepOutput is the parsed answer as the evaluate step records it: the judge's numbers as
+// it wrote them, and the scale they were read on.
 func stepOutput(a answer) map[string]any {
-	out := map[string]any{"improvement_suggestions": a.Suggestions}
+	out := map[string]any{"improvement_suggestions": a.Suggestions, "scale": "0-1"}
+	if a.Percent {
+		out["scale"] = "0-100"
+	}
 	for _, d := range dimensions {
-		if v, ok := a.Scores[d.Name]; ok {
+		if v, ok := a.Raw[d.Name]; ok {
 			out[d.Name] = v
 		} else {
 			out[d.Name] = nil
 		}
 	}
 	if a.Overall != nil {
-		out["overall_score"] = *a.Overall
+		v := *a.Overall
+		if a.Percent {
+			v *= 100
+		}
+		out["overall_score"] = v
 	}
 	return out
 }
@@ -200,6 +256,9 @@ func reason(run *sdk.Run, a answer) string {
 		}
 	}
 	s := "judge: " + strings.Join(parts, ", ")
+	if a.Percent {
+		s += " (it answered on a 0-100 scale, read as percentages)"
+	}
 	if a.Overall != nil {
 		s += fmt.Sprintf(" (judge's overall %s; the host recomputes it from the weights)", num(*a.Overall))
 	}
@@ -241,7 +300,10 @@ func canonical(key string) string {
 
 // parse reads the judge's answer. Every dimension must be present with a number in
 // [0, 100] (faithfulness may be null or absent when there is no evidence, and is then
-// dropped even if given). An answer on the 0-100 scale has its values <= 1 divided by 100.
+// dropped even if given). The scores are read onto 0-1 together (verdict.Scores): an
+// answer on 0-100 is divided by 100 as a whole, one whose scale is ambiguous fails. The
+// judge's own overall score is read on the same scale and dropped when it does not fit it
+// (the host recomputes the overall from the weights anyway).
 func parse(text string, evidence bool) (answer, error) {
 	var raw map[string]any
 	if err := verdict.Extract(text, &raw); err != nil {
@@ -276,24 +338,19 @@ func parse(text string, evidence bool) (answer, error) {
 		return answer{}, fmt.Errorf("the judge's answer has no %s score (want %s as numbers from 0 to 1); judge output: %s",
 			quoteList(missing), quoteList(dimensionNames(evidence)), clip(text))
 	}
+	scores, percent, err := verdict.Scores(a.Scores)
+	if err != nil {
+		return answer{}, fmt.Errorf("the judge's scores are unusable: %w (%s)", err, clip(text))
+	}
+	a.Raw, a.Scores, a.Percent = a.Scores, scores, percent
 	if v, ok := fields["overall_score"]; ok && v != nil {
 		if f, err := value(v); err == nil {
-			a.Overall = &f
-		}
-	}
-	percent := false
-	for _, v := range a.Scores {
-		percent = percent || v > 1
-	}
-	if percent {
-		for k, v := range a.Scores {
-			if v <= 1 {
-				a.Scores[k] = v / 100
+			if percent {
+				f /= 100
 			}
-		}
-		if a.Overall != nil && *a.Overall <= 1 {
-			x := *a.Overall / 100
-			a.Overall = &x
+			if f <= 1 {
+				a.Overall = &f
+			}
 		}
 	}
 	a.Suggestions = suggestions(fields["improvement_suggestions"])

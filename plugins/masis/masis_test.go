@@ -14,6 +14,7 @@ import (
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/plugins/masis"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/verdict"
 )
 
 // eiffel is the evidence most cases cite.
@@ -97,9 +98,9 @@ func TestHostHasTheLastWord(t *testing.T) {
 			reply:     `{"faithfulness": 90, "relevance": 80, "completeness": 70, "reasoning_quality": 60, "overall_score": 80, "improvement_suggestions": []}`,
 			wantDims:  map[string]float64{"faithfulness": 0.4, "relevance": 0.8, "completeness": 0.7, "reasoning_quality": 0.6},
 			wantScore: 0.605,
-			wantRules: []string{"percentage:score", "percentage:faithfulness", "percentage:relevance", "percentage:completeness",
-				"percentage:reasoning_quality", "clamp_hallucination:faithfulness", "clamp_invalid_citations:faithfulness", "overall_weighted:score"},
-			wantFlags: []string{host.FlagPercentageScale},
+			// The evaluator reads the 0-100 answer (and flags it); the host clamps what it read.
+			wantRules: []string{"clamp_hallucination:faithfulness", "clamp_invalid_citations:faithfulness", "overall_weighted:score"},
+			wantFlags: []string{verdict.FlagPercentageScale},
 		},
 		{
 			name:      "a 0-100 answer with a 1 in it reads the 1 as 1 percent",
@@ -108,7 +109,7 @@ func TestHostHasTheLastWord(t *testing.T) {
 			reply:     `{"faithfulness": 90, "relevance": 1, "completeness": 70, "reasoning_quality": 60}`,
 			wantDims:  map[string]float64{"faithfulness": 0.9, "relevance": 0.01, "completeness": 0.7, "reasoning_quality": 0.6},
 			wantScore: 0.35*0.9 + 0.25*0.01 + 0.25*0.7 + 0.15*0.6, // 0.5825 -> 0.583
-			wantFlags: []string{host.FlagPercentageScale},
+			wantFlags: []string{verdict.FlagPercentageScale},
 		},
 		{
 			name:      "twelve uncited sentences cap faithfulness at 0.3",
@@ -360,6 +361,91 @@ func TestSharedCitationCases(t *testing.T) {
 			}
 			if c.ExpectedScore >= 0.5 && f != 1 {
 				t.Errorf("faithfulness %v for a correctly cited answer, want 1 (adjustments %v)", f, rules(res))
+			}
+		})
+	}
+}
+
+// TestUnansweredOutputsSpendNoCall: an empty output or an error in place of an answer is
+// graded without the judge (scored 0, flagged, faithfulness skipped, not passed), with or
+// without a judge configured; a real answer is sent to the judge.
+func TestUnansweredOutputsSpendNoCall(t *testing.T) {
+	healthy := `{"faithfulness": 1, "relevance": 1, "completeness": 1, "reasoning_quality": 1}`
+	answer := "It is 330 metres tall [1] and was completed in 1889 [2]."
+	cases := []struct {
+		name      string
+		output    string
+		metadata  map[string]any
+		wantFlag  string // "" for a judged answer
+		wantCalls int
+	}{
+		{"empty output", "", nil, FlagEmpty, 0},
+		{"white space", " \n\t ", nil, FlagEmpty, 0},
+		{"an upstream error", "ERROR: upstream timeout", nil, FlagError, 0},
+		{"a provider failure", "Error code: 429 - Rate limit reached for requests", nil, FlagError, 0},
+		{"a stack trace", "Traceback (most recent call last):\n  File \"agent.py\", line 12, in run\nKeyError: 'answer'", nil, FlagError, 0},
+		{"an error the caller recorded", answer, map[string]any{"status": "failed"}, FlagError, 0},
+		{"a real answer is judged", answer, nil, "", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, srv := open(t, judgetest.Rule{Reply: healthy})
+			res := s.Score(context.Background(), sdk.Run{Input: question, Output: c.output, Context: eiffel, Metadata: c.metadata})
+			if srv.Calls() != c.wantCalls || res.Telemetry.JudgeCalls != c.wantCalls {
+				t.Fatalf("judge calls: server %d, telemetry %d; want %d", srv.Calls(), res.Telemetry.JudgeCalls, c.wantCalls)
+			}
+			if c.wantFlag == "" {
+				if res.Status != sdk.StatusScored || *res.Score != 1 {
+					t.Fatalf("status %s score %v: %s", res.Status, res.Score, res.Reason)
+				}
+				return
+			}
+			if res.Status != sdk.StatusScored || *res.Score != 0 || *res.Passed || !res.HasFlag(c.wantFlag) {
+				t.Fatalf("status %s score %v passed %v flags %v; want scored 0, not passed, flagged %s", res.Status, res.Score, res.Passed, res.Flags, c.wantFlag)
+			}
+			if res.SkippedDimensions["faithfulness"] == "" || res.Dimensions["relevance"] != 0 || !strings.Contains(res.Reason, "no judge call") {
+				t.Errorf("dimensions %v skipped %v reason %q", res.Dimensions, res.SkippedDimensions, res.Reason)
+			}
+			// The same grade without a judge configured: it does not depend on one.
+			if nj := openWith(t, nil).Score(context.Background(), sdk.Run{Input: question, Output: c.output, Metadata: c.metadata}); nj.Status != sdk.StatusScored || *nj.Score != 0 {
+				t.Errorf("without a judge: %s %v", nj.Status, nj.Score)
+			}
+		})
+	}
+}
+
+// Flag names as the tests spell them.
+const (
+	FlagEmpty = masis.FlagEmptyOutput
+	FlagError = masis.FlagErrorText
+)
+
+// TestMalformedAnswerIsAskedAgain: a judge answer the evaluator cannot use fails the run
+// and is not cached, so the rerun against a now healthy judge makes a call and scores;
+// the healthy answer is cached, so a third run makes none.
+func TestMalformedAnswerIsAskedAgain(t *testing.T) {
+	healthy := judgetest.Rule{Reply: `{"faithfulness": 1, "relevance": 0.9, "completeness": 0.8, "reasoning_quality": 0.7}`}
+	for _, bad := range []struct{ name, reply string }{
+		{"prose", "The answer is good."},
+		{"JSON without the dimensions", `{"error": "model overloaded"}`},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			s, srv := open(t, judgetest.Rule{Reply: bad.reply, Times: 1}, healthy)
+			run := sdk.Run{Input: question, Output: "It is 330 metres tall [1] and was completed in 1889 [2].", Context: eiffel}
+			first := s.Score(context.Background(), run)
+			if first.Status != sdk.StatusFailed || first.Error.Code != sdk.CodeJudgeError {
+				t.Fatalf("first run: %s %+v", first.Status, first.Error)
+			}
+			second := s.Score(context.Background(), run)
+			if second.Status != sdk.StatusScored || second.Telemetry.JudgeCalls != 1 || second.Telemetry.CacheHits != 0 {
+				t.Fatalf("rerun: %s, telemetry %+v; want scored with one call", second.Status, second.Telemetry)
+			}
+			third := s.Score(context.Background(), run)
+			if third.Status != sdk.StatusScored || third.Telemetry.JudgeCalls != 0 || third.Telemetry.CacheHits != 1 {
+				t.Fatalf("third run: %s, telemetry %+v; want scored from the cache", third.Status, third.Telemetry)
+			}
+			if srv.Calls() != 2 {
+				t.Errorf("server saw %d requests, want 2", srv.Calls())
 			}
 		})
 	}

@@ -30,10 +30,23 @@ func TestParse(t *testing.T) {
 			want:     answer{Scores: map[string]float64{Faithfulness: 0.9, Relevance: 0.8, Completeness: 0.7, ReasoningQuality: 0.6}, Suggestions: []string{"cite more"}},
 		},
 		{
-			name:     "a 0-100 answer keeps its numbers raw but reads a 1 on its scale",
+			name:     "a 0-100 answer is read as a whole, a 1 on its scale too, and keeps its raw numbers",
 			text:     `{"faithfulness": 90, "relevance": 1, "completeness": 0, "reasoning_quality": 60, "overall_score": 1}`,
 			evidence: true,
-			want:     answer{Scores: map[string]float64{Faithfulness: 90, Relevance: 0.01, Completeness: 0, ReasoningQuality: 60}, Overall: f(0.01)},
+			want: answer{Scores: map[string]float64{Faithfulness: 0.9, Relevance: 0.01, Completeness: 0, ReasoningQuality: 0.6},
+				Raw: map[string]float64{Faithfulness: 90, Relevance: 1, Completeness: 0, ReasoningQuality: 60}, Percent: true, Overall: f(0.01)},
+		},
+		{
+			name:     "an answer on 1-10 is ambiguous and fails",
+			text:     `{"faithfulness": 8, "relevance": 7, "completeness": 9, "reasoning_quality": 6}`,
+			evidence: true,
+			err:      "ambiguous",
+		},
+		{
+			name:     "an overall off the answer's scale is dropped",
+			text:     `{"faithfulness": 0.9, "relevance": 0.8, "completeness": 0.7, "reasoning_quality": 0.6, "overall_score": 80}`,
+			evidence: true,
+			want:     answer{Scores: map[string]float64{Faithfulness: 0.9, Relevance: 0.8, Completeness: 0.7, ReasoningQuality: 0.6}},
 		},
 		{
 			name:     "without evidence faithfulness is dropped even when given",
@@ -83,6 +96,9 @@ func TestParse(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.want.Raw == nil {
+				c.want.Raw = c.want.Scores // a 0-1 answer is read as written
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("parse\n got  %+v (overall %v)\n want %+v (overall %v)", got, deref(got.Overall), c.want, deref(c.want.Overall))

@@ -2,6 +2,7 @@ package relevancy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -88,6 +89,10 @@ func (p *pipeline) judgeMode() sdk.Result {
 	reason := ans.Reasoning
 	if reason == "" {
 		reason = "the judge gave no reasoning"
+	}
+	// verdict.Score read a bare number above 1 as a percentage ("95%" states its scale).
+	if raw, err := verdict.Number(fmt.Sprint(ans.Score)); err == nil && raw > 1 {
+		return p.scored(score, reason, verdict.FlagPercentageScale)
 	}
 	return p.scored(score, reason)
 }

@@ -20,7 +20,11 @@
 // comparison with those tools: they are the methods that scored "Paris" and a correct
 // email triage near 0. Prefer judge.
 //
-// Policies: an empty output scores 0 without a judge call (flag empty_output). A judge
+// Policies: an empty output scores 0 without a judge call (flag empty_output), and so does
+// an output that is an error message, a stack trace or a provider failure in place of an
+// answer, or a run whose caller recorded an error (flag error_text; the pre-screen's checks,
+// plugins/heuristic.Unanswered), in every mode: such an output does nothing the input required, which needs no judge to see. A
+// judge that answers on a 0-100 scale is read as percent (flag percentage_scale). A judge
 // failure, a truncated or unreadable judge answer, or a score on an ambiguous scale is a
 // failed result with the reason, never 0. Without a judge the result is skipped with a
 // reason that says how to configure one. In questions mode a negative cosine counts as 0
@@ -30,7 +34,8 @@
 // one is, which lets one noisy generation erase two good ones). Some but not all
 // noncommittal sets the flag partly_noncommittal.
 //
-// The package depends on the standard library and the sdk only: it also compiles to WASM.
+// The package depends on the standard library, the sdk and the pre-screen's error check
+// only: it also compiles to WASM.
 package relevancy
 
 import (
@@ -39,8 +44,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -57,7 +62,9 @@ const (
 // Flags the scorer sets.
 const (
 	// FlagEmptyOutput: the output is empty or white space; the score is 0.
-	FlagEmptyOutput = "empty_output"
+	FlagEmptyOutput = heuristic.FlagEmptyOutput
+	// FlagErrorText: the output is an error, not an answer; the score is 0.
+	FlagErrorText = heuristic.FlagErrorText
 	// FlagNoncommittal: every generated question was flagged noncommittal (questions mode).
 	FlagNoncommittal = "noncommittal"
 	// FlagPartlyNoncommittal: some generated questions were flagged noncommittal.
@@ -160,9 +167,9 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 // Score grades call.Run in the configured mode.
 func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
-	if strings.TrimSpace(run.Output) == "" {
-		res := sdk.Scored(0, "the output is empty, so it does nothing the input required")
-		res.Flags = []string{FlagEmptyOutput}
+	if flag, why, ok := heuristic.Unanswered(run); ok {
+		res := sdk.Scored(0, why+", so it does nothing the input required; no judge call was made")
+		res.Flags = []string{flag}
 		return res, nil
 	}
 	if call.Judge == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/plugins/relevancy"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/verdict"
 )
 
 // setup returns a broker against srv and the relevancy scorer opened through a host that
@@ -51,15 +52,17 @@ var paris = sdk.Run{Input: "What is the capital of France?", Output: "Paris"}
 
 func TestJudgeModeReadsWhatJudgesReturn(t *testing.T) {
 	tests := []struct {
-		name  string
-		reply string
-		want  float64
+		name    string
+		reply   string
+		want    float64
+		percent bool // read on a 0-100 scale: flagged percentage_scale
 	}{
-		{"score 1", `{"score": 1}`, 1},
-		{"score as the string 100", `{"score": "100", "reasoning": "answers it"}`, 1},
-		{"bare 100", `"100"`, 1},
-		{"fenced 95 with prose", "Here is my verdict:\n```json\n{\"score\": 95, \"reasoning\": \"direct answer\"}\n```", 0.95},
-		{"reasoning first, trailing comma", `{"reasoning": "it answers", "score": 0.8,}`, 0.8},
+		{"score 1", `{"score": 1}`, 1, false},
+		{"score as the string 100", `{"score": "100", "reasoning": "answers it"}`, 1, true},
+		{"bare 100", `"100"`, 1, true},
+		{"fenced 95 with prose", "Here is my verdict:\n```json\n{\"score\": 95, \"reasoning\": \"direct answer\"}\n```", 0.95, true},
+		{"a stated percent is no guess", `{"score": "95%"}`, 0.95, false},
+		{"reasoning first, trailing comma", `{"reasoning": "it answers", "score": 0.8,}`, 0.8, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +72,9 @@ func TestJudgeModeReadsWhatJudgesReturn(t *testing.T) {
 			res := s.Score(context.Background(), paris)
 			if res.Status != sdk.StatusScored || res.Score == nil || math.Abs(*res.Score-tt.want) > 1e-9 {
 				t.Fatalf("result = %s %v (%v)", res.Status, res.Score, res.Error)
+			}
+			if res.HasFlag(verdict.FlagPercentageScale) != tt.percent {
+				t.Errorf("flags %v, want percentage_scale %v", res.Flags, tt.percent)
 			}
 			if srv.Calls() != 1 || res.Telemetry.JudgeCalls != 1 {
 				t.Fatalf("judge calls: server %d, telemetry %d; want exactly 1", srv.Calls(), res.Telemetry.JudgeCalls)
@@ -234,6 +240,39 @@ func TestEmptyOutputScoresZeroWithoutACall(t *testing.T) {
 	res := s.Score(context.Background(), sdk.Run{Input: "What is the capital of France?", Output: "  \n"})
 	if res.Status != sdk.StatusScored || *res.Score != 0 || !res.HasFlag(relevancy.FlagEmptyOutput) || srv.Calls() != 0 {
 		t.Fatalf("result = %s %v %v, %d calls", res.Status, res.Score, res.Flags, srv.Calls())
+	}
+}
+
+// TestErrorOutputScoresZeroWithoutACall: an error in place of an answer is 0 in every mode
+// without a judge call; an answer that only talks about an error is judged.
+func TestErrorOutputScoresZeroWithoutACall(t *testing.T) {
+	cases := []struct {
+		name, input, output string
+		wantFlag            bool
+	}{
+		{"upstream error", "Summarize the attached contract.", "ERROR: upstream timeout", true},
+		{"provider failure", "What is the capital of France?", "Error code: 429 - Rate limit reached for requests", true},
+		{"an answer about the user's traceback", "My script prints 'Traceback (most recent call last)' and a KeyError. Why?",
+			"The traceback (most recent call last) ends in a KeyError: the dict has no key 'x', so check it with 'x' in d first.", false},
+	}
+	for _, mode := range []string{"", `{"mode": "statements"}`, `{"mode": "questions"}`} {
+		for _, c := range cases {
+			t.Run(mode+" "+c.name, func(t *testing.T) {
+				srv := judgetest.New(judgetest.Rule{Reply: `{"score": 1, "reasoning": "it answers"}`})
+				defer srv.Close()
+				_, s := setup(t, srv, mode, nil)
+				res := s.Score(context.Background(), sdk.Run{Input: c.input, Output: c.output})
+				if !c.wantFlag {
+					if srv.Calls() == 0 || res.HasFlag(relevancy.FlagErrorText) {
+						t.Fatalf("an answer about an error was not judged: %d calls, flags %v", srv.Calls(), res.Flags)
+					}
+					return
+				}
+				if res.Status != sdk.StatusScored || *res.Score != 0 || *res.Passed || !res.HasFlag(relevancy.FlagErrorText) || srv.Calls() != 0 {
+					t.Fatalf("result = %s %v %v, %d calls; want scored 0 flagged error_text with no call", res.Status, res.Score, res.Flags, srv.Calls())
+				}
+			})
+		}
 	}
 }
 

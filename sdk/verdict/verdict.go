@@ -33,6 +33,12 @@ var (
 	ErrScore = errors.New("unusable score in judge output")
 )
 
+// FlagPercentageScale is the flag a judge scorer sets on a result when it read its judge's
+// answer on a 0-100 scale ([Score] or [Scores] divided it by 100). The host does not read
+// any scorer's own numbers as percentages: a plugin that declares 0-1 and returns 2 is
+// failed, so this reading belongs to the code that parsed the judge's words.
+const FlagPercentageScale = "percentage_scale"
+
 // rawLimit caps how much of the judge's text an error message quotes.
 const rawLimit = 1000
 
@@ -434,6 +440,36 @@ func Score(x any) (float64, error) {
 	default:
 		return 0, fmt.Errorf("%w: %v is above 100", ErrScore, x)
 	}
+}
+
+// Scores maps the scores of one judge answer, asked for on a 0-1 scale (the dimensions of
+// a rubric), to [0, 1] together, with the rule of [Score] applied to the answer as a
+// whole: when the largest is in [0, 1] they are taken as they are; when it is in
+// (10, 100] the judge answered in percent and every score is divided by 100, so a 1 beside
+// a 90 is 1 percent, not 1.0; when it is in (1, 10] the scale is ambiguous (0-10, or a
+// percentage that happens to be low?) and the answer is an error, as is any score that is
+// negative, NaN, infinite or above 100. percent reports the division, for
+// [FlagPercentageScale]. The map returned is a new one; errors wrap [ErrScore].
+func Scores(xs map[string]float64) (out map[string]float64, percent bool, err error) {
+	top := 0.0
+	for k, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 100 {
+			return nil, false, fmt.Errorf("%w: %q is %v, outside 0-1 (and 0-100)", ErrScore, k, v)
+		}
+		top = math.Max(top, v)
+	}
+	if top > 1 && top <= 10 {
+		return nil, false, fmt.Errorf("%w: the largest score is %v: ambiguous (1-10 or 0-100 scale?); ask the judge for 0-1 scores", ErrScore, top)
+	}
+	percent = top > 10
+	out = make(map[string]float64, len(xs))
+	for k, v := range xs {
+		if percent {
+			v /= 100
+		}
+		out[k] = v
+	}
+	return out, percent, nil
 }
 
 // ScoreOutOf maps a score the judge gave on a 0-max scale (max 1, 5, 10, 100 ...) to

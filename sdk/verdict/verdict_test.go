@@ -177,3 +177,40 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+func TestScores(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          map[string]float64
+		want        map[string]float64
+		wantPercent bool
+		err         string
+	}{
+		{"0-1 as given", map[string]float64{"a": 0.9, "b": 1, "c": 0}, map[string]float64{"a": 0.9, "b": 1, "c": 0}, false, ""},
+		{"0-100 divided together, a 1 beside 90 is 1 percent", map[string]float64{"a": 90, "b": 1, "c": 0}, map[string]float64{"a": 0.9, "b": 0.01, "c": 0}, true, ""},
+		{"100 is 1", map[string]float64{"a": 100, "b": 50}, map[string]float64{"a": 1, "b": 0.5}, true, ""},
+		{"a 1-10 answer is ambiguous", map[string]float64{"a": 8, "b": 7}, nil, false, "ambiguous"},
+		{"above 100", map[string]float64{"a": 101}, nil, false, `"a" is 101`},
+		{"negative", map[string]float64{"a": -0.1}, nil, false, `"a" is -0.1`},
+		{"NaN", map[string]float64{"a": math.NaN()}, nil, false, "NaN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, percent, err := Scores(tt.in)
+			if tt.err != "" {
+				if !errors.Is(err, ErrScore) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want ErrScore containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || percent != tt.wantPercent {
+				t.Fatalf("err %v percent %v", err, percent)
+			}
+			for k, v := range tt.want {
+				if math.Abs(got[k]-v) > 1e-12 {
+					t.Errorf("%s = %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}

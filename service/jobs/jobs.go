@@ -61,9 +61,9 @@ type Options struct {
 	// JobConcurrency is how many (run, scorer) calls one job makes at once. Optional.
 	// Default is 8.
 	JobConcurrency int
-	// ChunkSize is how many runs one job scores. Optional. Default is 100: enough that
-	// the queue's cost per job is small beside cheap scorers, few enough that a retry
-	// redoes little.
+	// ChunkSize is how many runs one job scores. Optional. Default is 200: enough that
+	// the queue's cost per job (a handful of queries and a transaction) is small beside
+	// cheap scorers (BENCHMARKS.md), few enough that a retry redoes little.
 	ChunkSize int
 	// MaxAttempts is how many times a job runs before its transient failures are stored.
 	// Optional. Default is 5.
@@ -97,7 +97,7 @@ func (o Options) withDefaults() Options {
 		o.JobConcurrency = 8
 	}
 	if o.ChunkSize <= 0 {
-		o.ChunkSize = 100
+		o.ChunkSize = 200
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5
@@ -189,10 +189,10 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*E
 		JobTimeout:           o.JobTimeout,
 		RetryPolicy:          o.RetryPolicy,
 		FetchPollInterval:    o.PollInterval,
-		FetchCooldown:        min(o.PollInterval, river.FetchCooldownDefault),
-	}
-	if o.PollInterval <= 0 {
-		cfg.FetchCooldown = 0
+		// A worker that finishes a job asks for the next at most this often. River's
+		// default (100 ms) leaves workers idle between chunks of cheap scorers; a fetch is
+		// one query.
+		FetchCooldown: 5 * time.Millisecond,
 	}
 	if o.Telemetry != nil {
 		cfg.Middleware = []rivertype.Middleware{o.Telemetry.Middleware()}

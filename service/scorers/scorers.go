@@ -31,7 +31,7 @@ const DefaultSize = 256
 
 // JudgeLimiter sets a tenant's judge limits; *broker.Broker is one.
 type JudgeLimiter interface {
-	SetLimits(tenant string, l broker.Limits)
+	SetTenantLimits(tenant string, l broker.Limits) error
 }
 
 // Cache opens scorers for tenants and keeps them. It is safe for concurrent use.
@@ -101,10 +101,12 @@ func (c *Cache) Get(ctx context.Context, t store.Tenant, name string, config jso
 
 	if c.judge != nil {
 		j := t.Policy.Judge
-		c.judge.SetLimits(t.Name, broker.Limits{MaxConcurrency: j.MaxConcurrency, RequestsPerSecond: j.RequestsPerSecond, Burst: j.Burst, TokenBudget: j.TokenBudget})
+		e.err = c.judge.SetTenantLimits(t.Name, broker.Limits{MaxConcurrency: j.MaxConcurrency, RequestsPerSecond: j.RequestsPerSecond, Burst: j.Burst, TokenBudget: j.TokenBudget})
 	}
-	// The scorer outlives the request or job that opened it.
-	e.sc, e.err = c.h.Open(context.WithoutCancel(ctx), name, host.OpenOptions{Tenant: t.Name, Limits: t.Policy.Limits, Config: config})
+	if e.err == nil {
+		// The scorer outlives the request or job that opened it.
+		e.sc, e.err = c.h.Open(context.WithoutCancel(ctx), name, host.OpenOptions{Tenant: t.Name, Limits: t.Policy.Limits, Config: config})
+	}
 	close(e.ready)
 	if e.err != nil {
 		// Errors are not kept: the next call tries again (and a fixed plugin opens).

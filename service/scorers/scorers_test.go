@@ -10,6 +10,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
@@ -33,10 +34,11 @@ type limits struct {
 	got map[string]broker.Limits
 }
 
-func (l *limits) SetLimits(t string, lim broker.Limits) {
+func (l *limits) SetTenantLimits(t string, lim broker.Limits) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.got[t] = lim
+	return nil
 }
 
 func newCache(t *testing.T, size int) (*scorers.Cache, *atomic.Int64, *atomic.Int64, *limits) {
@@ -122,5 +124,81 @@ func TestBoundedAndPolicy(t *testing.T) {
 	}
 	if _, _, err := c.Get(ctx, a, "counted", json.RawMessage(`{"zz": 1}`)); !errors.Is(err, host.ErrInvalidConfig) {
 		t.Fatalf("err = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// A tenant's judge limits reach the real broker when its scorer is opened.
+func TestJudgeLimitsReachTheBroker(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: "{}"})
+	defer srv.Close()
+	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	reg := host.NewRegistry()
+	var opens, closes atomic.Int64
+	if err := reg.Register(host.Native(func() sdk.Scorer { return counted{&opens, &closes} }), false); err != nil {
+		t.Fatal(err)
+	}
+	c := scorers.New(host.New(reg, host.WithJudge(b)), b, 0)
+	defer c.Close(context.Background())
+	tenant := store.Tenant{Name: "acme", Policy: store.Policy{Judge: store.JudgeLimits{TokenBudget: 1234, MaxConcurrency: 3}}}
+	_, release, err := c.Get(context.Background(), tenant, "counted", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if got := b.TenantLimits("acme"); got.TokenBudget != 1234 || got.MaxConcurrency != 3 {
+		t.Fatalf("broker limits of acme = %+v; want the policy's", got)
+	}
+	if got := b.TenantLimits("other"); got.TokenBudget == 1234 {
+		t.Fatalf("another tenant got acme's limits")
+	}
+}
+
+// recording is a plugin that records the tenant each backend is opened for, as a WASM or
+// process runtime receives it.
+type recording struct {
+	mu      sync.Mutex
+	tenants []host.Tenant
+}
+
+func (p *recording) Info() sdk.Info {
+	return sdk.Info{Name: "rec", Version: "1", ABIVersion: sdk.ABIVersion}
+}
+func (p *recording) Runtime() string { return host.RuntimeWASM }
+func (p *recording) Open(_ context.Context, t host.Tenant, _ json.RawMessage) (host.Backend, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tenants = append(p.tenants, t)
+	return nopBackend{}, nil
+}
+func (p *recording) Close(context.Context) error { return nil }
+
+type nopBackend struct{}
+
+func (nopBackend) Score(context.Context, *sdk.Run, sdk.Judge) (sdk.Result, error) {
+	return sdk.Scored(1, ""), nil
+}
+func (nopBackend) Close(context.Context) error { return nil }
+
+// The tenant's name and runtime ceilings reach the runtime the scorer is opened in.
+func TestTenantLimitsReachTheRuntime(t *testing.T) {
+	p := &recording{}
+	reg := host.NewRegistry()
+	if err := reg.Register(p, false); err != nil {
+		t.Fatal(err)
+	}
+	c := scorers.New(host.New(reg), nil, 0)
+	defer c.Close(context.Background())
+	tenant := store.Tenant{Name: "acme", Policy: store.Policy{Limits: host.Limits{MemoryMiB: 16, TimeoutMS: 500, PoolSize: 1}}}
+	_, release, err := c.Get(context.Background(), tenant, "rec", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if len(p.tenants) != 1 || p.tenants[0].Name != "acme" || p.tenants[0].Limits != tenant.Policy.Limits {
+		t.Fatalf("opened for %+v; want acme with its policy's limits", p.tenants)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,8 +52,49 @@ type sqlConn interface {
 
 type sqlQuerier struct{ c sqlConn }
 
+// numbered rewrites PostgreSQL's $N placeholders for SQLite. When they run $1, $2, ... in
+// order, each once (the batch inserts), they become plain ?: SQLite finds a named or
+// numbered parameter by scanning a list of those seen so far, which makes a 3,000-parameter
+// insert quadratic to prepare and to bind. Otherwise $N becomes ?N, the same argument.
+func numbered(q string) string {
+	if !strings.Contains(q, "$") {
+		return q
+	}
+	b := []byte(q)
+	sequential, next := true, 1
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '$' || b[i+1] < '0' || b[i+1] > '9' {
+			continue
+		}
+		b[i] = '?'
+		j := i + 1
+		n := 0
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			n = n*10 + int(b[j]-'0')
+			j++
+		}
+		if n != next {
+			sequential = false
+		}
+		next++
+	}
+	if !sequential {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		out = append(out, b[i])
+		if b[i] == '?' {
+			for i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '9' {
+				i++
+			}
+		}
+	}
+	return string(out)
+}
+
 func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := s.c.ExecContext(ctx, q, args...)
+	r, err := s.c.ExecContext(ctx, numbered(q), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -60,7 +102,7 @@ func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, err
 }
 
 func (s sqlQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	r, err := s.c.QueryContext(ctx, q, args...)
+	r, err := s.c.QueryContext(ctx, numbered(q), args...)
 	if err != nil {
 		return nil, err
 	}

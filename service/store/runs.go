@@ -164,6 +164,26 @@ func (q queries) Runs(ctx context.Context, tenantID int64, rq RunQuery) ([]Run, 
 		fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...))
 }
 
+// RunPKs returns the PKs of the runs q selects, newest first, without their bodies.
+func (q queries) RunPKs(ctx context.Context, tenantID int64, rq RunQuery) ([]int64, error) {
+	where, args := runWhere(tenantID, rq)
+	args = append(args, rq.Limit)
+	rs, err := q.q.query(ctx, `SELECT id FROM runs WHERE `+where+fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []int64
+	for rs.Next() {
+		var pk int64
+		if err := rs.Scan(&pk); err != nil {
+			return nil, err
+		}
+		out = append(out, pk)
+	}
+	return out, rs.Err()
+}
+
 func runWhere(tenantID int64, rq RunQuery) (string, []any) {
 	where := `tenant_id = $1 AND agent = $2`
 	args := []any{tenantID, rq.Agent}
