@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -25,6 +27,7 @@ func (s *Server) registerInsights(op func(id, method, path, summary string, more
 }
 
 type insightFilter struct {
+	Wait     string `query:"wait" doc:"Wait up to this long (e.g. 30s) for the insights being updated after new results (or new settings) to be up to date." example:"30s"`
 	Severity string `query:"severity" enum:"warning,critical" doc:"Keep one severity."`
 	State    string `query:"state" enum:"open,resolved,all" default:"open" doc:"Open insights (the default), resolved ones, or all."`
 	Limit    int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Insights per page."`
@@ -39,6 +42,7 @@ func (f insightFilter) query() service.InsightQuery {
 // the input struct's own fields.
 type agentInsightsInput struct {
 	Agent    string `path:"agent"`
+	Wait     string `query:"wait" doc:"Wait up to this long (e.g. 30s) for the agent's insights being updated after new results (or new settings) to be up to date." example:"30s"`
 	Severity string `query:"severity" enum:"warning,critical" doc:"Keep one severity."`
 	State    string `query:"state" enum:"open,resolved,all" default:"open" doc:"Open insights (the default), resolved ones, or all."`
 	Limit    int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Insights per page."`
@@ -50,6 +54,9 @@ type insightsOutput struct {
 }
 
 func (s *Server) listAgentInsights(ctx context.Context, in *agentInsightsInput) (*insightsOutput, error) {
+	if err := s.waitInsights(ctx, in.Agent, in.Wait); err != nil {
+		return nil, err
+	}
 	f := insightFilter{Severity: in.Severity, State: in.State, Limit: in.Limit, Cursor: in.Cursor}
 	p, err := s.svc.AgentInsights(ctx, tenant(ctx), in.Agent, f.query())
 	if err != nil {
@@ -59,11 +66,33 @@ func (s *Server) listAgentInsights(ctx context.Context, in *agentInsightsInput) 
 }
 
 func (s *Server) listInsights(ctx context.Context, in *insightFilter) (*insightsOutput, error) {
+	if err := s.waitInsights(ctx, "", in.Wait); err != nil {
+		return nil, err
+	}
 	p, err := s.svc.Insights(ctx, tenant(ctx), in.query())
 	if err != nil {
 		return nil, s.fail(err)
 	}
 	return &insightsOutput{Body: p}, nil
+}
+
+// waitInsights waits up to wait (a duration, at most MaxWait) for the insights of agent
+// ("" for every agent) to be up to date; what is stored then is listed either way.
+func (s *Server) waitInsights(ctx context.Context, agent, wait string) error {
+	if wait == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(wait)
+	if err != nil || d < 0 {
+		return problem(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("wait %q: want a duration such as 30s", wait))
+	}
+	if d > s.opts.MaxWait {
+		return problem(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("wait %s: at most %s; ask again to wait longer", wait, s.opts.MaxWait))
+	}
+	if _, err := s.svc.WaitInsights(ctx, tenant(ctx), agent, d); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 type getInsightInput struct {

@@ -45,9 +45,8 @@ func TestInsightsHTTP(t *testing.T) {
 			t.Fatalf("import: %d %s", r.status, r.body)
 		}
 		evaluate(t, a, "email-triage", `{"limit": 270}`)
-		settle()
 		var page service.InsightsPage
-		r := a.do("GET", "/v1/agents/email-triage/insights?state=all", nil)
+		r := a.do("GET", "/v1/agents/email-triage/insights?state=all&wait=30s", nil)
 		r.json(t, &page)
 		if r.status != 200 || len(page.Insights) != 0 {
 			t.Fatalf("insights on correct runs: %d %s", r.status, r.body)
@@ -94,7 +93,7 @@ func TestInsightsHTTP(t *testing.T) {
 			t.Fatalf("paged %d insights; the agent has %d open", len(seen), len(all.Insights))
 		}
 		// Bad filters are 400s that say what is allowed.
-		for _, q := range []string{"severity=high", "state=closed", "limit=0", "cursor=zzz"} {
+		for _, q := range []string{"severity=high", "state=closed", "limit=0", "cursor=zzz", "wait=soon", "wait=1h"} {
 			r := a.do("GET", "/v1/insights?"+q, nil)
 			if p := r.problem(t); r.status != 400 || p.Code != api.CodeInvalidRequest || p.Detail == "" {
 				t.Errorf("?%s: %d %s; want 400 invalid_request", q, r.status, r.body)

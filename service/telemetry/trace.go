@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -218,7 +219,7 @@ func (t *T) Judge(j sdk.Judge) sdk.Judge {
 
 // judgeMeter is what the host looks for to meter a scoring call (host/broker has it).
 type judgeMeter interface {
-	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry))
+	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 
 type tracedJudge struct {
@@ -280,7 +281,12 @@ type meteredJudge struct {
 }
 
 // MeterJudge meters one scoring call, as the wrapped judge does, and traces it.
-func (mj *meteredJudge) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Telemetry)) {
+func (mj *meteredJudge) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
 	j, record := mj.m.MeterJudge(tenant, scorer)
 	return &tracedJudge{t: mj.t, j: j}, record
 }
+
+// The broker is the judge whose metering a traced judge must keep: the host meters a
+// scoring call through this method (host/pipeline.go), and a change of its signature
+// must not silently turn metering off.
+var _ judgeMeter = (*broker.Broker)(nil)
