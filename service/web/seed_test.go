@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
@@ -180,7 +181,7 @@ func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, n int) {
 
 func backends(t *testing.T, f func(t *testing.T, dsn string)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "scorekit.db")) })
-	t.Run("postgres", func(t *testing.T) { f(t, cluster.Database(t)) })
+	t.Run("postgres", func(t *testing.T) { f(t, pgtest.Shared(t).Database(t)) })
 }
 
 func newJar(t testing.TB) http.CookieJar {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,21 +15,7 @@ import (
 	"github.com/scorekit/scorekit/service/web"
 )
 
-var cluster *pgtest.Cluster
-
-func TestMain(m *testing.M) {
-	c, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // browser is a cookie-keeping client that does not follow redirects.
 type browser struct {
