@@ -14,10 +14,10 @@ import (
 
 // RunRow is a run in an agent's listing, with the latest result of each scorer.
 type RunRow struct {
-	ID     string
-	Time   time.Time
-	Input  string
-	Output string
+	ID   string
+	Time time.Time
+	// Input and Output are the run's, as JSON (a string, or any JSON).
+	Input, Output json.RawMessage
 	// Latest maps a scorer to its latest result on the run.
 	Latest map[string]ResultView
 }
@@ -81,29 +81,17 @@ func (s *Service) AgentRuns(ctx context.Context, t store.Tenant, agent string, l
 	out.Runs = make([]RunRow, 0, len(runs))
 	for _, r := range runs {
 		var body struct {
-			Input  any `json:"input"`
-			Output any `json:"output"`
+			Input  json.RawMessage `json:"input"`
+			Output json.RawMessage `json:"output"`
 		}
 		_ = json.Unmarshal(r.Body, &body)
-		out.Runs = append(out.Runs, RunRow{ID: r.ID, Time: r.Time, Input: text(body.Input), Output: text(body.Output), Latest: byRun[r.PK]})
+		out.Runs = append(out.Runs, RunRow{ID: r.ID, Time: r.Time, Input: body.Input, Output: body.Output, Latest: byRun[r.PK]})
 	}
 	for name := range scorers {
 		out.Scorers = append(out.Scorers, name)
 	}
 	sort.Strings(out.Scorers)
 	return out, nil
-}
-
-// text renders a run's input or output (a string, or any JSON) as text.
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // EvaluationPage is an evaluation with the results of one page of its runs.

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
@@ -55,20 +54,7 @@ func newTelemetry(ctx context.Context, f telemetryFlags) (*telemetry.T, func(con
 }
 
 // watch registers the gauges read from the database at each scrape.
-func (s *stack) watch(t *telemetry.T) {
-	t.Watch(telemetry.Sources{
-		Queue:      s.eng.QueueDepth,
-		QueueKinds: jobs.Kinds(),
-		Insights: func(ctx context.Context) ([]telemetry.OpenCount, error) {
-			cs, err := s.st.CountOpenInsights(ctx)
-			out := make([]telemetry.OpenCount, len(cs))
-			for i, c := range cs {
-				out[i] = telemetry.OpenCount(c)
-			}
-			return out, err
-		},
-	})
-}
+func (s *stack) watch(t *telemetry.T) { t.Watch(s.eng.TelemetrySources()) }
 
 // serveMetrics serves /metrics on addr (scorekit worker --metrics-addr) until the
 // returned func stops it.

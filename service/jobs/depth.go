@@ -16,45 +16,56 @@ func Kinds() []string {
 	return []string{EvaluateArgs{}.Kind(), InsightsArgs{}.Kind(), WebhookArgs{}.Kind()}
 }
 
+// scanner is what *sql.Rows and pgx.Rows share.
+type scanner interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
 // QueueDepth counts the jobs that wait or run, by kind and state, across every process
 // that works this database.
 func (e *Engine) QueueDepth(ctx context.Context) ([]telemetry.QueueCount, error) {
-	var out []telemetry.QueueCount
-	add := func(kind, state string, n int64) {
-		out = append(out, telemetry.QueueCount{Kind: kind, State: state, N: n})
-	}
+	var rs scanner
 	if p := e.st.Pool(); p != nil {
-		rs, err := p.Query(ctx, depthQuery)
+		rows, err := p.Query(ctx, depthQuery)
 		if err != nil {
 			return nil, fmt.Errorf("jobs: queue depth: %w", err)
 		}
-		defer rs.Close()
-		for rs.Next() {
-			var (
-				kind, state string
-				n           int64
-			)
-			if err := rs.Scan(&kind, &state, &n); err != nil {
-				return nil, err
-			}
-			add(kind, state, n)
+		defer rows.Close()
+		rs = rows
+	} else {
+		rows, err := e.st.SQLDB().QueryContext(ctx, depthQuery)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: queue depth: %w", err)
 		}
-		return out, rs.Err()
+		defer rows.Close()
+		rs = rows
 	}
-	rs, err := e.st.SQLDB().QueryContext(ctx, depthQuery)
-	if err != nil {
-		return nil, fmt.Errorf("jobs: queue depth: %w", err)
-	}
-	defer rs.Close()
+	var out []telemetry.QueueCount
 	for rs.Next() {
-		var (
-			kind, state string
-			n           int64
-		)
-		if err := rs.Scan(&kind, &state, &n); err != nil {
+		var c telemetry.QueueCount
+		if err := rs.Scan(&c.Kind, &c.State, &c.N); err != nil {
 			return nil, err
 		}
-		add(kind, state, n)
+		out = append(out, c)
 	}
 	return out, rs.Err()
+}
+
+// TelemetrySources are the gauges of the service read from its database at each scrape:
+// the queue's depth and the open insights.
+func (e *Engine) TelemetrySources() telemetry.Sources {
+	return telemetry.Sources{
+		Queue:      e.QueueDepth,
+		QueueKinds: Kinds(),
+		Insights: func(ctx context.Context) ([]telemetry.OpenCount, error) {
+			cs, err := e.st.CountOpenInsights(ctx)
+			out := make([]telemetry.OpenCount, len(cs))
+			for i, c := range cs {
+				out[i] = telemetry.OpenCount(c)
+			}
+			return out, err
+		},
+	}
 }

@@ -81,6 +81,10 @@ func TestInsightUpdatesFollowEveryChunk(t *testing.T) {
 				t.Errorf("open %s %s over %d runs; want %s %s over 100", open[i].Kind, open[i].Severity, open[i].Evidence.Window.Runs, want[i].Kind, want[i].Severity)
 			}
 		}
+		// The queue's gauge reads River's table on this backend.
+		if _, err := f.eng.QueueDepth(ctx); err != nil {
+			t.Errorf("queue depth: %v", err)
+		}
 		// No insight is open twice: the store's unique index holds one per key.
 		if _, err := st.ApplyInsights(ctx, f.tenant.ID, nil, insights.Changes{Opened: []insights.Insight{open[0].Insight}}); err == nil {
 			t.Error("a second open insight of the same (agent, scorer, kind) was stored")

@@ -61,18 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	tel := telemetry.New(telemetry.Options{Tracer: tp})
 	h := host.New(servicetest.Registry(t, nil), host.WithJudge(tel.Judge(b)))
 	env := servicetest.New(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{Host: h, Judge: b, Jobs: jobs.Options{Telemetry: tel}})
-	tel.Watch(telemetry.Sources{
-		Queue:      env.Engine.QueueDepth,
-		QueueKinds: jobs.Kinds(),
-		Insights: func(ctx context.Context) ([]telemetry.OpenCount, error) {
-			cs, err := env.Store.CountOpenInsights(ctx)
-			out := make([]telemetry.OpenCount, len(cs))
-			for i, c := range cs {
-				out[i] = telemetry.OpenCount(c)
-			}
-			return out, err
-		},
-	})
+	tel.Watch(env.Engine.TelemetrySources())
 	ctx := context.Background()
 	tenant, err := env.Service.CreateTenant(ctx, "acme", store.Policy{})
 	if err != nil {

@@ -54,6 +54,7 @@ func (h *Handler) parse() error {
 		"min":          func(a int, b int64) int64 { return min(int64(a), b) },
 		"mul100":       func(v float64) float64 { return v * 100 },
 		"resultOf":     resultOf,
+		"text":         rawText,
 		"overviewRuns": func() int { return overviewRuns },
 	}
 	for _, name := range pageNames {
@@ -100,6 +101,7 @@ type kv struct {
 	Value float64
 }
 
+// sortedDims lists a result's dimensions by name.
 func sortedDims(m map[string]float64) []kv {
 	out := make([]kv, 0, len(m))
 	for k, v := range m {
@@ -109,17 +111,13 @@ func sortedDims(m map[string]float64) []kv {
 	return out
 }
 
-type flagCount struct {
-	Flag string
-	N    int
-}
-
-func sortedFlags(m map[string]int) []flagCount {
-	out := make([]flagCount, 0, len(m))
+// sortedFlags lists an insight's flag counts, the most frequent first.
+func sortedFlags(m map[string]int) []kv {
+	out := make([]kv, 0, len(m))
 	for k, v := range m {
-		out = append(out, flagCount{k, v})
+		out = append(out, kv{k, float64(v)})
 	}
-	slices.SortFunc(out, func(a, b flagCount) int { return b.N - a.N })
+	slices.SortFunc(out, func(a, b kv) int { return int(b.Value - a.Value) })
 	return out
 }
 
@@ -348,6 +346,17 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, t store.Tenant) {
 	h.render(w, r, "run", http.StatusOK, d)
 }
 
+// rawText is a run's input or output (JSON) as text.
+func rawText(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	return textOf(v)
+}
+
+// textOf is a run's input, output or passage as text: a string as it is, a passage as
+// [id] text, anything else as indented JSON.
 func textOf(v any) string {
 	switch x := v.(type) {
 	case nil:

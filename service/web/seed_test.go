@@ -91,7 +91,7 @@ func seed(t testing.TB, dsn string, load int, o web.Options) *instance {
 	}
 	in.evaluation = evaluate("email-triage", 100)
 	if load > 0 {
-		seedLoad(t, env, in.a, load)
+		seedLoad(t, env, in.a, loadAgent, load)
 	}
 	if ok, err := svc.WaitInsights(ctx, in.a, "", time.Minute); err != nil || !ok {
 		t.Fatalf("insights not up to date: %v", err)
@@ -114,19 +114,27 @@ func seed(t testing.TB, dsn string, load int, o web.Options) *instance {
 	return in
 }
 
-// seedLoad stores n runs of loadAgent with a prescreen result each, as an evaluation
+// agentPrefix is the run id prefix of a loaded agent: load-00042 for load-test.
+func agentPrefix(agent string) string {
+	if agent == loadAgent {
+		return "load"
+	}
+	return agent
+}
+
+// seedLoad stores n runs of agent with a prescreen result each, as an evaluation
 // would (written straight to the store: the point is what the dashboard reads), and
 // updates the series' insights through the real job.
-func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, n int) {
+func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, agent string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := make([]store.NewRun, n)
 	for i := range runs {
-		id := fmt.Sprintf("load-%05d", i)
+		id := fmt.Sprintf("%s-%05d", agentPrefix(agent), i)
 		at := start.Add(time.Duration(i) * time.Minute)
-		body, _ := json.Marshal(map[string]any{"id": id, "agent": loadAgent, "time": at, "input": fmt.Sprintf("question %d", i), "output": fmt.Sprintf("answer %d", i)})
-		runs[i] = store.NewRun{ID: id, Agent: loadAgent, Time: at, Body: body}
+		body, _ := json.Marshal(map[string]any{"id": id, "agent": agent, "time": at, "input": fmt.Sprintf("question %d", i), "output": fmt.Sprintf("answer %d", i)})
+		runs[i] = store.NewRun{ID: id, Agent: agent, Time: at, Body: body}
 	}
 	// Several small transactions: on SQLite, one connection serves the workers too.
 	var (
@@ -147,7 +155,7 @@ func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, n int) {
 	slices.Reverse(order) // an evaluation lists its runs newest first
 	err := env.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		ev, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: tenant.ID, Agent: loadAgent, Trigger: store.TriggerRequest,
+		ev, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: tenant.ID, Agent: agent, Trigger: store.TriggerRequest,
 			Spec: store.Spec{Limit: n, Scorers: []store.ScorerRef{{Name: "prescreen", Version: "0.1.0"}}}, RunPKs: order})
 		return err
 	})
@@ -172,7 +180,7 @@ func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, n int) {
 		}
 	}
 	err = env.Store.InTx(ctx, func(tx *store.Tx) error {
-		return env.Engine.RefreshInsights(ctx, tx, tenant.ID, loadAgent, []string{"prescreen"})
+		return env.Engine.RefreshInsights(ctx, tx, tenant.ID, agent, []string{"prescreen"})
 	})
 	if err != nil {
 		t.Fatal(err)
