@@ -19,6 +19,8 @@ func TestREADMEDashboardCommands(t *testing.T) {
 		"measured: share of gross failures (error_text, empty_output)",
 		"window: 100 runs (100 scored",
 		"[error_text]", "run email-triage-03", // the worst runs, with their flags
+		`scorekit_insights_open{kind="gross_failures",severity="critical"} 1`, // /metrics
+		`scorekit_insights_open{kind="evaluation_health",severity="critical"} 0`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
