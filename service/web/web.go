@@ -231,6 +231,10 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := base64.RawURLEncoding.EncodeToString(b[:])
+	if err := st.DeleteSession(r.Context(), nil, time.Now()); err != nil { // the expired ones
+		h.fail(w, r, err)
+		return
+	}
 	if err := st.CreateSession(r.Context(), hashToken(token), k.TenantID, k.ID, time.Now().Add(h.opts.SessionTTL)); err != nil {
 		h.fail(w, r, err)
 		return
