@@ -220,6 +220,7 @@ type ResultView struct {
 	Flags         []string           `json:"flags,omitempty"`
 	Reason        string             `json:"reason,omitempty"`
 	Error         *sdk.Error         `json:"error,omitempty"`
+	Adjustments   []sdk.Adjustment   `json:"adjustments,omitempty" doc:"What the host changed in the scorer's numbers and why (normalization, citation clamps, the weighted overall)."`
 	Steps         []sdk.Step         `json:"steps,omitempty"`
 	CreatedAt     time.Time          `json:"created_at"`
 	// Previous is this run's latest result from an earlier version of the scorer.
@@ -241,7 +242,7 @@ func resultView(r store.Result, steps bool) ResultView {
 		JudgeModel: r.JudgeModel, Status: r.Status, Score: r.Score, Passed: r.Passed, CreatedAt: r.CreatedAt}
 	var res sdk.Result
 	if err := json.Unmarshal(r.Body, &res); err == nil {
-		v.Dimensions, v.Flags, v.Reason, v.Error = res.Dimensions, res.Flags, res.Reason, res.Error
+		v.Dimensions, v.Flags, v.Reason, v.Error, v.Adjustments = res.Dimensions, res.Flags, res.Reason, res.Error, res.Adjustments
 		if steps {
 			v.Steps = res.Steps
 		}

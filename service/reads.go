@@ -173,10 +173,16 @@ func (s *Service) SetAgentPolicy(ctx context.Context, t store.Tenant, agent stri
 	if len(p.Scorers) == 0 {
 		return p, invalid(`scorers: name at least one scorer ("prescreen" needs no judge)`)
 	}
+	if err := checkWindow(p.Window); err != nil {
+		return p, err
+	}
 	if _, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered); err != nil {
 		return p, err
 	}
 	if err := s.st.SetAgentPolicy(ctx, t.ID, agent, p); err != nil {
+		return p, err
+	}
+	if err := s.RefreshInsights(ctx, t, agent); err != nil { // the window may have changed
 		return p, err
 	}
 	return s.AgentPolicy(ctx, t, agent)
@@ -198,7 +204,11 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 	if errors.Is(err, store.ErrNotFound) {
 		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no policy", agent)}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.RefreshInsights(ctx, t, agent) // the window is the default again
+
 }
 
 // Score scores one run with one scorer for t, without storing anything (POST /v1/score).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +91,11 @@ func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, er
 		WithRandSource(rand.Reader).
 		WithSysNanotime().
 		WithSysWalltime().
-		WithNanosleep(inst.sleep)
+		WithNanosleep(inst.sleep).
+		// A Go guest's collector paces itself on time as well as allocation, so on a busy
+		// machine its heap can outgrow the limit that a quiet one stays under; a soft limit
+		// below the hard one makes it collect before reaching it. Other guests ignore it.
+		WithEnv("GOMEMLIMIT", strconv.Itoa(limitMiB*4/5)+"MiB")
 	alloc := &allocator{limit: uint64(inst.limit)}
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, callKey{}, &inst.state), alloc)
 	mod, err := a.rt.InstantiateModule(ictx, a.cm, cfg)

@@ -79,6 +79,11 @@ by side: the comparison to check after a scorer fix.`,
 				}
 				fmt.Fprintf(e.stderr, "scorekit: %d of %d results\n", v.DoneResults, v.ExpectedResults)
 			}
+			// This process's workers update the agent's insights too: give them the time
+			// before they stop (scorekit insights shows them).
+			if ok, err := s.svc.WaitInsights(ctx, t, agent, 30*time.Second); err == nil && !ok {
+				fmt.Fprintf(e.stderr, "scorekit: the insights of %s are still being updated; scorekit serve or worker will finish them\n", agent)
+			}
 			return printEvaluation(e.stdout, v, worst)
 		},
 	}

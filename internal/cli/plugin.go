@@ -32,6 +32,7 @@ func (e *env) pluginCommand() *cobra.Command {
 type manifestOptions struct {
 	out, name, runtime string
 	replaces           []string
+	memoryMiB          int
 	check              bool
 }
 
@@ -64,6 +65,7 @@ scorekit score --plugins DIR.`,
 	f.StringVar(&o.name, "name", "", "plugin name (default: the manifest's name given by -o, else the artifact's base name without its extension)")
 	f.StringVar(&o.runtime, "runtime", "", "wasm or process (default: read from the artifact)")
 	f.StringSliceVar(&o.replaces, "replaces", nil, "scorers the plugin may replace (comma-separated; the manifest's \"replaces\"): without it, a plugin scorer named like one the host has is refused")
+	f.IntVar(&o.memoryMiB, "memory-mib", 0, "the plugin's memory limit in MiB (the manifest's limits.memory_mib; default: the runtime's, 64 for WASM)")
 	f.BoolVar(&o.check, "check", true, "load the plugin once and list its scorers")
 	return cmd
 }
@@ -116,7 +118,8 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 		return fmt.Errorf("plugin manifest: artifact %s relative to %s: %w", artifact, o.out, err)
 	}
 	sum := sha256.Sum256(b)
-	m := host.Manifest{Name: o.name, Runtime: o.runtime, Artifact: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:]), Replaces: o.replaces}
+	m := host.Manifest{Name: o.name, Runtime: o.runtime, Artifact: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:]), Replaces: o.replaces,
+		Limits: host.Limits{MemoryMiB: o.memoryMiB}}
 	j, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

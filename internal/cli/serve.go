@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/web"
 )
 
 func (e *env) serveCommand() *cobra.Command {
@@ -21,6 +23,7 @@ func (e *env) serveCommand() *cobra.Command {
 		so               api.ServeOptions
 		maxBody          int64
 		maxInFlight      int
+		tf               telemetryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -38,7 +41,10 @@ key may be served open, for one user, on a loopback address only.
   GET  /v1/evaluations/{id}?wait=30s     status, per-scorer summary, results
   GET  /v1/runs/{id}                     a run with every result it ever had
   POST /v1/score                         score one run, store nothing
+  GET  /v1/insights?severity=critical    what the evidence says needs attention
   GET  /openapi.json                     the API, described
+  GET  /                                 the dashboard (sign in with an API key)
+  GET  /metrics                          Prometheus metrics
 
 docs/SERVICE.md has the rest.`,
 		Example: `  scorekit serve --addr 127.0.0.1:8080
@@ -57,10 +63,16 @@ docs/SERVICE.md has the rest.`,
 				return fmt.Errorf("--addr %s: %w", addr, err)
 			}
 			defer ln.Close()
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge}, jf)
+			tel, stopTracing, err := newTelemetry(ctx, tf)
 			if err != nil {
 				return err
 			}
+			defer stopTracing(context.WithoutCancel(ctx))
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel}, jf)
+			if err != nil {
+				return err
+			}
+			s.watch(tel)
 			hasKeys, err := s.svc.HasKeys(ctx)
 			if err != nil {
 				s.close(context.WithoutCancel(ctx))
@@ -79,8 +91,16 @@ docs/SERVICE.md has the rest.`,
 				fmt.Fprintf(e.stderr, "scorekit: warning: serving on %s, beyond this machine: every request needs a key, and HTTP is not encrypted (put TLS in front).\n", ln.Addr())
 			}
 			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxInFlight: maxInFlight, Logger: e.logger()})
-			fmt.Fprintf(e.stderr, "scorekit: serving on http://%s (database %s, %d workers)\n", ln.Addr(), db, jf.workers)
-			err = api.Serve(ctx, ln, srv, so)
+			next := http.NewServeMux()
+			next.Handle("GET /metrics", tel.Handler())
+			next.Handle("/", srv)
+			dash, err := web.New(s.svc, web.Options{Open: !hasKeys, Next: next, Logger: e.logger()})
+			if err != nil {
+				s.close(context.WithoutCancel(ctx))
+				return err
+			}
+			fmt.Fprintf(e.stderr, "scorekit: serving on http://%s (database %s, %d workers); the dashboard is at http://%s/\n", ln.Addr(), db, jf.workers, ln.Addr())
+			err = api.Serve(ctx, ln, dash, so)
 			// Workers get the same grace: a job cut off is rescued and runs again.
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), so.Grace)
 			defer cancel()
@@ -102,6 +122,7 @@ docs/SERVICE.md has the rest.`,
 	f.Int64Var(&maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes (a batch of runs); larger is answered 413")
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
+	addTelemetryFlags(cmd, &tf)
 	return cmd
 }
 
@@ -118,6 +139,7 @@ func (e *env) workerCommand() *cobra.Command {
 		judge      judgeConfig
 		plugins    []string
 		jf         jobFlags
+		tf         telemetryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -133,9 +155,23 @@ judge flags) as the serve that enqueues.`,
 				return fmt.Errorf("--workers %d: a worker needs 1 or more", jf.workers)
 			}
 			ctx := cmd.Context()
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge}, jf)
+			tel, stopTracing, err := newTelemetry(ctx, tf)
 			if err != nil {
 				return err
+			}
+			defer stopTracing(context.WithoutCancel(ctx))
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel}, jf)
+			if err != nil {
+				return err
+			}
+			if tf.metricsAddr != "" {
+				s.watch(tel)
+				stop, err := e.serveMetrics(ctx, tf.metricsAddr, tel)
+				if err != nil {
+					s.close(context.WithoutCancel(ctx))
+					return err
+				}
+				defer stop()
 			}
 			fmt.Fprintf(e.stderr, "scorekit: working evaluation jobs from %s (%d at once)\n", db, jf.workers)
 			<-ctx.Done()
@@ -152,5 +188,7 @@ judge flags) as the serve that enqueues.`,
 	addJobFlags(cmd, &jf, 4)
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
+	addTelemetryFlags(cmd, &tf)
+	f.StringVar(&tf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // pluginDirsFlag adds --plugins to cmd.
@@ -44,6 +45,8 @@ type hostOptions struct {
 	// onJudge, when set, receives the judge the host was given (nil for none): the
 	// service hands tenants' judge limits to it.
 	onJudge func(sdk.Judge)
+	// telemetry, when set, traces the judge's calls and the service's jobs.
+	telemetry *telemetry.T
 }
 
 // openHost reads the config file, loads the plugins, starts the judge broker when one is
@@ -78,7 +81,7 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	if o.onJudge != nil {
 		o.onJudge(judge)
 	}
-	h := host.New(reg, host.WithTimeout(o.timeout), host.WithJudge(judge), host.WithLogger(e.logger()), host.WithRunLimits(cfg.RunLimits))
+	h := host.New(reg, host.WithTimeout(o.timeout), host.WithJudge(o.telemetry.Judge(judge)), host.WithLogger(e.logger()), host.WithRunLimits(cfg.RunLimits))
 	return h, cfg, closeAll, nil
 }
 

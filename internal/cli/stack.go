@@ -104,7 +104,7 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 	}
 	eng, err := jobs.New(ctx, st, cache, jobs.Options{
 		Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
-		PollInterval: jf.poll, JudgeModel: model, Logger: e.logger(),
+		PollInterval: jf.poll, JudgeModel: model, Logger: e.logger(), Telemetry: ho.telemetry,
 	})
 	if err != nil {
 		st.Close()

@@ -10,16 +10,18 @@ import (
 	"time"
 )
 
-// The README's service commands work as written: the block after the "service commands"
-// marker runs in a fresh directory holding bin/scorekit and the examples, on a free port.
-func TestREADMEServiceCommands(t *testing.T) {
+// runREADMEBlock runs the bash block of README.md that follows the <!-- NAME commands -->
+// marker, as written, in a fresh directory holding bin/scorekit and the examples, with
+// port 8080 replaced by a free one and env added; it returns what the block printed.
+func runREADMEBlock(t *testing.T, name string, timeout time.Duration, env ...string) string {
+	t.Helper()
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- service commands:[^>]*-->\n```bash\n(.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)<!-- " + name + " commands:[^>]*-->\n```bash\n(.*?)```").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md has no service commands block after its <!-- service commands --> marker")
+		t.Fatalf("README.md has no %s commands block after its <!-- %s commands --> marker", name, name)
 	}
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
@@ -35,21 +37,26 @@ func TestREADMEServiceCommands(t *testing.T) {
 	script := "set -eu\ntrap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + strings.ReplaceAll(string(m[1]), "8080", port)
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SCOREKIT_DB=")
+	cmd.Env = append(os.Environ(), env...)
 	done := make(chan struct{})
 	var out []byte
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(3 * time.Minute):
+	case <-time.After(timeout):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("the README's commands ran over 3 minutes:\n%s", out)
+		t.Fatalf("the README's %s commands ran over %s:\n%s", name, timeout, out)
 	}
 	if err != nil {
-		t.Fatalf("the README's commands failed: %v\n%s", err, out)
+		t.Fatalf("the README's %s commands failed: %v\n%s", name, err, out)
 	}
-	got := string(out)
+	return string(out)
+}
+
+// The README's service commands work as written.
+func TestREADMEServiceCommands(t *testing.T) {
+	got := runREADMEBlock(t, "service", 3*time.Minute, "SCOREKIT_DB=")
 	for _, want := range []string{
 		`{"stored":270,`,               // the import
 		`"status":"done"`, `"runs":10`, // the evaluation, read over HTTP

@@ -116,9 +116,14 @@ func TestSizeMatrix(t *testing.T) {
 			for _, name := range native.Names() {
 				s := open(t, h, name)
 				for _, c := range cases {
-					got := outcomeOf(s.Score(ctx, c.Run))
+					res := s.Score(ctx, c.Run)
+					got := outcomeOf(res)
 					if w := want[name+" "+c.Name()]; !reflect.DeepEqual(got, w) {
-						t.Errorf("%s %s on %s:\n got  %s\n want %s (native)", rt, name, c.Name(), show(got), show(w))
+						var why string
+						if res.Error != nil {
+							why = " (" + res.Error.Message + ")"
+						}
+						t.Errorf("%s %s on %s:\n got  %s%s\n want %s (native)", rt, name, c.Name(), show(got), why, show(w))
 					}
 				}
 			}

@@ -9,8 +9,8 @@
 // sees them; bodies have size limits; a tenant's request rate and the requests in flight
 // are capped (429 and 503 with Retry-After).
 //
-// Operations under /v1/agents/{agent}/insights are reserved for the insight engine;
-// [Server.Huma] lets another package register them on the same API.
+// The insights (GET /v1/agents/{agent}/insights, GET /v1/insights) show what the insight
+// engine (service/insights) found, with its evidence.
 package api
 
 //go:generate go run ./internal/genopenapi -out openapi.json

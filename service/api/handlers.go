@@ -57,6 +57,7 @@ func (s *Server) register() {
 	del := op("delete-agent-policy", http.MethodDelete, "/v1/agents/{agent}/policy", "Stop evaluating the agent's new runs on arrival", http.StatusNotFound)
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
+	s.registerInsights(op)
 }
 
 type healthzOutput struct {
@@ -304,6 +305,7 @@ type policyBody struct {
 	SampleRate float64                   `json:"sample_rate" minimum:"0" maximum:"1" doc:"Share of arriving runs evaluated; which runs depends only on the run id." example:"1"`
 	Tiered     bool                      `json:"tiered,omitempty" doc:"Run the scorers that need a judge only on runs the pre-screen passed."`
 	Config     map[string]map[string]any `json:"config,omitempty" doc:"Per-scorer config."`
+	Window     int                       `json:"window,omitempty" minimum:"0" maximum:"10000" doc:"How many of the agent's latest runs its insights look at. Default 100." example:"100"`
 	UpdatedAt  *time.Time                `json:"updated_at,omitempty" readOnly:"true"`
 }
 
@@ -312,7 +314,7 @@ type policyOutput struct {
 }
 
 func toPolicyBody(p store.AgentPolicy) (policyBody, error) {
-	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered}
+	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered, Window: p.Window}
 	if !p.UpdatedAt.IsZero() {
 		at := p.UpdatedAt
 		b.UpdatedAt = &at
@@ -352,7 +354,7 @@ func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*policyOutp
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg})
+	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg, Window: in.Body.Window})
 	if err != nil {
 		return nil, s.fail(err)
 	}

@@ -111,9 +111,9 @@ type Insight struct {
 	// per (Agent, Scorer, Kind).
 	Agent  string `json:"agent"`
 	Scorer string `json:"scorer"`
-	Kind   Kind   `json:"kind"`
+	Kind   Kind   `json:"kind" enum:"evaluation_health,gross_failures,quality,regression"`
 	// Severity is warning or critical.
-	Severity Severity `json:"severity"`
+	Severity Severity `json:"severity" enum:"warning,critical"`
 	// Title says the finding in one line, with its numbers.
 	Title string `json:"title"`
 	// Evidence is why.

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // PrescreenScorer is the scorer a tiered evaluation asks before any judge.
@@ -83,6 +85,11 @@ type Options struct {
 	Logger *slog.Logger
 	// ID names this client among River's clients. Optional.
 	ID string
+	// Telemetry receives metrics and traces of evaluations, jobs and scorer calls.
+	// Optional. Default is none.
+	Telemetry *telemetry.T
+	// HTTPClient delivers webhooks. Optional. Default is a client with a 10s timeout.
+	HTTPClient *http.Client
 }
 
 func (o Options) withDefaults() Options {
@@ -103,6 +110,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(warnOnly{slog.Default().Handler()})
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: webhookTimeout}
 	}
 	return o
 }
@@ -128,6 +138,7 @@ type queue interface {
 	stop(ctx context.Context) error
 	insert(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) error
 	complete(ctx context.Context, tx *store.Tx, job *river.Job[EvaluateArgs]) error
+	completeInsights(ctx context.Context, tx *store.Tx, job *river.Job[InsightsArgs]) error
 }
 
 type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
@@ -160,6 +171,11 @@ func (q *riverQueue[TDriver, TTx]) complete(ctx context.Context, tx *store.Tx, j
 	return err
 }
 
+func (q *riverQueue[TDriver, TTx]) completeInsights(ctx context.Context, tx *store.Tx, job *river.Job[InsightsArgs]) error {
+	_, err := river.JobCompleteTx[TDriver](ctx, q.tx(tx), job)
+	return err
+}
+
 // New migrates River's tables in st's database (rivermigrate) and returns an engine.
 // Call Start to work jobs and Stop when done.
 func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Engine, error) {
@@ -178,8 +194,13 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*E
 		// one query.
 		FetchCooldown: 5 * time.Millisecond,
 	}
+	if o.Telemetry != nil {
+		cfg.Middleware = []rivertype.Middleware{o.Telemetry.Middleware()}
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{e: e})
+	river.AddWorker(workers, &insightsWorker{e: e})
+	river.AddWorker(workers, &webhookWorker{e: e})
 	cfg.Workers = workers
 	if o.Workers > 0 {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}}
@@ -232,6 +253,13 @@ func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation,
 	if len(params) == 0 {
 		return nil
 	}
+	scorers := make([]string, len(ev.Spec.Scorers))
+	for i, s := range ev.Spec.Scorers {
+		scorers[i] = s.Name
+	}
+	ctx, span := e.opts.Telemetry.StartEvaluation(ctx, telemetry.EvaluationInfo{
+		ID: ev.ID, Agent: ev.Agent, Trigger: ev.Trigger, Runs: len(runPKs), Jobs: len(params), Scorers: scorers})
+	defer span.End()
 	if err := e.q.insert(ctx, tx, params); err != nil {
 		return fmt.Errorf("jobs: enqueue evaluation %s: %w", ev.ID, err)
 	}
@@ -274,8 +302,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	if transient != nil {
 		if len(results) > 0 {
 			if err := e.st.InTx(ctx, func(tx *store.Tx) error {
-				_, err := tx.InsertResults(ctx, results)
-				return err
+				if _, err := tx.InsertResults(ctx, results); err != nil {
+					return err
+				}
+				return e.touchInsights(ctx, tx, ev, results)
 			}); err != nil {
 				return err
 			}
@@ -284,6 +314,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	}
 	return e.st.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
+			return err
+		}
+		if err := e.touchInsights(ctx, tx, ev, results); err != nil {
 			return err
 		}
 		return e.q.complete(ctx, tx, job)
@@ -403,7 +436,10 @@ func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluati
 		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
 	}
 	defer release()
-	return sc.Score(ctx, *run), sc.Info().Version
+	ctx, done := e.opts.Telemetry.ScorerCall(ctx, t.Name, name, run.ID)
+	res, version := sc.Score(ctx, *run), sc.Info().Version
+	done(&res, version)
+	return res, version
 }
 
 // Retry policies.

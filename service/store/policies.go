@@ -19,6 +19,9 @@ type AgentPolicy struct {
 	Tiered bool `json:"tiered,omitempty"`
 	// Config maps a scorer to its config. Optional.
 	Config map[string]json.RawMessage `json:"config,omitempty"`
+	// Window is how many of the agent's latest runs its insights look at. Optional.
+	// Default is the insight engine's (100).
+	Window int `json:"window,omitempty"`
 	// UpdatedAt is when the policy was last set (filled in by reads).
 	UpdatedAt time.Time `json:"-"`
 }

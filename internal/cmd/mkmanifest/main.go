@@ -25,13 +25,14 @@ func main() {
 	name := fs.String("name", "", "plugin name (default: the artifact's base name)")
 	runtime := fs.String("runtime", "", "runtime: wasm or process (default: read from the artifact)")
 	replacesBuiltin := fs.Bool("replaces-builtin", false, "the artifact is a build of the built-in scorers: let it replace each of them")
+	memoryMiB := fs.String("memory-mib", "", "the plugin's memory limit in MiB")
 	_ = fs.Parse(os.Args[1:])
 	if fs.NArg() != 1 {
 		fmt.Fprintf(os.Stderr, "mkmanifest: want one artifact path, got %d arguments; usage: mkmanifest [-o FILE] [-name NAME] [-runtime R] ARTIFACT\n", fs.NArg())
 		os.Exit(1)
 	}
 	args := []string{"plugin", "manifest", "--check=false"}
-	for _, f := range []struct{ flag, v string }{{"--out", *out}, {"--name", *name}, {"--runtime", *runtime}} {
+	for _, f := range []struct{ flag, v string }{{"--out", *out}, {"--name", *name}, {"--runtime", *runtime}, {"--memory-mib", *memoryMiB}} {
 		if f.v != "" {
 			args = append(args, f.flag, f.v)
 		}

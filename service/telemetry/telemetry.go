@@ -1,0 +1,297 @@
+// Package telemetry is what the evaluation service tells its operators: Prometheus
+// metrics (github.com/prometheus/client_golang) served at /metrics, and OpenTelemetry
+// traces (go.opentelemetry.io/otel) of each evaluation: evaluation -> job -> scorer call
+// -> judge call, with the evaluator's telemetry (scores per dimension, clamps fired,
+// duration, judge usage) as attributes.
+//
+// A nil *T is valid and does nothing, so the rooms that report (service/jobs, the judge)
+// need no switch of their own.
+//
+// Label cardinality is bounded: series are labelled by scorer, status, runtime, job kind
+// and state, insight severity and kind, never by run, evaluation or agent; the tenant
+// label is added only when [Options.TenantLabels] asks for it (a service with a few
+// known tenants).
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/insights"
+)
+
+// Options configure a T. Zero fields take the defaults.
+type Options struct {
+	// TenantLabels adds a tenant label to the per-scorer series and to open insights.
+	// Optional. Default is false: one series per scorer, whatever the number of tenants.
+	TenantLabels bool
+	// Tracer makes the spans. Optional. Default makes none.
+	Tracer trace.TracerProvider
+	// ProcessMetrics adds the Go runtime's and the process's collectors. Optional.
+	ProcessMetrics bool
+}
+
+// T holds the service's metrics and its tracer. It is safe for concurrent use.
+type T struct {
+	reg          *prometheus.Registry
+	tracer       trace.Tracer
+	tenantLabels bool
+
+	results        *prometheus.CounterVec
+	scores         *prometheus.HistogramVec
+	latency        *prometheus.HistogramVec
+	adjustments    *prometheus.CounterVec
+	judgeCalls     *prometheus.CounterVec
+	judgeTokens    *prometheus.CounterVec
+	judgeRetries   *prometheus.CounterVec
+	judgeCacheHits *prometheus.CounterVec
+	jobDuration    *prometheus.HistogramVec
+	jobWait        *prometheus.HistogramVec
+	insightChanges *prometheus.CounterVec
+}
+
+// Metric names, for dashboards and alerts (docs/SERVICE.md lists them).
+const (
+	MetricResults        = "scorekit_results_total"
+	MetricScore          = "scorekit_score"
+	MetricScorerDuration = "scorekit_scorer_duration_seconds"
+	MetricAdjustments    = "scorekit_adjustments_total"
+	MetricJudgeCalls     = "scorekit_judge_calls_total"
+	MetricJudgeTokens    = "scorekit_judge_tokens_total"
+	MetricJudgeRetries   = "scorekit_judge_retries_total"
+	MetricJudgeCacheHits = "scorekit_judge_cache_hits_total"
+	MetricJobDuration    = "scorekit_job_duration_seconds"
+	MetricJobWait        = "scorekit_job_wait_seconds"
+	MetricQueueJobs      = "scorekit_queue_jobs"
+	MetricInsightsOpen   = "scorekit_insights_open"
+	MetricInsightChanges = "scorekit_insight_changes_total"
+)
+
+// New returns a T with its own registry.
+func New(o Options) *T {
+	tp := o.Tracer
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	t := &T{reg: prometheus.NewRegistry(), tracer: tp.Tracer("github.com/scorekit/scorekit/service"), tenantLabels: o.TenantLabels}
+	if o.ProcessMetrics {
+		t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	scorer := t.labels("scorer")
+	t.results = t.counter(MetricResults, "Results stored, by scorer and status (scored, skipped, failed).", t.labels("scorer", "status"))
+	t.scores = t.histogram(MetricScore, "Scores of scored results, in [0, 1].", prometheus.LinearBuckets(0.1, 0.1, 10), scorer)
+	t.latency = t.histogram(MetricScorerDuration, "Wall time of one scorer call, as the host measured it.",
+		prometheus.ExponentialBuckets(0.0005, 4, 10), t.labels("scorer", "runtime"))
+	t.adjustments = t.counter(MetricAdjustments, "Changes the host made to scorers' numbers, by rule (normalize_range, percentage, clamp_*, overall_weighted).",
+		t.labels("scorer", "rule"))
+	t.judgeCalls = t.counter(MetricJudgeCalls, "Judge requests that reached the endpoint (cache hits excluded).", scorer)
+	t.judgeTokens = t.counter(MetricJudgeTokens, "Judge tokens, by kind (prompt, completion).", t.labels("scorer", "kind"))
+	t.judgeRetries = t.counter(MetricJudgeRetries, "Judge requests retried after a 429 or 5xx.", scorer)
+	t.judgeCacheHits = t.counter(MetricJudgeCacheHits, "Judge requests answered from the broker's cache.", scorer)
+	t.jobDuration = t.histogram(MetricJobDuration, "Time one job attempt ran, by kind and outcome (ok, error, cancel, snooze).",
+		prometheus.ExponentialBuckets(0.005, 4, 9), []string{"kind", "outcome"})
+	t.jobWait = t.histogram(MetricJobWait, "Time a job waited in the queue between becoming available and starting.",
+		prometheus.ExponentialBuckets(0.005, 4, 9), []string{"kind"})
+	t.insightChanges = t.counter(MetricInsightChanges, "Insights opened, updated and resolved, by severity.", t.labels("change", "severity"))
+	return t
+}
+
+// labels returns names, with tenant first when tenant labels are on.
+func (t *T) labels(names ...string) []string {
+	if t.tenantLabels {
+		return append([]string{"tenant"}, names...)
+	}
+	return names
+}
+
+// values returns vs, with tenant first when tenant labels are on.
+func (t *T) values(tenant string, vs ...string) []string {
+	if t.tenantLabels {
+		return append([]string{tenant}, vs...)
+	}
+	return vs
+}
+
+func (t *T) counter(name, help string, labels []string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	t.reg.MustRegister(c)
+	return c
+}
+
+func (t *T) histogram(name, help string, buckets []float64, labels []string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	t.reg.MustRegister(h)
+	return h
+}
+
+// Registry is the registry the metrics are in.
+func (t *T) Registry() *prometheus.Registry { return t.reg }
+
+// Handler serves the metrics in Prometheus's text format (GET /metrics).
+func (t *T) Handler() http.Handler {
+	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{Timeout: 10 * time.Second})
+}
+
+// Result records one stored result of scorer (made by the host, so its telemetry says
+// what it cost).
+func (t *T) Result(tenant, scorer string, res *sdk.Result) {
+	if t == nil {
+		return
+	}
+	t.results.WithLabelValues(t.values(tenant, scorer, string(res.Status))...).Inc()
+	if res.Status == sdk.StatusScored && res.Score != nil {
+		t.scores.WithLabelValues(t.values(tenant, scorer)...).Observe(*res.Score)
+	}
+	tel := &res.Telemetry
+	runtime := tel.Runtime
+	if runtime == "" {
+		runtime = "unknown"
+	}
+	t.latency.WithLabelValues(t.values(tenant, scorer, runtime)...).Observe(tel.DurationMS / 1000)
+	for _, a := range res.Adjustments {
+		t.adjustments.WithLabelValues(t.values(tenant, scorer, a.Rule)...).Inc()
+	}
+	add := func(c *prometheus.CounterVec, n int, extra ...string) {
+		if n > 0 {
+			c.WithLabelValues(t.values(tenant, append([]string{scorer}, extra...)...)...).Add(float64(n))
+		}
+	}
+	add(t.judgeCalls, tel.JudgeCalls)
+	add(t.judgeRetries, tel.Retries)
+	add(t.judgeCacheHits, tel.CacheHits)
+	add(t.judgeTokens, tel.PromptTokens, "prompt")
+	add(t.judgeTokens, tel.CompletionTokens, "completion")
+}
+
+// InsightsChanged records what one insight update changed.
+func (t *T) InsightsChanged(tenant string, ch insights.Changes) {
+	if t == nil {
+		return
+	}
+	inc := func(change string, sev insights.Severity) {
+		t.insightChanges.WithLabelValues(t.values(tenant, change, string(sev))...).Inc()
+	}
+	for _, in := range ch.Opened {
+		inc("opened", in.Severity)
+	}
+	for _, u := range ch.Updated {
+		inc("updated", u.Insight.Severity)
+	}
+	for _, in := range ch.Resolved {
+		inc("resolved", in.Severity)
+	}
+}
+
+// QueueCount is how many jobs of one kind are in one state.
+type QueueCount struct {
+	Kind, State string
+	N           int64
+}
+
+// OpenCount is how many insights of one severity and kind are open for one tenant.
+type OpenCount struct {
+	Tenant, Severity, Kind string
+	N                      int64
+}
+
+// Sources are read at each scrape, from the database every process shares: what the
+// queue holds and which insights are open are facts of the service, not of one process.
+type Sources struct {
+	// Queue counts the jobs waiting or running, by kind and state.
+	Queue func(context.Context) ([]QueueCount, error)
+	// QueueKinds are the job kinds whose gauges are always present (at 0 when none
+	// waits), so that an alert on them sees the series.
+	QueueKinds []string
+	// Insights counts the open insights.
+	Insights func(context.Context) ([]OpenCount, error)
+}
+
+// Watch registers the gauges read from src at each scrape: scorekit_queue_jobs and
+// scorekit_insights_open.
+func (t *T) Watch(src Sources) {
+	t.reg.MustRegister(&gauges{t: t, src: src,
+		queue: prometheus.NewDesc(MetricQueueJobs, "Jobs in the queue, by kind and state (available, scheduled, retryable, running).",
+			[]string{"kind", "state"}, nil),
+		open: prometheus.NewDesc(MetricInsightsOpen, "Open insights, by severity and kind.", t.labels("severity", "kind"), nil),
+	})
+}
+
+// queueStates are the states a job waits or runs in.
+var queueStates = []string{"available", "pending", "retryable", "running", "scheduled"}
+
+// gauges reads the sources at scrape time.
+type gauges struct {
+	t           *T
+	src         Sources
+	queue, open *prometheus.Desc
+}
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) { ch <- g.queue; ch <- g.open }
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if g.src.Queue != nil {
+		qs, err := g.src.Queue(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(g.queue, err)
+		}
+		depth := map[[2]string]int64{}
+		for _, k := range g.src.QueueKinds {
+			for _, st := range queueStates {
+				depth[[2]string{k, st}] = 0
+			}
+		}
+		for _, q := range qs {
+			depth[[2]string{q.Kind, q.State}] += q.N
+		}
+		keys := make([][2]string, 0, len(depth))
+		for k := range depth {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b [2]string) int { return slices.Compare(a[:], b[:]) })
+		for _, k := range keys {
+			ch <- prometheus.MustNewConstMetric(g.queue, prometheus.GaugeValue, float64(depth[k]), k[0], k[1])
+		}
+	}
+	if g.src.Insights != nil {
+		os, err := g.src.Insights(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(g.open, err)
+		}
+		// Without tenant labels, tenants' counts are summed; every severity is present,
+		// at 0 when nothing is open, so that an alert on it sees the series.
+		sum := map[[3]string]int64{}
+		for _, sev := range []insights.Severity{insights.SeverityWarning, insights.SeverityCritical} {
+			if !g.t.tenantLabels {
+				for _, k := range []insights.Kind{insights.KindEvaluationHealth, insights.KindGrossFailures, insights.KindQuality, insights.KindRegression} {
+					sum[[3]string{"", string(sev), string(k)}] = 0
+				}
+			}
+		}
+		for _, o := range os {
+			key := [3]string{o.Tenant, o.Severity, o.Kind}
+			if !g.t.tenantLabels {
+				key[0] = ""
+			}
+			sum[key] += o.N
+		}
+		keys := make([][3]string, 0, len(sum))
+		for k := range sum {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b [3]string) int { return slices.Compare(a[:], b[:]) })
+		for _, k := range keys {
+			ch <- prometheus.MustNewConstMetric(g.open, prometheus.GaugeValue, float64(sum[k]), g.t.values(k[0], k[1], k[2])...)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/web"
+)
+
+// BenchmarkAgentPage renders an agent's page (its trend over up to 10,000 runs, a page of
+// runs, its insights and evaluations) for agents of 1,000 and 10,000 evaluated runs in the
+// same store: the page grows with the runs its chart covers, not with anything else.
+func BenchmarkAgentPage(b *testing.B) {
+	env := servicetest.New(b, filepath.Join(b.TempDir(), "scorekit.db"), servicetest.Options{})
+	ctx := context.Background()
+	tenant, err := env.Service.Open(ctx) // the dashboard below runs open
+	if err != nil {
+		b.Fatal(err)
+	}
+	sizes := map[string]int{"runs-1000": 1000, "runs-10000": 10000}
+	for agent, n := range sizes {
+		seedLoad(b, env, tenant, agent, n)
+	}
+	if ok, err := env.Service.WaitInsights(ctx, tenant, "", time.Minute); err != nil || !ok {
+		b.Fatalf("insights not up to date: %v", err)
+	}
+	h, err := web.New(env.Service, web.Options{Open: true, Next: api.New(env.Service, api.Options{Open: true})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, agent := range []string{"runs-1000", "runs-10000"} {
+		b.Run(agent, func(b *testing.B) {
+			var bytes int64
+			for b.Loop() {
+				resp, err := http.Get(srv.URL + "/agents/" + agent)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("GET /agents/%s: %s", agent, resp.Status)
+				}
+				bytes = n
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/page")
+			b.ReportMetric(float64(bytes), "bytes/page")
+			b.ReportMetric(float64(sizes[agent]), "runs")
+		})
+	}
+}

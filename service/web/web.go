@@ -1,0 +1,312 @@
+// Package web is the evaluation service's dashboard, served by scorekit serve at /: the
+// tenant's agents with their pass rate and mean per scorer and a trend chart, the open
+// insights with their evidence, an evaluation's results (reason, flags, dimensions and
+// the adjustments the host applied), and one run with every result it ever had.
+//
+// Pages are rendered on the server from embedded html/template files; charts are SVG
+// drawn on the server; there is no script at all, and the Content-Security-Policy says
+// so. Every listing is paged, and every page reads a bounded number of rows through an
+// index, so an agent with 10,000 runs renders like one with 10.
+//
+// Signing in takes an API key in a form posted to /login (never in a URL); the server
+// answers with a session cookie (HttpOnly, SameSite=Lax) whose random token is stored
+// hashed, and ends with the key: a revoked key's sessions end too. Requests that change
+// state (sign in, sign out) must come from the dashboard's own origin
+// (http.CrossOriginProtection). A service that runs open (no keys, loopback only) needs
+// no sign-in.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// CookieName is the session cookie's name.
+const CookieName = "scorekit_session"
+
+// Options configure a Handler. Zero fields take the defaults.
+type Options struct {
+	// Open serves every page as the open tenant without signing in (see api.Options).
+	Open bool
+	// Next serves what the dashboard does not (the API). Optional. Default answers 404.
+	Next http.Handler
+	// SessionTTL is how long a session lasts. Optional. Default is 12 hours.
+	SessionTTL time.Duration
+	// Logger logs internal errors. Optional. Default is slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler serves the dashboard.
+type Handler struct {
+	svc   *service.Service
+	opts  Options
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+	root  http.Handler
+}
+
+// New returns the dashboard of svc.
+func New(svc *service.Service, o Options) (*Handler, error) {
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 12 * time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Next == nil {
+		o.Next = http.NotFoundHandler()
+	}
+	h := &Handler{svc: svc, opts: o, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
+	if err := h.parse(); err != nil {
+		return nil, err
+	}
+	static, _ := fs.Sub(files, "static")
+	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /login", h.loginPage)
+	h.mux.HandleFunc("POST /login", h.login)
+	h.mux.HandleFunc("POST /logout", h.logout)
+	h.mux.Handle("GET /{$}", h.signedIn(h.overview))
+	h.mux.Handle("GET /agents/{agent}", h.signedIn(h.agent))
+	h.mux.Handle("GET /insights", h.signedIn(h.insights))
+	h.mux.Handle("GET /insights/{id}", h.signedIn(h.insight))
+	h.mux.Handle("GET /evaluations/{id}", h.signedIn(h.evaluation))
+	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
+	h.mux.Handle("/", o.Next)
+	// State changes (sign in, sign out) come from this origin only; a page on another
+	// site cannot post a form here (Sec-Fetch-Site and Origin are checked).
+	h.root = http.NewCrossOriginProtection().Handler(h.mux)
+	return h, nil
+}
+
+// dashboardPath reports whether path is one of the dashboard's own.
+func dashboardPath(p string) bool {
+	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" {
+		return true
+	}
+	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/"} {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeHTTP serves the dashboard's pages and passes anything else to Options.Next.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !dashboardPath(r.URL.Path) {
+		h.opts.Next.ServeHTTP(w, r)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	h.root.ServeHTTP(w, r)
+}
+
+type tenantKey struct{}
+
+// signedIn runs page for the session's tenant, or sends the browser to sign in.
+func (h *Handler) signedIn(page func(w http.ResponseWriter, r *http.Request, t store.Tenant)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, err := h.tenant(r)
+		if errors.Is(err, errSignedOut) {
+			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		page(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)), t)
+	})
+}
+
+var errSignedOut = errors.New("signed out")
+
+// tenant returns the request's tenant: the open tenant, or the session's.
+func (h *Handler) tenant(r *http.Request) (store.Tenant, error) {
+	if h.opts.Open {
+		return h.svc.Open(r.Context())
+	}
+	c, err := r.Cookie(CookieName)
+	if err != nil || c.Value == "" {
+		return store.Tenant{}, errSignedOut
+	}
+	t, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return t, errSignedOut
+	}
+	return t, err
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// secure reports whether the browser reached the server over TLS (directly or through a
+// proxy that says so): the cookie is then marked Secure.
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// safeNext returns next when it is a path of this site, else "/": sign-in never sends a
+// browser elsewhere.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || !dashboardPath(strings.SplitN(next, "?", 2)[0]) {
+		return "/"
+	}
+	return next
+}
+
+type loginData struct {
+	pageData
+	Next  string
+	Error string
+}
+
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Open {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	h.render(w, r, "login", http.StatusOK, loginData{pageData: pageData{Title: "Sign in"}, Next: safeNext(r.URL.Query().Get("next"))})
+}
+
+// login checks the key posted in the form and opens a session for its tenant.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Open {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		h.render(w, r, "login", http.StatusBadRequest, loginData{pageData: pageData{Title: "Sign in"}, Next: "/", Error: "The form could not be read; sign in again."})
+		return
+	}
+	next := safeNext(r.PostForm.Get("next"))
+	key := strings.TrimSpace(r.PostForm.Get("key"))
+	fail := func(msg string) {
+		h.render(w, r, "login", http.StatusUnauthorized, loginData{pageData: pageData{Title: "Sign in"}, Next: next, Error: msg})
+	}
+	if key == "" {
+		fail("Paste an API key (scorekit keys create --tenant NAME makes one).")
+		return
+	}
+	sum := sha256.Sum256([]byte(key))
+	st := h.svc.Store()
+	k, err := st.KeyByHash(r.Context(), sum[:])
+	if errors.Is(err, store.ErrNotFound) {
+		fail("That key is unknown or revoked.")
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	token := base64.RawURLEncoding.EncodeToString(b[:])
+	if err := st.DeleteSession(r.Context(), nil, time.Now()); err != nil { // the expired ones
+		h.fail(w, r, err)
+		return
+	}
+	if err := st.CreateSession(r.Context(), hashToken(token), k.TenantID, k.ID, time.Now().Add(h.opts.SessionTTL)); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", MaxAge: int(h.opts.SessionTTL.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure(r)})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// logout ends the session.
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
+		if err := h.svc.Store().DeleteSession(r.Context(), hashToken(c.Value), time.Now()); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure(r)})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// fail answers an error page: 404 and 400 say what is wrong; anything else is logged
+// and answered 500 without internals.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := http.StatusInternalServerError, "Something went wrong; the server log has the cause."
+	switch {
+	case errors.Is(err, service.ErrNotFound):
+		status, msg = http.StatusNotFound, err.Error()
+	case errors.Is(err, service.ErrInvalid):
+		status, msg = http.StatusBadRequest, err.Error()
+	case errors.Is(err, context.Canceled):
+		return
+	default:
+		h.opts.Logger.Error("dashboard: internal error", "path", r.URL.Path, "err", err)
+	}
+	t, _ := r.Context().Value(tenantKey{}).(store.Tenant)
+	h.render(w, r, "error", status, errorData{pageData: h.page(t, http.StatusText(status)), Status: status, Message: msg})
+}
+
+type errorData struct {
+	pageData
+	Status  int
+	Message string
+}
+
+// pageData is what every page's layout shows.
+type pageData struct {
+	Title  string
+	Tenant string
+	Open   bool
+	Nav    string
+}
+
+func (h *Handler) page(t store.Tenant, title string) pageData {
+	return pageData{Title: title, Tenant: t.Name, Open: h.opts.Open}
+}
+
+// render writes page with data.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, page string, status int, data any) {
+	t, ok := h.pages[page]
+	if !ok {
+		h.opts.Logger.Error("dashboard: no template", "page", page)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
+		h.opts.Logger.Error("dashboard: render", "page", page, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprint(w, b.String())
+}
