@@ -210,6 +210,15 @@ export class ScorekitClient {
       out = await request();
     } catch (err) {
       if (err instanceof Error && err.name === "AbortError") throw err;
+      // openapi-fetch parses a successful answer as JSON: a page that is not is not the service.
+      if (err instanceof SyntaxError) {
+        throw new ScorekitError({
+          code: "bad_response",
+          status: 0,
+          detail: `${this.#baseUrl} answered with a body that is not JSON (${err.message}); is the base URL a scorekit service?`,
+          cause: err,
+        });
+      }
       throw unreachableError(this.#baseUrl, err);
     }
     if (!out.response.ok) throw problemError(out.response, out.error);

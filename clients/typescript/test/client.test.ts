@@ -101,6 +101,14 @@ describe("problem details", () => {
     assert.equal(err.code, "not_found");
   });
 
+  test("a server that is not scorekit is a bad_response, not a problem it did not send", async () => {
+    const other = new ScorekitClient({ baseUrl: svc.judgeUrl, apiKey: svc.key });
+    const err = await rejects(other.listScorers());
+    assert.equal(err.code, "bad_response");
+    assert.equal(err.status, 404);
+    assert.match(err.detail, /without a problem document/);
+  });
+
   test("a service that is not there is unreachable, with the URL", async () => {
     // Port 1 on loopback: nothing listens there.
     const gone = new ScorekitClient({ baseUrl: "http://127.0.0.1:1" });

@@ -29,6 +29,8 @@ export interface Service {
   url: string;
   /** The key of tenant `acme`. */
   key: string;
+  /** The judge's base URL (an HTTP server that is not a scorekit service). */
+  judgeUrl: string;
   /** Everything serve wrote to stderr so far. */
   log: () => string;
   /** Runs a scorekit command on the service's database. */
@@ -37,7 +39,7 @@ export interface Service {
 }
 
 function binary(): string {
-  const bin = process.env.SCOREKIT_BIN ?? join(repoRoot, "bin", "scorekit");
+  const bin = resolve(process.env.SCOREKIT_BIN ?? join(repoRoot, "bin", "scorekit"));
   if (!existsSync(bin)) {
     throw new Error(
       `${bin} not found: build it in the repository root with \`go build -o bin/scorekit ./cmd/scorekit\` (or make build), or set SCOREKIT_BIN`,
@@ -126,5 +128,5 @@ export async function startService(): Promise<Service> {
     await new Promise<void>((ok) => judge.close(() => ok()));
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url, key, log: () => stderr, cli, stop };
+  return { url, key, judgeUrl: judgeURL, log: () => stderr, cli, stop };
 }
