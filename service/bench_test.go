@@ -14,6 +14,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
@@ -30,6 +31,8 @@ func benchRuns(b *testing.B, set seed.Set, agent, prefix string, n int) []byte {
 	for i := range out {
 		r := all[i%len(all)]
 		r.ID, r.Agent = fmt.Sprintf("%s-%06d", prefix, i), agent
+		// A text of its own, so the judge's cache answers no run for another.
+		r.Input += "\n(" + r.ID + ")"
 		at := t0.Add(time.Duration(i) * time.Second)
 		r.Time = &at
 		out[i] = r
@@ -43,7 +46,7 @@ func benchRuns(b *testing.B, set seed.Set, agent, prefix string, n int) []byte {
 
 func benchBackends(b *testing.B, f func(b *testing.B, dsn func() string)) {
 	b.Run("sqlite", func(b *testing.B) { f(b, func() string { return filepath.Join(b.TempDir(), "scorekit.db") }) })
-	b.Run("postgres", func(b *testing.B) { f(b, func() string { return cluster.Database(b) }) })
+	b.Run("postgres", func(b *testing.B) { f(b, func() string { return pgtest.Shared(b).Database(b) }) })
 }
 
 // pollInterval is how often benchmark workers look for jobs.
@@ -244,7 +247,7 @@ func BenchmarkWorkersPostgres(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "ok", "score": 1}`, Delay: 50 * time.Millisecond})
 			defer srv.Close()
-			dsn := cluster.Database(b)
+			dsn := pgtest.Shared(b).Database(b)
 			o := jobs.Options{Workers: 2, JobConcurrency: 8, ChunkSize: 25}
 			api := judgeEnv(b, dsn, srv, 8, o)
 			for range workers - 1 {

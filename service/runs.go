@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
@@ -78,10 +80,11 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		ids   = map[string]int{}
 		limit = s.maxRunBytes(t)
 	)
+	decoded := s.decodeAll(items, o.Agent, limit)
 	for i, it := range items {
 		ir := &res.Runs[i]
 		ir.Line = it.line
-		nr, err := s.decodeRun(it.raw, o.Agent, limit)
+		nr, err := decoded[i].run, decoded[i].err
 		ir.ID = nr.ID
 		if err != nil {
 			ir.Status, ir.Error = RunRejected, err.Error()
@@ -121,6 +124,30 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+type decodedRun struct {
+	run store.NewRun
+	err error
+}
+
+// decodeAll validates and decodes items on every CPU: validating against the run schema
+// is most of an import's cost.
+func (s *Service) decodeAll(items []item, agent string, limit int) []decodedRun {
+	out := make([]decodedRun, len(items))
+	workers := min(runtime.GOMAXPROCS(0), len(items)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(items); i += workers {
+				out[i].run, out[i].err = s.decodeRun(items[i].raw, agent, limit)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // item is one run's JSON and where it was.

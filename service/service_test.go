@@ -3,9 +3,6 @@ package service_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,26 +16,9 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 )
 
-var cluster *pgtest.Cluster
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	c, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
-
-func backends(t *testing.T, f func(t *testing.T, dsn string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "scorekit.db")) })
-	t.Run("postgres", func(t *testing.T) { f(t, cluster.Database(t)) })
-}
+func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 
 func seedSet(t *testing.T) seed.Set {
 	dir, err := corpus.Dir()

@@ -24,11 +24,8 @@ import (
 )
 
 var (
-	bin     string // the scorekit binary under test
-	root    string // the module root
-	cluster *pgtest.Cluster
-	pgOnce  sync.Once
-	pgErr   error
+	bin  string // the scorekit binary under test
+	root string // the module root
 )
 
 func TestMain(m *testing.M) {
@@ -57,23 +54,12 @@ func run(m *testing.M) (int, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("go build ./cmd/scorekit: %v\n%s", err, out)
 	}
-	code := m.Run()
-	if cluster != nil {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e:", err)
-		}
-	}
-	return code, nil
+	pgtest.Main(m)
+	return 0, nil
 }
 
 // postgres returns a new database on the package's cluster, started on first use.
-func postgres(t *testing.T) string {
-	pgOnce.Do(func() { cluster, pgErr = pgtest.Start() })
-	if pgErr != nil {
-		t.Fatal(pgErr)
-	}
-	return cluster.Database(t)
-}
+func postgres(t *testing.T) string { return pgtest.Shared(t).Database(t) }
 
 // scorekit runs the binary to completion and returns its stdout.
 func scorekit(t *testing.T, dir string, args ...string) string {

@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,4 +135,37 @@ func (c *Cluster) Stop() error {
 		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
 	}
 	return nil
+}
+
+// shared is the package's cluster of Shared, started on first use.
+var shared struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Shared returns a cluster shared by the tests of a package, started on first use; the
+// package's TestMain calls Main to stop it.
+func Shared(tb testing.TB) *Cluster {
+	tb.Helper()
+	shared.once.Do(func() { shared.c, shared.err = Start() })
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+	return shared.c
+}
+
+// Main runs the package's tests and stops the Shared cluster, if one was started. Call it
+// from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.c != nil {
+		if err := shared.c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
 }

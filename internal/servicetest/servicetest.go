@@ -6,10 +6,12 @@ package servicetest
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
@@ -122,4 +124,11 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 		}
 	})
 	return &Env{Store: st, Engine: eng, Cache: cache, Service: service.New(st, eng, cache, o.Service)}
+}
+
+// Backends runs f on a fresh SQLite file and on a fresh database of the package's shared
+// PostgreSQL cluster (pgtest.Shared; the package's TestMain calls pgtest.Main).
+func Backends(t *testing.T, f func(t *testing.T, dsn string)) {
+	t.Run(store.SQLite, func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "scorekit.db")) })
+	t.Run(store.Postgres, func(t *testing.T) { f(t, pgtest.Shared(t).Database(t)) })
 }

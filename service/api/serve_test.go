@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/store"
 )
 
 // serveReal serves the API of an open service on a real socket with o, and stops it
@@ -177,4 +181,93 @@ func newServer(t *testing.T, h http.Handler) string {
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// A tenant over its request rate gets 429 with Retry-After; another tenant does not.
+func TestTenantRequestRate(t *testing.T) {
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true}, "free")
+	ctx := context.Background()
+	if _, err := h.env.Service.CreateTenant(ctx, "slow", store.Policy{RequestsPerSecond: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := h.env.Service.CreateKey(ctx, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := client{t: t, url: h.srv.URL, key: key}
+	if r := slow.do("GET", "/v1/agents", nil); r.status != 200 {
+		t.Fatalf("first request: %d", r.status)
+	}
+	r := slow.do("GET", "/v1/agents", nil)
+	if r.status != 429 || r.header.Get("Retry-After") == "" || r.problem(t).Code != api.CodeRateLimited {
+		t.Fatalf("second request within 2s: %d %s", r.status, r.body)
+	}
+	free := h.as(t, "free")
+	for range 5 {
+		if r := free.do("GET", "/v1/agents", nil); r.status != 200 {
+			t.Fatalf("another tenant: %d", r.status)
+		}
+	}
+}
+
+// Judge steps (whole prompts) are in an answer only when asked for.
+func TestStepsOptIn(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers", "score": 1}`})
+	defer srv.Close()
+	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{
+		Host: host.New(servicetest.Registry(t, nil), host.WithJudge(b)), Judge: b}, "a")
+	c := h.as(t, "a")
+	body := `{"scorer": "relevancy", "run": {"input": "What is the capital of France?", "output": "Paris"}`
+	r := c.do("POST", "/v1/score", []byte(body+`}`))
+	if r.status != 200 || strings.Contains(string(r.body), `"steps"`) || !strings.Contains(string(r.body), `"scored"`) {
+		t.Fatalf("without steps: %d %s", r.status, r.body)
+	}
+	r = c.do("POST", "/v1/score", []byte(body+`, "steps": true}`))
+	if r.status != 200 || !strings.Contains(string(r.body), `"steps"`) || !strings.Contains(string(r.body), "capital of France") {
+		t.Fatalf("with steps: %d %s", r.status, r.body)
+	}
+}
+
+// Listing an agent's runs pages through all of them, newest first, each once.
+func TestRunsPagination(t *testing.T) {
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true}, "a")
+	c := h.as(t, "a")
+	var body strings.Builder
+	for i := range 25 {
+		fmt.Fprintf(&body, `{"id": "r%02d", "agent": "bot", "output": "x", "time": "2025-01-01T00:00:%02dZ"}`+"\n", i, i%10)
+	}
+	if r := c.do("POST", "/v1/runs", []byte(body.String())); r.status != 200 {
+		t.Fatal(r.status, string(r.body))
+	}
+	var seen []string
+	cursor := ""
+	for page := 0; ; page++ {
+		r := c.do("GET", "/v1/agents/bot/runs?limit=10&cursor="+cursor, nil)
+		var p struct {
+			Runs []struct{ ID string } `json:"runs"`
+			Next string                `json:"next"`
+		}
+		r.json(t, &p)
+		for _, run := range p.Runs {
+			seen = append(seen, run.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		cursor = p.Next
+		if page > 5 {
+			t.Fatal("pagination does not end")
+		}
+	}
+	if len(seen) != 25 || seen[0] != "r19" || seen[24] != "r00" {
+		t.Fatalf("pages = %v; want 25 runs, newest first (ties by ingest order)", seen)
+	}
+	if r := c.do("GET", "/v1/agents/bot/runs?cursor=garbage!", nil); r.status != 400 || !strings.Contains(r.problem(t).Detail, "cursor") {
+		t.Fatalf("bad cursor: %d %s", r.status, r.body)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,28 +20,14 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 )
 
-var cluster *pgtest.Cluster
-
-func TestMain(m *testing.M) {
-	c, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func backends(t *testing.T, f func(t *testing.T, st *store.Store)) {
 	for _, b := range []string{store.SQLite, store.Postgres} {
 		t.Run(b, func(t *testing.T) {
 			dsn := filepath.Join(t.TempDir(), "scorekit.db")
 			if b == store.Postgres {
-				dsn = cluster.Database(t)
+				dsn = pgtest.Shared(t).Database(t)
 			}
 			st, err := store.Open(context.Background(), dsn)
 			if err != nil {

@@ -156,3 +156,49 @@ func TestJudgeLimitsReachTheBroker(t *testing.T) {
 		t.Fatalf("another tenant got acme's limits")
 	}
 }
+
+// recording is a plugin that records the tenant each backend is opened for, as a WASM or
+// process runtime receives it.
+type recording struct {
+	mu      sync.Mutex
+	tenants []host.Tenant
+}
+
+func (p *recording) Info() sdk.Info {
+	return sdk.Info{Name: "rec", Version: "1", ABIVersion: sdk.ABIVersion}
+}
+func (p *recording) Runtime() string { return host.RuntimeWASM }
+func (p *recording) Open(_ context.Context, t host.Tenant, _ json.RawMessage) (host.Backend, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tenants = append(p.tenants, t)
+	return nopBackend{}, nil
+}
+func (p *recording) Close(context.Context) error { return nil }
+
+type nopBackend struct{}
+
+func (nopBackend) Score(context.Context, *sdk.Run, sdk.Judge) (sdk.Result, error) {
+	return sdk.Scored(1, ""), nil
+}
+func (nopBackend) Close(context.Context) error { return nil }
+
+// The tenant's name and runtime ceilings reach the runtime the scorer is opened in.
+func TestTenantLimitsReachTheRuntime(t *testing.T) {
+	p := &recording{}
+	reg := host.NewRegistry()
+	if err := reg.Register(p, false); err != nil {
+		t.Fatal(err)
+	}
+	c := scorers.New(host.New(reg), nil, 0)
+	defer c.Close(context.Background())
+	tenant := store.Tenant{Name: "acme", Policy: store.Policy{Limits: host.Limits{MemoryMiB: 16, TimeoutMS: 500, PoolSize: 1}}}
+	_, release, err := c.Get(context.Background(), tenant, "rec", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if len(p.tenants) != 1 || p.tenants[0].Name != "acme" || p.tenants[0].Limits != tenant.Policy.Limits {
+		t.Fatalf("opened for %+v; want acme with its policy's limits", p.tenants)
+	}
+}

@@ -5,37 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service/store"
 )
 
-var cluster *pgtest.Cluster
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	c, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
-
-// backends runs f against a fresh SQLite file and a fresh PostgreSQL database.
-func backends(t *testing.T, f func(t *testing.T, dsn string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "scorekit.db")) })
-	t.Run("postgres", func(t *testing.T) { f(t, cluster.Database(t)) })
-}
+func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 
 func open(t *testing.T, dsn string) *store.Store {
 	t.Helper()
