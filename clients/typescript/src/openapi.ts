@@ -437,6 +437,19 @@ export interface components {
             /**
              * @description Metadata is free-form. A judge reads metadata.purpose or metadata.instructions to learn
              *     what the agent is for (a Slack triage is the right answer to a raw email).
+             *
+             *     How the run ended, when the caller recorded it, is definitive for the pre-screen
+             *     (absent keys and unknown values change nothing; values are read case-insensitively,
+             *     "-" as "_"):
+             *       - the model's stop reason, under finish_reason (OpenAI and compatible servers),
+             *         stop_reason (Anthropic), finishReason (Gemini, Vercel AI SDK) or stopReason
+             *         (Bedrock): length, max_tokens, max_output_tokens mean the output was cut off at
+             *         the token limit; content_filter, refusal, safety, prohibited_content, blocklist,
+             *         spii, guardrail_intervened mean the provider refused or filtered the answer; error
+             *         means the call failed;
+             *       - error: any non-empty value (a message, an error object) means the framework
+             *         recorded a failure;
+             *       - status: error, failed, failure, timeout, timed_out, crashed mean the same.
              */
             metadata?: Record<string, unknown>;
             /**
@@ -556,6 +569,7 @@ export interface components {
             duration_ms: number;
             /** Format: int64 */
             judge_calls?: number;
+            judge_limits?: string[] | null;
             nodes?: {
                 [key: string]: unknown;
             }[] | null;
