@@ -2,22 +2,13 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { ScorekitClient, ScorekitError, type Run } from "@scorekit/client";
 
-import { judgeScore, repoRoot, startService, type Service } from "./harness.js";
+import { judgeScore, repoRoot, useService } from "./harness.js";
 
-let svc: Service;
-let client: ScorekitClient;
-
-before(async () => {
-  svc = await startService();
-  client = new ScorekitClient({ baseUrl: svc.url, apiKey: svc.key });
-});
-after(async () => {
-  await svc?.stop();
-});
+const service = useService();
 
 // rejects awaits a call that must fail and returns its ScorekitError.
 async function rejects(call: Promise<unknown>): Promise<ScorekitError> {
@@ -32,7 +23,7 @@ async function rejects(call: Promise<unknown>): Promise<ScorekitError> {
 
 describe("score", () => {
   test("a correct short answer scores high with prescreen", async () => {
-    const result = await client.score({
+    const result = await service.client.score({
       scorer: "prescreen",
       run: { input: "What is the capital of France?", output: "Paris" },
     });
@@ -42,21 +33,21 @@ describe("score", () => {
   });
 
   test("an empty answer is flagged and does not pass", async () => {
-    const result = await client.score({ scorer: "prescreen", run: { input: "What is the capital of France?", output: "" } });
+    const result = await service.client.score({ scorer: "prescreen", run: { input: "What is the capital of France?", output: "" } });
     assert.equal(result.status, "scored");
     assert.equal(result.passed, false);
     assert.ok(result.flags?.includes("empty_output"), `flags ${JSON.stringify(result.flags)}; want empty_output`);
   });
 
   test("a judge scorer reaches the judge through the service", async () => {
-    const result = await client.score({ scorer: "relevancy", run: { input: "What is the capital of France?", output: "Paris" } });
+    const result = await service.client.score({ scorer: "relevancy", run: { input: "What is the capital of France?", output: "Paris" } });
     assert.equal(result.status, "scored");
     assert.equal(result.score, judgeScore);
     assert.equal(result.telemetry.judge_calls, 1);
   });
 
   test("a scorer that does not apply is skipped with its reason, not scored 0", async () => {
-    const result = await client.score({ scorer: "contextprecision", run: { input: "What is the capital of France?", output: "Paris" } });
+    const result = await service.client.score({ scorer: "contextprecision", run: { input: "What is the capital of France?", output: "Paris" } });
     assert.equal(result.status, "skipped");
     assert.equal(result.score, undefined);
     assert.match(result.reason ?? "", /context/);
@@ -65,7 +56,7 @@ describe("score", () => {
 
 describe("problem details", () => {
   test("an unknown scorer is 404 unknown_scorer and names the known ones", async () => {
-    const err = await rejects(client.score({ scorer: "no-such-scorer", run: { input: "q", output: "a" } }));
+    const err = await rejects(service.client.score({ scorer: "no-such-scorer", run: { input: "q", output: "a" } }));
     assert.equal(err.status, 404);
     assert.equal(err.code, "unknown_scorer");
     assert.match(err.detail, /no-such-scorer/);
@@ -74,7 +65,7 @@ describe("problem details", () => {
   });
 
   test("a bad key is 401 unauthorized", async () => {
-    const bad = new ScorekitClient({ baseUrl: svc.url, apiKey: "sk_not-a-key" });
+    const bad = new ScorekitClient({ baseUrl: service.svc.url, apiKey: "sk_not-a-key" });
     const err = await rejects(bad.score({ scorer: "prescreen", run: { input: "q", output: "a" } }));
     assert.equal(err.status, 401);
     assert.equal(err.code, "unauthorized");
@@ -82,27 +73,27 @@ describe("problem details", () => {
   });
 
   test("no key at all is 401 unauthorized when the service has keys", async () => {
-    const none = new ScorekitClient({ baseUrl: svc.url });
+    const none = new ScorekitClient({ baseUrl: service.svc.url });
     const err = await rejects(none.listScorers());
     assert.equal(err.status, 401);
     assert.equal(err.code, "unauthorized");
   });
 
   test("a limit of 0 is 400 invalid_request that says the range", async () => {
-    const err = await rejects(client.createEvaluation("assistant", { limit: 0 }));
+    const err = await rejects(service.client.createEvaluation("assistant", { limit: 0 }));
     assert.equal(err.status, 400);
     assert.equal(err.code, "invalid_request");
     assert.match(err.detail, /limit/);
   });
 
   test("an unknown evaluation is 404 not_found", async () => {
-    const err = await rejects(client.getEvaluation("ev_doesnotexist"));
+    const err = await rejects(service.client.getEvaluation("ev_doesnotexist"));
     assert.equal(err.status, 404);
     assert.equal(err.code, "not_found");
   });
 
   test("a server that is not scorekit is a bad_response, not a problem it did not send", async () => {
-    const other = new ScorekitClient({ baseUrl: svc.judgeUrl, apiKey: svc.key });
+    const other = new ScorekitClient({ baseUrl: service.svc.judgeUrl, apiKey: service.svc.key });
     const err = await rejects(other.listScorers());
     assert.equal(err.code, "bad_response");
     assert.equal(err.status, 404);
@@ -124,19 +115,19 @@ describe("runs and evaluations", () => {
   const runs = lines.map((l) => JSON.parse(l) as Run);
 
   test("import stores runs once, and evaluating the last 10 scores exactly the 10 newest", async () => {
-    const first = await client.importRuns(runs);
+    const first = await service.client.importRuns(runs);
     assert.equal(first.stored, runs.length);
     assert.equal(first.rejected, 0);
 
-    const again = await client.importRuns(runs);
+    const again = await service.client.importRuns(runs);
     assert.equal(again.stored, 0);
     assert.equal(again.duplicates, runs.length);
 
     const newest = [...runs].sort((a, b) => Date.parse(b.time!) - Date.parse(a.time!)).slice(0, 10).map((r) => r.id);
-    const page = await client.listRuns("assistant", { limit: 10 });
+    const page = await service.client.listRuns("assistant", { limit: 10 });
     assert.deepEqual(page.runs?.map((r) => r.id), newest);
 
-    const ev = await client.evaluate("assistant", { limit: 10, scorers: ["prescreen"] }, { timeoutMs: 60_000 });
+    const ev = await service.client.evaluate("assistant", { limit: 10, scorers: ["prescreen"] }, { timeoutMs: 60_000 });
     assert.equal(ev.status, "done");
     assert.equal(ev.agent, "assistant");
     assert.equal(ev.runs, 10);
@@ -155,12 +146,12 @@ describe("runs and evaluations", () => {
     assert.equal(summary.pending, 0);
 
     // The results are kept with the run.
-    const stored = await client.getRun(newest[0]!);
+    const stored = await service.client.getRun(newest[0]!);
     assert.equal(stored.agent, "assistant");
     assert.ok(stored.results?.some((r) => r.evaluation_id === ev.id && r.scorer === "prescreen"));
 
     // And the evaluation is listed for the agent.
-    const listed = await client.listEvaluations("assistant");
+    const listed = await service.client.listEvaluations("assistant");
     assert.ok(listed.some((e) => e.id === ev.id));
   });
 
@@ -170,7 +161,7 @@ describe("runs and evaluations", () => {
       "{not json",
       JSON.stringify({ id: "jsonl-3", input: "Capital of Italy?", output: "Rome", time: "2025-07-01T10:01:00Z" }),
     ].join("\n");
-    const res = await client.importRuns(jsonl, { agent: "jsonl-agent" });
+    const res = await service.client.importRuns(jsonl, { agent: "jsonl-agent" });
     assert.equal(res.stored, 2);
     assert.equal(res.rejected, 1);
     const bad = res.runs?.find((r) => r.status === "rejected");
@@ -179,10 +170,10 @@ describe("runs and evaluations", () => {
   });
 
   test("an evaluation of a judge scorer that fails keeps the failure, never a 0", async () => {
-    await client.importRuns([{ id: "fault-1", input: "JUDGE-FAULT: grade me", output: "fine", time: "2025-08-01T00:00:00Z" }], {
+    await service.client.importRuns([{ id: "fault-1", input: "JUDGE-FAULT: grade me", output: "fine", time: "2025-08-01T00:00:00Z" }], {
       agent: "faulty",
     });
-    const ev = await client.evaluate("faulty", { limit: 1, scorers: ["relevancy"] }, { timeoutMs: 90_000 });
+    const ev = await service.client.evaluate("faulty", { limit: 1, scorers: ["relevancy"] }, { timeoutMs: 90_000 });
     const r = ev.results?.[0];
     assert.equal(r?.status, "failed");
     assert.equal(r?.score, null);
@@ -195,17 +186,17 @@ describe("runs and evaluations", () => {
   test("waitForEvaluation gives up with wait_timeout, the evaluation going on", async () => {
     // One run through a scorer whose judge always fails: the job retries with backoff, so
     // the evaluation is not done within 1 ms.
-    await client.importRuns([{ id: "slow-1", input: "JUDGE-FAULT again", output: "x", time: "2025-08-02T00:00:00Z" }], { agent: "slow" });
-    const started = await client.createEvaluation("slow", { limit: 1, scorers: ["relevancy"] });
-    const err = await rejects(client.waitForEvaluation(started.id, { timeoutMs: 1 }));
+    await service.client.importRuns([{ id: "slow-1", input: "JUDGE-FAULT again", output: "x", time: "2025-08-02T00:00:00Z" }], { agent: "slow" });
+    const started = await service.client.createEvaluation("slow", { limit: 1, scorers: ["relevancy"] });
+    const err = await rejects(service.client.waitForEvaluation(started.id, { timeoutMs: 1 }));
     assert.equal(err.code, "wait_timeout");
     assert.match(err.detail, new RegExp(started.id));
   });
 
   test("scorers and agents are listed", async () => {
-    const scorers = await client.listScorers();
+    const scorers = await service.client.listScorers();
     assert.ok(scorers.some((s) => s.name === "prescreen" && s.range.max === 1));
-    const agents = await client.listAgents();
+    const agents = await service.client.listAgents();
     assert.ok(agents.agents?.some((a) => a.name === "assistant" && a.runs === runs.length));
   });
 });

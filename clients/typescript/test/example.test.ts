@@ -3,23 +3,17 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-import { startService, type Service } from "./harness.js";
+import { useService } from "./harness.js";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url)); // build/test
 const pkg = join(here, "..", "..");
 
-let svc: Service;
-before(async () => {
-  svc = await startService();
-});
-after(async () => {
-  await svc?.stop();
-});
+const service = useService();
 
 test("the README shows examples/score.ts as it is", () => {
   const readme = readFileSync(join(pkg, "README.md"), "utf8");
@@ -29,14 +23,14 @@ test("the README shows examples/score.ts as it is", () => {
 
 test("the example program scores a run through the client", async () => {
   const { stdout } = await run(process.execPath, [join(here, "..", "examples", "score.js")], {
-    env: { ...process.env, SCOREKIT_URL: svc.url, SCOREKIT_KEY: svc.key },
+    env: { ...process.env, SCOREKIT_URL: service.svc.url, SCOREKIT_KEY: service.svc.key },
   });
   assert.match(stdout, /^scored (0\.[89]\d*|1) passed=true: /);
 });
 
 test("the example program reports a bad key by its code", async () => {
   await assert.rejects(
-    run(process.execPath, [join(here, "..", "examples", "score.js")], { env: { ...process.env, SCOREKIT_URL: svc.url, SCOREKIT_KEY: "sk_wrong" } }),
+    run(process.execPath, [join(here, "..", "examples", "score.js")], { env: { ...process.env, SCOREKIT_URL: service.svc.url, SCOREKIT_KEY: "sk_wrong" } }),
     (err: { code?: number; stderr?: string }) => {
       assert.equal(err.code, 1);
       assert.match(err.stderr ?? "", /^unauthorized \(HTTP 401\): /);

@@ -9,10 +9,13 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { after, before } from "node:test";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+
+import { ScorekitClient } from "@scorekit/client";
 
 const run = promisify(execFile);
 
@@ -129,4 +132,20 @@ export async function startService(): Promise<Service> {
     rmSync(dir, { recursive: true, force: true });
   };
   return { url, key, judgeUrl: judgeURL, log: () => stderr, cli, stop };
+}
+
+/**
+ * useService starts a service before the file's tests and stops it after them; the fields
+ * are set once the tests run. `client` holds the key of tenant `acme`.
+ */
+export function useService(): { svc: Service; client: ScorekitClient } {
+  const ctx = {} as { svc: Service; client: ScorekitClient };
+  before(async () => {
+    ctx.svc = await startService();
+    ctx.client = new ScorekitClient({ baseUrl: ctx.svc.url, apiKey: ctx.svc.key });
+  });
+  after(async () => {
+    await ctx.svc?.stop();
+  });
+  return ctx;
 }

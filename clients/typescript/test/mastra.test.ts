@@ -1,7 +1,7 @@
 // The Mastra adapter inside Mastra's own scorer runner (@mastra/core, @mastra/evals from
 // npm), scoring through a real scorekit serve (see harness.ts).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { Agent } from "@mastra/core/agent";
 import { ScorerRunError, runEvals } from "@mastra/core/evals";
@@ -12,18 +12,9 @@ import { createAgentTestRun, createTestMessage, createToolInvocation } from "@ma
 import { ScorekitClient, ScorekitError } from "@scorekit/client";
 import { ScoreFailedError, createScorekitScorer, scorekitErrorOf, toScorekitRun } from "@scorekit/client/mastra";
 
-import { judgeFault, judgeScore, startService, type Service } from "./harness.js";
+import { judgeFault, judgeScore, useService } from "./harness.js";
 
-let svc: Service;
-let client: ScorekitClient;
-
-before(async () => {
-  svc = await startService();
-  client = new ScorekitClient({ baseUrl: svc.url, apiKey: svc.key });
-});
-after(async () => {
-  await svc?.stop();
-});
+const service = useService();
 
 function agentRun(question: string, answer: string, extra: Partial<Parameters<typeof createAgentTestRun>[0]> = {}) {
   return createAgentTestRun({
@@ -48,7 +39,7 @@ async function failure(call: Promise<unknown>): Promise<{ err: unknown; cause: u
 describe("scorer.run", () => {
   test("prescreen scores Paris high where Mastra's content similarity gives it almost nothing", async () => {
     const run = agentRun("What is the capital of France?", "Paris");
-    const scorekit = await createScorekitScorer({ client, scorer: "prescreen" }).run(run);
+    const scorekit = await createScorekitScorer({ client: service.client, scorer: "prescreen" }).run(run);
     assert.equal(scorekit.notScorable, undefined);
     assert.ok(scorekit.score !== undefined && scorekit.score >= 0.8, `prescreen via Mastra scored Paris ${scorekit.score}`);
     assert.ok(typeof scorekit.reason === "string" && scorekit.reason.length > 0);
@@ -59,7 +50,7 @@ describe("scorer.run", () => {
   });
 
   test("relevancy replaces Mastra's relevancy scorer: the judge's verdict comes back as the score", async () => {
-    const scorer = createScorekitScorer({ client, scorer: "relevancy", id: "answer-relevancy" });
+    const scorer = createScorekitScorer({ client: service.client, scorer: "relevancy", id: "answer-relevancy" });
     assert.equal(scorer.id, "answer-relevancy");
     const result = await scorer.run(agentRun("What is the capital of France?", "Paris"));
     assert.equal(result.score, judgeScore);
@@ -67,7 +58,7 @@ describe("scorer.run", () => {
   });
 
   test("skipped becomes notScorable with the reason, and no score", async () => {
-    const result = await createScorekitScorer({ client, scorer: "contextprecision" }).run(agentRun("What is the capital of France?", "Paris"));
+    const result = await createScorekitScorer({ client: service.client, scorer: "contextprecision" }).run(agentRun("What is the capital of France?", "Paris"));
     assert.equal(result.score, undefined);
     assert.ok(result.notScorable, "a skipped result is not scorable");
     assert.equal(result.notScorable.step, "analyze");
@@ -75,7 +66,7 @@ describe("scorer.run", () => {
   });
 
   test("failed throws ScoreFailedError with the code, never a score of 0", async () => {
-    const scorer = createScorekitScorer({ client, scorer: "relevancy" });
+    const scorer = createScorekitScorer({ client: service.client, scorer: "relevancy" });
     const { err, cause } = await failure(scorer.run(agentRun(`${judgeFault}: what is 2+2?`, "4")));
     assert.ok(err instanceof ScorerRunError, `Mastra wraps a failing step: got ${String(err)}`);
     assert.equal(err.failedStep, "analyze");
@@ -88,19 +79,19 @@ describe("scorer.run", () => {
   });
 
   test("a problem the service answers comes through with its code", async () => {
-    const { cause } = await failure(createScorekitScorer({ client, scorer: "no-such-scorer" }).run(agentRun("q", "a")));
+    const { cause } = await failure(createScorekitScorer({ client: service.client, scorer: "no-such-scorer" }).run(agentRun("q", "a")));
     assert.ok(cause instanceof ScorekitError);
     assert.equal(cause.code, "unknown_scorer");
     assert.equal(cause.status, 404);
 
-    const badKey = new ScorekitClient({ baseUrl: svc.url, apiKey: "sk_wrong" });
+    const badKey = new ScorekitClient({ baseUrl: service.svc.url, apiKey: "sk_wrong" });
     const { cause: auth } = await failure(createScorekitScorer({ client: badKey, scorer: "prescreen" }).run(agentRun("q", "a")));
     assert.ok(auth instanceof ScorekitError);
     assert.equal(auth.code, "unauthorized");
   });
 
   test("groundTruth reaches scorekit as expected", async () => {
-    const exact = createScorekitScorer({ client, scorer: "exact_match" });
+    const exact = createScorekitScorer({ client: service.client, scorer: "exact_match" });
     const right = await exact.run({ ...agentRun("Capital of France?", "Paris"), groundTruth: "Paris" });
     assert.equal(right.score, 1);
     const wrong = await exact.run({ ...agentRun("Capital of France?", "Paris"), groundTruth: "Lyon" });
@@ -111,11 +102,11 @@ describe("scorer.run", () => {
     // similarity mode grades the passages against the reference answer, without a judge.
     const run = { ...agentRun("What is the capital of France?", "Paris is the capital of France."), groundTruth: "Paris is the capital of France." };
     const config = { mode: "similarity" };
-    const without = await createScorekitScorer({ client, scorer: "contextprecision", config }).run(run);
+    const without = await createScorekitScorer({ client: service.client, scorer: "contextprecision", config }).run(run);
     assert.ok(without.notScorable, "no context: not scorable");
 
     const given = await createScorekitScorer({
-      client,
+      client: service.client,
       scorer: "contextprecision",
       config,
       context: ["Paris is the capital and largest city of France.", "Bananas are yellow."],
@@ -139,7 +130,7 @@ describe("scorer.run", () => {
     const mapped = toScorekitRun(withTool);
     assert.equal(mapped.context?.length, 1);
     assert.match(String(mapped.context?.[0]), /"tool":"search"/);
-    const fromTools = await createScorekitScorer({ client, scorer: "contextprecision", config }).run(withTool);
+    const fromTools = await createScorekitScorer({ client: service.client, scorer: "contextprecision", config }).run(withTool);
     assert.equal(typeof fromTools.score, "number");
   });
 });
@@ -170,7 +161,7 @@ describe("toScorekitRun", () => {
   test("an output with no assistant text maps to an empty output, which scorekit flags", async () => {
     const run = createAgentTestRun({ inputMessages: [createTestMessage({ content: "What is 2+2?", role: "user" })], output: [] });
     assert.equal(toScorekitRun(run).output, "");
-    const result = await createScorekitScorer({ client, scorer: "prescreen" }).run(run);
+    const result = await createScorekitScorer({ client: service.client, scorer: "prescreen" }).run(run);
     assert.ok(result.score !== undefined && result.score < 0.5, `an empty answer scored ${result.score}`);
     assert.ok(result.analyzeStepResult?.flags?.includes("empty_output"));
   });
@@ -192,7 +183,7 @@ describe("runEvals", () => {
     const result = await runEvals({
       target: agent("Paris"),
       data: [{ input: "What is the capital of France?" }, { input: "And the capital of France, again?" }],
-      scorers: [createScorekitScorer({ client, scorer: "prescreen" }), createScorekitScorer({ client, scorer: "relevancy" }), createContentSimilarityScorer()],
+      scorers: [createScorekitScorer({ client: service.client, scorer: "prescreen" }), createScorekitScorer({ client: service.client, scorer: "relevancy" }), createContentSimilarityScorer()],
     });
     assert.equal(result.summary.totalItems, 2);
     assert.ok(result.scores["scorekit-prescreen"] >= 0.8, `prescreen mean ${result.scores["scorekit-prescreen"]}`);
@@ -205,7 +196,7 @@ describe("runEvals", () => {
     const result = await runEvals({
       target: agent("Paris"),
       data: [{ input: "What is the capital of France?" }],
-      scorers: [createScorekitScorer({ client, scorer: "contextprecision" }), createScorekitScorer({ client, scorer: "prescreen" })],
+      scorers: [createScorekitScorer({ client: service.client, scorer: "contextprecision" }), createScorekitScorer({ client: service.client, scorer: "prescreen" })],
     });
     assert.deepEqual(result.summary.notScorable, { "scorekit-contextprecision": 1 });
     assert.equal(result.scores["scorekit-contextprecision"], undefined, JSON.stringify(result.scores));
@@ -217,7 +208,7 @@ describe("runEvals", () => {
       runEvals({
         target: agent("4"),
         data: [{ input: `${judgeFault}: what is 2+2?` }],
-        scorers: [createScorekitScorer({ client, scorer: "relevancy" })],
+        scorers: [createScorekitScorer({ client: service.client, scorer: "relevancy" })],
       }),
     );
     assert.match(String(err), /scorekit-relevancy/);
