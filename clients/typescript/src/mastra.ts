@@ -80,7 +80,8 @@ export interface ScorekitScorerOptions {
  *   {@link ScoreFailedError} with the result's error `code`; Mastra wraps it in its
  *   ScorerRunError (the cause), and stores no score.
  * A problem the service answers (unknown scorer, bad key, invalid config) throws a
- * ScorekitError the same way.
+ * ScorekitError the same way. Mastra passes a step's error on as a copy of it:
+ * `scorekitErrorOf` finds it in the cause chain.
  */
 export function createScorekitScorer(options: ScorekitScorerOptions) {
   const { client, scorer, config } = options;
