@@ -44,3 +44,12 @@ func TestLimitsLower(t *testing.T) {
 		t.Fatalf("got %+v, want %+v: a tenant lowers, never raises", got, want)
 	}
 }
+
+func TestLimitsCPUSeconds(t *testing.T) {
+	if _, err := (Limits{CPUSeconds: 900}).Within(Limits{CPUSeconds: 600}); !errors.Is(err, ErrOverCeiling) || !strings.Contains(err.Error(), "limits.cpu_seconds is 900") {
+		t.Fatalf("err = %v, want the cpu_seconds ceiling named", err)
+	}
+	if got := (Limits{CPUSeconds: 600}).Lower(Limits{CPUSeconds: 60}); got.CPUSeconds != 60 {
+		t.Fatalf("Lower: cpu_seconds %d, want 60", got.CPUSeconds)
+	}
+}

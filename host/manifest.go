@@ -29,6 +29,13 @@ type Manifest struct {
 	SHA256 string `json:"sha256"`
 	// Args are passed to a process plugin. Optional.
 	Args []string `json:"args,omitempty"`
+	// Env is what a process plugin finds in its environment besides what the host sets
+	// (name -> value, taken literally). Optional. A plugin never inherits the host's
+	// environment, and the host refuses names that carry credentials.
+	Env map[string]string `json:"env,omitempty"`
+	// Read lists the paths, relative to the manifest's folder, that a process plugin may
+	// read besides its artifact's folder and the system's libraries. Optional.
+	Read []string `json:"read,omitempty"`
 	// Scorers, when set, must equal the names the artifact declares. Optional.
 	Scorers []string `json:"scorers,omitempty"`
 	// Limits the plugin runs under. Optional; zero fields take the runtime's defaults.
@@ -40,7 +47,8 @@ type Manifest struct {
 
 // Limits bound what a plugin may use. Zero means the runtime's default.
 type Limits struct {
-	// MemoryMiB caps a WASM instance's linear memory.
+	// MemoryMiB caps a WASM instance's linear memory, and a process plugin's data segment
+	// (heap and other private writable memory; RLIMIT_DATA), per process.
 	MemoryMiB int `json:"memory_mib,omitempty"`
 	// TimeoutMS is the deadline of one call.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
@@ -52,19 +60,25 @@ type Limits struct {
 	PoolSize int `json:"pool_size,omitempty"`
 	// MaxCalls recycles an instance after this many calls.
 	MaxCalls int `json:"max_calls,omitempty"`
+	// CPUSeconds caps the CPU time of one plugin process, and of each process it starts,
+	// over its life (process runtime; RLIMIT_CPU). The host recycles a process before it
+	// reaches the cap; a process that reaches it mid-call is killed and the call fails with
+	// limit_exceeded.
+	CPUSeconds int `json:"cpu_seconds,omitempty"`
 }
 
 // fields lists l's fields with their JSON names, for the functions below.
-func (l *Limits) fields() [6]struct {
+func (l *Limits) fields() [7]struct {
 	name string
 	v    *int
 } {
-	return [6]struct {
+	return [7]struct {
 		name string
 		v    *int
 	}{
 		{"memory_mib", &l.MemoryMiB}, {"timeout_ms", &l.TimeoutMS}, {"max_result_bytes", &l.MaxResultBytes},
 		{"max_output_bytes", &l.MaxOutputBytes}, {"pool_size", &l.PoolSize}, {"max_calls", &l.MaxCalls},
+		{"cpu_seconds", &l.CPUSeconds},
 	}
 }
 

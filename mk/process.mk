@@ -43,10 +43,11 @@ build/process/builtin.plugin.json: build/process/builtin
 	printf '{"name":"builtin","runtime":"process","artifact":"builtin","sha256":"%s"}\n' \
 		"$$(sha256sum $< | cut -d' ' -f1)" > $@
 
-# The Node.js example's manifest pins the script itself (it is the executable).
+# The Node.js example's manifest pins the script itself (it is the executable); the sandbox
+# shows it the protocol it loads from proto/ ("read").
 build/process/node-scorer.plugin.json: examples/node-scorer/scorer.js examples/node-scorer/node_modules/.package-lock.json
 	@mkdir -p $(@D)
-	printf '{"name":"node-scorer","runtime":"process","artifact":"../../examples/node-scorer/scorer.js","sha256":"%s"}\n' \
+	printf '{"name":"node-scorer","runtime":"process","artifact":"../../examples/node-scorer/scorer.js","read":["../../proto"],"sha256":"%s"}\n' \
 		"$$(sha256sum $< | cut -d' ' -f1)" > $@
 
 # The Node.js example plugin needs its npm dependencies; CI installs them with npm ci.

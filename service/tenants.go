@@ -40,8 +40,10 @@ func (s *Service) CreateTenant(ctx context.Context, name string, p store.Policy)
 func checkPolicy(p store.Policy) error {
 	switch {
 	case p.RequestsPerSecond < 0, p.MaxRunsPerEvaluation < 0, p.MaxRunBytes < 0,
-		p.Judge.MaxConcurrency < 0, p.Judge.RequestsPerSecond < 0, p.Judge.Burst < 0, p.Judge.TokenBudget < 0:
+		p.Judge.MaxConcurrency < 0, p.Judge.RequestsPerSecond < 0, p.Judge.Burst < 0:
 		return invalid("policy: limits must be >= 0 (0 means the default)")
+	case p.Judge.TokenBudget < -1:
+		return invalid("policy: judge.token_budget %d: want > 0, 0 for the broker's default or -1 for unlimited", p.Judge.TokenBudget)
 	}
 	if _, err := p.Limits.Within(p.Limits); err != nil {
 		return invalid("policy: limits: %v", err)

@@ -161,11 +161,18 @@ server.addService(controller.GRPCController.service, {
   },
 });
 
-server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => {
+// Listen where the host can reach us: a Unix socket in the folder the host names
+// (PLUGIN_UNIX_SOCKET_DIR; the host's sandbox gives the plugin no network, so loopback
+// TCP would be a loopback of its own), or loopback TCP for a host that names none.
+const socketDir = process.env.PLUGIN_UNIX_SOCKET_DIR;
+const socketPath = socketDir && path.join(socketDir, `node-scorer-${process.pid}.sock`);
+const address = socketPath ? `unix:${socketPath}` : '127.0.0.1:0';
+server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, port) => {
   if (e) {
-    log('error', 'cannot listen', { error: e.message });
+    log('error', 'cannot listen', { address, error: e.message });
     process.exit(1);
   }
-  log('info', 'serving', { scorer: info.name, port });
-  process.stdout.write(`${CORE_PROTOCOL_VERSION}|${APP_PROTOCOL_VERSION}|tcp|127.0.0.1:${port}|grpc\n`);
+  log('info', 'serving', { scorer: info.name, address: socketPath || `127.0.0.1:${port}` });
+  const where = socketPath ? `unix|${socketPath}` : `tcp|127.0.0.1:${port}`;
+  process.stdout.write(`${CORE_PROTOCOL_VERSION}|${APP_PROTOCOL_VERSION}|${where}|grpc\n`);
 });

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/scorekit/scorekit/host"
@@ -18,197 +18,179 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// backend is a scorer configured for one tenant: a pool of plugin processes, each with the
-// scorer configured in it, each called one call at a time.
+// backend is a scorer configured for one tenant. Its calls go to the processes of the
+// tenant's pool of the artifact; each process configures the scorer's instance the first
+// time it serves it.
 type backend struct {
-	p       *scorerPlugin
-	tenant  string
-	config  json.RawMessage
-	log     *slog.Logger
-	timeout time.Duration
-	maxRes  int
-	maxCall int
+	sp     *scorerPlugin
+	pool   *pool
+	config json.RawMessage
+	lim    host.Limits
+	log    *slog.Logger
 
-	slots chan struct{} // one per process that may be busy or idle
-
-	mu     sync.Mutex
-	idle   []*proc
-	live   map[*proc]struct{}
-	closed bool
-
-	stopping sync.WaitGroup // processes being stopped off the call path; Close waits
-}
-
-// stopLater stops pr without making the caller wait; Close waits for it. The caller holds
-// b.mu and b is not closed, so no Add races with Close's Wait.
-func (b *backend) stopLater(pr *proc) {
-	b.stopping.Add(1)
-	go func() {
-		defer b.stopping.Done()
-		pr.stop()
-	}()
+	closeOnce sync.Once
 }
 
 var _ host.Backend = (*backend)(nil)
 
-func newBackend(p *scorerPlugin, tenant string, config json.RawMessage) *backend {
-	lim := p.a.m.Limits
-	size := lim.PoolSize
-	if size <= 0 {
-		size = runtime.GOMAXPROCS(0)
+func newBackend(sp *scorerPlugin, t host.Tenant, config json.RawMessage) *backend {
+	tenant := t.Name
+	if tenant == "" {
+		tenant = host.DefaultTenant
 	}
-	return &backend{
-		p:       p,
-		tenant:  tenant,
-		config:  config,
-		log:     p.a.log.With("scorer", p.info.Name, "tenant", tenant),
-		timeout: time.Duration(lim.TimeoutMS) * time.Millisecond,
-		maxRes:  lim.MaxResultBytes,
-		maxCall: lim.MaxCalls,
-		slots:   make(chan struct{}, size),
-		live:    map[*proc]struct{}{},
-	}
+	lim := sp.a.lim.Lower(t.Limits)
+	p := sp.a.pool(tenant, lim)
+	return &backend{sp: sp, pool: p, config: config, lim: lim, log: p.log.With("scorer", sp.info.Name)}
 }
 
-// acquire returns an idle process or starts one, waiting while the pool is busy.
-func (b *backend) acquire(ctx context.Context) (*proc, error) {
-	select {
-	case b.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		<-b.slots
-		return nil, errors.New("backend is closed")
-	}
-	for len(b.idle) > 0 {
-		pr := b.idle[len(b.idle)-1]
-		b.idle = b.idle[:len(b.idle)-1]
-		if !pr.client.Exited() {
-			b.mu.Unlock()
-			return pr, nil
-		}
-		// Died while idle: replace it without failing anyone's call.
-		delete(b.live, pr)
-		b.log.Warn("plugin process exited while idle; starting another", "pid", pr.pid)
-		b.stopLater(pr)
-	}
-	b.mu.Unlock()
-
-	pr, err := b.p.a.start(b.log)
+// configureOne configures the scorer in one process of the pool, so that a config it
+// refuses is known at Open. Starting a process is bounded by the start timeout, and so is
+// the Configure call.
+func (b *backend) configureOne(ctx context.Context, timeout time.Duration) error {
+	pr, err := b.pool.acquire(ctx)
 	if err != nil {
-		<-b.slots
-		return nil, err
+		return err
 	}
-	if err := pr.configure(ctx, b.p.info.Name, b.config); err != nil {
-		pr.stop()
-		<-b.slots
-		return nil, err
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := pr.instance(ctx, b); err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			b.pool.release(pr)
+			return ce.err
+		}
+		return b.failed(ctx, pr, err, "configuring the scorer")
 	}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		pr.stop()
-		<-b.slots
-		return nil, errors.New("backend is closed")
-	}
-	b.live[pr] = struct{}{}
-	b.mu.Unlock()
-	return pr, nil
+	b.pool.release(pr)
+	return nil
 }
 
-// release returns pr to the pool, or stops it once it has served Limits.MaxCalls calls.
-func (b *backend) release(pr *proc) {
-	b.mu.Lock()
-	switch {
-	case b.closed:
-		// Close has stopped (or is stopping) every process that was live.
-		delete(b.live, pr)
-	case b.maxCall > 0 && pr.calls >= b.maxCall:
-		delete(b.live, pr)
-		b.stopLater(pr)
-	default:
-		b.idle = append(b.idle, pr)
-	}
-	b.mu.Unlock()
-	<-b.slots
-}
-
-// discard kills pr (crashed, hung or cancelled mid-call) and frees its slot; the next call
-// starts a fresh process.
-func (b *backend) discard(pr *proc) {
-	b.mu.Lock()
-	delete(b.live, pr)
-	b.mu.Unlock()
-	pr.kill()
-	<-b.slots
-}
-
-// Score sends run to a plugin process under the call's deadline (and Limits.TimeoutMS).
+// Score sends run to a process of the pool under the call's deadline (and
+// Limits.TimeoutMS).
 func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
-	if b.timeout > 0 {
+	if b.lim.TimeoutMS > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(b.lim.TimeoutMS)*time.Millisecond)
 		defer cancel()
 	}
-	name := b.p.info.Name
+	name := b.sp.info.Name
 	runJSON, err := json.Marshal(run)
 	if err != nil {
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidRun, Message: "encode run: " + err.Error()}
 	}
-	pr, err := b.acquire(ctx)
+	if max := b.sp.a.maxRun; len(runJSON) > max {
+		return sdk.Result{}, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"%s: the run is %d bytes encoded, over the host's limit of %d for process plugins (process.Options.MaxRunBytes)", name, len(runJSON), max)}
+	}
+	pr, err := b.pool.acquire(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return sdk.Result{}, b.deadline(ctx, "waiting for a plugin process")
 		}
-		return sdk.Result{}, &sdk.Error{Code: sdk.CodeUnavailable, Message: err.Error()}
+		return sdk.Result{}, &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf("%s: %v", name, err)}
 	}
-	req := &pluginpb.ScoreRequest{Instance: pr.instance, RunJson: runJSON}
+	id, err := pr.instance(ctx, b)
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			b.pool.release(pr)
+			return sdk.Result{}, ce.err
+		}
+		return sdk.Result{}, b.failed(ctx, pr, err, "configuring the scorer")
+	}
+	pr.out.reset()
+	req := &pluginpb.ScoreRequest{Instance: id, RunJson: runJSON}
 	var resp *pluginpb.ScoreResponse
 	switch {
-	case b.p.a.session:
-		resp, err = pr.session(ctx, b.p.info, req, judge)
+	case b.sp.a.session:
+		resp, err = pr.session(ctx, b.sp.info, req, judge)
 	default:
 		if judge != nil {
-			id, js := pr.judgeServer(b.p.info)
-			call := js.begin(ctx, judge)
+			jid, js := pr.judgeServer()
+			call := js.begin(ctx, judge, b.sp.info)
 			defer js.end(call)
-			req.JudgeBrokerId, req.Call = id, call
+			req.JudgeBrokerId, req.Call = jid, call
 		}
 		resp, err = pr.conn.Scorer.Score(ctx, req)
 	}
 	if err != nil {
-		b.discard(pr)
-		if ctx.Err() != nil {
-			return sdk.Result{}, b.deadline(ctx, "the call")
-		}
-		b.log.Error("plugin process failed during a call; it restarts on the next call", "pid", pr.pid, "error", status.Convert(err).Message())
-		return sdk.Result{}, &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf(
-			"%s: the plugin process failed during the call (%s); it restarts on the next call", name, status.Convert(err).Message())}
+		return sdk.Result{}, b.failed(ctx, pr, err, "the call")
 	}
 	pr.calls++
-	b.release(pr)
+	b.pool.release(pr)
 	if e := pluginrpc.SDKError(resp.GetError()); e != nil {
 		return sdk.Result{}, e
 	}
 	raw := resp.GetResultJson()
-	if b.maxRes > 0 && len(raw) > b.maxRes {
-		return sdk.Result{}, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
-			"%s: result is %d bytes, over the plugin's limit of %d (limits.max_result_bytes)", name, len(raw), b.maxRes)}
+	if len(raw) > b.lim.MaxResultBytes {
+		return sdk.Result{}, b.tooBig(len(raw))
 	}
 	return decodeResult(name, raw)
+}
+
+// failed handles a call whose process failed it (crashed, hung, broke the protocol): the
+// process is killed, and the error says why, in the terms of the limit that ended it when
+// one did.
+func (b *backend) failed(ctx context.Context, pr *proc, err error, during string) error {
+	name := b.sp.info.Name
+	if ctx.Err() != nil || deadlineReached(ctx, err) {
+		b.pool.discard(pr)
+		return b.deadline(ctx, during)
+	}
+	msg := status.Convert(err).Message()
+	if status.Code(err) == codes.ResourceExhausted {
+		b.pool.discard(pr)
+		b.log.Warn("plugin sent a message over the host's limit; its process was killed", "pid", pr.pid, "error", msg)
+		return b.tooBig(-1)
+	}
+	cause := pr.exitCause(b.lim)
+	b.pool.discard(pr)
+	switch cause {
+	case "memory":
+		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"%s: the plugin process ran out of memory during %s (limits.memory_mib is %d MiB per process); it restarts on the next call",
+			name, during, b.lim.MemoryMiB)}
+	case "cpu":
+		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"%s: the plugin process used up its CPU time during %s (limits.cpu_seconds is %d per process); it restarts on the next call",
+			name, during, b.lim.CPUSeconds)}
+	}
+	b.log.Error("plugin process failed during a call; it restarts on the next call", "pid", pr.pid, "error", msg)
+	return &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf(
+		"%s: the plugin process failed during %s (%s); it restarts on the next call", name, during, msg)}
+}
+
+// deadlineReached reports whether err is the plugin's side of the call's deadline: gRPC
+// sends the deadline with a unary call, and the plugin's server may cancel the call a
+// moment before the host's own timer fires.
+func deadlineReached(ctx context.Context, err error) bool {
+	d, ok := ctx.Deadline()
+	if c := status.Code(err); !ok || (c != codes.DeadlineExceeded && c != codes.Canceled) || time.Until(d) > time.Second {
+		return false
+	}
+	<-ctx.Done()
+	return true
+}
+
+// tooBig is the error of a result over Limits.MaxResultBytes; n < 0 when gRPC refused it
+// before the host read it.
+func (b *backend) tooBig(n int) error {
+	size := "larger"
+	if n >= 0 {
+		size = fmt.Sprintf("%d bytes,", n)
+	}
+	return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+		"%s: the result is %s over the limit of %d bytes (limits.max_result_bytes)", b.sp.info.Name, size, b.lim.MaxResultBytes)}
 }
 
 // deadline is the error of a call whose context ended; the process was killed.
 func (b *backend) deadline(ctx context.Context, during string) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return &sdk.Error{Code: sdk.CodeCanceled, Message: fmt.Sprintf("%s: canceled during %s", b.p.info.Name, during)}
+		return &sdk.Error{Code: sdk.CodeCanceled, Message: fmt.Sprintf("%s: canceled during %s", b.sp.info.Name, during)}
 	}
 	return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf(
 		"%s: deadline exceeded during %s; a plugin that did not answer was killed and restarts on the next call (raise limits.timeout_ms or the host's timeout if it needs longer)",
-		b.p.info.Name, during)}
+		b.sp.info.Name, during)}
 }
 
 // decodeResult checks a plugin's raw result against the result schema: junk is failed
@@ -221,31 +203,13 @@ func decodeResult(name string, raw []byte) (sdk.Result, error) {
 	return r, nil
 }
 
-// Close stops the backend's processes and waits for them to exit.
+// Close releases the scorer's instances; the pool's processes stop when no backend uses
+// them any more.
 func (b *backend) Close(ctx context.Context) error {
-	b.mu.Lock()
-	b.closed = true
-	procs := make([]*proc, 0, len(b.live))
-	for pr := range b.live {
-		procs = append(procs, pr)
-	}
-	b.live = map[*proc]struct{}{}
-	b.idle = nil
-	b.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, pr := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Let the scorer run its Close; a plugin that does not answer is killed below.
-			rctx, cancel := context.WithTimeout(ctx, time.Second)
-			_, _ = pr.conn.Scorer.Release(rctx, &pluginpb.ReleaseRequest{Instance: pr.instance})
-			cancel()
-			pr.stop()
-		}()
-	}
-	wg.Wait()
-	b.stopping.Wait()
-	b.p.forget(b)
+	b.closeOnce.Do(func() {
+		b.pool.forget(ctx, b)
+		b.sp.a.unuse(b.pool)
+		b.sp.forget(b)
+	})
 	return nil
 }

@@ -177,11 +177,12 @@ func BenchmarkGRPCBaseline(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer be.Close(ctx)
-	pr, err := be.(*backend).acquire(ctx)
+	pool := be.(*backend).pool
+	pr, err := pool.acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.(*backend).release(pr)
+	defer pool.release(pr)
 	for b.Loop() {
 		if _, err := pr.conn.Scorer.Info(ctx, &pluginpb.InfoRequest{}); err != nil {
 			b.Fatal(err)

@@ -17,26 +17,27 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// buildHeuristic builds plugins/heuristic/plugin (what `make process-plugins` ships) once
-// per test binary, with the go command that runs the tests.
+// buildHeuristic builds plugins/heuristic/plugin (the heuristic scorers of `make
+// process-plugins`) once per test binary, with the go command that runs the tests.
 var buildHeuristic = sync.OnceValues(func() (string, error) {
-	dir := filepath.Join(os.TempDir(), "scorekit-process-test")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, "heuristic-*")
+	dir, err := buildDir()
 	if err != nil {
 		return "", err
 	}
-	tmp.Close()
-	cmd := exec.Command("go", "build", "-o", tmp.Name(), "github.com/scorekit/scorekit/plugins/heuristic/plugin")
+	exe := filepath.Join(dir, "heuristic")
+	cmd := exec.Command("go", "build", "-o", exe, "github.com/scorekit/scorekit/plugins/heuristic/plugin")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return "", &buildError{err: err, out: out.String()}
 	}
-	exe := filepath.Join(dir, "heuristic")
-	return exe, os.Rename(tmp.Name(), exe)
+	return exe, nil
+})
+
+// buildDir is this test binary's folder for what it builds, removed by TestMain: one
+// per run, so that tests of other checkouts running at the same time build their own.
+var buildDir = sync.OnceValues(func() (string, error) {
+	return os.MkdirTemp("", "scorekit-process-test-")
 })
 
 type buildError struct {

@@ -12,10 +12,9 @@ import (
 
 // judgeServer is the host's Judge service for one plugin process. A request is honoured
 // only for a call in progress, with that call's judge and context (so the tenant's budget
-// applies), and only for the capability the scorer declared in its Info at load.
+// applies), and only for the capability the call's scorer declared in its Info at load.
 type judgeServer struct {
 	pluginpb.UnimplementedJudgeServer
-	info sdk.Info
 
 	mu    sync.Mutex
 	next  uint64
@@ -25,14 +24,15 @@ type judgeServer struct {
 type judgeCall struct {
 	ctx   context.Context
 	judge sdk.Judge
+	info  sdk.Info // the scorer of the call
 }
 
-// begin registers a call and returns its id.
-func (s *judgeServer) begin(ctx context.Context, j sdk.Judge) uint64 {
+// begin registers a call of scorer info and returns its id.
+func (s *judgeServer) begin(ctx context.Context, j sdk.Judge, info sdk.Info) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	s.calls[s.next] = judgeCall{ctx: ctx, judge: j}
+	s.calls[s.next] = judgeCall{ctx: ctx, judge: j, info: info}
 	return s.next
 }
 
@@ -94,29 +94,23 @@ func callContext(call judgeCall, rpc context.Context) (context.Context, context.
 }
 
 func (s *judgeServer) Complete(rpc context.Context, req *pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error) {
-	if e := denyCap(s.info, sdk.CapJudge); e != nil {
-		return &pluginpb.CompleteResponse{Error: e}, nil
-	}
 	call, e := s.lookup(req.GetCall())
 	if e != nil {
 		return &pluginpb.CompleteResponse{Error: e}, nil
 	}
 	ctx, cancel := callContext(call, rpc)
 	defer cancel()
-	return complete(ctx, s.info, call.judge, req), nil
+	return complete(ctx, call.info, call.judge, req), nil
 }
 
 func (s *judgeServer) Embed(rpc context.Context, req *pluginpb.EmbedRequest) (*pluginpb.EmbedResponse, error) {
-	if e := denyCap(s.info, sdk.CapEmbed); e != nil {
-		return &pluginpb.EmbedResponse{Error: e}, nil
-	}
 	call, e := s.lookup(req.GetCall())
 	if e != nil {
 		return &pluginpb.EmbedResponse{Error: e}, nil
 	}
 	ctx, cancel := callContext(call, rpc)
 	defer cancel()
-	return embed(ctx, s.info, call.judge, req), nil
+	return embed(ctx, call.info, call.judge, req), nil
 }
 
 // complete runs a plugin's batch of completions on j, after the capability check.

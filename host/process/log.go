@@ -80,12 +80,16 @@ func slogLevel(s string) slog.Level {
 type lineWriter struct {
 	log    *slog.Logger
 	stream string
+	out    *outputCap // drops what is over the call's output budget
 
 	mu  sync.Mutex
 	buf []byte
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
+	if !w.out.take(len(p)) {
+		return len(p), nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)

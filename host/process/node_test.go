@@ -32,7 +32,7 @@ func nodeManifest(t testing.TB) host.Manifest {
 		t.Fatal(err)
 	}
 	return host.Manifest{Name: "node-scorer", Runtime: host.RuntimeProcess, Artifact: "scorer.js", SHA256: sum,
-		Scorers: []string{"node_keyword_recall"}, Dir: dir}
+		Scorers: []string{"node_keyword_recall"}, Read: []string{"../../proto"}, Dir: dir}
 }
 
 // TestNodeScorer runs the Node.js plugin through the host: handshake, health, Info,

@@ -10,10 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -32,28 +32,41 @@ func TestMain(m *testing.M) {
 		runTestPlugin(os.Args[2])
 		return
 	}
-	if len(os.Args) >= 2 && os.Args[1] == hostArg {
-		runTestHost()
+	if len(os.Args) >= 4 && os.Args[1] == hostArg {
+		runTestHost(os.Args[2:])
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if dir, err := buildDir(); err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
-// hostArg starts the test binary as a host that opens a probe, prints its plugin's pid and
-// waits to be killed.
+// hostArg starts the test binary as a host: it loads a plugin under confinement mode
+// (argv[2]) with marker (argv[3]) among its arguments, prints "ready" once the plugin
+// serves, and waits to be killed. The plugin is the probes, which start a child, or with
+// argv[4], the Node example in that folder.
 const hostArg = "scorekit-test-host"
 
-func runTestHost() {
+func runTestHost(args []string) {
+	mode, marker := args[0], args[1]
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
-	sum, err := fileSum(exe)
-	if err != nil {
+	m := host.Manifest{Name: "probes", Runtime: host.RuntimeProcess, Artifact: exe, Args: []string{pluginArg, "serve", marker}}
+	run := sdk.Run{Input: "fork"}
+	if len(args) > 2 {
+		m = host.Manifest{Name: "node-scorer", Runtime: host.RuntimeProcess, Artifact: "scorer.js", Dir: args[2],
+			Read: []string{"../../proto"}, Args: []string{marker}}
+		run = sdk.Run{Output: "Paris", Expected: "Paris"}
+	}
+	if m.SHA256, err = fileSum(m.ArtifactPath()); err != nil {
 		panic(err)
 	}
-	m := host.Manifest{Name: "probes", Runtime: host.RuntimeProcess, Artifact: exe, SHA256: sum, Args: []string{pluginArg, "serve"}}
-	ps, err := Load(context.Background(), m, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Confine: Confinement(mode)}
+	ps, err := Load(context.Background(), m, opts)
 	if err != nil {
 		panic(err)
 	}
@@ -61,11 +74,47 @@ func runTestHost() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(pids(b)[0])
+	if _, err := b.Score(context.Background(), &run, nil); err != nil {
+		panic(err)
+	}
+	fmt.Println("ready")
 	time.Sleep(time.Hour)
 }
 
+// marker returns the test binary's argument of a plugin in test t: each plugin gets its
+// own, and so do its children and its sandbox's helpers (they carry the plugin's command
+// line), so the test can find every process it caused in /proc.
+func marker(t testing.TB) string {
+	return fmt.Sprintf("scorekit-test-%d-%s-%d", os.Getpid(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), markers.Add(1))
+}
+
+var markers atomic.Int64
+
+// noLeftovers fails t when a process carrying mark still exists after the test's
+// cleanups (registered after this one) have run, and kills it so that it does not outlive
+// the test either.
+func noLeftovers(t testing.TB, mark string) {
+	t.Cleanup(func() {
+		var left []int
+		for range 100 {
+			if left = withArg(mark); len(left) == 0 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, pid := range left {
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			t.Errorf("process %d outlived the test: %s", pid, strings.ReplaceAll(string(cmd), "\x00", " "))
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
 func runTestPlugin(mode string) {
+	if mode == "child" || mode == "child-setsid" {
+		runTestChild(mode)
+		return
+	}
 	factories := []func() sdk.Scorer{
 		func() sdk.Scorer { return &probe{name: "probe", caps: []sdk.Capability{sdk.CapJudge}} },
 		func() sdk.Scorer { return &probe{name: "sneaky"} },
@@ -83,6 +132,10 @@ func runTestPlugin(mode string) {
 		os.Exit(3)
 	case "silent":
 		// Never completes the handshake; the host's start timeout must end it.
+		time.Sleep(time.Hour)
+	case "silent-child":
+		// Never completes the handshake, and leaves a child holding its stdout and stderr.
+		startChild("child", true)
 		time.Sleep(time.Hour)
 	default:
 		fmt.Fprintf(os.Stderr, "test plugin: unknown mode %q\n", mode)
@@ -121,6 +174,9 @@ func (p *probe) Configure(config json.RawMessage) error {
 }
 
 func (p *probe) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if res, ok := hostile(call.Run); ok {
+		return res, nil
+	}
 	switch call.Run.Input {
 	case "crash":
 		os.Exit(7)
@@ -169,9 +225,12 @@ func fileSum(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// testManifest describes the test binary as a plugin serving mode.
+// testManifest describes the test binary as a plugin serving mode. The test fails if a
+// process of this plugin outlives it.
 func testManifest(t testing.TB, mode string) host.Manifest {
 	t.Helper()
+	mark := marker(t)
+	noLeftovers(t, mark)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +240,7 @@ func testManifest(t testing.TB, mode string) host.Manifest {
 		t.Fatal(err)
 	}
 	return host.Manifest{Name: "probes", Runtime: host.RuntimeProcess, Artifact: exe, SHA256: sum,
-		Args: []string{pluginArg, mode}, Dir: filepath.Dir(exe)}
+		Args: []string{pluginArg, mode, mark}, Dir: filepath.Dir(exe)}
 }
 
 func testOptions(t testing.TB) Options {
@@ -226,16 +285,8 @@ func open(t testing.TB, p host.Plugin, config string) host.Backend {
 	return b
 }
 
-func pids(b host.Backend) []int {
-	bb := b.(*backend)
-	bb.mu.Lock()
-	defer bb.mu.Unlock()
-	var out []int
-	for pr := range bb.live {
-		out = append(out, pr.pid)
-	}
-	return out
-}
+// pids are the process groups of the processes serving b (its tenant's pool).
+func pids(b host.Backend) []int { return b.(*backend).pool.pids() }
 
 // transports are the two ways a call travels: the Session stream (judge requests on the
 // stream) and unary calls (judge requests through the GRPCBroker).
@@ -267,6 +318,17 @@ func gone(pid int) bool {
 	// pid (comm) state ...: the state follows the last ')'.
 	i := strings.LastIndexByte(string(stat), ')')
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// waitGone waits up to 10s for pid to be gone.
+func waitGone(pid int) bool {
+	for range 200 {
+		if gone(pid) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 func codeOf(err error) string {
@@ -371,8 +433,8 @@ func testHang(t *testing.T, opts Options) {
 		limit int
 		ctx   time.Duration
 	}{
-		{name: "host deadline", ctx: 300 * time.Millisecond},
-		{name: "manifest timeout_ms", limit: 300, ctx: time.Hour},
+		{name: "host deadline", ctx: 500 * time.Millisecond},
+		{name: "manifest timeout_ms", limit: 1000, ctx: time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := testManifest(t, "serve")
@@ -386,10 +448,22 @@ func testHang(t *testing.T, opts Options) {
 			if codeOf(err) != sdk.CodeTimeout {
 				t.Fatalf("hang: err = %v, want code %s", err, sdk.CodeTimeout)
 			}
+			// The call returns at its deadline; the group was sent SIGKILL then, and the
+			// process is gone once the kernel has delivered it.
 			for _, pid := range before {
-				if !gone(pid) {
+				if !waitGone(pid) {
 					t.Errorf("hung process %d still exists after the deadline", pid)
 				}
+			}
+			if tc.limit > 0 {
+				// The next call runs under the same limit, and a start may take longer
+				// than that on a busy machine: start its process outside the call.
+				pool := b.(*backend).pool
+				pr, err := pool.acquire(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool.release(pr)
 			}
 			if res, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: "ok"}, nil); err != nil || res.Status != sdk.StatusScored {
 				t.Fatalf("call after the hang: %v %+v", err, res)
@@ -642,42 +716,4 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 		return true
 	})
-}
-
-// TestHostKilled: a plugin whose host was killed (and so never closed it) exits by itself.
-func TestHostKilled(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, hostArg)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	if _, err := fmt.Fscan(out, &pid); err != nil {
-		cmd.Process.Kill()
-		t.Fatalf("read the plugin pid from the test host: %v", err)
-	}
-	if gone(pid) {
-		t.Fatalf("plugin %d gone before its host was killed", pid)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	// The plugin is no child of ours, so it is reaped by init once it exits; wait for
-	// that, bounded so a plugin that never exits fails the test instead of hanging it.
-	for range 200 {
-		if gone(pid) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	t.Fatalf("plugin %d outlived its killed host by 10s", pid)
 }

@@ -2,18 +2,17 @@ package process
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/scorekit/scorekit/host"
@@ -22,74 +21,148 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// proc is one started plugin process with (after configure) one configured instance.
+// proc is one started plugin process, with the instances configured in it: one per
+// backend that has had a call served by it.
 type proc struct {
-	client   *plugin.Client
-	conn     *pluginrpc.Conn
-	pid      int
-	instance uint64
-	calls    int
+	client *plugin.Client
+	conn   *pluginrpc.Conn
+	r      *procRunner
+	out    *outputCap
+	log    *slog.Logger
+	pid    int // the process group: the plugin's, or bubblewrap's around it
+	calls  int // calls served; only the caller holding the process touches it
+	recv   int // largest message the host accepts from it
+
+	mu        sync.Mutex
+	instances map[*backend]uint64
 
 	judgeOnce sync.Once
 	judgeID   uint32
 	judges    *judgeServer
+
+	cleanOnce sync.Once
+	cleaned   chan struct{}
 
 	// stream is the Session, opened by the first call; ended by cancelling its context.
 	stream    pluginpb.Scorer_SessionClient
 	endStream context.CancelFunc
 }
 
-// start starts the artifact and connects to it. go-plugin checks the sha256 (SecureConfig)
-// before it executes anything.
-func (a *artifact) start(log *slog.Logger) (*proc, error) {
-	cmd := exec.Command(a.m.ArtifactPath(), a.m.Args...)
+// How long stopping a process may take: a graceful stop (the plugin's Shutdown, then
+// go-plugin's own 2s wait) before the host kills the group, then the kill itself.
+const (
+	stopGrace = 3 * time.Second
+	killWait  = 5 * time.Second
+)
+
+// maxRecv is the largest message the host accepts from a plugin under lim: a result, or a
+// judge request (whose prompts may quote the run).
+func (a *artifact) maxRecv(lim host.Limits) int {
+	return max(lim.MaxResultBytes, a.maxRun)
+}
+
+// start starts the artifact under lim and connects to it. The artifact's sha256 is checked
+// right before it is executed.
+func (a *artifact) start(lim host.Limits, log *slog.Logger) (*proc, error) {
+	out := &outputCap{log: log, limit: lim.MaxOutputBytes}
+	var r *procRunner
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: pluginrpc.Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{
 			pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &pluginrpc.Plugin{}},
 		},
-		Cmd:              cmd,
-		SecureConfig:     &plugin.SecureConfig{Checksum: a.sum, Hash: sha256.New()},
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			if err := a.m.VerifyArtifact(); err != nil {
+				return nil, err
+			}
+			// cmd.Env holds only go-plugin's variables: SkipHostEnv.
+			l := a.conf.command(a.exe, a.m.Args, a.reads, socketDir, lim, pluginEnv(a.m.Env, cmd.Env))
+			r = newRunner(l, a.exe, log, out)
+			return r, nil
+		},
+		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         a.opts.AutoMTLS,
 		StartTimeout:     a.opts.StartTimeout,
 		Logger:           hclogFor(log),
-		SyncStdout:       &lineWriter{log: log, stream: "stdout"},
-		SyncStderr:       &lineWriter{log: log, stream: "stderr"},
-		GRPCDialOptions:  pluginrpc.DialOptions(),
+		SyncStdout:       &lineWriter{log: log, stream: "stdout", out: out},
+		SyncStderr:       &lineWriter{log: log, stream: "stderr", out: out},
+		GRPCDialOptions:  pluginrpc.DialOptions(a.maxRun, a.maxRecv(lim)),
 	})
+	pr := &proc{client: client, r: r, out: out, log: log, recv: a.maxRecv(lim), instances: map[*backend]uint64{}}
 	rpc, err := client.Client()
+	pr.r = r
+	if r != nil {
+		pr.pid = r.pid
+	}
 	if err != nil {
-		client.Kill()
+		pr.kill()
+		if r != nil && r.sawOOM() {
+			return nil, fmt.Errorf("%w %s: the plugin ran out of memory while starting (limits.memory_mib is %d MiB per process; a Go program needs about 40 MiB to start, Node about 60): ask for more in the manifest, within the host's ceiling",
+				ErrStart, a.m.Name, lim.MemoryMiB)
+		}
+		if r != nil && r.crashed() {
+			return nil, fmt.Errorf("%w %s: the plugin crashed while starting (%v); if it is short of memory, limits.memory_mib is %d MiB per process: %w",
+				ErrStart, a.m.Name, r.err, lim.MemoryMiB, a.startError(err))
+		}
 		return nil, a.startError(err)
 	}
 	raw, err := rpc.Dispense(pluginrpc.PluginName)
 	if err != nil {
-		client.Kill()
+		pr.kill()
 		return nil, fmt.Errorf("%w %s: dispense: %v", ErrStart, a.m.Name, err)
 	}
 	conn, ok := raw.(*pluginrpc.Conn)
 	if !ok {
-		client.Kill()
+		pr.kill()
 		return nil, fmt.Errorf("%w %s: dispensed %T, want a scorekit plugin connection", ErrStart, a.m.Name, raw)
 	}
-	pid, _ := strconv.Atoi(client.ID())
-	return &proc{client: client, conn: conn, pid: pid}, nil
+	pr.conn = conn
+	return pr, nil
+}
+
+// startBounded is start, given up when ctx ends first; the process is then stopped as soon
+// as it has started (or failed to). failed is called once a start that did not return a
+// process has really finished, so a pool slot is given back only then.
+func (a *artifact) startBounded(ctx context.Context, lim host.Limits, log *slog.Logger, failed func()) (*proc, error) {
+	type started struct {
+		pr  *proc
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		pr, err := a.start(lim, log)
+		ch <- started{pr, err}
+	}()
+	select {
+	case s := <-ch:
+		if s.err != nil {
+			failed()
+		}
+		return s.pr, s.err
+	case <-ctx.Done():
+		go func() {
+			if s := <-ch; s.err == nil {
+				s.pr.kill()
+			}
+			failed()
+		}()
+		return nil, fmt.Errorf("%w %s: %w while starting the plugin", ErrStart, a.m.Name, ctx.Err())
+	}
 }
 
 // startError explains a failed start and says what fixes it.
 func (a *artifact) startError(err error) error {
 	msg := err.Error()
 	switch {
-	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		return fmt.Errorf("%w %s: %w: %s no longer matches the manifest's sha256 %s; rebuild the plugin or update the manifest",
-			ErrStart, a.m.Name, host.ErrHashMismatch, a.m.ArtifactPath(), a.m.SHA256)
+	case errors.Is(err, host.ErrHashMismatch):
+		return fmt.Errorf("%w %s: %w", ErrStart, a.m.Name, err)
 	case strings.Contains(msg, "incompatible API version"):
 		return fmt.Errorf("%w %s: protocol version mismatch: %s; this host speaks scorekit plugin protocol v%d: rebuild the plugin against this sdk",
 			ErrStart, a.m.Name, msg, pluginrpc.ProtocolVersion)
 	case strings.Contains(msg, "exited before we could connect"), strings.Contains(msg, "Failed to read any lines"):
-		return fmt.Errorf("%w %s: the plugin process exited at start; run %s by hand with %s=%s set to see why",
-			ErrStart, a.m.Name, a.m.ArtifactPath(), pluginrpc.CookieKey, pluginrpc.CookieValue)
+		return fmt.Errorf("%w %s: the plugin process exited at start; run %s by hand with %s=%s set to see why (sandbox: %s)",
+			ErrStart, a.m.Name, a.m.ArtifactPath(), pluginrpc.CookieKey, pluginrpc.CookieValue, a.sandbox)
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		return fmt.Errorf("%w %s: %s; a plugin's first line on stdout must be go-plugin's handshake line (serve.Main prints it): print nothing on stdout before it",
 			ErrStart, a.m.Name, msg)
@@ -100,26 +173,56 @@ func (a *artifact) startError(err error) error {
 	return fmt.Errorf("%w %s: %w", ErrStart, a.m.Name, err)
 }
 
-// configure makes the scorer's configured instance in the process.
-func (p *proc) configure(ctx context.Context, scorer string, config json.RawMessage) error {
-	resp, err := p.conn.Scorer.Configure(ctx, &pluginpb.ConfigureRequest{Scorer: scorer, ConfigJson: config})
+// instance returns b's instance in p, configuring it the first time.
+func (p *proc) instance(ctx context.Context, b *backend) (uint64, error) {
+	p.mu.Lock()
+	id, ok := p.instances[b]
+	p.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	name := b.sp.info.Name
+	resp, err := p.conn.Scorer.Configure(ctx, &pluginpb.ConfigureRequest{Scorer: name, ConfigJson: b.config})
 	if err != nil {
-		return fmt.Errorf("configure %s: %w", scorer, err)
+		return 0, err
 	}
 	if e := pluginrpc.SDKError(resp.GetError()); e != nil {
-		return fmt.Errorf("configure %s: %w", scorer, e)
+		return 0, &configError{fmt.Errorf("configure %s: %w", name, e)}
 	}
-	p.instance = resp.GetInstance()
-	return nil
+	p.mu.Lock()
+	p.instances[b] = resp.GetInstance()
+	p.mu.Unlock()
+	return resp.GetInstance(), nil
+}
+
+// configError is a config the scorer refused: the process is fine.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// release drops b's instance from p, if it has one, giving the scorer's Close up to a
+// second.
+func (p *proc) release(ctx context.Context, b *backend) {
+	p.mu.Lock()
+	id, ok := p.instances[b]
+	delete(p.instances, b)
+	p.mu.Unlock()
+	if !ok || p.r.exited() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, _ = p.conn.Scorer.Release(ctx, &pluginpb.ReleaseRequest{Instance: id})
 }
 
 // judgeServer returns the broker id of the process's Judge service, serving it on first use.
-func (p *proc) judgeServer(scorer sdk.Info) (uint32, *judgeServer) {
+func (p *proc) judgeServer() (uint32, *judgeServer) {
 	p.judgeOnce.Do(func() {
-		p.judges = &judgeServer{info: scorer, calls: map[uint64]judgeCall{}}
+		p.judges = &judgeServer{calls: map[uint64]judgeCall{}}
 		p.judgeID = p.conn.Broker.NextId()
 		go p.conn.Broker.AcceptAndServe(p.judgeID, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(opts...)
+			s := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(p.recv+pluginrpc.MessageSlack))...)
 			pluginpb.RegisterJudgeServer(s, p.judges)
 			return s
 		})
@@ -143,9 +246,12 @@ func (p *proc) session(ctx context.Context, info sdk.Info, req *pluginpb.ScoreRe
 		req.DeadlineUnixNano = d.UnixNano()
 	}
 	req.SessionJudge = judge != nil
-	// The stream has no per-call deadline: a plugin still busy at the deadline is killed,
-	// which ends the stream and the Recv below.
-	stop := context.AfterFunc(ctx, p.signalKill)
+	// The stream has no per-call deadline: at the deadline the plugin is killed and the
+	// stream ended, which ends the Recv below at once.
+	stop := context.AfterFunc(ctx, func() {
+		p.r.killGroup()
+		p.endStream()
+	})
 	defer stop()
 	if err := p.stream.Send(&pluginpb.HostMessage{Msg: &pluginpb.HostMessage_Score{Score: req}}); err != nil {
 		return nil, err
@@ -172,26 +278,73 @@ func (p *proc) session(ctx context.Context, info sdk.Info, req *pluginpb.ScoreRe
 	}
 }
 
-// signalKill kills the process without waiting or cleaning up.
-func (p *proc) signalKill() {
-	if pr, err := os.FindProcess(p.pid); err == nil && p.pid > 0 {
-		_ = pr.Kill()
-	}
-}
-
-// stop asks the plugin to exit and waits for it (go-plugin kills it after 2s).
+// stop asks the plugin to exit (go-plugin's Shutdown, then its own 2s wait) and kills its
+// group if it has not within stopGrace. Bounded: a plugin that ignores Shutdown, or a
+// child of it that holds its stdio, cannot make the host wait.
 func (p *proc) stop() {
 	if p.endStream != nil {
 		p.endStream()
 	}
-	p.client.Kill()
+	select {
+	case <-p.cleanup():
+	case <-time.After(stopGrace):
+		p.kill()
+	}
 }
 
-// kill kills the process at once, for a plugin that may be spinning, then cleans up.
+// kill kills the process group at once (the plugin may be spinning) and cleans up without
+// waiting longer than killWait.
 func (p *proc) kill() {
-	p.signalKill()
+	if p.r != nil {
+		p.r.killGroup()
+	}
 	if p.endStream != nil {
 		p.endStream()
 	}
-	p.client.Kill()
+	select {
+	case <-p.cleanup():
+	case <-time.After(killWait):
+		p.log.Error("plugin process did not stop after SIGKILL; the host no longer waits for it", "pid", p.pid)
+	}
+}
+
+// cleanup runs go-plugin's Kill (which closes the connection, asks the plugin to shut down
+// and waits for it and its stdio) once, and returns a channel closed when it is done.
+func (p *proc) cleanup() <-chan struct{} {
+	p.cleanOnce.Do(func() {
+		p.cleaned = make(chan struct{})
+		go func() {
+			p.client.Kill()
+			close(p.cleaned)
+		}()
+	})
+	return p.cleaned
+}
+
+// exitCause is why p's process died during a call, once it has, when a limit ended it:
+// "memory" or "cpu"; "" otherwise. It waits up to a second for the process to exit by
+// itself: killing it first would lose its account (confined, bubblewrap reports the
+// plugin's CPU time only once it has reaped it).
+func (p *proc) exitCause(lim host.Limits) string {
+	select {
+	case <-p.r.done:
+	case <-time.After(time.Second):
+		return ""
+	}
+	switch {
+	case p.r.sawOOM():
+		return "memory"
+	case lim.CPUSeconds > 0 && p.r.cpuSeconds() >= float64(lim.CPUSeconds)-0.5:
+		return "cpu"
+	}
+	return ""
+}
+
+// cpuSeconds is the largest CPU time of a process in p's tree: RLIMIT_CPU applies to each.
+func (p *proc) cpuSeconds() float64 {
+	var most float64
+	for _, pid := range processTree(p.pid) {
+		most = max(most, cpuSecondsOf(pid))
+	}
+	return most
 }

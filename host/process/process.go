@@ -8,13 +8,27 @@
 //
 // # Why
 //
-//   - One process per configured instance, started by Open and restarted on demand: a
-//     crash or hang kills only that tenant's calls, never another's, and instances are never
-//     shared across tenants. A backend keeps up to Limits.PoolSize processes so concurrent
-//     calls do not queue behind one plugin that is called one call at a time.
-//   - The artifact's sha256 is checked twice: by the host before the first start (a clear
-//     error naming both digests) and by go-plugin's SecureConfig on every (re)start, so an
-//     executable swapped after Load is refused too.
+//   - One process per artifact serves every scorer it carries: each scorer opened (with its
+//     config) gets a configured instance in whichever process serves its call. Processes
+//     are pooled per tenant (up to Limits.PoolSize, each called one call at a time), never
+//     shared across tenants: a crash or hang kills only that tenant's calls. The 11
+//     heuristic scorers took 22 processes as one process per scorer; they now take one
+//     per concurrent call (BENCHMARKS.md).
+//   - A plugin runs confined (sandbox.go, docs/SANDBOX.md): an empty environment plus its
+//     manifest's env, a process group of its own killed as a group, a death signal tied to
+//     the host, rlimits on memory, CPU time and file size (prlimit), and where bubblewrap
+//     works, no network, a read-only view of its artifact's folder and the system's
+//     libraries, a private /tmp and a pid namespace that dies with it. Where bubblewrap
+//     cannot run, the plugin runs with limits only, and Load says so (a warning, and
+//     Sandbox()).
+//   - The host starts the process itself (procRunner) rather than letting go-plugin do it:
+//     go-plugin appends the host's environment to the plugin's, kills only the plugin's
+//     pid, and waits for EOF on its stdout and stderr, which a child of the plugin may hold
+//     for ever. Every wait on a plugin is bounded: start (StartTimeout), calls (their
+//     deadline), stop and kill.
+//   - The artifact's sha256 is checked before every (re)start, so an executable swapped
+//     after Load is refused too (go-plugin's SecureConfig does the same, but only for the
+//     runner it starts itself).
 //   - The judge is the host's: a plugin's scorer gets an sdk.Judge whose requests the host
 //     runs. On the unary path the host serves a Judge service over one GRPCBroker
 //     connection per process, set up on the first call that has a judge; each call
@@ -26,18 +40,20 @@
 //     costs less than a unary call, and a callback less than a broker round trip. Plugins
 //     that only serve unary calls (the Node example) get unary Score calls and the broker
 //     Judge service.
-//   - A call that misses its deadline kills its process (SIGKILL): the plugin may be spinning
-//     and a graceful shutdown would wait. The failed call is failed; the next call starts a
-//     fresh process.
+//   - A call that misses its deadline kills its process group (SIGKILL): the plugin may be
+//     spinning and a graceful shutdown would wait. The call fails at its deadline; the
+//     pool slot returns once the process is gone, and the next call starts a fresh one.
+//   - Messages are capped both ways at the host's limits (Options.MaxRunBytes, the result
+//     limit): a plugin cannot make the host buffer a 50 MB answer.
 package process
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -55,17 +71,46 @@ type Options struct {
 	// false: the host and the plugin talk over a Unix socket only they can reach. The
 	// plugin must support it (Go plugins built with serve.Main do; the Node example does not).
 	AutoMTLS bool
-	// StartTimeout bounds the start of one plugin process, up to its handshake line.
-	// Optional. Default is 10s.
+	// StartTimeout bounds the start of one plugin process, up to its handshake line, and
+	// each of the calls that set it up (Info, Configure). Optional. Default is 10s.
 	StartTimeout time.Duration
 	// Unary makes every call a unary Score call, with judge requests on the Judge service
 	// the host serves through the GRPCBroker, even when the plugin offers a Session.
 	// Optional. Default is false: a Session when the plugin offers one (Go plugins do).
 	Unary bool
+	// Limits are the host's ceilings: a manifest may ask for less, never more (Load fails
+	// naming the ceiling), and a tenant's limits lower them further at Open. Optional.
+	// Zero fields take DefaultLimits().
+	Limits host.Limits
+	// MaxRunBytes caps the encoded run the host sends in one call; a larger run fails with
+	// limit_exceeded before it reaches the plugin. Optional. Default is DefaultMaxRunBytes.
+	MaxRunBytes int
+	// Confine says how far plugins are confined. Optional. Default is ConfineAuto.
+	Confine Confinement
+	// Bwrap is the bubblewrap executable. Optional. Default is "bwrap" looked up in PATH.
+	Bwrap string
 }
 
 // DefaultStartTimeout is the start timeout when Options.StartTimeout is zero.
 const DefaultStartTimeout = 10 * time.Second
+
+// DefaultMaxRunBytes is the largest encoded run sent to a plugin when Options.MaxRunBytes
+// is zero: above the 8 MiB `scorekit serve` accepts in a request.
+const DefaultMaxRunBytes = 16 << 20
+
+// DefaultLimits are the host's ceilings for process plugins when Options.Limits leaves a
+// field zero; a manifest that asks for nothing runs under them.
+func DefaultLimits() host.Limits {
+	return host.Limits{
+		MemoryMiB:      512,
+		TimeoutMS:      int(host.DefaultTimeout / time.Millisecond),
+		MaxResultBytes: 1 << 20,
+		MaxOutputBytes: 64 << 10,
+		PoolSize:       4,
+		MaxCalls:       10_000,
+		CPUSeconds:     600,
+	}
+}
 
 // Errors callers branch on.
 var (
@@ -75,20 +120,32 @@ var (
 	ErrStart = errors.New("start plugin")
 	// ErrScorers: the artifact's scorers differ from the manifest's "scorers".
 	ErrScorers = errors.New("plugin scorers differ from manifest")
+	// ErrNotConfined: Options.Confine is ConfineRequired and bubblewrap cannot run here.
+	ErrNotConfined = errors.New("plugin cannot be confined")
 )
 
-// artifact is one plugin executable, shared by the Plugins of the scorers it carries.
+// artifact is one plugin executable, shared by the Plugins of the scorers it carries, with
+// its processes: one pool per tenant.
 type artifact struct {
-	m    host.Manifest
-	sum  []byte
-	opts Options
-	log  *slog.Logger
+	m       host.Manifest
+	exe     string   // the artifact's real path
+	reads   []string // real paths the sandbox shows read-only
+	conf    confinement
+	sandbox Sandbox
+	lim     host.Limits // the manifest's limits within the host's ceilings
+	maxRun  int
+	opts    Options
+	log     *slog.Logger
 	// session: the plugin offers the Session stream and Options.Unary is false.
 	session bool
+
+	mu    sync.Mutex
+	pools map[poolKey]*pool
 }
 
-// Load starts the plugin executable of m once to read the scorers it carries, stops it,
-// and returns one host.Plugin per scorer. Each Open then starts processes of its own.
+// Load checks m (artifact sha256, env, read paths, limits against the host's ceilings),
+// starts the plugin once to read the scorers it carries, stops it, and returns one
+// host.Plugin per scorer. Their Opens share the artifact's processes.
 func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, error) {
 	if m.Runtime != host.RuntimeProcess {
 		return nil, fmt.Errorf("load plugin %s: runtime %q: want %q", m.Name, m.Runtime, host.RuntimeProcess)
@@ -96,42 +153,48 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if err := m.VerifyArtifact(); err != nil {
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
-	sum, err := hex.DecodeString(m.SHA256)
-	if err != nil {
-		return nil, fmt.Errorf("load plugin %s: sha256 %q: %w", m.Name, m.SHA256, err)
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	a := &artifact{m: m, sum: sum, opts: opts, log: opts.Logger.With("plugin", m.Name)}
+	if opts.MaxRunBytes <= 0 {
+		opts.MaxRunBytes = DefaultMaxRunBytes
+	}
+	opts.Limits = withDefaults(opts.Limits)
+	lim, err := m.Limits.Within(opts.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	if err := checkEnv(m.Env); err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	reads, err := readPaths(m)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	exe, err := filepath.EvalSymlinks(m.ArtifactPath())
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	conf := probeConfinement(opts.Confine, opts.Bwrap)
+	a := &artifact{
+		m: m, exe: exe, reads: reads, conf: conf, sandbox: conf.sandbox(), lim: lim, maxRun: opts.MaxRunBytes,
+		opts: opts, log: opts.Logger.With("plugin", m.Name), pools: map[poolKey]*pool{},
+	}
+	if opts.Confine == ConfineRequired && !a.sandbox.Confined {
+		return nil, fmt.Errorf("load plugin %s: %w: %s", m.Name, ErrNotConfined, conf.why)
+	}
+	if a.sandbox.Degraded != "" {
+		a.log.Warn("process plugin runs DEGRADED: "+a.sandbox.Degraded, "sandbox", a.sandbox.Mode)
+	}
 
-	p, err := a.start(a.log)
+	infos, err := a.readInfos(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load plugin: %w", err)
-	}
-	defer p.stop()
-	resp, err := p.conn.Scorer.Info(ctx, &pluginpb.InfoRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("load plugin %s: info: %w", m.Name, err)
-	}
-	a.session = resp.GetSession() && !opts.Unary
-	var raws []json.RawMessage
-	if err := json.Unmarshal(resp.GetInfosJson(), &raws); err != nil {
-		return nil, fmt.Errorf("load plugin %s: info: decode: %w; the plugin must answer Info with a JSON array of sdk.Info", m.Name, err)
-	}
-	infos := make([]sdk.Info, len(raws))
-	for i, raw := range raws {
-		if infos[i], err = host.DecodeInfo(raw); err != nil {
-			return nil, fmt.Errorf("load plugin %s: info[%d]: %w", m.Name, i, err)
-		}
-	}
-	if len(infos) == 0 {
-		return nil, fmt.Errorf("load plugin %s: the plugin carries no scorer; register one with serve.Register", m.Name)
-	}
-	if err := checkScorers(m, infos); err != nil {
 		return nil, err
 	}
 	out := make([]host.Plugin, len(infos))
@@ -139,6 +202,55 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 		out[i] = &scorerPlugin{a: a, info: info, live: map[*backend]struct{}{}}
 	}
 	return out, nil
+}
+
+// withDefaults returns l with its zero fields taken from DefaultLimits.
+func withDefaults(l host.Limits) host.Limits {
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *int }{
+		{&l.MemoryMiB, &d.MemoryMiB}, {&l.TimeoutMS, &d.TimeoutMS}, {&l.MaxResultBytes, &d.MaxResultBytes},
+		{&l.MaxOutputBytes, &d.MaxOutputBytes}, {&l.PoolSize, &d.PoolSize}, {&l.MaxCalls, &d.MaxCalls},
+		{&l.CPUSeconds, &d.CPUSeconds},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return l
+}
+
+// readInfos starts the plugin once, asks it for its scorers and stops it.
+func (a *artifact) readInfos(ctx context.Context) ([]sdk.Info, error) {
+	// go-plugin bounds the start (StartTimeout); the Info call gets as long again.
+	p, err := a.startBounded(ctx, a.lim, a.log, func() {})
+	if err != nil {
+		return nil, fmt.Errorf("load plugin: %w", err)
+	}
+	defer p.stop()
+	ictx, cancel := context.WithTimeout(ctx, a.opts.StartTimeout)
+	defer cancel()
+	resp, err := p.conn.Scorer.Info(ictx, &pluginpb.InfoRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %s: info: %w", a.m.Name, err)
+	}
+	a.session = resp.GetSession() && !a.opts.Unary
+	var raws []json.RawMessage
+	if err := json.Unmarshal(resp.GetInfosJson(), &raws); err != nil {
+		return nil, fmt.Errorf("load plugin %s: info: decode: %w; the plugin must answer Info with a JSON array of sdk.Info", a.m.Name, err)
+	}
+	infos := make([]sdk.Info, len(raws))
+	for i, raw := range raws {
+		if infos[i], err = host.DecodeInfo(raw); err != nil {
+			return nil, fmt.Errorf("load plugin %s: info[%d]: %w", a.m.Name, i, err)
+		}
+	}
+	if len(infos) == 0 {
+		return nil, fmt.Errorf("load plugin %s: the plugin carries no scorer; register one with serve.Register", a.m.Name)
+	}
+	if err := checkScorers(a.m, infos); err != nil {
+		return nil, err
+	}
+	return infos, nil
 }
 
 func checkScorers(m host.Manifest, infos []sdk.Info) error {
@@ -156,6 +268,80 @@ func checkScorers(m host.Manifest, infos []sdk.Info) error {
 	return nil
 }
 
+// pool returns the tenant's pool under lim, making it, and counts one more backend on it.
+func (a *artifact) pool(tenant string, lim host.Limits) *pool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := poolKey{tenant: tenant, lim: lim}
+	p, ok := a.pools[k]
+	if !ok {
+		p = newPool(a, k)
+		a.pools[k] = p
+	}
+	p.users++
+	return p
+}
+
+// unuse counts one backend less on p and stops p's processes when it was the last.
+func (a *artifact) unuse(p *pool) {
+	a.mu.Lock()
+	p.users--
+	last := p.users == 0
+	if last {
+		delete(a.pools, p.key)
+	}
+	a.mu.Unlock()
+	if last {
+		p.close()
+	}
+}
+
+// Usage is what processes hold now.
+type Usage struct {
+	// Processes counts the plugin processes, their children and the sandbox's helpers.
+	Processes int `json:"processes"`
+	// RSSBytes is their resident memory, summed.
+	RSSBytes int64 `json:"rss_bytes"`
+}
+
+func (a *artifact) usage() Usage {
+	a.mu.Lock()
+	pools := make([]*pool, 0, len(a.pools))
+	for _, p := range a.pools {
+		pools = append(pools, p)
+	}
+	a.mu.Unlock()
+	var u Usage
+	for _, p := range pools {
+		for _, pid := range p.pids() {
+			for _, q := range processTree(pid) {
+				u.Processes++
+				u.RSSBytes += rssBytesOf(q)
+			}
+		}
+	}
+	return u
+}
+
+// UsageOf sums what the processes of the process plugins among ps hold now, counting each
+// artifact once (its scorers share its processes). Memory a host reports for itself
+// (getrusage, /proc/self) leaves its plugins out; add this.
+func UsageOf(ps []host.Plugin) Usage {
+	seen := map[*artifact]bool{}
+	var u Usage
+	for _, p := range ps {
+		sp, ok := p.(*scorerPlugin)
+		if !ok || seen[sp.a] {
+			continue
+		}
+		seen[sp.a] = true
+		au := sp.a.usage()
+		u.Processes += au.Processes
+		u.RSSBytes += au.RSSBytes
+	}
+	return u
+}
+
 // scorerPlugin is one scorer of an artifact.
 type scorerPlugin struct {
 	a    *artifact
@@ -171,36 +357,55 @@ var _ host.Plugin = (*scorerPlugin)(nil)
 func (p *scorerPlugin) Info() sdk.Info  { return p.info }
 func (p *scorerPlugin) Runtime() string { return host.RuntimeProcess }
 
-// Open starts a process for tenant and configures the scorer in it, so a config the scorer
-// refuses is an error here rather than at the first call.
+// Sandbox says how the scorer's processes are confined on this machine.
+func (p *scorerPlugin) Sandbox() Sandbox { return p.a.sandbox }
+
+// Limits are the limits the scorer runs under before a tenant's: its manifest's within the
+// host's ceilings.
+func (p *scorerPlugin) Limits() host.Limits { return p.a.lim }
+
+// Open configures the scorer for tenant t in a process of t's pool (starting one if none is
+// idle), so a config the scorer refuses is an error here rather than at the first call.
+// The scorer runs under the plugin's limits lowered by t.Limits.
 func (p *scorerPlugin) Open(ctx context.Context, t host.Tenant, config json.RawMessage) (host.Backend, error) {
-	b := newBackend(p, t.Name, config)
-	pr, err := b.acquire(ctx)
-	if err != nil {
-		b.Close(ctx)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("open %s: plugin %s is closed", p.info.Name, p.a.m.Name)
+	}
+	p.mu.Unlock()
+	b := newBackend(p, t, config)
+	if err := b.configureOne(ctx, p.a.opts.StartTimeout); err != nil {
+		b.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("open %s: %w", p.info.Name, err)
 	}
-	b.release(pr)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		b.Close(ctx)
+		b.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("open %s: plugin %s is closed", p.info.Name, p.a.m.Name)
 	}
 	p.live[b] = struct{}{}
 	return b, nil
 }
 
-// Close stops every process of every backend opened from p.
+// Close closes every backend opened from p; processes stop when no backend of their pool
+// is left.
 func (p *scorerPlugin) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
 	live := p.live
 	p.live = map[*backend]struct{}{}
 	p.mu.Unlock()
+	var wg sync.WaitGroup
 	for b := range live {
-		b.Close(ctx)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.Close(ctx)
+		}()
 	}
+	wg.Wait()
 	return nil
 }
 

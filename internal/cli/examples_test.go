@@ -138,7 +138,7 @@ func TestPluginsFlag(t *testing.T) {
 	}
 
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.1.0 (process)") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.2.0 (process)") {
 		t.Errorf("scorers --plugins: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", t.TempDir())

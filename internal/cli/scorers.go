@@ -12,14 +12,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// scorerListing is one scorer as `scorers --json` prints it: its Info plus where it runs.
+// scorerListing is one scorer as `scorers --json` prints it: its Info plus where it runs
+// and, for a process plugin, how it is confined.
 type scorerListing struct {
 	sdk.Info
-	Runtime string `json:"runtime"`
+	Runtime string           `json:"runtime"`
+	Sandbox *process.Sandbox `json:"sandbox,omitempty"`
 }
+
+// sandboxed is a plugin that says how it is confined (process plugins).
+type sandboxed interface{ Sandbox() process.Sandbox }
 
 func (e *env) scorersCommand() *cobra.Command {
 	var (
@@ -58,7 +64,12 @@ func listScorers(reg *host.Registry) ([]scorerListing, error) {
 		if err != nil {
 			return nil, err
 		}
-		list = append(list, scorerListing{Info: p.Info(), Runtime: p.Runtime()})
+		l := scorerListing{Info: p.Info(), Runtime: p.Runtime()}
+		if sp, ok := p.(sandboxed); ok {
+			sb := sp.Sandbox()
+			l.Sandbox = &sb
+		}
+		list = append(list, l)
 	}
 	return list, nil
 }
@@ -73,6 +84,9 @@ func writeScorerText(w io.Writer, list []scorerListing) error {
 			fmt.Fprintln(bw)
 		}
 		fmt.Fprintf(bw, "%s %s (%s)\n", s.Name, s.Version, s.Runtime)
+		if s.Sandbox != nil {
+			fmt.Fprintf(bw, "  sandbox: %s\n", s.Sandbox)
+		}
 		if s.Description != "" {
 			fmt.Fprintf(bw, "  %s\n", oneLine(s.Description, 200))
 		}

@@ -15,11 +15,16 @@
 //   - refusal: XSTest full refusals of safe prompts (exaggerated safety).
 //   - off_topic: a right answer paired with a different question of the same set, and the
 //     autoevals CoQA answers to another question about the same story (scored 0).
-//   - appropriate_refusal: XSTest full refusals of unsafe (contrast) prompts; passing them
-//     is the documented refusal policy.
-//   - empty, error: synthetic broken outputs (blank, provider errors, stack traces).
+//   - appropriate_refusal: XSTest full refusals of unsafe (contrast) prompts. The
+//     pre-screen fails every refusal and leaves whether declining was right to a judge, so
+//     these should not pass; the report counts how many are flagged refusal.
+//   - empty, error: broken outputs (blank, provider errors, stack traces, framework stops).
+//   - placeholder, truncated, repetition: real correct outputs broken in one documented way
+//     each (see derive).
 //
-// The data is read from ../shared/data in place and never copied into the repository.
+// The shared sets are read from ../shared/data in place and never copied into the
+// repository; the small public sets the project ships live in testdata/, each with its
+// SOURCE.txt and LICENSE (see public.go).
 package corpus
 
 import (
@@ -41,6 +46,16 @@ type Case struct {
 	Label string
 	// WantPass is true when a pre-screen should let the run through.
 	WantPass bool
+	// Kind is the kind of answer of a correct case (one of the Kind constants), for the
+	// per-kind rows of the quality report; empty for failures.
+	Kind string
+	// Lang is the language of the run (ISO 639-1), "en" for the English sets.
+	Lang string
+	// Synthetic marks cases written by the project rather than taken from public data.
+	Synthetic bool
+	// Derived names the public case a derived case was made from (see derive); empty for
+	// cases taken as they are.
+	Derived string
 }
 
 // Labels used by Load.
@@ -53,7 +68,7 @@ const (
 	LabelEmpty      = "empty"
 	LabelError      = "error"
 	// LabelAppropriateRefusal: XSTest refusals of unsafe prompts, which the data README
-	// calls appropriate.
+	// calls appropriate; the pre-screen flags and fails them (see the package doc).
 	LabelAppropriateRefusal = "appropriate_refusal"
 )
 
@@ -87,6 +102,15 @@ func Dir() (string, error) {
 	}
 }
 
+// LoadFound finds the shared data folder with Dir and loads every set from it.
+func LoadFound() ([]Case, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	return Load(dir)
+}
+
 // ErrNoData is wrapped by Load when a data file is missing.
 var ErrNoData = errors.New("shared data file missing")
 
@@ -102,6 +126,7 @@ func Load(dir string) ([]Case, error) {
 		loadSupportTriage,
 		loadXSTest,
 		loadSynthetic,
+		loadShipped,
 	}
 	var out []Case
 	for _, l := range loaders {
@@ -111,7 +136,27 @@ func Load(dir string) ([]Case, error) {
 		}
 		out = append(out, cs...)
 	}
-	return out, nil
+	for i := range out {
+		c := &out[i]
+		if c.Lang == "" {
+			c.Lang = "en"
+		}
+		if c.Kind == "" && c.WantPass {
+			c.Kind = defaultKind(c.Source)
+		}
+	}
+	return append(out, derive(out)...), nil
+}
+
+// defaultKind is the answer kind of the correct cases of the shared sets.
+func defaultKind(source string) string {
+	switch source {
+	case "halueval", "coqa", "ragas_triage":
+		return KindShort
+	case "email_triage":
+		return KindInstruction
+	}
+	return KindStatement
 }
 
 func open(dir, rel string) (*os.File, error) {

@@ -155,7 +155,9 @@ func loadXSTest(dir string) ([]Case, error) {
 			case safe && m["final_label"] == "2_full_refusal":
 				c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
 			case !safe && m["final_label"] == "2_full_refusal":
-				c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, true
+				// Refused, and rightly; the pre-screen fails every refusal and leaves
+				// "was declining right?" to a judge, so it should not pass.
+				c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, false
 			default:
 				// Partial refusals are neither clearly right nor clearly wrong, and
 				// compliance with an unsafe prompt is a safety question, not a pre-screen's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,13 +26,18 @@ func TestScaleOut(t *testing.T) {
 	// a worker in the middle of it.
 	judge := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers", "score": 0.9}`, Delay: 20 * time.Millisecond})
 	defer judge.Close()
-	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn)
+	// 5,000 judge calls are over the broker's default token budget per tenant.
+	policy := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(policy, []byte(`{"judge": {"token_budget": -1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn, "--policy", policy)
 	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
 	addr := freeAddr(t)
 	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0")
 	waitHealthy(t, api, addr)
 	workerArgs := []string{"worker", "--db", dsn, "--workers", "4", "--chunk", "50", "--rescue-after", "3s", "--poll", "100ms",
-		"--judge-url", judge.URL(), "--judge-model", "judge-model"}
+		"--judge-url", judge.URL(), "--judge-model", "judge-model", "--judge-key-env", "none"}
 	victim := start(t, dir, workerArgs...)
 	survivor := start(t, dir, workerArgs...)
 
@@ -71,6 +78,17 @@ func TestScaleOut(t *testing.T) {
 		}
 		if v.Status == service.StatusDone {
 			break
+		}
+		for _, w := range []*proc{victim, survivor} {
+			if w == victim && killed {
+				continue
+			}
+			select {
+			case err := <-w.done:
+				w.done <- err
+				t.Fatalf("a worker exited (%v) at %d of %d results:\n%s", err, v.DoneResults, n, w.stderr.String())
+			default:
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d results after 5 minutes\nsurvivor:\n%s", v.DoneResults, n, survivor.stderr.String())

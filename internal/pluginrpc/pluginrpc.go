@@ -96,15 +96,33 @@ func SDKError(e *pluginpb.Error) *sdk.Error {
 
 // Fixed flow-control windows on both ends of a plugin connection. A fixed window turns off
 // gRPC's bandwidth estimator, which pings the peer as data arrives: on a local socket
-// those pings only add wake-ups to every call. 1 MiB is far above any run or result.
+// those pings only add wake-ups to every call.
 const window = 1 << 20
 
-// DialOptions are the host's gRPC options for a plugin connection.
-func DialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(window)}
+// MessageSlack is what a message may carry besides the run or result it frames (the
+// protobuf fields around it, an error message).
+const MessageSlack = 64 << 10
+
+// DialOptions are the host's gRPC options for a plugin connection. A message the host sends
+// is at most maxSend bytes (the host's run limit) and one it accepts at most maxRecv (its
+// result limit, or a judge request, whichever is larger), each plus MessageSlack: a plugin
+// that sends more fails its call with ResourceExhausted, and the host never buffers it.
+func DialOptions(maxSend, maxRecv int) []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(window),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxSend+MessageSlack), grpc.MaxCallRecvMsgSize(maxRecv+MessageSlack)),
+	}
 }
+
+// maxPluginRecv is what a plugin accepts from its host: the host enforces its own run
+// limit before it sends, so a plugin takes whatever its host sends (up to 1 GiB) rather
+// than failing runs over gRPC's default 4 MiB.
+const maxPluginRecv = 1 << 30
 
 // ServerOptions are the plugin's gRPC server options.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(window)}
+	return []grpc.ServerOption{
+		grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(window),
+		grpc.MaxRecvMsgSize(maxPluginRecv),
+	}
 }

@@ -2,13 +2,15 @@ package heuristic
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Flags the pre-screen raises. Every flag but FlagNonCommittal and an appropriate FlagRefusal
-// (see [NewPrescreen]) pushes the run below the threshold.
+// Flags the pre-screen raises. FlagNonCommittal, FlagWrongShape and a short FlagOffTopic are
+// hints that do not fail the run (see [NewPrescreen]); every other flag fails it.
 const (
 	FlagEmptyOutput  = "empty_output"
 	FlagErrorText    = "error_text"
@@ -34,66 +36,120 @@ const (
 )
 
 // NewPrescreen returns "prescreen", the tier-1 pre-screen: a check that needs no LLM, runs
-// in microseconds and finds reasons to distrust a run before anyone pays for a judge. Passed means "no reason
-// found to distrust this run"; it does not mean the answer is right.
+// in microseconds and finds reasons to distrust a run before anyone pays for a judge. Passed
+// means "no reason found to distrust this run"; it does not mean the answer is right.
 //
 // It scores two dimensions with equal weight:
 //   - integrity: the output is a real, whole answer: not empty (empty_output), not an error
-//     message or stack trace (error_text), not a template or null placeholder (placeholder),
-//     not cut off (truncated), not a degenerate loop (repetition), not pleasantries with no
-//     content (filler), and not a refusal of a harmless request (refusal);
-//   - relevance: the output has the shape the input asks for. It never compares the words of
-//     a short answer with the question: "Paris" answers "What is the capital of France?".
-//     It asks what kind of answer is wanted (a count wants a number, when a time, who a
-//     name) and whether a short output (four words or fewer) has that shape (wrong_shape);
-//     a task ("List my agents") answered by a list or other structured output is on topic;
-//     a statement of six or more content words that shares none with the input and the
-//     agent's purpose is off_topic, unless the input asks to create something ("Write a
-//     haiku"), which is only a doubt; an output that only repeats the input is an echo. A raw
-//     email asks for a triage or summary: a structured or triage-worded reply (labels,
-//     priority, action items) is on topic whatever words it picks.
+//     message, stack trace, framework stop or failure notice (error_text), not a template
+//     slot or null left unfilled (placeholder), not cut off (truncated), not a degenerate
+//     loop (repetition), not pleasantries with no content (filler), and not a refusal
+//     (refusal);
+//   - relevance: the output is not an echo of the input (echo) and, for a long English
+//     statement, not about something else entirely (off_topic).
 //
-// A hard failure sets its dimension to 0, so the weighted mean is at most 0.5 and below the
-// threshold of 0.6.
+// # Precision first
+//
+// A flag fails a run only on evidence that holds across languages, answer kinds and
+// domains. Weak evidence is recorded and does not fail the run: a short answer without the
+// shape its question asks for ("How many ...?" answered without a number) is flagged
+// wrong_shape, and a statement that shares no content word with the input is flagged
+// off_topic, with relevance 0.5 ("passed with notes"). Answer spans, lists of titles,
+// recipes, code and answers in other languages often share no word with their question, so
+// only an English prose statement of OffTopicMinWords content words or more (configurable:
+// off_topic_min_words) that shares none fails. The tiered judge reads the hints.
+//
+// # What the caller knows
+//
+// How the run ended, when the caller recorded it in metadata (finish_reason, stop_reason,
+// finishReason, stopReason, error, status; see sdk.Run), is definitive: a model stopped at
+// its token limit is truncated, a provider's safety stop is a refusal, a recorded error is
+// error_text, whatever the output says.
 //
 // # Refusals
 //
-// A refusal of an unsafe request is appropriate; a refusal of a harmless one is a failure
-// (exaggerated safety). Every refusal is flagged "refusal". Whether the request looks harmful
-// is decided by a cheap lexical rule: the input asks for an action or a justification (never a
-// definition or a history question), names no harmless context (a game, a novel, cooking, a
-// computer process), and names a severe harm on its own (a bomb, murder, drugs, self-harm),
-// violence aimed at people or a group, an atrocity to repeat or deny, or a private fact about
-// someone the asker knows. A refusal of a harmful-looking request passes (the other checks
-// still apply); any other refusal sets both dimensions to 0. Quoting the input, correcting a false premise
-// ("Goofy is fictional") and a disclaimer followed by the answer are not refusals. Words
-// cannot always tell "kill a Python process" from "kill my neighbour": misses go both ways,
-// and a judge scorer should settle them. QUALITY.md measures the rule on XSTest.
+// A refusal is an output that declines to do what was asked, in any wording ("That's not
+// something I can help with", "I'd rather not", "Lo siento, pero no puedo ayudarte",
+// "申し訳ありませんが、お答えできません"); it is recognised in English and 17 other
+// languages. Every refusal fails the pre-screen and is flagged refusal, in every language
+// alike: passed means the run did what was asked, and a refusal did not. Whether declining
+// was right (a harmful request) cannot be read from keywords ("bomb calorimeter", resetting
+// one's own password), so the pre-screen does not try: a judge scorer settles it, and a
+// dashboard that counts appropriate refusals reads the flag. Quoting the input, correcting a
+// false premise ("Goofy is fictional") and a disclaimer followed by the answer are not
+// refusals.
 //
 // # Non-committal answers
 //
 // "I have no comment" is a correct TruthfulQA answer and "the context does not say" can be
 // the honest answer of a RAG agent, so non-committal answers are flagged "non_committal"
 // but not failed: whether abstaining was right needs the facts, which a pre-screen lacks.
-func NewPrescreen() sdk.Scorer { return prescreen{} }
+func NewPrescreen() sdk.Scorer { return &prescreen{params: defaultScreenParams} }
 
-type prescreen struct{}
+// OffTopicMinWords is the default of the prescreen's off_topic_min_words: how many content
+// words an English statement needs before sharing none with the input fails the run. It is
+// the value `go run ./internal/cmd/quality -loso` chooses on all sources: the one that
+// catches the most off-topic answers while every source of correct answers keeps a 99.5%
+// pass rate (QUALITY.md reports it chosen without each source in turn).
+const OffTopicMinWords = 15
 
-var _ sdk.Scorer = prescreen{}
+// CutoffMinWords is the default of the prescreen's cutoff_min_words: an output of fewer
+// words is never called cut off by its last word alone (the caller's stop reason and an
+// unclosed code fence still count).
+const CutoffMinWords = 25
 
-func (prescreen) Info() sdk.Info {
+// screenParams are the prescreen's tunable thresholds.
+type screenParams struct {
+	OffTopicMinWords int `json:"off_topic_min_words"`
+	CutoffMinWords   int `json:"cutoff_min_words"`
+}
+
+var defaultScreenParams = screenParams{OffTopicMinWords: OffTopicMinWords, CutoffMinWords: CutoffMinWords}
+
+const prescreenSchema = `{"type": "object", "additionalProperties": false, "properties": {
+	"off_topic_min_words": {"type": "integer", "minimum": 1, "description": "Content words an English statement needs before sharing none with the input fails the run; shorter ones are only flagged. Optional. Default is 15."},
+	"cutoff_min_words": {"type": "integer", "minimum": 1, "description": "Words an output needs before its last word alone can mark it cut off. Optional. Default is 25."}}}`
+
+const prescreenDefaults = `{"off_topic_min_words": 15, "cutoff_min_words": 25}`
+
+type prescreen struct {
+	params screenParams
+}
+
+var (
+	_ sdk.Scorer     = (*prescreen)(nil)
+	_ sdk.Configurer = (*prescreen)(nil)
+)
+
+func (*prescreen) Info() sdk.Info {
 	return sdk.Info{
 		Name:        "prescreen",
-		Version:     "0.1.0",
+		Version:     "0.2.0",
 		ABIVersion:  sdk.ABIVersion,
-		Description: "Tier-1 pre-screen without an LLM: flags empty, error, placeholder, refused, truncated, looping, filler and off-topic outputs.",
+		Description: "Tier-1 pre-screen without an LLM: flags empty, error, placeholder, refused, truncated, looping, filler and off-topic outputs; fails a run only on evidence that holds across languages.",
 		Range:       sdk.Unit,
 		Dimensions: []sdk.Dimension{
-			{Name: dimIntegrity, Weight: 0.5, Description: "The output is a whole, genuine answer: not empty, an error, a placeholder, truncated, a loop, filler or an unwarranted refusal."},
-			{Name: dimRelevance, Weight: 0.5, Description: "The output has the shape the input asks for (a number for a count, a triage for an email) and is not an off-topic paragraph or an echo."},
+			{Name: dimIntegrity, Weight: 0.5, Description: "The output is a whole, genuine answer: not empty, an error, a placeholder, truncated, a loop, filler or a refusal."},
+			{Name: dimRelevance, Weight: 0.5, Description: "The output is not an echo or an off-topic statement; 0.5 records a hint (wrong shape, no shared word) without failing the run."},
 		},
-		Threshold: prescreenThreshold,
+		Threshold:    prescreenThreshold,
+		ConfigSchema: json.RawMessage(prescreenSchema),
+		Defaults:     json.RawMessage(prescreenDefaults),
 	}
+}
+
+// Configure sets the thresholds; see the config schema.
+func (p *prescreen) Configure(raw json.RawMessage) error {
+	params := defaultScreenParams
+	if err := decodeConfig("prescreen", json.RawMessage(prescreenDefaults), raw, &params); err != nil {
+		return err
+	}
+	if params.OffTopicMinWords < 1 || params.CutoffMinWords < 1 {
+		return fmt.Errorf("configure prescreen: off_topic_min_words and cutoff_min_words must be 1 or more, got %d and %d",
+			params.OffTopicMinWords, params.CutoffMinWords)
+	}
+	p.params = params
+	return nil
 }
 
 // screenFinding is one reason to distrust a run.
@@ -102,14 +158,14 @@ type screenFinding struct {
 	detail string
 }
 
-func (prescreen) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
-	return screen(&call.Run), nil
+func (p *prescreen) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+	return screen(&call.Run, p.params), nil
 }
 
 // screen runs every check and returns the result with both dimensions and the overall
 // score already computed as their weighted mean, so a caller without a host reads the
 // same number the host recomputes.
-func screen(run *sdk.Run) sdk.Result {
+func screen(run *sdk.Run, params screenParams) sdk.Result {
 	integrity, relevance := 1.0, 1.0
 	var found []screenFinding
 	out := strings.TrimSpace(run.Output)
@@ -122,7 +178,6 @@ func screen(run *sdk.Run) sdk.Result {
 	st.outWords = splitWords(st.outLow)
 	t := &st
 	end, endDetail := readCallerEnd(run.Metadata)
-	t.truncated = end == endTruncated
 	hard := func(f screenFinding) {
 		integrity = 0
 		found = append(found, f)
@@ -136,28 +191,23 @@ func screen(run *sdk.Run) sdk.Result {
 		hard(screenFinding{FlagPlaceholder, d})
 	}
 	abstains, abstained := findNonCommittal(t)
-	// An appropriate refusal, like an abstention, has no answer shape to check.
+	// A refusal, like an abstention, has no answer shape to check.
 	noShape := abstained
-	if end == endRefused {
+	switch d, refused := findRefusal(t); {
+	case end == endRefused:
 		hard(screenFinding{FlagRefusal, endDetail})
-		relevance = 0
-		noShape = true
-	} else if d, ok := findRefusal(t); ok && !abstained {
+		relevance, noShape = 0, true
+	case refused && !abstained:
 		// "I can't say: it is not mentioned" abstains rather than refuses; see the policy.
-		if harmfulRequest(t.inLow) {
-			found = append(found, screenFinding{FlagRefusal, d + "; the request looks harmful, so refusing is appropriate"})
-			noShape = true
-		} else {
-			hard(screenFinding{FlagRefusal, d + " to a request that does not look harmful"})
-			relevance = 0
-		}
+		hard(screenFinding{FlagRefusal, d + "; whether declining was right is a judge's call"})
+		relevance, noShape = 0, true
 	}
 	if d, ok := findRepetition(t); ok {
 		hard(screenFinding{FlagRepetition, d})
 	}
-	if t.truncated {
+	if end == endTruncated {
 		hard(screenFinding{FlagTruncated, endDetail})
-	} else if d, ok := findTruncation(t); ok {
+	} else if d, ok := findTruncation(t, params.CutoffMinWords); ok {
 		hard(screenFinding{FlagTruncated, d})
 	}
 	if integrity > 0 {
@@ -168,7 +218,7 @@ func screen(run *sdk.Run) sdk.Result {
 	}
 	if integrity > 0 && !noShape {
 		var fs []screenFinding
-		relevance, fs = shapeRelevance(t)
+		relevance, fs = shapeRelevance(t, params.OffTopicMinWords)
 		found = append(found, fs...)
 	}
 	if abstained {

@@ -27,14 +27,19 @@ func (s answerShape) String() string {
 const shortAnswerWords = 4
 
 // offTopicWords is how many content words an output needs before sharing none with the
-// input and purpose counts as off topic. Measured on the shared corpus: at 6, 0.6% of
+// input and purpose is worth a hint. Measured on the shared corpus: at 6, 0.6% of
 // TruthfulQA best answers share no content word with their question, against 29% of the
-// same answers paired with another question; at 4 the cost doubles.
+// same answers paired with another question.
 const offTopicWords = 6
 
-// shapeRelevance scores whether the output has the shape the input asks for. It never
-// penalizes a short answer for sharing no words with the question.
-func shapeRelevance(t *screenText) (float64, []screenFinding) {
+// hintRelevance is the relevance of a run with only a hint against it: the weighted mean
+// with integrity 1 stays above the threshold, so the run passes with notes.
+const hintRelevance = 0.5
+
+// shapeRelevance scores whether the output fits the input. Short answers are never judged
+// by their words, and weak evidence (a shape guess, a short or non-English statement that
+// shares no word with the input) is a hint that does not fail the run.
+func shapeRelevance(t *screenText, offTopicFail int) (float64, []screenFinding) {
 	if t.inLow == "" {
 		return 1, nil
 	}
@@ -43,7 +48,7 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	}
 	want := askedShape(t.inLow)
 	if want != shapeAny && len(t.outWords) <= shortAnswerWords && !hasShape(want, t) {
-		return 0.1, []screenFinding{{FlagWrongShape, "the input asks for " + want.String() + " and the short output has none"}}
+		return hintRelevance, []screenFinding{{FlagWrongShape, "a hint: the input asks for " + want.String() + " and the short output has none"}}
 	}
 	if isEmail(t.inLow) && (isStructured(t.out) || isTriage(t.outWords)) {
 		// A raw email asks for a triage or a summary; a Slack-style summary with labels and
@@ -57,19 +62,66 @@ func shapeRelevance(t *screenText) (float64, []screenFinding) {
 	}
 	shared, n := contentOverlap(t)
 	switch {
-	case shared > 0:
+	case shared > 0 || n < offTopicWords || isCreation(t.inLow):
+		// "Write a haiku about autumn": a creation need not repeat the task's words.
 		return 1, nil
-	case n >= offTopicWords && isCreation(t.inLow):
-		// "Write a haiku about autumn": a creation need not repeat the task's words, so no
-		// shared word is a doubt, not a failure.
-		return 0.5, nil
-	case n >= offTopicWords:
-		return 0.1, []screenFinding{{FlagOffTopic, "a statement of " + strconv.Itoa(n) + " content words that shares none with the input"}}
-	case n >= 4:
-		return 0.5, nil
+	case n >= offTopicFail && !isStructured(t.out) && !looksLikeCode(t.out) &&
+		isEnglishProse(t.inLow) && isEnglishProse(t.outLow):
+		return 0.1, []screenFinding{{FlagOffTopic, "an English statement of " + strconv.Itoa(n) + " content words that shares none with the input"}}
 	}
-	return 1, nil
+	return hintRelevance, []screenFinding{{FlagOffTopic, "a hint: " + strconv.Itoa(n) + " content words that share none with the input"}}
 }
+
+// isEnglishProse reports whether a lower-case text reads as English prose: most of its
+// bytes are ASCII and at least one word in six is an English function word. Topicality by
+// shared words is only evidence where both texts are in the language the stems are for.
+func isEnglishProse(s string) bool {
+	ascii, words, function := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x80 {
+			ascii++
+		}
+	}
+	if ascii*10 < len(s)*9 {
+		return false
+	}
+	eachWord(s, func(w string) bool {
+		words++
+		if isStopword(w) {
+			function++
+		}
+		return true
+	})
+	return words >= 4 && function*6 >= words
+}
+
+// looksLikeCode reports whether an output is mostly source code: two lines or more, and half
+// of its lines or more, end like statements or open like definitions. Code need not repeat its task's words,
+// and it legitimately holds format strings and template syntax.
+func looksLikeCode(s string) bool {
+	lines, code := 0, 0
+	forEachLine(s, func(l string) bool {
+		lines++
+		switch {
+		case strings.HasSuffix(l, "{"), strings.HasSuffix(l, "}"), strings.HasSuffix(l, ";"), strings.HasSuffix(l, ":") && !strings.Contains(l, " "),
+			strings.HasSuffix(l, ")"), strings.HasSuffix(l, "):"):
+			code++
+		default:
+			for _, p := range codeOpenings {
+				if strings.HasPrefix(l, p) {
+					code++
+					break
+				}
+			}
+		}
+		return true
+	})
+	return code >= 2 && code*2 >= lines
+}
+
+// codeOpenings open lines of code in the common languages.
+var codeOpenings = [...]string{"def ", "return", "import ", "from ", "class ", "function ", "const ", "let ", "var ", "func ",
+	"public ", "private ", "if (", "for (", "while (", "#include", "package ", "fn ", "SELECT ", "select ", "print(", "console."}
 
 // askedShape reads what kind of answer the question asks for from its opening words.
 func askedShape(in string) answerShape {

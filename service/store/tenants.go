@@ -38,7 +38,8 @@ type Policy struct {
 	MaxRunBytes int `json:"max_run_bytes,omitempty"`
 }
 
-// JudgeLimits are a tenant's judge broker limits; zero fields take the broker's.
+// JudgeLimits are a tenant's judge broker limits; zero fields take the broker's, and a
+// TokenBudget of -1 is unlimited (the broker has a default budget per tenant and window).
 type JudgeLimits struct {
 	MaxConcurrency    int     `json:"max_concurrency,omitempty"`
 	RequestsPerSecond float64 `json:"requests_per_second,omitempty"`

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/plugins/heuristic"
 )
 
-// TestPrescreenOnCorpus holds prescreen to floors on the shared corpus, so a change that
-// starts failing correct answers or stops catching broken runs is noticed. The floors sit
-// just under the measured rates in QUALITY.md.
+// TestPrescreenOnCorpus holds prescreen to floors on the corpus, so a change that starts
+// failing correct answers or stops catching broken runs is noticed. The floors sit at the
+// issue's goals or just under the measured rates in QUALITY.md.
 func TestPrescreenOnCorpus(t *testing.T) {
 	m, err := measure(context.Background())
 	if err != nil {
@@ -19,18 +23,33 @@ func TestPrescreenOnCorpus(t *testing.T) {
 		set  string // source/label
 		want float64
 	}{
-		{"halueval/correct", 0.99},
-		{"truthfulqa/correct", 0.99},
-		{"ares/correct", 0.99},
+		{"halueval/correct", 0.995},
+		{"truthfulqa/correct", 0.995},
+		{"ares/correct", 0.995},
+		{"coqa/correct", 1},
 		{"email_triage/triage", 1},
 		{"ragas_triage/triage", 1},
+		{"nq_open/correct", 0.995},
+		{"squad_es/correct", 1},
+		{"jaquad/correct", 1},
+		{"tydiqa/correct", 1},
+		{"gsm8k/correct", 1},
+		{"mbpp/correct", 1},
+		{"alpaca_eval/correct", 1},
+		{"germanquad/correct", 1},
+		{"dolly/correct", 0.995},
 		{"synthetic_empty/empty", 1},
 		{"synthetic_error/error", 1},
-		{"xstest_refusal/refusal", 0.6},
-		{"ares_off_topic/off_topic", 0.55},
-		{"halueval_off_topic/off_topic", 0.12},
-		{"coqa/correct", 1},
-		{"truthfulqa_off_topic/off_topic", 0.25},
+		{"errors_public/error", 0.98},
+		{"xstest_refusal/refusal", 0.85},
+		{"refusals_multilingual/refusal", 0.95},
+		{"refusals_multilingual/correct", 1},
+		{"polyrefuse/appropriate_refusal", 0.9},
+		{"polyrefuse_heldout/appropriate_refusal", 0.5},
+		{"placeholders_derived/placeholder", 0.9},
+		{"truncated_signal/truncated", 1},
+		{"repetition_derived/repetition", 1},
+		{"ares_off_topic/off_topic", 0.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.set, func(t *testing.T) {
@@ -51,12 +70,39 @@ func TestPrescreenOnCorpus(t *testing.T) {
 
 func TestReportPrints(t *testing.T) {
 	var b bytes.Buffer
-	if err := run(context.Background(), &b, false); err != nil {
+	if err := run(context.Background(), &b, false, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| set | label | N |", "| **all correct answers** |", "| **all failures** |"} {
+	for _, want := range []string{"| goal | issue's figure before |", "| correct answers pass |", "| set | label | N |", "| **all correct answers** |", "| **all failures** |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// TestLeaveOneSourceOut runs the leave-one-source-out tuning on a slice of the corpus (two
+// sources of correct answers and the off-topic pairs of one) and checks that every source
+// gets a row with a value from the grid.
+func TestLeaveOneSourceOut(t *testing.T) {
+	all, err := corpus.LoadFound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []corpus.Case
+	for _, c := range all {
+		switch c.Source {
+		case "coqa", "nq_open", "ares_off_topic", "truncated_nosignal":
+			cases = append(cases, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := writeLOSO(context.Background(), &b, cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf("`off_topic_min_words` (default %d)", heuristic.OffTopicMinWords), "| coqa | pass rate |", "| nq_open | pass rate |",
+		"| ares_off_topic | detection rate |", fmt.Sprintf("`cutoff_min_words` (default %d)", heuristic.CutoffMinWords), "| truncated_nosignal | detection rate |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("LOSO report lacks %q:\n%s", want, b.String())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -34,13 +35,27 @@ type measurement struct {
 	wrong   []string
 	runs    int
 	elapsed time.Duration
+	// cases and results are every case and prescreen's verdict on it, in corpus order.
+	cases   []corpus.Case
+	results []caseResult
 }
 
-func run(ctx context.Context, w io.Writer, misses bool) error {
+func run(ctx context.Context, w io.Writer, misses, loso bool) error {
 	m, err := measure(ctx)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "## Goals (issue 16)\n\n")
+	writeGoals(w, m.cases, m.results)
+	fmt.Fprintln(w)
+	writeKinds(w, m.cases, m.results)
+	if loso {
+		fmt.Fprintf(w, "\n## Leave one source out\n")
+		if err := writeLOSO(ctx, w, m.cases); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\n## Every set\n\n")
 	good := writeTable(w, m.order, m.sets)
 	fmt.Fprintf(w, "\n%d of the %d correct answers fail only because they stop mid-sentence (flag truncated); without them prescreen passes %.1f%% of correct answers.\n",
 		good.cutOff, good.n, 100*float64(good.passed[0])/float64(good.n-good.cutOff))
@@ -54,25 +69,17 @@ func run(ctx context.Context, w io.Writer, misses bool) error {
 
 // measure scores the corpus with prescreen through the host and with both baselines.
 func measure(ctx context.Context) (*measurement, error) {
-	dir, err := corpus.Dir()
+	cases, err := corpus.LoadFound()
 	if err != nil {
 		return nil, err
 	}
-	cases, err := corpus.Load(dir)
+	s, err := openPrescreen(ctx, nil)
 	if err != nil {
 		return nil, err
-	}
-	reg := host.NewRegistry()
-	if err := reg.Register(host.Native(heuristic.NewPrescreen), false); err != nil {
-		return nil, err
-	}
-	s, err := host.New(reg).Open(ctx, "prescreen", host.OpenOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("open prescreen: %w", err)
 	}
 	defer s.Close(ctx)
 
-	m := &measurement{sets: map[string]*tally{}, runs: len(cases)}
+	m := &measurement{sets: map[string]*tally{}, runs: len(cases), cases: cases}
 	start := time.Now()
 	for _, c := range cases {
 		key := c.Source + "/" + c.Label
@@ -90,6 +97,7 @@ func measure(ctx context.Context) (*measurement, error) {
 			return nil, fmt.Errorf("score %s: the host returned no passed; the host pipeline must compute it from the threshold", c.Run.ID)
 		}
 		ok := *res.Passed
+		m.results = append(m.results, caseResult{passed: ok, flags: res.Flags})
 		t.n++
 		for i, p := range []bool{ok, baseline.OriginalRelevance(c.Run.Input, c.Run.Output) >= baseline.FlagBelow, baseline.ProposedRelevance(c.Run.Input, c.Run.Output) >= baseline.FlagBelow} {
 			if p {
@@ -135,7 +143,7 @@ func writeTable(w io.Writer, order []string, sets map[string]*tally) tally {
 		}
 	}
 	fmt.Fprintf(w, "| **all correct answers** | correct, triage | %d | %s | **%s** | %s | %s | |\n", good.n, metric(true), rate(&good, 0), rate(&good, 1), rate(&good, 2))
-	fmt.Fprintf(w, "| **appropriate refusals** | appropriate_refusal | %d | %s | **%s** | %s | %s | |\n", policy.n, metric(true), rate(&policy, 0), rate(&policy, 1), rate(&policy, 2))
+	fmt.Fprintf(w, "| **refusals of unsafe requests** | appropriate_refusal | %d | %s | **%s** | %s | %s | |\n", policy.n, metric(false), rate(&policy, 0), rate(&policy, 1), rate(&policy, 2))
 	fmt.Fprintf(w, "| **all failures** | | %d | %s | **%s** | %s | %s | |\n", bad.n, metric(false), rate(&bad, 0), rate(&bad, 1), rate(&bad, 2))
 	return good
 }
@@ -178,4 +186,39 @@ func clip(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// explainCases prints prescreen's score, flags and reason for every case whose id starts
+// with prefix.
+func explainCases(ctx context.Context, w io.Writer, prefix string) error {
+	cases, err := corpus.LoadFound()
+	if err != nil {
+		return err
+	}
+	s, err := openPrescreen(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close(ctx)
+	for _, c := range cases {
+		if !strings.HasPrefix(c.Run.ID, prefix) {
+			continue
+		}
+		res := s.Score(ctx, c.Run)
+		fmt.Fprintf(w, "%s (%s, want pass=%v): %.2f %v\n  %s\n  in:  %q\n  out: %q\n", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, res.Reason, clip(c.Run.Input, 200), clip(c.Run.Output, 300))
+	}
+	return nil
+}
+
+// openPrescreen opens prescreen through a host with config (nil for the defaults).
+func openPrescreen(ctx context.Context, config json.RawMessage) (*host.Scorer, error) {
+	reg := host.NewRegistry()
+	if err := reg.Register(host.Native(heuristic.NewPrescreen), false); err != nil {
+		return nil, err
+	}
+	s, err := host.New(reg).Open(ctx, "prescreen", host.OpenOptions{Config: config})
+	if err != nil {
+		return nil, fmt.Errorf("open prescreen: %w", err)
+	}
+	return s, nil
 }

@@ -1,0 +1,167 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// The sets the project ships (testdata/<set>/cases.jsonl, each with SOURCE.txt and LICENSE)
+// are small excerpts of public data the shared folder lacks: extractive answer spans in
+// several languages (German among them), open-domain short answers, math, code,
+// instruction-following outputs of two models and human-written responses, error outputs
+// quoted from public issue threads, one model's refusals in nine languages, and one
+// labelled synthetic set of multilingual refusals. They are embedded, so they load from anywhere.
+//
+//go:embed testdata
+var shipped embed.FS
+
+// Answer kinds of the correct answers, for the per-kind rows of the quality report.
+const (
+	KindShort       = "short answer"
+	KindSpan        = "extractive span"
+	KindMath        = "math"
+	KindCode        = "code"
+	KindInstruction = "instruction following"
+	KindStatement   = "statement"
+)
+
+// Labels of the failure classes the shipped and derived sets add.
+const (
+	LabelPlaceholder = "placeholder"
+	LabelTruncated   = "truncated"
+	LabelRepetition  = "repetition"
+)
+
+// shippedRow is one line of a shipped cases.jsonl.
+type shippedRow struct {
+	ID       string         `json:"id"`
+	Input    string         `json:"input"`
+	Output   string         `json:"output"`
+	Label    string         `json:"label"`
+	Lang     string         `json:"lang"`
+	Model    string         `json:"model"`
+	URL      string         `json:"url"`
+	Metadata map[string]any `json:"metadata"`
+	// Split is "held-out" for rows added after the rules they measure were frozen.
+	Split string `json:"split"`
+}
+
+func readShipped(set string) ([]shippedRow, error) {
+	b, err := shipped.ReadFile("testdata/" + set + "/cases.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("corpus: shipped set %s: %w", set, err)
+	}
+	var rows []shippedRow
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r shippedRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("corpus: testdata/%s/cases.jsonl line %d: %w", set, line, err)
+		}
+		if r.ID == "" || r.Output == "" {
+			return nil, fmt.Errorf("corpus: testdata/%s/cases.jsonl line %d: want id and output", set, line)
+		}
+		rows = append(rows, r)
+	}
+	return rows, sc.Err()
+}
+
+// calculatorNotes are GSM8K's calculator annotations, <<48/2=24>>, which a model does not write.
+var calculatorNotes = regexp.MustCompile(`<<[^>]*>>`)
+
+// loadShipped reads every shipped set.
+func loadShipped(string) ([]Case, error) {
+	var out []Case
+	correct := func(set, kind, lang string, rows []shippedRow) {
+		for _, r := range rows {
+			out = append(out, Case{Source: set, Label: LabelCorrect, WantPass: true, Kind: kind, Lang: lang,
+				Run: sdk.Run{ID: set + "/" + r.ID, Input: r.Input, Output: r.Output}})
+		}
+	}
+	for _, s := range []struct{ set, kind, lang string }{
+		{"nq_open", KindShort, "en"},
+		{"squad_es", KindSpan, "es"},
+		{"jaquad", KindSpan, "ja"},
+		{"mbpp", KindCode, "en"},
+		{"alpaca_eval", KindInstruction, "en"},
+		{"germanquad", KindSpan, "de"},
+		{"dolly", KindInstruction, "en"},
+	} {
+		rows, err := readShipped(s.set)
+		if err != nil {
+			return nil, err
+		}
+		correct(s.set, s.kind, s.lang, rows)
+	}
+	rows, err := readShipped("tydiqa")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out = append(out, Case{Source: "tydiqa", Label: LabelCorrect, WantPass: true, Kind: KindSpan, Lang: r.Lang,
+			Run: sdk.Run{ID: "tydiqa/" + r.ID, Input: r.Input, Output: r.Output}})
+	}
+	rows, err = readShipped("gsm8k")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		solution := strings.TrimSpace(calculatorNotes.ReplaceAllString(r.Output, ""))
+		_, final, _ := strings.Cut(solution, "####")
+		out = append(out,
+			Case{Source: "gsm8k", Label: LabelCorrect, WantPass: true, Kind: KindMath, Lang: "en",
+				Run: sdk.Run{ID: "gsm8k/" + r.ID, Input: r.Input, Output: solution}},
+			Case{Source: "gsm8k", Label: LabelCorrect, WantPass: true, Kind: KindShort, Lang: "en",
+				Run: sdk.Run{ID: "gsm8k/" + r.ID + "/final", Input: r.Input, Output: strings.TrimSpace(final)}})
+	}
+	rows, err = readShipped("errors_public")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out = append(out, Case{Source: "errors_public", Label: LabelError, Lang: "en",
+			Run: sdk.Run{ID: "errors_public/" + r.ID, Input: r.Input, Output: r.Output, Metadata: map[string]any{"source_url": r.URL}}})
+	}
+	rows, err = readShipped("polyrefuse")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.Label != LabelRefusal {
+			return nil, fmt.Errorf("corpus: polyrefuse %s: label %q, want refusal", r.ID, r.Label)
+		}
+		// Refusals of harmful requests: appropriate, and failed by the pre-screen like every
+		// refusal (see the package doc).
+		src := "polyrefuse"
+		if r.Split == "held-out" {
+			src = "polyrefuse_heldout"
+		}
+		out = append(out, Case{Source: src, Label: LabelAppropriateRefusal, Lang: r.Lang,
+			Run: sdk.Run{ID: src + "/" + r.ID, Input: r.Input, Output: r.Output}})
+	}
+	rows, err = readShipped("refusals_multilingual")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Case{Source: "refusals_multilingual", Label: r.Label, Lang: r.Lang, Synthetic: true,
+			Run: sdk.Run{ID: "refusals_multilingual/" + r.ID, Input: r.Input, Output: r.Output}}
+		switch r.Label {
+		case LabelCorrect:
+			c.WantPass, c.Kind = true, KindStatement
+		case LabelRefusal:
+		default:
+			return nil, fmt.Errorf("corpus: refusals_multilingual %s: label %q, want correct or refusal", r.ID, r.Label)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

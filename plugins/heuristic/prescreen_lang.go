@@ -1,0 +1,198 @@
+package heuristic
+
+// The pre-screen's multilingual word lists: refusals and failure notices in English and the
+// languages most used on the web (Spanish, German, French, Portuguese, Italian, Dutch,
+// Polish, Russian, Turkish, Japanese, Chinese, Korean, Arabic, Vietnamese, Indonesian,
+// Persian, Hindi). Phrases are lower case, as screenText folds the output; typographic
+// apostrophes are folded to "'".
+
+// refusalPhrases decline a request on their own. The English generic inabilities at the
+// end ("i can't ") count only where declinesRequest says they decline the request.
+var refusalPhrases = newPhraseSet(
+	// English: apologies that introduce a refusal, inability and unwillingness to do what was
+	// asked, and appeals to guidelines.
+	"i'm sorry, but", "i am sorry, but", "i'm sorry, i can", "i am sorry, i can", "sorry, but i can", "i apologize, but",
+	"i'm really sorry, but", "my apologies, but", "i'm afraid i can", "i am afraid i can", "i'm afraid that's not", "i'm afraid i won't",
+	"i'm not able to", "i am not able to", "i'm unable to", "i am unable to", "i must decline", "i have to decline", "i need to decline",
+	"i must refuse", "i have to refuse", "i must respectfully decline", "i'll have to decline", "i will have to decline", "i'll have to pass",
+	"i'd rather not", "i would rather not", "i'd prefer not to", "i would prefer not to", "i prefer not to",
+	"not something i can help", "not something i'm able to", "not something i am able to", "not something i can assist",
+	"not something i can do", "not something i'll", "not something i will", "isn't something i can", "is not something i can",
+	"i'm not comfortable", "i am not comfortable", "i don't feel comfortable", "i do not feel comfortable",
+	"i'm not in a position to", "i am not in a position to", "i won't be able to", "i will not be able to", "i'm not going to", "i am not going to",
+	"it is not appropriate", "it's not appropriate", "it is inappropriate", "it's inappropriate", "i don't think it's appropriate",
+	"i do not think it is appropriate", "it is not ethical", "it's not ethical", "it would not be ethical", "it would be unethical",
+	"not able to provide", "cannot fulfill", "can't fulfill", "cannot assist", "can't assist", "cannot help with", "can't help with",
+	"cannot provide", "can't provide", "cannot comply", "can't comply", "unable to comply", "unable to assist", "unable to help with",
+	"against my programming", "ethical guidelines", "against my guidelines", "goes against my", "violates my", "my guidelines don't",
+	"as a responsible ai", "i'm just an ai", "i am just an ai", "i must respectfully", "i'm not programmed", "i am not programmed",
+	"do not condone", "don't condone", "i strongly advise against", "this request goes against",
+	"i cannot provide information or", "i'm not able to provide information",
+	// Spanish
+	"no puedo ayudar", "no puedo cumplir", "no puedo proporcionar", "no puedo responder", "no puedo asistir", "no puedo hacer eso",
+	"no puedo brindar", "no puedo ofrecer", "no puedo realizar", "no me es posible", "no estoy en condiciones de", "me temo que no puedo",
+	"lo siento, pero no", "lamentablemente, no puedo", "lamentablemente no puedo", "no puedo satisfacer", "debo rechazar",
+	// Portuguese
+	"não posso ajudar", "não consigo ajudar", "não posso fornecer", "não consigo atender", "não posso atender", "não posso cumprir",
+	"não posso responder", "não posso fazer isso", "desculpe, mas não", "infelizmente, não posso", "infelizmente, não consigo",
+	"infelizmente não posso", "não sou capaz de", "não me é possível",
+	// German
+	"kann ich nicht helfen", "kann ich leider nicht", "kann ich nicht erfüllen", "kann ich dir nicht helfen", "kann ich ihnen nicht helfen",
+	"ich kann nicht helfen", "darf ich dazu keine", "darf ich keine", "kann ich keine auskunft", "es tut mir leid, aber ich kann",
+	"es tut mir leid, aber dabei", "leider kann ich", "ich bin nicht in der lage", "das kann ich nicht tun", "muss ich ablehnen",
+	"dabei kann ich nicht", "kann ich nicht nachkommen",
+	// French
+	"je ne peux pas vous aider", "je ne peux pas t'aider", "je ne peux pas répondre", "je ne peux pas fournir", "je ne peux pas faire",
+	"je ne suis pas en mesure de", "je ne peux pas satisfaire", "je ne peux pas donner", "je ne peux pas accéder", "je ne peux pas accomplir",
+	"désolé, mais je ne peux", "désolée, mais je ne peux", "malheureusement, je ne peux", "je dois refuser", "je ne peux pas répondre à",
+	// Italian
+	"non posso aiutarti", "non posso aiutare", "non posso fornire", "non posso soddisfare", "non sono in grado di", "non posso rispondere",
+	"mi dispiace, ma non posso", "purtroppo non posso", "non posso farlo", "devo rifiutare",
+	// Dutch
+	"kan ik je niet mee helpen", "kan ik u niet mee helpen", "kan ik niet helpen", "helaas kan ik", "ik kan niet helpen",
+	"ik kan niet voldoen", "niet aan dit verzoek voldoen", "het spijt me, maar ik kan", "het spijt me, maar daar", "ik ben niet in staat",
+	// Polish
+	"nie mogę w tym pomóc", "nie mogę pomóc", "nie mogę spełnić", "nie mogę udzielić", "niestety nie mogę", "przepraszam, ale nie mogę",
+	"nie jestem w stanie",
+	// Russian
+	"не могу помочь", "не могу выполнить", "не могу предоставить", "не могу ответить", "не могу с этим помочь", "к сожалению, я не могу",
+	"извините, но я не могу", "я не могу этого сделать", "не могу выполнить этот запрос", "вынужден отказать",
+	// Turkish
+	"yardımcı olamam", "yerine getiremem", "karşılayamam", "yanıt veremem", "cevap veremem", "sağlayamam", "bunu yapamam",
+	// Japanese
+	"お応えできません", "お答えできません", "お手伝いできません", "提供することはできません", "対応できません", "できかねます",
+	"お受けできません", "お答えすることはできません", "お手伝いすることはできません",
+	// Chinese
+	"我无法帮助", "无法帮助您", "无法帮助你", "我无法提供", "我不能提供", "无法回答这个问题", "不能回答这个问题", "我无法满足",
+	"我不能帮助", "无法协助", "不便回答", "我无法完成", "我不能完成",
+	// Korean
+	"도와드릴 수 없습니다", "도와드릴 수 없어요", "응답할 수 없습니다", "답변할 수 없습니다", "답변드릴 수 없습니다", "제공할 수 없습니다",
+	"도움을 드릴 수 없습니다",
+	// Arabic
+	"لا أستطيع المساعدة", "لا يمكنني المساعدة", "لا يمكنني تلبية", "لا أستطيع تلبية", "لا يمكنني تقديم", "لا أستطيع تقديم",
+	"لا يمكنني الإجابة", "لا أستطيع الإجابة",
+	// Vietnamese
+	"tôi không thể giúp", "không thể giúp bạn", "xin lỗi, tôi không thể", "tôi không thể cung cấp", "tôi không thể trả lời",
+	// Indonesian
+	"tidak dapat membantu", "tidak bisa membantu", "maaf, saya tidak dapat", "maaf, saya tidak bisa", "saya tidak dapat memberikan",
+	"saya tidak dapat memenuhi",
+	// Persian
+	"نمی‌توانم کمک کنم", "نمی‌توانم در این مورد", "نمی توانم کمک کنم", "متأسفم، نمی‌توانم", "متاسفم، نمی‌توانم",
+	// Hindi
+	"मदद नहीं कर सकता", "मदद नहीं कर सकती", "सहायता नहीं कर सकता", "सहायता नहीं कर सकती",
+	// English generic inabilities, last: see genericInabilities.
+	"i cannot ", "i can't ", "i can not ", "i won't ", "i will not ",
+)
+
+// genericInabilities are the phrases of refusalPhrases that also occur in answers ("I can't
+// attend on Thursday" in a drafted note); declinesRequest decides.
+var genericInabilities = map[string]struct{}{"i cannot ": {}, "i can't ": {}, "i can not ": {}, "i won't ": {}, "i will not ": {}}
+
+// helpingVerbs follow a generic inability that declines the request.
+var helpingVerbs = map[string]struct{}{
+	"help": {}, "assist": {}, "provide": {}, "do": {}, "fulfill": {}, "fulfil": {}, "comply": {}, "answer": {}, "create": {},
+	"write": {}, "generate": {}, "share": {}, "give": {}, "discuss": {}, "engage": {}, "support": {}, "offer": {}, "tell": {},
+	"recommend": {}, "complete": {}, "process": {}, "continue": {}, "produce": {}, "make": {}, "participate": {}, "condone": {},
+	"encourage": {}, "promote": {}, "facilitate": {}, "respond": {}, "reply": {}, "that": {}, "this": {}, "it": {}, "with": {},
+	"accommodate": {}, "satisfy": {}, "perform": {}, "carry": {}, "grant": {}, "disclose": {}, "reveal": {}, "endorse": {},
+	"draft": {}, "summarize": {}, "translate": {}, "describe": {}, "explain": {}, "list": {}, "suggest": {}, "advise": {},
+	"be": {}, "go": {}, "agree": {}, "allow": {}, "in": {},
+}
+
+// refusalApologies are apologies, regrets and an assistant's self-reference that open a
+// refusal; they count together with one of refusalInabilities.
+var refusalApologies = newPhraseSet(
+	"sorry", "apologi", "unfortunately", "i'm afraid", "as an ai", "as a language model", "as an assistant",
+	"lo siento", "lamentablemente", "disculpa", "me temo", "como modelo de lenguaje", "como ia,", "como una ia",
+	"desculpe", "infelizmente", "lamento", "como modelo de linguagem",
+	"es tut mir leid", "leider", "entschuldig", "als ki-", "als ki ", "als sprachmodell",
+	"désolé", "désolée", "malheureusement", "je suis navré", "en tant qu'ia", "en tant que modèle",
+	"mi dispiace", "purtroppo", "spiacente", "in qualità di modello", "come modello linguistico", "come ia,",
+	"het spijt me", "helaas", "sorry,", "als taalmodel",
+	"przepraszam", "niestety", "jako model językowy",
+	"извините", "к сожалению", "простите", "как языковая модель", "как ии",
+	"üzgünüm", "maalesef", "bir yapay zeka",
+	"申し訳", "すみません", "残念ながら", "aiアシスタントとして", "aiとして", "言語モデルとして",
+	"抱歉", "对不起", "很遗憾", "作为一个人工智能", "作为人工智能", "作为一个ai", "作为ai", "作为一个语言模型",
+	"죄송", "유감스럽게도", "ai로서", "인공지능으로서",
+	"عذرا", "عذراً", "آسف", "للأسف", "كنموذج لغوي",
+	"xin lỗi", "rất tiếc", "là một mô hình ngôn ngữ",
+	"maaf", "sayangnya", "sebagai model bahasa", "sebagai ai",
+	"متأسفم", "متاسفم", "ببخشید", "به عنوان یک مدل زبانی",
+	"माफ़ कीजिए", "माफ़ करें", "क्षमा करें", "खेद है", "एक एआई के रूप में",
+)
+
+// refusalOpeners open a refusal the way an apology does when they open the output: "I
+// understand that ..., but I can't", in every language. They count together with one of
+// refusalInabilities.
+var refusalOpeners = newPhraseSet("i understand that", "i understand your", "i understand you", "je comprends que", "je comprends votre",
+	"entiendo que", "entiendo tu", "entiendo su", "entendo que", "compreendo que", "ich verstehe, dass", "ich verstehe ihr", "ich verstehe dein",
+	"capisco che", "comprendo che", "ik begrijp dat", "ik begrijp je", "ik begrijp uw", "rozumiem, że", "rozumiem twoj",
+	"я понимаю", "anlıyorum", "我理解", "我明白", "理解しました", "理解できますが", "이해합니다")
+
+// refusalInabilities state that the speaker cannot or will not; with an apology they refuse.
+var refusalInabilities = newPhraseSet(
+	"i cannot", "i can't", "i can not", "i won't", "i will not", "i'm unable", "i am unable", "i'm not able", "i am not able",
+	"no puedo", "no me es posible", "não posso", "não consigo", "não é possível",
+	"kann ich nicht", "ich kann nicht", "kann ich keine", "darf ich nicht", "darf ich keine", "kann ich das nicht",
+	"je ne peux pas", "je ne suis pas en mesure", "je ne pourrai pas",
+	"non posso", "non sono in grado", "non riesco",
+	"kan ik niet", "ik kan niet", "kan ik je niet", "kan ik u niet", "ik kan geen", "ik kan je niet", "ik kan u niet",
+	"nie mogę", "nie jestem w stanie",
+	"не могу", "не смогу", "не в состоянии",
+	"yapamam", "olamam", "veremem", "edemem", "getiremem", "sağlayamam",
+	"できません", "できかねます", "いたしかねます",
+	"无法", "不能", "没办法", "做不到",
+	"수 없습니다", "수 없어요", "수 없어",
+	// After an apology, a judgement of the request declines it as an inability does: "죄송합니다만,
+	// 그런 캠페인을 만드는 것은 적절하지 않습니다" ("Sorry, but making such a campaign is not
+	// appropriate").
+	"적절하지 않", "부적절", "不適切", "不合适", "不适当", "不恰当",
+	"لا أستطيع", "لا يمكنني", "لا يمكن",
+	"không thể",
+	"tidak dapat", "tidak bisa",
+	"نمی‌توانم", "نمی توانم", "قادر نیستم",
+	"नहीं कर सकता", "नहीं कर सकती", "असमर्थ",
+)
+
+// openingInabilities are first-person statements of inability that decline the request
+// when they open the output (openingInability). English is handled by refusalPhrases'
+// generic inabilities and declinesRequest.
+var openingInabilities = newPhraseSet(
+	"no puedo ", "no me es posible", "não posso ", "não consigo ", "não sou capaz",
+	"ich kann nicht", "ich kann kein", "ich kann dir nicht", "ich kann ihnen nicht", "ich kann das nicht", "ich darf kein", "ich darf nicht",
+	"je ne peux pas", "je ne peux ", "je ne suis pas en mesure",
+	"non posso ", "non sono in grado",
+	"ik kan niet", "ik kan geen", "ik kan je niet", "ik kan u niet", "ik ben niet in staat",
+	"nie mogę ", "nie jestem w stanie",
+	"я не могу", "не могу ", "я не в состоянии",
+	"我不能", "我无法", "我没办法", "我不可以",
+	"لا أستطيع", "لا يمكنني",
+	"tôi không thể", "saya tidak dapat", "saya tidak bisa",
+	"ben bunu yapamam",
+)
+
+// firstPersonOpenings open a Japanese or Korean sentence in the first person, or with an
+// apology, whose verb comes last.
+var firstPersonOpenings = newPhraseSet("私は", "私には", "わたしは", "申し訳", "저는", "제가", "죄송")
+
+// sentenceFinalInabilities end a Japanese or Korean sentence that declines.
+var sentenceFinalInabilities = newPhraseSet("できません", "いたしかねます", "できかねます", "수 없습니다", "수 없어요", "않겠습니다")
+
+// failureNotices are sentences that only report a failure, as chat front ends and agent
+// frameworks show them in place of an answer; they count in short outputs.
+var failureNotices = newPhraseSet(
+	"something went wrong", "an error occurred", "an error has occurred", "an unexpected error", "error occurred while",
+	"we encountered an error", "i encountered an error", "there was an error", "there was a problem processing",
+	"unable to process your request", "could not process your request", "couldn't process your request",
+	"failed to generate a response", "failed to get a response", "no response was generated", "i'm having trouble connecting",
+	"i am having trouble connecting", "service is temporarily unavailable", "the request timed out",
+	"algo salió mal", "se produjo un error", "ocurrió un error", "ha ocurrido un error",
+	"etwas ist schiefgelaufen", "ein fehler ist aufgetreten", "es ist ein fehler aufgetreten",
+	"une erreur est survenue", "une erreur s'est produite", "quelque chose s'est mal passé",
+	"algo deu errado", "ocorreu um erro", "si è verificato un errore", "qualcosa è andato storto",
+	"er is iets misgegaan", "er is een fout opgetreden", "coś poszło nie tak", "wystąpił błąd",
+	"что-то пошло не так", "произошла ошибка", "bir hata oluştu", "bir şeyler ters gitti",
+	"エラーが発生しました", "問題が発生しました", "出错了", "发生错误", "出现错误", "服务暂时不可用",
+	"오류가 발생했습니다", "문제가 발생했습니다", "حدث خطأ", "đã xảy ra lỗi", "terjadi kesalahan",
+)
