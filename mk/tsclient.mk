@@ -21,7 +21,9 @@ ts-generate: $(TS_CLIENT_NODE_MODULES) ## regenerate clients/typescript/src/open
 GENERATE += ts-generate
 
 # npm test checks the generated types are fresh, builds with tsc, then runs node --test.
-ts-test: build $(TS_CLIENT_NODE_MODULES) ## test the TypeScript client and the Mastra adapter against a real scorekit serve
+# Where the Makefile checks its TOOLS first (make tools), so does this, so that make test on
+# a machine without them stops at once, before anything is built.
+ts-test: $(if $(TOOLS),tools) build $(TS_CLIENT_NODE_MODULES) ## test the TypeScript client and the Mastra adapter against a real scorekit serve
 	cd $(TS_CLIENT) && SCOREKIT_BIN=$(CURDIR)/$(BIN) npm test
 
 test: ts-test
