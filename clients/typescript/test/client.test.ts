@@ -1,6 +1,7 @@
 // The client against a real scorekit serve (see harness.ts).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 
@@ -191,6 +192,53 @@ describe("runs and evaluations", () => {
     const err = await rejects(service.client.waitForEvaluation(started.id, { timeoutMs: 1 }));
     assert.equal(err.code, "wait_timeout");
     assert.match(err.detail, new RegExp(started.id));
+  });
+
+  test("an on-arrival policy evaluates imported runs; without it, nothing does", async () => {
+    const client = service.client;
+    const policy = await client.putPolicy("arrivals", { scorers: ["prescreen"], sample_rate: 1 });
+    assert.deepEqual(policy.scorers, ["prescreen"]);
+    assert.equal((await client.getPolicy("arrivals")).sample_rate, 1);
+
+    const res = await client.importRuns(
+      [1, 2, 3].map((i) => ({ id: `arrival-${i}`, input: `What is ${i} + ${i}?`, output: String(2 * i), time: `2025-09-0${i}T00:00:00Z` })),
+      { agent: "arrivals" },
+    );
+    assert.equal(res.evaluations?.length, 1, `one evaluation on arrival: ${JSON.stringify(res)}`);
+    const ev = await client.waitForEvaluation(res.evaluations![0]!, { results: false, timeoutMs: 60_000 });
+    assert.equal(ev.trigger, "arrival");
+    assert.equal(ev.runs, 3);
+    assert.equal(ev.results ?? null, null, "results: false leaves them out");
+    assert.equal(ev.scorers?.[0]?.scored, 3);
+
+    await client.deletePolicy("arrivals");
+    const err = await rejects(client.getPolicy("arrivals"));
+    assert.equal(err.code, "not_found");
+    const later = await client.importRuns([{ id: "arrival-4", input: "What is 4 + 4?", output: "8" }], { agent: "arrivals" });
+    assert.equal(later.evaluations?.length ?? 0, 0);
+  });
+
+  test("a tenant over its request rate gets 429 rate_limited with retryAfter", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scorekit-policy-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(policy, JSON.stringify({ requests_per_second: 0.1 }));
+    await service.svc.cli("tenants", "create", "slow", "--policy", policy);
+    const key = (await service.svc.cli("keys", "create", "--tenant", "slow")).trim();
+    rmSync(dir, { recursive: true });
+    const slow = new ScorekitClient({ baseUrl: service.svc.url, apiKey: key });
+    let limited: ScorekitError | undefined;
+    for (let i = 0; i < 20 && !limited; i++) {
+      try {
+        await slow.listScorers();
+      } catch (err) {
+        if (!(err instanceof ScorekitError)) throw err;
+        limited = err;
+      }
+    }
+    assert.ok(limited, "20 requests at 0.1 per second were all answered");
+    assert.equal(limited.status, 429);
+    assert.equal(limited.code, "rate_limited");
+    assert.ok((limited.retryAfter ?? 0) > 0, `retryAfter ${limited.retryAfter}`);
   });
 
   test("scorers and agents are listed", async () => {
