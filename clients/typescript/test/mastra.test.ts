@@ -3,8 +3,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
+import { Mastra } from "@mastra/core";
 import { Agent } from "@mastra/core/agent";
 import { ScorerRunError, runEvals } from "@mastra/core/evals";
+import { InMemoryStore } from "@mastra/core/storage";
 import { createMockModel } from "@mastra/core/test-utils/llm-mock";
 import { createContentSimilarityScorer } from "@mastra/evals/scorers/prebuilt";
 import { createAgentTestRun, createTestMessage, createToolInvocation } from "@mastra/evals/scorers/utils";
@@ -214,5 +216,41 @@ describe("runEvals", () => {
     assert.match(String(err), /scorekit-relevancy/);
     assert.ok(cause instanceof ScoreFailedError, `want a ScoreFailedError behind ${String(err)}`);
     assert.equal(cause.code, "judge_error");
+  });
+});
+
+describe("an agent's own scorers", () => {
+  test("Mastra scores each answer with the scorekit scorer and stores the score", async () => {
+    const relevancy = createScorekitScorer({ client: service.client, scorer: "relevancy", id: "answer-relevancy" });
+    const storage = new InMemoryStore();
+    const mastra = new Mastra({
+      logger: false,
+      storage,
+      agents: {
+        capitals: new Agent({
+          id: "capitals",
+          name: "capitals",
+          instructions: "Answer with the city's name only.",
+          model: createMockModel({ mockText: "Paris", version: "v2" }) as never,
+          scorers: { relevancy: { scorer: relevancy, sampling: { type: "ratio", rate: 1 } } },
+        }),
+      },
+    });
+    const answer = await mastra.getAgent("capitals").generate("What is the capital of France?");
+    assert.equal(answer.text, "Paris");
+
+    // Mastra scores in the background after the answer: wait for the stored score (at most
+    // 30 s; the wait ends as soon as it is there).
+    const scores = await storage.getStore("scores");
+    assert.ok(scores, "the in-memory store keeps scores");
+    let stored: { score: number; reason?: string; entityId: string }[] = [];
+    for (const end = Date.now() + 30_000; stored.length === 0 && Date.now() < end; ) {
+      stored = (await scores.listScoresByScorerId({ scorerId: "answer-relevancy", pagination: { page: 0, perPage: 10 } })).scores;
+      if (stored.length === 0) await new Promise((ok) => setTimeout(ok, 100));
+    }
+    assert.equal(stored.length, 1, "Mastra stored the scorekit score");
+    assert.equal(stored[0]!.score, judgeScore);
+    assert.equal(stored[0]!.entityId, "capitals");
+    assert.match(stored[0]!.reason ?? "", /answers/);
   });
 });
