@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/servicetest"
@@ -20,17 +19,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 
-func seedSet(t *testing.T) seed.Set {
-	dir, err := corpus.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := seed.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func seedSet(t *testing.T) seed.Set { return servicetest.Seed(t) }
 
 func jsonl(t *testing.T, runs any) []byte {
 	var b []byte

@@ -51,6 +51,16 @@ func TestServiceCommands(t *testing.T) {
 	if r := runCLI(t, "", "tenants", "create", "Acme Corp", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "lower-case") {
 		t.Fatalf("bad tenant name: %d %s", r.code, r.stderr)
 	}
+	pol := writeFile(t, "policy.json", `{"scorers": ["words"], "max_runs_per_evaluation": 50}`)
+	if r := runCLI(t, "", "tenants", "set-policy", "acme", "--policy", pol, "--db", db); r.code != ExitOK {
+		t.Fatalf("set-policy: %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "tenants", "list", "--db", db); !strings.Contains(r.stdout, `"max_runs_per_evaluation":50`) {
+		t.Fatalf("tenants list: %s", r.stdout)
+	}
+	if r := runCLI(t, "", "tenants", "set-policy", "acme", "--policy", writeFile(t, "bad.json", `{"scorer": []}`), "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, `unknown field "scorer"`) {
+		t.Fatalf("bad policy: %d %s", r.code, r.stderr)
+	}
 	r = runCLI(t, "", "keys", "create", "--tenant", "acme", "--db", db)
 	key := strings.TrimSpace(r.stdout)
 	if r.code != ExitOK || !strings.HasPrefix(key, "sk_") || len(key) != 46 || !strings.Contains(r.stderr, "once") {
@@ -85,6 +95,9 @@ func TestServiceCommands(t *testing.T) {
 	}
 	if r := runCLI(t, "", "eval", "--agent", "bot", "--last", "0", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "--last 0") {
 		t.Fatalf("--last 0: %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "eval", "--agent", "bot", "--last", "51", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "want 1 to 50") {
+		t.Fatalf("over the tenant's max runs: %d %s", r.code, r.stderr)
 	}
 	if r := runCLI(t, "", "eval", "--agent", "bot", "--scorers", "nope", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, `unknown scorer "nope"`) {
 		t.Fatalf("unknown scorer: %d %s", r.code, r.stderr)

@@ -75,6 +75,28 @@ func (e *env) tenantsCommand() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&policy, "policy", "", "JSON file with the tenant's limits")
+	setPolicy := &cobra.Command{
+		Use:   "set-policy NAME --policy FILE",
+		Short: "Replace a tenant's limits (scorers opened under the old ones age out of the cache)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if policy == "" {
+				return fmt.Errorf("--policy FILE is required (a JSON object; {} for the defaults)")
+			}
+			p, err := readPolicy(policy)
+			if err != nil {
+				return err
+			}
+			return e.withStack(cmd.Context(), db, func(s *stack) error {
+				if err := s.svc.SetTenantPolicy(cmd.Context(), args[0], p); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "tenant %s: policy replaced; running servers apply it to scorers they open from now on\n", args[0])
+				return nil
+			})
+		},
+	}
+	setPolicy.Flags().StringVar(&policy, "policy", "", "JSON file with the tenant's limits")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the tenants",
@@ -96,7 +118,7 @@ func (e *env) tenantsCommand() *cobra.Command {
 		},
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", defaultDB(), "the service's database (a SQLite file or postgres://...)")
-	cmd.AddCommand(create, list)
+	cmd.AddCommand(create, setPolicy, list)
 	return cmd
 }
 

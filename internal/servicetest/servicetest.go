@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
@@ -131,4 +133,18 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 func Backends(t *testing.T, f func(t *testing.T, dsn string)) {
 	t.Run(store.SQLite, func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "scorekit.db")) })
 	t.Run(store.Postgres, func(t *testing.T) { f(t, pgtest.Shared(t).Database(t)) })
+}
+
+// Seed returns the seed platform's runs (internal/seed) from the shared data.
+func Seed(tb testing.TB) seed.Set {
+	tb.Helper()
+	dir, err := corpus.Dir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := seed.Load(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

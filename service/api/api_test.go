@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/servicetest"
@@ -114,17 +113,7 @@ func (h *harness) as(t *testing.T, tenant string) client {
 	return client{t: t, url: h.srv.URL, key: h.keys[tenant]}
 }
 
-func seedSet(t *testing.T) seed.Set {
-	dir, err := corpus.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := seed.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func seedSet(t *testing.T) seed.Set { return servicetest.Seed(t) }
 
 func encode(t *testing.T, f seed.File) []byte {
 	b, err := seed.Encode(f.Runs)

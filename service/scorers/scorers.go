@@ -70,6 +70,10 @@ func (c *Cache) Host() *host.Host { return c.h }
 // Get returns the tenant's scorer name opened with config, and a func to call when done
 // with it. An error wraps host.ErrUnknownScorer, ErrNotAllowed or host.ErrInvalidConfig.
 func (c *Cache) Get(ctx context.Context, t store.Tenant, name string, config json.RawMessage) (*host.Scorer, func(), error) {
+	// An unknown scorer is unknown whatever the policy says.
+	if _, err := c.h.Registry().Lookup(name); err != nil {
+		return nil, nil, err
+	}
 	if !t.Policy.Allows(name) {
 		return nil, nil, fmt.Errorf("scorer %q: %w (allowed: %v)", name, ErrNotAllowed, t.Policy.Scorers)
 	}
