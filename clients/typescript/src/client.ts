@@ -1,0 +1,227 @@
+import createClient, { type Client } from "openapi-fetch";
+
+import { ScorekitError, problemError, unreachableError } from "./errors.js";
+import type { paths } from "./openapi.js";
+import type {
+  AgentsPage,
+  Evaluation,
+  EvaluationRequest,
+  ImportResult,
+  Policy,
+  Result,
+  Run,
+  RunView,
+  RunsPage,
+  ScoreRequest,
+  ScorerInfo,
+} from "./types.js";
+
+/** Options of {@link ScorekitClient}. */
+export interface ClientOptions {
+  /** Where `scorekit serve` listens, e.g. `http://127.0.0.1:8080`. Required. */
+  baseUrl: string;
+  /**
+   * The API key (`scorekit keys create --tenant NAME` prints it), sent as
+   * `Authorization: Bearer KEY`. Optional only for a service that runs open on loopback.
+   */
+  apiKey?: string;
+  /** A fetch to use instead of the global one (a proxy, a test recorder). Optional. */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Headers sent with every request. Optional. */
+  headers?: Record<string, string>;
+}
+
+/** Options of {@link ScorekitClient.waitForEvaluation}. */
+export interface WaitOptions {
+  /** How long to wait in all, in milliseconds. Optional. Default is 120000 (2 minutes). */
+  timeoutMs?: number;
+  /** Include the results (default true) or only the summary. */
+  results?: boolean;
+  /** Include each result's pipeline steps (judge prompts; large). Default false. */
+  steps?: boolean;
+  /** Abort the wait (the evaluation goes on in the service). Optional. */
+  signal?: AbortSignal;
+}
+
+/** The longest wait one request asks the service for; it allows up to 60 s. */
+const longPollMs = 30_000;
+
+/**
+ * ScorekitClient calls the scorekit evaluation service. Each method is one endpoint of
+ * service/api/openapi.json, typed from it; a problem-detail answer is thrown as a
+ * {@link ScorekitError} carrying `code`, `status` and `detail`. `api` is the typed
+ * openapi-fetch client underneath, for any endpoint the methods do not cover.
+ *
+ * ```ts
+ * const client = new ScorekitClient({ baseUrl: "http://127.0.0.1:8080", apiKey: process.env.SCOREKIT_KEY });
+ * const result = await client.score({ scorer: "prescreen", run: { input: "What is the capital of France?", output: "Paris" } });
+ * ```
+ */
+export class ScorekitClient {
+  /** The typed openapi-fetch client (paths and bodies from the OpenAPI document). */
+  readonly api: Client<paths>;
+  readonly #baseUrl: string;
+
+  constructor(options: ClientOptions) {
+    if (!options?.baseUrl) {
+      throw new TypeError("ScorekitClient: baseUrl is required, e.g. http://127.0.0.1:8080 (where scorekit serve listens)");
+    }
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
+    this.api = createClient<paths>({
+      baseUrl: this.#baseUrl,
+      headers,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  /** Scores one run with one scorer; nothing is stored (POST /v1/score). */
+  async score(request: ScoreRequest, init?: { signal?: AbortSignal }): Promise<Result> {
+    return this.#call(() => this.api.POST("/v1/score", { body: request, ...init }));
+  }
+
+  /**
+   * Stores runs (POST /v1/runs): one run, an array of runs, or JSONL text (one run a line).
+   * `agent` names the agent of runs that name none. Runs are stored once per id; a bad run
+   * is rejected with its line and reason in the answer, and the others are kept.
+   */
+  async importRuns(runs: Run | Run[] | string, options: { agent?: string; signal?: AbortSignal } = {}): Promise<ImportResult> {
+    const query = options.agent !== undefined ? { agent: options.agent } : undefined;
+    const init = options.signal ? { signal: options.signal } : {};
+    if (typeof runs === "string") {
+      return this.#call(() =>
+        this.api.POST("/v1/runs", {
+          params: { query },
+          body: runs,
+          bodySerializer: (body: unknown) => body as string,
+          headers: { "Content-Type": "application/x-ndjson" },
+          ...init,
+        }),
+      );
+    }
+    return this.#call(() => this.api.POST("/v1/runs", { params: { query }, body: runs, ...init }));
+  }
+
+  /**
+   * Starts an evaluation of the agent's `limit` newest runs (POST
+   * /v1/agents/{agent}/evaluations) and returns it at once, `running`; follow it with
+   * {@link getEvaluation} or {@link waitForEvaluation}, or call {@link evaluate}.
+   */
+  async createEvaluation(agent: string, request: EvaluationRequest, init?: { signal?: AbortSignal }): Promise<Evaluation> {
+    return this.#call(() => this.api.POST("/v1/agents/{agent}/evaluations", { params: { path: { agent } }, body: request, ...init }));
+  }
+
+  /**
+   * Reads an evaluation (GET /v1/evaluations/{id}). `wait` ("30s", at most "60s") makes the
+   * service hold the answer until the evaluation is done or the wait ends.
+   */
+  async getEvaluation(
+    id: string,
+    options: { wait?: string; results?: boolean; steps?: boolean; signal?: AbortSignal } = {},
+  ): Promise<Evaluation> {
+    const { signal, ...query } = options;
+    return this.#call(() =>
+      this.api.GET("/v1/evaluations/{id}", { params: { path: { id }, query }, ...(signal ? { signal } : {}) }),
+    );
+  }
+
+  /**
+   * Waits until the evaluation is `done` and returns it, asking the service to hold each
+   * request up to 30 s (no busy polling). Throws a {@link ScorekitError} with code
+   * `wait_timeout` after `timeoutMs`.
+   */
+  async waitForEvaluation(id: string, options: WaitOptions = {}): Promise<Evaluation> {
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+    for (;;) {
+      const left = deadline - Date.now();
+      const wait = Math.max(1, Math.min(left, longPollMs));
+      const ev = await this.getEvaluation(id, {
+        wait: `${wait}ms`,
+        ...(options.results !== undefined ? { results: options.results } : {}),
+        ...(options.steps !== undefined ? { steps: options.steps } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      if (ev.status === "done") return ev;
+      if (Date.now() >= deadline) {
+        throw new ScorekitError({
+          code: "wait_timeout",
+          status: 0,
+          detail: `evaluation ${id} is not done after ${options.timeoutMs ?? 120_000} ms (${ev.done_results} of ${ev.expected_results} results); it goes on in the service: wait again, or raise timeoutMs`,
+        });
+      }
+    }
+  }
+
+  /** Starts an evaluation of the agent's newest runs and waits until it is done. */
+  async evaluate(agent: string, request: EvaluationRequest, options: WaitOptions = {}): Promise<Evaluation> {
+    const ev = await this.createEvaluation(agent, request, options.signal ? { signal: options.signal } : undefined);
+    return this.waitForEvaluation(ev.id, options);
+  }
+
+  /** The agent's evaluations, newest first, with their summaries (GET /v1/agents/{agent}/evaluations). */
+  async listEvaluations(agent: string, options: { limit?: number } = {}): Promise<Evaluation[]> {
+    const list = await this.#call(() =>
+      this.api.GET("/v1/agents/{agent}/evaluations", { params: { path: { agent }, query: options } }),
+    );
+    return list ?? [];
+  }
+
+  /** A stored run with every result it ever had, oldest first (GET /v1/runs/{id}). */
+  async getRun(id: string, options: { steps?: boolean } = {}): Promise<RunView> {
+    return this.#call(() => this.api.GET("/v1/runs/{id}", { params: { path: { id }, query: options } }));
+  }
+
+  /** A page of the agent's runs, newest first (GET /v1/agents/{agent}/runs); `next` is the cursor of the next page. */
+  async listRuns(agent: string, options: { limit?: number; cursor?: string } = {}): Promise<RunsPage> {
+    return this.#call(() => this.api.GET("/v1/agents/{agent}/runs", { params: { path: { agent }, query: options } }));
+  }
+
+  /** A page of the tenant's agents with their run counts (GET /v1/agents). */
+  async listAgents(options: { limit?: number; cursor?: string } = {}): Promise<AgentsPage> {
+    return this.#call(() => this.api.GET("/v1/agents", { params: { query: options } }));
+  }
+
+  /** The scorers the tenant may run (GET /v1/scorers). */
+  async listScorers(): Promise<ScorerInfo[]> {
+    const list = await this.#call(() => this.api.GET("/v1/scorers"));
+    return list ?? [];
+  }
+
+  /** The agent's on-arrival policy (GET /v1/agents/{agent}/policy); `not_found` when it has none. */
+  async getPolicy(agent: string): Promise<Policy> {
+    return this.#call(() => this.api.GET("/v1/agents/{agent}/policy", { params: { path: { agent } } }));
+  }
+
+  /** Sets the agent's on-arrival policy (PUT /v1/agents/{agent}/policy). */
+  async putPolicy(agent: string, policy: Policy): Promise<Policy> {
+    return this.#call(() => this.api.PUT("/v1/agents/{agent}/policy", { params: { path: { agent } }, body: policy }));
+  }
+
+  /** Removes the agent's on-arrival policy (DELETE /v1/agents/{agent}/policy). */
+  async deletePolicy(agent: string): Promise<void> {
+    await this.#call(() => this.api.DELETE("/v1/agents/{agent}/policy", { params: { path: { agent } } }));
+  }
+
+  // #call runs one openapi-fetch request and returns its data, or throws a ScorekitError.
+  async #call<T>(request: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    let out: { data?: T; error?: unknown; response: Response };
+    try {
+      out = await request();
+    } catch (err) {
+      if (err instanceof Error && err.name === "AbortError") throw err;
+      // openapi-fetch parses a successful answer as JSON: a page that is not is not the service.
+      if (err instanceof SyntaxError) {
+        throw new ScorekitError({
+          code: "bad_response",
+          status: 0,
+          detail: `${this.#baseUrl} answered with a body that is not JSON (${err.message}); is the base URL a scorekit service?`,
+          cause: err,
+        });
+      }
+      throw unreachableError(this.#baseUrl, err);
+    }
+    if (!out.response.ok) throw problemError(out.response, out.error);
+    return out.data as T;
+  }
+}

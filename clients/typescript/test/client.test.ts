@@ -1,0 +1,250 @@
+// The client against a real scorekit serve (see harness.ts).
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+
+import { ScorekitClient, ScorekitError, type Run } from "@scorekit/client";
+
+import { judgeScore, repoRoot, useService } from "./harness.js";
+
+const service = useService();
+
+// rejects awaits a call that must fail and returns its ScorekitError.
+async function rejects(call: Promise<unknown>): Promise<ScorekitError> {
+  try {
+    await call;
+  } catch (err) {
+    assert.ok(err instanceof ScorekitError, `want a ScorekitError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail("the call succeeded; want a ScorekitError");
+}
+
+describe("score", () => {
+  test("a correct short answer scores high with prescreen", async () => {
+    const result = await service.client.score({
+      scorer: "prescreen",
+      run: { input: "What is the capital of France?", output: "Paris" },
+    });
+    assert.equal(result.status, "scored");
+    assert.ok((result.score ?? 0) >= 0.8, `prescreen scored "Paris" ${result.score}; want >= 0.8`);
+    assert.equal(result.passed, true);
+  });
+
+  test("an empty answer is flagged and does not pass", async () => {
+    const result = await service.client.score({ scorer: "prescreen", run: { input: "What is the capital of France?", output: "" } });
+    assert.equal(result.status, "scored");
+    assert.equal(result.passed, false);
+    assert.ok(result.flags?.includes("empty_output"), `flags ${JSON.stringify(result.flags)}; want empty_output`);
+  });
+
+  test("a judge scorer reaches the judge through the service", async () => {
+    const result = await service.client.score({ scorer: "relevancy", run: { input: "What is the capital of France?", output: "Paris" } });
+    assert.equal(result.status, "scored");
+    assert.equal(result.score, judgeScore);
+    assert.equal(result.telemetry.judge_calls, 1);
+  });
+
+  test("a scorer that does not apply is skipped with its reason, not scored 0", async () => {
+    const result = await service.client.score({ scorer: "contextprecision", run: { input: "What is the capital of France?", output: "Paris" } });
+    assert.equal(result.status, "skipped");
+    assert.equal(result.score, undefined);
+    assert.match(result.reason ?? "", /context/);
+  });
+});
+
+describe("problem details", () => {
+  test("an unknown scorer is 404 unknown_scorer and names the known ones", async () => {
+    const err = await rejects(service.client.score({ scorer: "no-such-scorer", run: { input: "q", output: "a" } }));
+    assert.equal(err.status, 404);
+    assert.equal(err.code, "unknown_scorer");
+    assert.match(err.detail, /no-such-scorer/);
+    assert.match(err.detail, /prescreen/);
+    assert.equal(err.problem?.code, "unknown_scorer");
+  });
+
+  test("a bad key is 401 unauthorized", async () => {
+    const bad = new ScorekitClient({ baseUrl: service.svc.url, apiKey: "sk_not-a-key" });
+    const err = await rejects(bad.score({ scorer: "prescreen", run: { input: "q", output: "a" } }));
+    assert.equal(err.status, 401);
+    assert.equal(err.code, "unauthorized");
+    assert.ok(err.detail.length > 0);
+  });
+
+  test("no key at all is 401 unauthorized when the service has keys", async () => {
+    const none = new ScorekitClient({ baseUrl: service.svc.url });
+    const err = await rejects(none.listScorers());
+    assert.equal(err.status, 401);
+    assert.equal(err.code, "unauthorized");
+  });
+
+  test("a limit of 0 is 400 invalid_request that says the range", async () => {
+    const err = await rejects(service.client.createEvaluation("assistant", { limit: 0 }));
+    assert.equal(err.status, 400);
+    assert.equal(err.code, "invalid_request");
+    assert.match(err.detail, /limit/);
+  });
+
+  test("an unknown evaluation is 404 not_found", async () => {
+    const err = await rejects(service.client.getEvaluation("ev_doesnotexist"));
+    assert.equal(err.status, 404);
+    assert.equal(err.code, "not_found");
+  });
+
+  test("a server that is not scorekit is a bad_response, not a problem it did not send", async () => {
+    const other = new ScorekitClient({ baseUrl: service.svc.judgeUrl, apiKey: service.svc.key });
+    const err = await rejects(other.listScorers());
+    assert.equal(err.code, "bad_response");
+    assert.equal(err.status, 404);
+    assert.match(err.detail, /without a problem document/);
+  });
+
+  test("a service that is not there is unreachable, with the URL", async () => {
+    // Port 1 on loopback: nothing listens there.
+    const gone = new ScorekitClient({ baseUrl: "http://127.0.0.1:1" });
+    const err = await rejects(gone.listScorers());
+    assert.equal(err.status, 0);
+    assert.equal(err.code, "unreachable");
+    assert.match(err.detail, /127\.0\.0\.1:1/);
+  });
+});
+
+describe("runs and evaluations", () => {
+  const lines = readFileSync(join(repoRoot, "examples/service/assistant.jsonl"), "utf8").trim().split("\n");
+  const runs = lines.map((l) => JSON.parse(l) as Run);
+
+  test("import stores runs once, and evaluating the last 10 scores exactly the 10 newest", async () => {
+    const first = await service.client.importRuns(runs);
+    assert.equal(first.stored, runs.length);
+    assert.equal(first.rejected, 0);
+
+    const again = await service.client.importRuns(runs);
+    assert.equal(again.stored, 0);
+    assert.equal(again.duplicates, runs.length);
+
+    const newest = [...runs].sort((a, b) => Date.parse(b.time!) - Date.parse(a.time!)).slice(0, 10).map((r) => r.id);
+    const page = await service.client.listRuns("assistant", { limit: 10 });
+    assert.deepEqual(page.runs?.map((r) => r.id), newest);
+
+    const ev = await service.client.evaluate("assistant", { limit: 10, scorers: ["prescreen"] }, { timeoutMs: 60_000 });
+    assert.equal(ev.status, "done");
+    assert.equal(ev.agent, "assistant");
+    assert.equal(ev.runs, 10);
+    assert.equal(ev.done_results, 10);
+    const results = ev.results ?? [];
+    assert.deepEqual(new Set(results.map((r) => r.run_id)), new Set(newest));
+    for (const r of results) {
+      assert.equal(r.scorer, "prescreen");
+      assert.notEqual(r.scorer_version, "");
+      if (r.status === "scored") assert.equal(typeof r.score, "number");
+      else assert.equal(r.score, null, `a ${r.status} result carries no score`);
+    }
+    const summary = ev.scorers?.find((s) => s.name === "prescreen");
+    assert.ok(summary, "the evaluation summarizes prescreen");
+    assert.equal(summary.scored + summary.skipped + summary.failed, 10);
+    assert.equal(summary.pending, 0);
+
+    // The results are kept with the run.
+    const stored = await service.client.getRun(newest[0]!);
+    assert.equal(stored.agent, "assistant");
+    assert.ok(stored.results?.some((r) => r.evaluation_id === ev.id && r.scorer === "prescreen"));
+
+    // And the evaluation is listed for the agent.
+    const listed = await service.client.listEvaluations("assistant");
+    assert.ok(listed.some((e) => e.id === ev.id));
+  });
+
+  test("JSONL import keeps the good lines and rejects a bad one with its line number", async () => {
+    const jsonl = [
+      JSON.stringify({ id: "jsonl-1", input: "What is 2+2?", output: "4", time: "2025-07-01T10:00:00Z" }),
+      "{not json",
+      JSON.stringify({ id: "jsonl-3", input: "Capital of Italy?", output: "Rome", time: "2025-07-01T10:01:00Z" }),
+    ].join("\n");
+    const res = await service.client.importRuns(jsonl, { agent: "jsonl-agent" });
+    assert.equal(res.stored, 2);
+    assert.equal(res.rejected, 1);
+    const bad = res.runs?.find((r) => r.status === "rejected");
+    assert.equal(bad?.line, 2);
+    assert.ok((bad?.error ?? "").length > 0, "a rejected line says why");
+  });
+
+  test("an evaluation of a judge scorer that fails keeps the failure, never a 0", async () => {
+    await service.client.importRuns([{ id: "fault-1", input: "JUDGE-FAULT: grade me", output: "fine", time: "2025-08-01T00:00:00Z" }], {
+      agent: "faulty",
+    });
+    const ev = await service.client.evaluate("faulty", { limit: 1, scorers: ["relevancy"] }, { timeoutMs: 90_000 });
+    const r = ev.results?.[0];
+    assert.equal(r?.status, "failed");
+    assert.equal(r?.score, null);
+    assert.equal(r?.error?.code, "judge_error");
+    const summary = ev.scorers?.find((s) => s.name === "relevancy");
+    assert.equal(summary?.failed, 1);
+    assert.equal(summary?.mean, null, "a failed result enters no mean");
+  });
+
+  test("waitForEvaluation gives up with wait_timeout, the evaluation going on", async () => {
+    // One run through a scorer whose judge always fails: the job retries with backoff, so
+    // the evaluation is not done within 1 ms.
+    await service.client.importRuns([{ id: "slow-1", input: "JUDGE-FAULT again", output: "x", time: "2025-08-02T00:00:00Z" }], { agent: "slow" });
+    const started = await service.client.createEvaluation("slow", { limit: 1, scorers: ["relevancy"] });
+    const err = await rejects(service.client.waitForEvaluation(started.id, { timeoutMs: 1 }));
+    assert.equal(err.code, "wait_timeout");
+    assert.match(err.detail, new RegExp(started.id));
+  });
+
+  test("an on-arrival policy evaluates imported runs; without it, nothing does", async () => {
+    const client = service.client;
+    const policy = await client.putPolicy("arrivals", { scorers: ["prescreen"], sample_rate: 1 });
+    assert.deepEqual(policy.scorers, ["prescreen"]);
+    assert.equal((await client.getPolicy("arrivals")).sample_rate, 1);
+
+    const res = await client.importRuns(
+      [1, 2, 3].map((i) => ({ id: `arrival-${i}`, input: `What is ${i} + ${i}?`, output: String(2 * i), time: `2025-09-0${i}T00:00:00Z` })),
+      { agent: "arrivals" },
+    );
+    assert.equal(res.evaluations?.length, 1, `one evaluation on arrival: ${JSON.stringify(res)}`);
+    const ev = await client.waitForEvaluation(res.evaluations![0]!, { results: false, timeoutMs: 60_000 });
+    assert.equal(ev.trigger, "arrival");
+    assert.equal(ev.runs, 3);
+    assert.equal(ev.results ?? null, null, "results: false leaves them out");
+    assert.equal(ev.scorers?.[0]?.scored, 3);
+
+    await client.deletePolicy("arrivals");
+    const err = await rejects(client.getPolicy("arrivals"));
+    assert.equal(err.code, "not_found");
+    const later = await client.importRuns([{ id: "arrival-4", input: "What is 4 + 4?", output: "8" }], { agent: "arrivals" });
+    assert.equal(later.evaluations?.length ?? 0, 0);
+  });
+
+  test("a tenant over its request rate gets 429 rate_limited with retryAfter", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scorekit-policy-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(policy, JSON.stringify({ requests_per_second: 0.1 }));
+    await service.svc.cli("tenants", "create", "slow", "--policy", policy);
+    const key = (await service.svc.cli("keys", "create", "--tenant", "slow")).trim();
+    rmSync(dir, { recursive: true });
+    const slow = new ScorekitClient({ baseUrl: service.svc.url, apiKey: key });
+    let limited: ScorekitError | undefined;
+    for (let i = 0; i < 20 && !limited; i++) {
+      try {
+        await slow.listScorers();
+      } catch (err) {
+        if (!(err instanceof ScorekitError)) throw err;
+        limited = err;
+      }
+    }
+    assert.ok(limited, "20 requests at 0.1 per second were all answered");
+    assert.equal(limited.status, 429);
+    assert.equal(limited.code, "rate_limited");
+    assert.ok((limited.retryAfter ?? 0) > 0, `retryAfter ${limited.retryAfter}`);
+  });
+
+  test("scorers and agents are listed", async () => {
+    const scorers = await service.client.listScorers();
+    assert.ok(scorers.some((s) => s.name === "prescreen" && s.range.max === 1));
+    const agents = await service.client.listAgents();
+    assert.ok(agents.agents?.some((a) => a.name === "assistant" && a.runs === runs.length));
+  });
+});
