@@ -59,6 +59,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agent}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's insights, newest first
+         * @description Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
+         */
+        get: operations["list-agent-insights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agent}/policy": {
         parameters: {
             query?: never;
@@ -104,6 +124,43 @@ export interface paths {
         };
         /** An evaluation: status, per-scorer summary and results */
         get: operations["get-evaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's insights across agents, newest first
+         * @description By default the open insights of every agent; ?severity=critical keeps the critical ones.
+         */
+        get: operations["list-insights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/insights/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One insight with its evidence */
+        get: operations["get-insight"];
         put?: never;
         post?: never;
         delete?: never;
@@ -206,6 +263,13 @@ export interface components {
             agents: components["schemas"]["AgentSummary"][] | null;
             next?: string;
         };
+        Cause: {
+            code?: string;
+            /** Format: int64 */
+            count: number;
+            message: string;
+            status: string;
+        };
         CitationAudit: {
             /** Format: int64 */
             citations: number;
@@ -216,6 +280,30 @@ export interface components {
             /** Format: int64 */
             uncited_sentences: number;
             unsupported_citations?: string[] | null;
+        };
+        Counts: {
+            /** Format: int64 */
+            failed: number;
+            /** Format: date-time */
+            from: string;
+            /** Format: int64 */
+            gross: number;
+            /** Format: double */
+            mean?: number;
+            /** Format: int64 */
+            not_passed: number;
+            /** Format: int64 */
+            other_versions?: number;
+            /** Format: int64 */
+            passed: number;
+            /** Format: int64 */
+            runs: number;
+            /** Format: int64 */
+            scored: number;
+            /** Format: int64 */
+            skipped: number;
+            /** Format: date-time */
+            to: string;
         };
         CreateEvaluationInputBody: {
             /** @description Per-scorer config for this evaluation. */
@@ -285,6 +373,32 @@ export interface components {
             /** @enum {string} */
             trigger: "request" | "arrival";
         };
+        Evidence: {
+            capped?: string;
+            causes?: components["schemas"]["Cause"][] | null;
+            flags?: {
+                [key: string]: number;
+            };
+            held?: boolean;
+            measured: components["schemas"]["Measure"];
+            previous?: components["schemas"]["Counts"];
+            scorer_version: string;
+            window: components["schemas"]["Counts"];
+            worst?: components["schemas"]["Example"][] | null;
+        };
+        Example: {
+            error_code?: string;
+            error_message?: string;
+            flags?: string[] | null;
+            passed?: boolean;
+            reason?: string;
+            run_id: string;
+            /** Format: date-time */
+            run_time: string;
+            /** Format: double */
+            score?: number;
+            status: string;
+        };
         ImportResult: {
             /** Format: int64 */
             duplicates: number;
@@ -303,6 +417,44 @@ export interface components {
             line: number;
             /** @enum {string} */
             status: "stored" | "duplicate" | "rejected";
+        };
+        Insight: {
+            agent: string;
+            evidence: components["schemas"]["Evidence"];
+            id: string;
+            /** @enum {string} */
+            kind: "evaluation_health" | "gross_failures" | "quality" | "regression";
+            /** Format: date-time */
+            opened_at: string;
+            /** Format: date-time */
+            resolved_at?: string;
+            scorer: string;
+            /** @enum {string} */
+            severity: "warning" | "critical";
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        InsightsPage: {
+            insights: components["schemas"]["Insight"][] | null;
+            next?: string;
+        };
+        Measure: {
+            /** Format: double */
+            confidence: number;
+            /** Format: double */
+            high: number;
+            /** Format: int64 */
+            k: number;
+            /** Format: double */
+            level: number;
+            /** Format: double */
+            low: number;
+            /** Format: int64 */
+            n: number;
+            /** Format: double */
+            value: number;
+            what: string;
         };
         PolicyBody: {
             /** @description Per-scorer config. */
@@ -328,6 +480,12 @@ export interface components {
             tiered?: boolean;
             /** Format: date-time */
             readonly updated_at?: string;
+            /**
+             * Format: int64
+             * @description How many of the agent's latest runs its insights look at. Default 100.
+             * @example 100
+             */
+            window?: number;
         };
         PreviousResult: {
             /** Format: date-time */
@@ -391,6 +549,8 @@ export interface components {
             telemetry: components["schemas"]["Telemetry"];
         };
         ResultView: {
+            /** @description What the host changed in the scorer's numbers and why (normalization, citation clamps, the weighted overall). */
+            adjustments?: components["schemas"]["Adjustment"][] | null;
             /** Format: date-time */
             created_at: string;
             dimensions?: {
@@ -420,20 +580,33 @@ export interface components {
              * @description CitationAudit is a citation audit computed upstream. Optional; when absent the host
              *     computes one for scorers with a faithfulness dimension.
              */
-            citation_audit?: unknown;
+            citation_audit?: components["schemas"]["RunCitationAudit"];
             /** @description Context is the evidence the agent retrieved, in retrieval order. */
             context?: (string | {
                 /** @description What citations in the output refer to ("1", "doc-3"). Optional; defaults to the passage's 1-based position. */
-                id?: string;
+                id?: string | number;
                 /** @description The passage itself. */
                 text: string;
             })[];
+            /**
+             * @description Conversation is every turn the agent was given, in order, when the input was a
+             *     conversation: system instructions, earlier user and assistant turns, tool results.
+             *     Optional.
+             */
+            conversation?: components["schemas"]["RunTurn"][];
             /** @description Expected is a reference answer. Optional. */
             expected?: string;
-            /** @description ID identifies the run in results. Optional; the CLI uses the line number when empty. */
-            id?: string;
-            /** @description Input is what the agent was asked or given (a question, an email, a task). */
-            input?: string;
+            /**
+             * @description ID identifies the run in results. Optional; the CLI uses the line number when empty.
+             *     In JSON a string or a number (kept as written: 42 is "42").
+             */
+            id?: string | number;
+            /**
+             * @description Input is what the agent was asked or given (a question, an email, a task). In JSON a
+             *     string, or a conversation: an array of chat messages in OpenAI's shape, of which
+             *     Input is the text of the last user turn and Conversation keeps every turn.
+             */
+            input?: string | components["schemas"]["RunTurn"][];
             /**
              * @description Metadata is free-form. A judge reads metadata.purpose or metadata.instructions to learn
              *     what the agent is for (a Slack triage is the right answer to a raw email).
@@ -454,9 +627,11 @@ export interface components {
             metadata?: Record<string, unknown>;
             /**
              * @description Output is what the agent answered. Required in datasets; it may be empty, which the
-             *     pre-screen flags.
+             *     pre-screen flags. In JSON a string, or the agent's turns: one assistant message or an
+             *     array of assistant and tool messages, of which Output is the assistant's text (turns
+             *     joined by a blank line) and ToolCalls the calls it made.
              */
-            output: string;
+            output: string | components["schemas"]["RunTurn"] | components["schemas"]["RunTurn"][];
             /**
              * Format: date-time
              * @description Time is when the agent produced the run, in RFC 3339. Optional. The service orders an
@@ -464,6 +639,11 @@ export interface components {
              *     it is absent; scorers need not read it.
              */
             time?: string;
+            /**
+             * @description ToolCalls are the tools the agent called while producing the output, in order, with
+             *     their results where the run records them. Optional.
+             */
+            tool_calls?: components["schemas"]["RunToolCall"][];
         };
         /** @description CitationAudit records what a deterministic check of the output's citations found. */
         RunCitationAudit: {
@@ -491,6 +671,49 @@ export interface components {
             run: unknown;
             /** Format: date-time */
             time: string;
+        };
+        /** @description ToolCall is one call of a tool (a function) by the agent. */
+        RunToolCall: {
+            /**
+             * @description Arguments as the model wrote them, usually a JSON object as text. In JSON a string or
+             *     any value (kept as its JSON text).
+             */
+            arguments?: unknown;
+            /** @description OpenAI's shape of a call: {"type": "function", "function": {"name", "arguments"}}. */
+            function?: {
+                /** @description Any JSON value; a string as the model wrote it. */
+                arguments?: unknown;
+                name?: string;
+            };
+            /** @description ID pairs the call with its result. Optional. */
+            id?: string | number;
+            /** @description Name of the tool. */
+            name?: string;
+            /**
+             * @description Result is what the tool returned, when the run records it. In JSON a string or any
+             *     value (kept as its JSON text).
+             */
+            result?: unknown;
+        };
+        /**
+         * a chat message {role, content}
+         * @description Turn is one message of a conversation, in the shape of OpenAI's chat messages.
+         */
+        RunTurn: {
+            /**
+             * @description Content is the message's text. In JSON a string, null, or an array of content parts
+             *     of which the text parts ({"type": "text", "text": ...}, and refusals) are kept, joined
+             *     by a newline; images, audio and files are not carried.
+             */
+            content?: string | null | Record<string, unknown>[];
+            /** @description Name of the participant or tool. Optional. */
+            name?: string;
+            /** @description Role is who speaks: system, developer, user, assistant or tool. */
+            role?: string;
+            /** @description ToolCallID is the call a tool turn answers. Optional. */
+            tool_call_id?: string | number;
+            /** @description ToolCalls an assistant turn made. Optional. */
+            tool_calls?: components["schemas"]["RunToolCall"][];
         };
         RunView: {
             agent: string;
@@ -575,6 +798,7 @@ export interface components {
             }[] | null;
             /** Format: int64 */
             prompt_tokens?: number;
+            replaced?: string;
             /** Format: int64 */
             retries?: number;
             runtime?: string;
@@ -802,6 +1026,93 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-agent-insights": {
+        parameters: {
+            query?: {
+                /** @description Wait up to this long (e.g. 30s) for the agent's insights being updated after new results (or new settings) to be up to date. */
+                wait?: string;
+                /** @description Keep one severity. */
+                severity?: "warning" | "critical";
+                /** @description Open insights (the default), resolved ones, or all. */
+                state?: "open" | "resolved" | "all";
+                /** @description Insights per page. */
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                agent: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsightsPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1192,6 +1503,159 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvaluationView"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-insights": {
+        parameters: {
+            query?: {
+                /** @description Wait up to this long (e.g. 30s) for the insights being updated after new results (or new settings) to be up to date. */
+                wait?: string;
+                /** @description Keep one severity. */
+                severity?: "warning" | "critical";
+                /** @description Open insights (the default), resolved ones, or all. */
+                state?: "open" | "resolved" | "all";
+                /** @description Insights per page. */
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsightsPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-insight": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The insight's id (in_...). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
                 };
             };
             /** @description Bad Request */

@@ -124,7 +124,7 @@ describe("runs and evaluations", () => {
     assert.equal(again.stored, 0);
     assert.equal(again.duplicates, runs.length);
 
-    const newest = [...runs].sort((a, b) => Date.parse(b.time!) - Date.parse(a.time!)).slice(0, 10).map((r) => r.id);
+    const newest = [...runs].sort((a, b) => Date.parse(b.time!) - Date.parse(a.time!)).slice(0, 10).map((r) => String(r.id));
     const page = await service.client.listRuns("assistant", { limit: 10 });
     assert.deepEqual(page.runs?.map((r) => r.id), newest);
 
