@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,5 +88,30 @@ func TestPluginManifestWASMAndErrors(t *testing.T) {
 		if r.code != ExitSetup || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q; stderr:\n%s", c.args, r.code, ExitSetup, c.want, r.stderr)
 		}
+	}
+}
+
+// score --stats counts the process plugins' memory with the command's own; natively there
+// is none to count.
+func TestScoreStats(t *testing.T) {
+	exe := builtArtifact(t, "process", "builtin")
+	dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugins")
+	r := runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "-o", filepath.Join(dir, "mine.plugin.json"), "--replaces", "prescreen", "--check=false", exe)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	run := `{"input":"What is the capital of France?","output":"Paris"}`
+	r = runCLIWith(t, builtinRegistry, run, "score", "--stats", "--plugins", dir, "--runtime", "process", "--scorers", "prescreen", "-")
+	plugins := regexp.MustCompile(`stats: memory: scorekit \d+ MiB peak \+ process plugins (\d+) MiB in (\d+) process\(es\) = \d+ MiB`).FindStringSubmatch(r.stderr)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "stats: 1 line(s) in ") || plugins == nil || plugins[1] == "0" || plugins[2] == "0" {
+		t.Fatalf("exit %d; stderr:\n%s\nwant the line count and the plugin processes' memory", r.code, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, run, "score", "--stats", "--scorers", "prescreen", "-")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "stats: memory: scorekit ") || strings.Contains(r.stderr, "process plugins") {
+		t.Fatalf("native: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, run, "score", "--scorers", "prescreen", "-")
+	if strings.Contains(r.stderr, "stats:") {
+		t.Fatalf("stats without --stats:\n%s", r.stderr)
 	}
 }

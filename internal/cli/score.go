@@ -45,6 +45,7 @@ type scoreOptions struct {
 	runtime     string
 	failUnder   []string
 	maxFailed   string
+	stats       bool
 }
 
 func (e *env) scoreCommand() *cobra.Command {
@@ -88,6 +89,7 @@ summary of the lines scored so far.`,
 	f.BoolVar(&o.steps, "steps", false, "jsonl: include each result's pipeline steps (prompts and parsed judge output)")
 	f.IntVar(&o.worst, "worst", 5, "table: how many of the lowest-scoring runs to show per scorer (0 for none)")
 	f.StringArrayVar(&o.failUnder, "fail-under", nil, "gate: exit 3 when SCORER's mean score is below MIN (0-1), as SCORER=MIN; repeatable or comma separated")
+	f.BoolVar(&o.stats, "stats", false, "after the output, print to stderr the lines per second, CPU time and memory, process plugins' processes included")
 	f.StringVar(&o.maxFailed, "max-failed", "", "gate: exit 3 when more than N results, or more than P% of them, failed (N or P%)")
 	judgeFlags(f, &o.judge)
 	pluginDirsFlag(cmd, &o.plugins)
@@ -239,6 +241,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if s, ok := sink.(preparer); ok {
 		p.prep = s
 	}
+	start := time.Now()
 	switch err := p.run(ctx, in, emit); {
 	case errors.Is(err, errNoRuns):
 		return fmt.Errorf("%w: %s has no runs (it is empty or blank); score wants JSON Lines, one run per line", errBadInput, inName)
@@ -257,6 +260,9 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	}
 	if err := sink.finish(p.interrupted); err != nil {
 		return fmt.Errorf("score: write output: %w", err)
+	}
+	if o.stats {
+		collectStats(scoredLines, time.Since(start), h.Registry()).write(e.stderr)
 	}
 	if p.interrupted {
 		return fmt.Errorf("%w after %d line(s) of %s; the output covers those lines only", errInterrupted, scoredLines, inName)
