@@ -197,7 +197,7 @@ func (s *Scorer) deadlineErr(ctx context.Context) error {
 	switch {
 	case context.Cause(ctx) == errHostDeadline:
 		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf(
-			"scorer %s did not finish within the host's %v limit; raise it with host.WithTimeout or make the scorer faster", s.info.Name, s.h.timeout)}
+			"scorer %s did not finish within the host's %v limit; make the scorer faster or raise the limit (scorekit score and serve: --timeout; Go: host.WithTimeout)", s.info.Name, s.h.timeout)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("the caller's deadline passed before scorer %s finished", s.info.Name)}
 	default:
