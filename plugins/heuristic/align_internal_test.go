@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -380,8 +381,8 @@ func TestToneMatchesTheSplitVersion(t *testing.T) {
 	tone := NewTone().(*Tone)
 	r := rand.New(rand.NewPCG(15, 16))
 	pieces := []string{"good", "Good", "GREAT", "not", "don't", "bad", "terrible", "love", "hate", "x", " ", "  ", "\t", "\n",
-		"\u00a0", "\ufeff", "\u0085", ".", "!", "?", ",", "(", ")", "#", "_", "É", "ÉLAN", "\xff", "İ", "wonderful", "\v", "\r\n"}
-	var buf []byte
+		"\u00a0", "\ufeff", "\u0085", ".", "!", "?", ",", "(", ")", "#", "_", "É", "ÉLAN", "\xff", "İ", "wonderful", "\v", "\r\n",
+		"isn't", "Cant", "non", "breathtaking", strings.Repeat("w", 31), strings.Repeat("w", 32), strings.Repeat("é", 17)}
 	for n := range 20000 {
 		var b strings.Builder
 		for range r.IntN(20) {
@@ -401,7 +402,7 @@ func TestToneMatchesTheSplitVersion(t *testing.T) {
 			sum += v
 		}
 		want := sum / float64(len(toks))
-		if got := tone.comparative(s, &buf); got != want {
+		if got := tone.comparative(s); got != want {
 			t.Fatalf("case %d: comparative(%q) = %v, want %v (tokens %q)", n, s, got, want, toks)
 		}
 		if got := sentimentTokens(s); !slices.Equal(got, toks) {
@@ -523,5 +524,33 @@ func TestTextMatchesFmt(t *testing.T) {
 		if got, want := string(text(nil).d(n)), fmt.Sprintf("%d", n); got != want {
 			t.Fatalf("d(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestToneWordsHoldTheLexicon holds the tokenizer's table to the lexicon map and the
+// negator list: every word found with its valence and flag, near misses not found.
+func TestToneWordsHoldTheLexicon(t *testing.T) {
+	tone := NewTone().(*Tone)
+	find := func(w string) (float64, bool, bool) {
+		return tone.words.find([]byte(w)[:min(len(w), toneMaxWord)], len(w))
+	}
+	words := slices.Concat(slices.Collect(maps.Keys(tone.lexicon)), toneNegators)
+	for _, w := range words {
+		v, neg, ok := find(w)
+		wantV, wantOK := tone.lexicon[w]
+		if v != wantV || ok != wantOK || neg != negator(w) {
+			t.Errorf("find(%q) = %v, %v, %v; want %v, %v, %v", w, v, neg, ok, wantV, negator(w), wantOK)
+		}
+		for _, miss := range []string{w + "s", "x" + w, w[:len(w)-1], strings.ToUpper(w), w + strings.Repeat("x", 40)} {
+			if _, in := tone.lexicon[miss]; in || negator(miss) {
+				continue
+			}
+			if v, neg, ok := find(miss); ok || neg || v != 0 {
+				t.Errorf("find(%q) = %v, %v, %v; want nothing", miss, v, neg, ok)
+			}
+		}
+	}
+	if v, neg, ok := find(""); ok || neg || v != 0 {
+		t.Errorf("find(\"\") = %v, %v, %v; want nothing", v, neg, ok)
 	}
 }

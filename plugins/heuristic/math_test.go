@@ -194,8 +194,7 @@ func TestSentimentTokens(t *testing.T) {
 		}
 	}
 	tone := NewTone().(*Tone)
-	var buf []byte
-	if got := tone.comparative("this is not good", &buf); got != -2.0/4 {
+	if got := tone.comparative("this is not good"); got != -2.0/4 {
 		t.Errorf("negated comparative = %v, want %v", got, -2.0/4)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -32,9 +33,7 @@ import (
 type Tone struct {
 	cfg     toneConfig
 	lexicon map[string]float64
-	// lengths[c] has bit n set when a lexicon word of n bytes starts with byte c, so most
-	// tokens are passed over without a map lookup.
-	lengths [256]uint64
+	words   toneWords // the lexicon and the negators, for the tokenizer's lookups
 }
 
 type toneConfig struct {
@@ -63,15 +62,7 @@ func NewTone() sdk.Scorer {
 			lex[word] = v
 		}
 	}
-	t := &Tone{lexicon: lex}
-	for w := range lex {
-		if len(w) > 0 && len(w) < 64 {
-			t.lengths[w[0]] |= 1 << len(w)
-		} else {
-			t.lengths[0] = ^uint64(0) // a word the filter cannot hold: look every token up
-		}
-	}
-	return t
+	return &Tone{lexicon: lex, words: newToneWords(lex, toneNegators)}
 }
 
 const toneSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -107,8 +98,7 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		ref, hasRef = call.Run.Input, true
 	}
 	if hasRef {
-		var buf []byte
-		rs, fs := t.comparative(out, &buf), t.comparative(ref, &buf)
+		rs, fs := t.comparative(out), t.comparative(ref)
 		diff := math.Abs(rs - fs)
 		res := sdk.Scored(math.Max(0, 1-diff), string(text(make([]byte, 0, 64)).s("output sentiment ").f2(rs).s(" vs reference ").f2(fs).s(" (difference ").f2(diff).s(")")))
 		res.Steps = []sdk.Step{numbersStep("preprocess", []string{"difference", "reference_sentiment", "response_sentiment"}, []float64{diff, fs, rs})}
@@ -116,7 +106,6 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	}
 	var stack [32]float64
 	scores := stack[:0]
-	buf := make([]byte, 0, min(len(out), 512))
 	mean := 0.0
 	for i, rest := 0, out; ; i++ {
 		s, more := nextSentence(&rest)
@@ -126,12 +115,12 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		if i%256 == 255 && ctx.Err() != nil {
 			return sdk.Result{}, ctx.Err()
 		}
-		v := t.comparative(s, &buf)
+		v := t.comparative(s)
 		scores = append(scores, v)
 		mean += v
 	}
 	if len(scores) == 0 { // no terminator: the whole text is one sentence
-		v := t.comparative(out, &buf)
+		v := t.comparative(out)
 		scores = append(scores, v)
 		mean += v
 	}
@@ -147,46 +136,178 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 }
 
 // comparative is the sentiment package's comparative score: the sum of token valences
-// (negated after a negator) over the number of tokens. buf is reused from call to call.
-func (t *Tone) comparative(s string, buf *[]byte) float64 {
-	*buf = sentimentText(s, (*buf)[:0])
-	text := unsafe.String(unsafe.SliceData(*buf), len(*buf))
-	// The tokens are text split on single spaces ("" is one empty token).
-	sum, n, prev := 0.0, 0, ""
-	for {
-		tok, rest, more := strings.Cut(text, " ")
-		if t.known(tok) {
-			if v, ok := t.lexicon[tok]; ok {
-				if n > 0 && negator(prev) {
-					v = -v
+// (negated after a negator) over the number of tokens. It reads s once, tokenizing as
+// sentimentText and a split on single spaces do, and looks each token up as it ends; only
+// the current token is kept (in a small array: a token longer than any listed word cannot
+// be one, and only its length is counted).
+func (t *Tone) comparative(s string) float64 {
+	var tok [toneMaxWord]byte
+	sum, n := 0.0, 0
+	prevNeg := false // the previous token is a negator
+	tl := 0          // the current token's length in bytes; past len(tok) only counted
+	started := false // a character other than white space was seen: white space now counts
+	var pending rune // the white space seen since the last other character
+	spaces := 0
+	for i := 0; i < len(s); {
+		var r rune
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			m := sentimentASCII[c]
+			if m&0x80 == 0 { // the common case: a character kept, lower-cased
+				if spaces > 0 && started {
+					if spaces == 1 && pending != ' ' { // a lone white-space character stays in the token
+						tl = appendTokenRune(&tok, tl, pending)
+					} else { // the token ends
+						v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
+						if ok {
+							if prevNeg {
+								v = -v
+							}
+							sum += v
+						}
+						prevNeg = neg
+						n++
+						tl = 0
+					}
 				}
-				sum += v
+				spaces, started = 0, true
+				if tl < len(tok) {
+					tok[tl] = m
+				}
+				tl++
+				continue
+			}
+			r = rune(m &^ 0x80) // white space, or punctuation that became a space
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			i += size
+			r = unicode.ToLower(r)
+			if !isJSSpace(r) {
+				if spaces > 0 && started {
+					if spaces == 1 && pending != ' ' {
+						tl = appendTokenRune(&tok, tl, pending)
+					} else {
+						v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
+						if ok {
+							if prevNeg {
+								v = -v
+							}
+							sum += v
+						}
+						prevNeg = neg
+						n++
+						tl = 0
+					}
+				}
+				spaces, started = 0, true
+				tl = appendTokenRune(&tok, tl, r)
+				continue
 			}
 		}
-		n++
-		prev = tok
-		if !more {
-			break
+		if spaces == 0 {
+			pending = r
 		}
-		text = rest
+		spaces++
 	}
+	// The last token (trailing white space is trimmed; an empty text is one empty token).
+	if v, _, ok := t.words.find(tok[:min(tl, len(tok))], tl); ok {
+		if prevNeg {
+			v = -v
+		}
+		sum += v
+	}
+	n++
 	return sum / float64(n)
 }
 
-// known reports whether tok may be in the lexicon, by its first byte and length.
-func (t *Tone) known(tok string) bool {
-	if t.lengths[0] != 0 {
-		return true
+// appendTokenRune writes r's UTF-8 bytes to tok at tl as far as they fit and returns the
+// token's new length.
+func appendTokenRune(tok *[toneMaxWord]byte, tl int, r rune) int {
+	var enc [utf8.UTFMax]byte
+	k := utf8.EncodeRune(enc[:], r)
+	for _, b := range enc[:k] {
+		if tl < len(tok) {
+			tok[tl] = b
+		}
+		tl++
 	}
-	return len(tok) > 0 && len(tok) < 64 && t.lengths[tok[0]]&(1<<len(tok)) != 0
+	return tl
 }
 
-func negator(w string) bool {
-	switch w {
-	case "cant", "can't", "dont", "don't", "doesnt", "doesn't", "not", "non", "wont", "won't", "isnt", "isn't":
-		return true
+// toneNegators are the words that flip the sign of the next word's valence.
+var toneNegators = []string{"cant", "can't", "dont", "don't", "doesnt", "doesn't", "not", "non", "wont", "won't", "isnt", "isn't"}
+
+func negator(w string) bool { return slices.Contains(toneNegators, w) }
+
+// toneMaxWord is the longest word toneWords holds, in bytes.
+const toneMaxWord = 32
+
+// toneWords is an open-addressing hash set of the lexicon's words and the negators, hashed
+// by length, first and last byte: cheaper than a map lookup per token, and most tokens end
+// on an empty slot without a comparison.
+type toneWords struct {
+	slots   [1024]uint16 // index+1 into entries; 0 is empty
+	entries []toneWord
+}
+
+type toneWord struct {
+	word    string
+	val     float64
+	lexicon bool // val is the word's valence (a negator may be unlisted)
+	negator bool
+}
+
+func toneSlot(first, last byte, n int) uint32 {
+	return (uint32(first) | uint32(last)<<8 | uint32(n)<<16) * 0x9E3779B1 >> 22
+}
+
+func newToneWords(lex map[string]float64, negators []string) toneWords {
+	var w toneWords
+	add := func(word string) *toneWord {
+		if word == "" || len(word) > toneMaxWord {
+			panic(fmt.Sprintf("tone: word %q: lexicon words and negators must be 1 to %d bytes", word, toneMaxWord))
+		}
+		for i := toneSlot(word[0], word[len(word)-1], len(word)); ; i = (i + 1) % uint32(len(w.slots)) {
+			switch e := w.slots[i]; {
+			case e == 0:
+				w.entries = append(w.entries, toneWord{word: word})
+				w.slots[i] = uint16(len(w.entries))
+				return &w.entries[len(w.entries)-1]
+			case w.entries[e-1].word == word:
+				return &w.entries[e-1]
+			}
+		}
 	}
-	return false
+	if len(lex)+len(negators) > len(w.slots)/2 {
+		panic("tone: the lexicon outgrew its table; enlarge toneWords.slots")
+	}
+	for word, v := range lex {
+		e := add(word)
+		e.val, e.lexicon = v, true
+	}
+	for _, word := range negators {
+		add(word).negator = true
+	}
+	return w
+}
+
+// find looks up the token tok of n bytes (tok holds its first bytes): its valence if the
+// lexicon lists it, and whether it is a negator.
+func (w *toneWords) find(tok []byte, n int) (val float64, negator, listed bool) {
+	if n == 0 || n > toneMaxWord {
+		return 0, false, false
+	}
+	for i := toneSlot(tok[0], tok[n-1], n); ; i = (i + 1) % uint32(len(w.slots)) {
+		e := w.slots[i]
+		if e == 0 {
+			return 0, false, false
+		}
+		if en := &w.entries[e-1]; en.word == string(tok) {
+			return en.val, en.negator, en.lexicon
+		}
+	}
 }
 
 // sentimentTokens is the sentiment package's tokenizer: lower-case; newlines and the
