@@ -554,3 +554,26 @@ func TestToneWordsHoldTheLexicon(t *testing.T) {
 		t.Errorf("find(\"\") = %v, %v, %v; want nothing", v, neg, ok)
 	}
 }
+
+// TestToneScanSplitsAsTheRegexp holds the one-pass sentence split of scan to the scores of
+// the sentences splitSentences cuts (the matches of /[^.!?]+[.!?]+/g), one by one.
+func TestToneScanSplitsAsTheRegexp(t *testing.T) {
+	tone := NewTone().(*Tone)
+	r := rand.New(rand.NewPCG(17, 18))
+	pieces := []string{"good", "not", "bad", "love", " ", "  ", "\t", "\n", "\u00a0", ".", "..", "!", "?", "?!", ",", "É", "x"}
+	for n := range 20000 {
+		var b strings.Builder
+		for range r.IntN(24) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		var want []float64
+		for _, sentence := range splitSentences(s) {
+			want = append(want, tone.comparative(sentence))
+		}
+		got, err := tone.scan(context.Background(), s, true, nil)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("case %d: scan(%q) = %v, %v; want %v (sentences %q)", n, s, got, err, want, splitSentences(s))
+		}
+	}
+}

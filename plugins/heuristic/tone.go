@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -105,23 +104,12 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return res, nil
 	}
 	var stack [32]float64
-	scores := stack[:0]
-	mean := 0.0
-	for i, rest := 0, out; ; i++ {
-		s, more := nextSentence(&rest)
-		if !more {
-			break
-		}
-		if i%256 == 255 && ctx.Err() != nil {
-			return sdk.Result{}, ctx.Err()
-		}
-		v := t.comparative(s)
-		scores = append(scores, v)
-		mean += v
+	scores, err := t.scan(ctx, out, true, stack[:0])
+	if err != nil {
+		return sdk.Result{}, err
 	}
-	if len(scores) == 0 { // no terminator: the whole text is one sentence
-		v := t.comparative(out)
-		scores = append(scores, v)
+	mean := 0.0
+	for _, v := range scores {
 		mean += v
 	}
 	mean /= float64(len(scores))
@@ -135,81 +123,104 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	return res, nil
 }
 
-// comparative is the sentiment package's comparative score: the sum of token valences
-// (negated after a negator) over the number of tokens. It reads s once, tokenizing as
-// sentimentText and a split on single spaces do, and looks each token up as it ends; only
-// the current token is kept (in a small array: a token longer than any listed word cannot
-// be one, and only its length is counted).
+// comparative is the sentiment package's comparative score of s: the sum of its token
+// valences (negated after a negator) over its number of tokens.
 func (t *Tone) comparative(s string) float64 {
+	var one [1]float64
+	scores, _ := t.scan(context.Background(), s, false, one[:0])
+	return scores[0]
+}
+
+// scan appends to scores the comparative score of s or, with split, of each of s's
+// sentences: the matches of /[^.!?]+[.!?]+/g, or s itself when there is none (text after
+// the last terminator is dropped). It reads s once, tokenizing as sentimentText and a split
+// on single spaces do, and looks each token up as it ends. Only the current token is kept,
+// in a small array: a token longer than any listed word cannot be one, so past the array
+// only its length is counted. A sentence's terminators become spaces at its end, which the
+// tokenizer trims, so a sentence scores as the text before its first terminator; leading
+// terminators are white space before the first sentence.
+func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64) ([]float64, error) {
 	var tok [toneMaxWord]byte
 	sum, n := 0.0, 0
 	prevNeg := false // the previous token is a negator
 	tl := 0          // the current token's length in bytes; past len(tok) only counted
 	started := false // a character other than white space was seen: white space now counts
+	inSentence := false
 	var pending rune // the white space seen since the last other character
 	spaces := 0
 	for i := 0; i < len(s); {
 		var r rune
+		var m byte
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
-			m := sentimentASCII[c]
-			if m&0x80 == 0 { // the common case: a character kept, lower-cased
-				if spaces > 0 && started {
-					if spaces == 1 && pending != ' ' { // a lone white-space character stays in the token
-						tl = appendTokenRune(&tok, tl, pending)
-					} else { // the token ends
-						v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
-						if ok {
-							if prevNeg {
-								v = -v
-							}
-							sum += v
+			if m = sentimentASCII[c]; m&0x80 != 0 { // white space, or punctuation that became a space
+				term := c == '.' || c == '!' || c == '?'
+				if split && term && inSentence { // the sentence ends
+					if v, _, ok := t.words.find(tok[:min(tl, len(tok))], tl); ok {
+						if prevNeg {
+							v = -v
 						}
-						prevNeg = neg
-						n++
-						tl = 0
+						sum += v
 					}
+					scores = append(scores, sum/float64(n+1))
+					if len(scores)%256 == 0 && ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					sum, n, prevNeg, tl, started, inSentence, spaces = 0, 0, false, 0, false, false, 0
+					continue
 				}
-				spaces, started = 0, true
-				if tl < len(tok) {
-					tok[tl] = m
+				inSentence = inSentence || !term
+				if spaces == 0 {
+					pending = rune(m &^ 0x80)
 				}
-				tl++
+				spaces++
 				continue
 			}
-			r = rune(m &^ 0x80) // white space, or punctuation that became a space
 		} else {
 			var size int
 			r, size = utf8.DecodeRuneInString(s[i:])
 			i += size
 			r = unicode.ToLower(r)
-			if !isJSSpace(r) {
-				if spaces > 0 && started {
-					if spaces == 1 && pending != ' ' {
-						tl = appendTokenRune(&tok, tl, pending)
-					} else {
-						v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
-						if ok {
-							if prevNeg {
-								v = -v
-							}
-							sum += v
-						}
-						prevNeg = neg
-						n++
-						tl = 0
-					}
+			inSentence = true
+			if isJSSpace(r) {
+				if spaces == 0 {
+					pending = r
 				}
-				spaces, started = 0, true
-				tl = appendTokenRune(&tok, tl, r)
+				spaces++
 				continue
 			}
 		}
-		if spaces == 0 {
-			pending = r
+		// A character kept: m lower-cased if ASCII, else r.
+		inSentence = true
+		if spaces > 0 && started {
+			if spaces == 1 && pending != ' ' { // a lone white-space character stays in the token
+				tl = appendTokenRune(&tok, tl, pending)
+			} else { // the token ends
+				v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
+				if ok {
+					if prevNeg {
+						v = -v
+					}
+					sum += v
+				}
+				prevNeg = neg
+				n++
+				tl = 0
+			}
 		}
-		spaces++
+		spaces, started = 0, true
+		if c < utf8.RuneSelf {
+			if tl < len(tok) {
+				tok[tl] = m
+			}
+			tl++
+		} else {
+			tl = appendTokenRune(&tok, tl, r)
+		}
+	}
+	if split && len(scores) > 0 {
+		return scores, nil // the text after the last terminator is dropped
 	}
 	// The last token (trailing white space is trimmed; an empty text is one empty token).
 	if v, _, ok := t.words.find(tok[:min(tl, len(tok))], tl); ok {
@@ -218,8 +229,7 @@ func (t *Tone) comparative(s string) float64 {
 		}
 		sum += v
 	}
-	n++
-	return sum / float64(n)
+	return append(scores, sum/float64(n+1)), nil
 }
 
 // appendTokenRune writes r's UTF-8 bytes to tok at tl as far as they fit and returns the
@@ -294,12 +304,20 @@ func newToneWords(lex map[string]float64, negators []string) toneWords {
 }
 
 // find looks up the token tok of n bytes (tok holds its first bytes): its valence if the
-// lexicon lists it, and whether it is a negator.
+// lexicon lists it, and whether it is a negator. Most tokens end on an empty first slot.
 func (w *toneWords) find(tok []byte, n int) (val float64, negator, listed bool) {
 	if n == 0 || n > toneMaxWord {
 		return 0, false, false
 	}
-	for i := toneSlot(tok[0], tok[n-1], n); ; i = (i + 1) % uint32(len(w.slots)) {
+	i := toneSlot(tok[0], tok[n-1], n)
+	if w.slots[i] == 0 {
+		return 0, false, false
+	}
+	return w.probe(tok, i)
+}
+
+func (w *toneWords) probe(tok []byte, i uint32) (val float64, negator, listed bool) {
+	for ; ; i = (i + 1) % uint32(len(w.slots)) {
 		e := w.slots[i]
 		if e == 0 {
 			return 0, false, false
@@ -310,58 +328,7 @@ func (w *toneWords) find(tok []byte, n int) (val float64, negator, listed bool) 
 	}
 }
 
-// sentimentTokens is the sentiment package's tokenizer: lower-case; newlines and the
-// characters . , / # ! ? $ % ^ & * ; : { } = _ ` " ~ ( ) become spaces; runs of two or more
-// white-space characters become one space; trim; split on single spaces.
-func sentimentTokens(s string) []string {
-	b := sentimentText(s, nil)
-	return strings.Split(unsafe.String(unsafe.SliceData(b), len(b)), " ")
-}
-
-// sentimentText appends to b the text sentimentTokens splits: lower-cased, the punctuation
-// mapped to spaces and runs of white space collapsed as they stream by, trimmed. A lone
-// white-space character other than a space is kept, as the package's /\s{2,}/ leaves it.
-func sentimentText(s string, b []byte) []byte {
-	var pending rune // the white space seen since the last other character
-	spaces := 0
-	for i := 0; i < len(s); {
-		var r rune
-		if c := sentimentASCII[s[i]&0x7F]; s[i] < utf8.RuneSelf {
-			i++
-			if c&0x80 == 0 { // the common case: a character kept, lower-cased
-				if spaces > 0 && len(b) > 0 {
-					b = appendSpaceRun(b, pending, spaces)
-				}
-				spaces = 0
-				b = append(b, c)
-				continue
-			}
-			r = rune(c &^ 0x80) // white space, or punctuation that became a space
-		} else {
-			var size int
-			r, size = utf8.DecodeRuneInString(s[i:])
-			i += size
-			r = unicode.ToLower(r)
-			if !isJSSpace(r) {
-				if spaces > 0 && len(b) > 0 {
-					b = appendSpaceRun(b, pending, spaces)
-				}
-				spaces = 0
-				b = utf8.AppendRune(b, r)
-				continue
-			}
-		}
-		if spaces == 0 {
-			pending = r
-		}
-		spaces++
-	}
-	// Trailing white space is trimmed; so is leading (never appended above), so a lone
-	// white-space character kept inside never ends up at either end.
-	return b
-}
-
-// sentimentASCII maps each ASCII byte as sentimentText reads it: to itself lower-cased,
+// sentimentASCII maps each ASCII byte as the tokenizer (Tone.scan) reads it: to itself lower-cased,
 // or, with the high bit set, to the white space it counts as (the punctuation and the
 // newline become a space; other white space stays itself).
 var sentimentASCII = func() (t [utf8.RuneSelf]byte) {
@@ -380,57 +347,3 @@ var sentimentASCII = func() (t [utf8.RuneSelf]byte) {
 	}
 	return t
 }()
-
-// appendSpaceRun appends a run of n white-space characters starting with first, collapsed
-// the way sentimentTokens collapses it.
-func appendSpaceRun(b []byte, first rune, n int) []byte {
-	switch {
-	case n == 1:
-		return utf8.AppendRune(b, first)
-	case n > 1:
-		return append(b, ' ')
-	}
-	return b
-}
-
-// nextSentence cuts the next match of /[^.!?]+[.!?]+/ from *rest; more is false when none
-// is left.
-func nextSentence(rest *string) (sentence string, more bool) {
-	s := *rest
-	term := func(c byte) bool { return c == '.' || c == '!' || c == '?' }
-	i := 0
-	for i < len(s) && term(s[i]) {
-		i++
-	}
-	j := i
-	for j < len(s) && !term(s[j]) {
-		j++
-	}
-	if j == len(s) {
-		*rest = ""
-		return "", false
-	}
-	k := j
-	for k < len(s) && term(s[k]) {
-		k++
-	}
-	*rest = s[k:]
-	return s[i:k], true
-}
-
-// splitSentences returns the matches of /[^.!?]+[.!?]+/g in s (text after the last
-// terminator is dropped, as there), or s itself when there is none.
-func splitSentences(s string) []string {
-	var out []string
-	for rest := s; ; {
-		sentence, more := nextSentence(&rest)
-		if !more {
-			break
-		}
-		out = append(out, sentence)
-	}
-	if len(out) == 0 {
-		return []string{s}
-	}
-	return out
-}
