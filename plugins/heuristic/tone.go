@@ -210,13 +210,25 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 			}
 		}
 		spaces, started = 0, true
-		if c < utf8.RuneSelf {
+		if c >= utf8.RuneSelf {
+			tl = appendTokenRune(&tok, tl, r)
+			continue
+		}
+		if tl < len(tok) {
+			tok[tl] = m
+		}
+		tl++
+		// The rest of a run of kept ASCII characters, in a tighter loop.
+		for i < len(s) {
+			m = sentimentASCII[s[i]&0x7F]
+			if s[i] >= utf8.RuneSelf || m&0x80 != 0 {
+				break
+			}
 			if tl < len(tok) {
 				tok[tl] = m
 			}
 			tl++
-		} else {
-			tl = appendTokenRune(&tok, tl, r)
+			i++
 		}
 	}
 	if split && len(scores) > 0 {
@@ -255,10 +267,11 @@ func negator(w string) bool { return slices.Contains(toneNegators, w) }
 const toneMaxWord = 32
 
 // toneWords is an open-addressing hash set of the lexicon's words and the negators, hashed
-// by length, first and last byte: cheaper than a map lookup per token, and most tokens end
-// on an empty slot without a comparison.
+// by length and first, second and last byte. A slot holds a tag from the hash beside the
+// entry's index, so most tokens end on an empty slot or a tag that differs, without a
+// comparison: cheaper than a map lookup per token.
 type toneWords struct {
-	slots   [1024]uint16 // index+1 into entries; 0 is empty
+	slots   [2048]uint32 // tag<<16 | index+1 into entries; 0 is empty
 	entries []toneWord
 }
 
@@ -269,8 +282,10 @@ type toneWord struct {
 	negator bool
 }
 
-func toneSlot(first, last byte, n int) uint32 {
-	return (uint32(first) | uint32(last)<<8 | uint32(n)<<16) * 0x9E3779B1 >> 22
+// toneHash returns the first slot and the tag of the n-byte word tok starts (n > 0).
+func toneHash(tok []byte, n int) (slot, tag uint32) {
+	h := (uint32(tok[0]) | uint32(tok[min(1, n-1)])<<8 | uint32(tok[n-1])<<16 | uint32(n)<<24) * 0x9E3779B1
+	return h >> 21, h & 0xFFFF0000
 }
 
 func newToneWords(lex map[string]float64, negators []string) toneWords {
@@ -279,18 +294,19 @@ func newToneWords(lex map[string]float64, negators []string) toneWords {
 		if word == "" || len(word) > toneMaxWord {
 			panic(fmt.Sprintf("tone: word %q: lexicon words and negators must be 1 to %d bytes", word, toneMaxWord))
 		}
-		for i := toneSlot(word[0], word[len(word)-1], len(word)); ; i = (i + 1) % uint32(len(w.slots)) {
+		i, tag := toneHash([]byte(word), len(word))
+		for ; ; i = (i + 1) % uint32(len(w.slots)) {
 			switch e := w.slots[i]; {
 			case e == 0:
 				w.entries = append(w.entries, toneWord{word: word})
-				w.slots[i] = uint16(len(w.entries))
+				w.slots[i] = tag | uint32(len(w.entries))
 				return &w.entries[len(w.entries)-1]
-			case w.entries[e-1].word == word:
-				return &w.entries[e-1]
+			case w.entries[e&0xFFFF-1].word == word:
+				return &w.entries[e&0xFFFF-1]
 			}
 		}
 	}
-	if len(lex)+len(negators) > len(w.slots)/2 {
+	if len(lex)+len(negators) > len(w.slots)/4 {
 		panic("tone: the lexicon outgrew its table; enlarge toneWords.slots")
 	}
 	for word, v := range lex {
@@ -304,26 +320,21 @@ func newToneWords(lex map[string]float64, negators []string) toneWords {
 }
 
 // find looks up the token tok of n bytes (tok holds its first bytes): its valence if the
-// lexicon lists it, and whether it is a negator. Most tokens end on an empty first slot.
+// lexicon lists it, and whether it is a negator.
 func (w *toneWords) find(tok []byte, n int) (val float64, negator, listed bool) {
 	if n == 0 || n > toneMaxWord {
 		return 0, false, false
 	}
-	i := toneSlot(tok[0], tok[n-1], n)
-	if w.slots[i] == 0 {
-		return 0, false, false
-	}
-	return w.probe(tok, i)
-}
-
-func (w *toneWords) probe(tok []byte, i uint32) (val float64, negator, listed bool) {
+	i, tag := toneHash(tok, n)
 	for ; ; i = (i + 1) % uint32(len(w.slots)) {
 		e := w.slots[i]
 		if e == 0 {
 			return 0, false, false
 		}
-		if en := &w.entries[e-1]; en.word == string(tok) {
-			return en.val, en.negator, en.lexicon
+		if e&0xFFFF0000 == tag {
+			if en := &w.entries[e&0xFFFF-1]; en.word == string(tok) {
+				return en.val, en.negator, en.lexicon
+			}
 		}
 	}
 }
