@@ -214,19 +214,16 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 			tl = appendTokenRune(&tok, tl, r)
 			continue
 		}
-		if tl < len(tok) {
-			tok[tl] = m
-		}
+		tok[tl%toneMaxWord] = m
 		tl++
-		// The rest of a run of kept ASCII characters, in a tighter loop.
+		// The rest of a run of kept ASCII characters, in a tighter loop. A byte past the
+		// array wraps around: such a token is too long to be looked up.
 		for i < len(s) {
-			m = sentimentASCII[s[i]&0x7F]
-			if s[i] >= utf8.RuneSelf || m&0x80 != 0 {
+			m = sentimentKept[s[i]]
+			if m&0x80 != 0 {
 				break
 			}
-			if tl < len(tok) {
-				tok[tl] = m
-			}
+			tok[tl%toneMaxWord] = m
 			tl++
 			i++
 		}
@@ -244,15 +241,13 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 	return append(scores, sum/float64(n+1)), nil
 }
 
-// appendTokenRune writes r's UTF-8 bytes to tok at tl as far as they fit and returns the
-// token's new length.
+// appendTokenRune writes r's UTF-8 bytes to tok at tl and returns the token's new length.
+// Bytes past the array wrap around: a token that long is never looked up.
 func appendTokenRune(tok *[toneMaxWord]byte, tl int, r rune) int {
 	var enc [utf8.UTFMax]byte
 	k := utf8.EncodeRune(enc[:], r)
 	for _, b := range enc[:k] {
-		if tl < len(tok) {
-			tok[tl] = b
-		}
+		tok[tl%toneMaxWord] = b
 		tl++
 	}
 	return tl
@@ -355,6 +350,18 @@ var sentimentASCII = func() (t [utf8.RuneSelf]byte) {
 			b |= 0x80
 		}
 		t[c] = b
+	}
+	return t
+}()
+
+// sentimentKept is sentimentASCII over every byte, a non-ASCII one marked like white space
+// (high bit set): the high bit clear means an ASCII character kept, lower-cased.
+var sentimentKept = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 0xFF
+		if c < utf8.RuneSelf {
+			t[c] = sentimentASCII[c]
+		}
 	}
 	return t
 }()
