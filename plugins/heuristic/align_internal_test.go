@@ -532,7 +532,21 @@ func TestTextMatchesFmt(t *testing.T) {
 func TestToneWordsHoldTheLexicon(t *testing.T) {
 	tone := NewTone().(*Tone)
 	find := func(w string) (float64, bool, bool) {
-		return tone.words.find([]byte(w)[:min(len(w), toneMaxWord)], len(w))
+		v, neg, ok := tone.words.find([]byte(w)[:min(len(w), toneMaxWord)], len(w))
+		// The same token read in place from the text (lower-cased as it is read), in any
+		// case, when it is plain ASCII.
+		if w != "" && strings.IndexFunc(w, func(r rune) bool { return r >= utf8.RuneSelf || sentimentKept[r]&0x80 != 0 }) < 0 {
+			lower := strings.ToLower(w)
+			wv, wneg, wok := tone.words.find([]byte(lower)[:min(len(w), toneMaxWord)], len(w))
+			for _, in := range []string{w, strings.ToUpper(w), strings.ToUpper(w[:1]) + w[1:]} {
+				var tok [toneMaxWord]byte
+				text := "(" + in + ")"
+				if v2, neg2, ok2 := tone.words.lookup(text, 1, &tok, len(in)); v2 != wv || neg2 != wneg || ok2 != wok {
+					t.Errorf("lookup(%q) = %v, %v, %v; find(%q) = %v, %v, %v", in, v2, neg2, ok2, lower, wv, wneg, wok)
+				}
+			}
+		}
+		return v, neg, ok
 	}
 	words := slices.Concat(slices.Collect(maps.Keys(tone.lexicon)), toneNegators)
 	for _, w := range words {

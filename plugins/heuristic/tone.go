@@ -144,6 +144,7 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 	sum, n := 0.0, 0
 	prevNeg := false // the previous token is a negator
 	tl := 0          // the current token's length in bytes; past len(tok) only counted
+	raw := 0         // with tl > 0: where the token starts in s if it is s's bytes lower-cased, else -1 (it is in tok)
 	started := false // a character other than white space was seen: white space now counts
 	inSentence := false
 	var pending rune // the white space seen since the last other character
@@ -157,7 +158,7 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 			if m = sentimentASCII[c]; m&0x80 != 0 { // white space, or punctuation that became a space
 				term := c == '.' || c == '!' || c == '?'
 				if split && term && inSentence { // the sentence ends
-					if v, _, ok := t.words.find(tok[:min(tl, len(tok))], tl); ok {
+					if v, _, ok := t.words.lookup(s, raw, &tok, tl); ok {
 						if prevNeg {
 							v = -v
 						}
@@ -195,9 +196,10 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 		inSentence = true
 		if spaces > 0 && started {
 			if spaces == 1 && pending != ' ' { // a lone white-space character stays in the token
+				raw = toTok(&tok, s, raw, tl)
 				tl = appendTokenRune(&tok, tl, pending)
 			} else { // the token ends
-				v, neg, ok := t.words.find(tok[:min(tl, len(tok))], tl)
+				v, neg, ok := t.words.lookup(s, raw, &tok, tl)
 				if ok {
 					if prevNeg {
 						v = -v
@@ -211,9 +213,19 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 		}
 		spaces, started = 0, true
 		if c >= utf8.RuneSelf {
+			raw = toTok(&tok, s, raw, tl)
 			tl = appendTokenRune(&tok, tl, r)
 			continue
 		}
+		if tl == 0 { // a token starts: while it stays s's bytes, only its end is tracked
+			raw = i - 1
+			for i < len(s) && sentimentKept[s[i]]&0x80 == 0 {
+				i++
+			}
+			tl = i - raw
+			continue
+		}
+		raw = toTok(&tok, s, raw, tl)
 		tok[tl%toneMaxWord] = m
 		tl++
 		// The rest of a run of kept ASCII characters, in a tighter loop. A byte past the
@@ -232,13 +244,25 @@ func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64)
 		return scores, nil // the text after the last terminator is dropped
 	}
 	// The last token (trailing white space is trimmed; an empty text is one empty token).
-	if v, _, ok := t.words.find(tok[:min(tl, len(tok))], tl); ok {
+	if v, _, ok := t.words.lookup(s, raw, &tok, tl); ok {
 		if prevNeg {
 			v = -v
 		}
 		sum += v
 	}
 	return append(scores, sum/float64(n+1)), nil
+}
+
+// toTok moves the token of tl bytes starting at s[raw] into tok, lower-cased, unless it is
+// there already (raw < 0), and returns -1: the token is now in tok. A token longer than tok
+// is never looked up; its bytes are not copied.
+func toTok(tok *[toneMaxWord]byte, s string, raw, tl int) int {
+	if raw >= 0 && tl > 0 && tl <= toneMaxWord {
+		for j := range tl {
+			tok[j] = sentimentKept[s[raw+j]]
+		}
+	}
+	return -1
 }
 
 // appendTokenRune writes r's UTF-8 bytes to tok at tl and returns the token's new length.
@@ -277,9 +301,10 @@ type toneWord struct {
 	negator bool
 }
 
-// toneHash returns the first slot and the tag of the n-byte word tok starts (n > 0).
-func toneHash(tok []byte, n int) (slot, tag uint32) {
-	h := (uint32(tok[0]) | uint32(tok[min(1, n-1)])<<8 | uint32(tok[n-1])<<16 | uint32(n)<<24) * 0x9E3779B1
+// toneHash returns the first slot and the tag of an n-byte word (n > 0) from its first,
+// second (the first again for one byte) and last byte.
+func toneHash(first, second, last byte, n int) (slot, tag uint32) {
+	h := (uint32(first) | uint32(second)<<8 | uint32(last)<<16 | uint32(n)<<24) * 0x9E3779B1
 	return h >> 21, h & 0xFFFF0000
 }
 
@@ -289,7 +314,7 @@ func newToneWords(lex map[string]float64, negators []string) toneWords {
 		if word == "" || len(word) > toneMaxWord {
 			panic(fmt.Sprintf("tone: word %q: lexicon words and negators must be 1 to %d bytes", word, toneMaxWord))
 		}
-		i, tag := toneHash([]byte(word), len(word))
+		i, tag := toneHash(word[0], word[min(1, len(word)-1)], word[len(word)-1], len(word))
 		for ; ; i = (i + 1) % uint32(len(w.slots)) {
 			switch e := w.slots[i]; {
 			case e == 0:
@@ -314,13 +339,48 @@ func newToneWords(lex map[string]float64, negators []string) toneWords {
 	return w
 }
 
+// lookup looks up the token of tl bytes: s[raw:raw+tl] lower-cased when raw >= 0 (kept
+// ASCII characters only), else the first bytes of the token in tok.
+func (w *toneWords) lookup(s string, raw int, tok *[toneMaxWord]byte, tl int) (val float64, negator, listed bool) {
+	if raw < 0 {
+		return w.find(tok[:min(tl, len(tok))], tl)
+	}
+	if tl == 0 || tl > toneMaxWord {
+		return 0, false, false
+	}
+	word := s[raw : raw+tl]
+	i, tag := toneHash(sentimentKept[word[0]], sentimentKept[word[min(1, tl-1)]], sentimentKept[word[tl-1]], tl)
+	for ; ; i = (i + 1) % uint32(len(w.slots)) {
+		e := w.slots[i]
+		if e == 0 {
+			return 0, false, false
+		}
+		if e&0xFFFF0000 != tag {
+			continue
+		}
+		if en := &w.entries[e&0xFFFF-1]; len(en.word) == tl && equalLower(en.word, word) {
+			return en.val, en.negator, en.lexicon
+		}
+	}
+}
+
+// equalLower reports whether word equals s lower-cased by sentimentKept (same lengths).
+func equalLower(word, s string) bool {
+	for j := range len(word) {
+		if word[j] != sentimentKept[s[j]] {
+			return false
+		}
+	}
+	return true
+}
+
 // find looks up the token tok of n bytes (tok holds its first bytes): its valence if the
 // lexicon lists it, and whether it is a negator.
 func (w *toneWords) find(tok []byte, n int) (val float64, negator, listed bool) {
 	if n == 0 || n > toneMaxWord {
 		return 0, false, false
 	}
-	i, tag := toneHash(tok, n)
+	i, tag := toneHash(tok[0], tok[min(1, n-1)], tok[n-1], n)
 	for ; ; i = (i + 1) % uint32(len(w.slots)) {
 		e := w.slots[i]
 		if e == 0 {
