@@ -132,7 +132,12 @@ func (t text) d(v int) text      { return strconv.AppendInt(t, int64(v), 10) }
 // sorts its keys and formats floats as below. A value it cannot encode (NaN, Inf) goes
 // through step, which records the error as encoding/json reports it.
 func numbersStep(name string, keys []string, vals []float64) sdk.Step {
-	b := make([]byte, 0, 24*len(keys)+2)
+	return appendNumbersStep(make([]byte, 0, 24*len(keys)+2), name, keys, vals)
+}
+
+// appendNumbersStep is numbersStep writing the output at the end of b, so that a caller can
+// carve the step's output and its reason from one allocation.
+func appendNumbersStep(b []byte, name string, keys []string, vals []float64) sdk.Step {
 	b = append(b, '{')
 	for i, k := range keys {
 		f := vals[i]

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -99,8 +100,9 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if hasRef {
 		rs, fs := t.comparative(out), t.comparative(ref)
 		diff := math.Abs(rs - fs)
-		res := sdk.Scored(math.Max(0, 1-diff), string(text(make([]byte, 0, 64)).s("output sentiment ").f2(rs).s(" vs reference ").f2(fs).s(" (difference ").f2(diff).s(")")))
-		res.Steps = []sdk.Step{numbersStep("preprocess", []string{"difference", "reference_sentiment", "response_sentiment"}, []float64{diff, fs, rs})}
+		b := text(make([]byte, 0, 256)).s("output sentiment ").f2(rs).s(" vs reference ").f2(fs).s(" (difference ").f2(diff).s(")")
+		res := sdk.Scored(math.Max(0, 1-diff), unsafe.String(unsafe.SliceData(b), len(b)))
+		res.Steps = []sdk.Step{appendNumbersStep(b[len(b):len(b)], "preprocess", []string{"difference", "reference_sentiment", "response_sentiment"}, []float64{diff, fs, rs})}
 		return res, nil
 	}
 	var stack [32]float64
@@ -118,8 +120,11 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		variance += (s - mean) * (s - mean)
 	}
 	variance /= float64(len(scores))
-	res := sdk.Scored(math.Max(0, 1-variance), string(text(make([]byte, 0, 64)).s("tone across ").d(len(scores)).s(" sentences: mean sentiment ").f2(mean).s(", variance ").f2(variance)))
-	res.Steps = []sdk.Step{numbersStep("preprocess", []string{"avg_sentiment", "sentiment_variance"}, []float64{mean, variance})}
+	// The reason and the step's output share one allocation: the output is appended after
+	// the reason's bytes, which are never written again.
+	b := text(make([]byte, 0, 192)).s("tone across ").d(len(scores)).s(" sentences: mean sentiment ").f2(mean).s(", variance ").f2(variance)
+	res := sdk.Scored(math.Max(0, 1-variance), unsafe.String(unsafe.SliceData(b), len(b)))
+	res.Steps = []sdk.Step{appendNumbersStep(b[len(b):len(b)], "preprocess", []string{"avg_sentiment", "sentiment_variance"}, []float64{mean, variance})}
 	return res, nil
 }
 
