@@ -15,8 +15,11 @@ SHELL := bash
 ARTIFACTS :=
 GENERATE :=
 # clang and wasm-ld build examples/wasm-c; wat2wasm the sandbox tests' modules; node and
-# npm the Node.js example plugin.
-TOOLS := clang:clang wasm-ld:lld wat2wasm:wabt node:nodejs npm:npm
+# npm the Node.js example plugin and the TypeScript client; bwrap confines process plugins;
+# initdb (Debian keeps it off PATH) starts the service tests' PostgreSQL; chromium runs the
+# dashboard's browser test. A name with a '/' is looked for as a file pattern.
+TOOLS := clang:clang wasm-ld:lld wat2wasm:wabt node:nodejs npm:npm bwrap:bubblewrap \
+	/usr/lib/postgresql/*/bin/initdb:postgresql chromium:chromium
 -include mk/*.mk
 
 GO ?= go
@@ -44,10 +47,10 @@ test: tools ## build the artifacts the tests need, then run every test
 test-artifacts: $(ARTIFACTS)
 
 tools: ## check that the commands make test needs are installed, and say how to install the missing ones
-	@missing=(); for t in $(TOOLS); do command -v "$${t%%:*}" >/dev/null || missing+=("$$t"); done; \
+	@missing=(); for t in $(TOOLS); do c="$${t%%:*}"; { command -v "$$c" || compgen -G "$$c"; } >/dev/null || missing+=("$$t"); done; \
 	if [ $${#missing[@]} -gt 0 ]; then \
 		pkgs=$$(printf '%s\n' "$${missing[@]}" | cut -d: -f2 | sort -u | tr "\n" " " | sed "s/ *$$//"); \
-		echo "make test needs $$(printf '%s\n' "$${missing[@]}" | cut -d: -f1 | tr '\n' ' ')which this machine lacks. Install them with:"; \
+		echo "make test needs $$(printf '%s\n' "$${missing[@]}" | cut -d: -f1 | sed 's,.*/,,' | tr '\n' ' ')which this machine lacks. Install them with:"; \
 		echo; echo "    sudo apt-get install -y --no-install-recommends $$pkgs"; echo; \
 		echo "(make deps runs it; on another system, install the same tools from its packages)"; \
 		exit 1; \
@@ -55,7 +58,7 @@ tools: ## check that the commands make test needs are installed, and say how to 
 
 deps: ## install the Debian packages the build and the tests need (.ci/apt.txt)
 	@pkgs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' .ci/apt.txt | grep -v '^$$' | tr "\n" " " | sed "s/ *$$//"); \
-	for t in $(TOOLS); do command -v "$${t%%:*}" >/dev/null || pkgs="$$pkgs $${t##*:}"; done; \
+	for t in $(TOOLS); do c="$${t%%:*}"; { command -v "$$c" || compgen -G "$$c"; } >/dev/null || pkgs="$$pkgs $${t##*:}"; done; \
 	sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
 	echo "$$sudo apt-get install -y --no-install-recommends $$pkgs"; \
 	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$pkgs

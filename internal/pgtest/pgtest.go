@@ -22,12 +22,34 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// BinDir is where Debian's postgresql package puts initdb and pg_ctl.
-const BinDir = "/usr/lib/postgresql/15/bin"
+// binDir returns where initdb and pg_ctl are: the newest of Debian's
+// /usr/lib/postgresql/VERSION/bin (15 on Debian 12, 17 on Debian 13), else the folder of
+// the initdb on PATH; "" when there is none.
+func binDir() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestVersion := "", -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err != nil || v <= bestVersion {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			best, bestVersion = d, v
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p)
+	}
+	return ""
+}
 
 // Cluster is a running PostgreSQL cluster.
 type Cluster struct {
 	dir    string // holds data/, the socket and the log
+	bin    string // the folder of initdb and pg_ctl
 	runAs  string // "" or "postgres"
 	nextDB atomic.Int64
 }
@@ -50,14 +72,15 @@ func New(tb testing.TB) *Cluster {
 
 // Start starts a cluster. Call Stop when done.
 func Start() (*Cluster, error) {
-	if _, err := os.Stat(filepath.Join(BinDir, "initdb")); err != nil {
-		return nil, fmt.Errorf("pgtest: PostgreSQL 15 is not installed (%v): apt-get install postgresql (listed in .ci/apt.txt)", err)
+	bin := binDir()
+	if bin == "" {
+		return nil, fmt.Errorf("pgtest: PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH): apt-get install postgresql (listed in .ci/apt.txt)")
 	}
 	dir, err := os.MkdirTemp("", "scorekit-pg-")
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	c := &Cluster{dir: dir}
+	c := &Cluster{dir: dir, bin: bin}
 	if os.Geteuid() == 0 {
 		c.runAs = "postgres"
 		u, err := user.Lookup("postgres")
@@ -89,7 +112,7 @@ func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
 
 // pg returns the command that runs a PostgreSQL program, as the postgres user when root.
 func (c *Cluster) pg(prog string, args ...string) *exec.Cmd {
-	path := filepath.Join(BinDir, prog)
+	path := filepath.Join(c.bin, prog)
 	if c.runAs != "" {
 		return exec.Command("runuser", append([]string{"-u", c.runAs, "--", path}, args...)...)
 	}
