@@ -139,8 +139,9 @@ func (t *Tone) comparative(s string) float64 {
 // scan appends to scores the comparative score of s or, with split, of each of s's
 // sentences: the matches of /[^.!?]+[.!?]+/g, or s itself when there is none (text after
 // the last terminator is dropped). It reads s once, tokenizing as sentimentText and a split
-// on single spaces do, and looks each token up as it ends. Only the current token is kept,
-// in a small array: a token longer than any listed word cannot be one, so past the array
+// on single spaces do (the references in the tests), and looks each token up as it ends.
+// A token of kept ASCII characters is read in place in s; any other is copied, lower-cased,
+// into a small array: a token longer than any listed word cannot be one, so past the array
 // only its length is counted. A sentence's terminators become spaces at its end, which the
 // tokenizer trims, so a sentence scores as the text before its first terminator; leading
 // terminators are white space before the first sentence.
