@@ -274,6 +274,11 @@ func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string,
 	deadline := time.Now().Add(wait)
 	pause := 5 * time.Millisecond
 	for {
+		// Asked for before counting, so a commit between the count and the wait wakes it.
+		var stored <-chan struct{}
+		if s.eng != nil {
+			stored = s.eng.Stored()
+		}
 		n, err := s.st.CountResults(ctx, ev.PK)
 		if err != nil {
 			return EvaluationView{}, err
@@ -282,12 +287,15 @@ func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string,
 		if n >= ev.Expected || left <= 0 {
 			break
 		}
+		// This process's jobs wake the wait when they commit; the poll, backing off to
+		// 50 ms, finds what workers elsewhere stored.
 		select {
 		case <-ctx.Done():
 			return EvaluationView{}, ctx.Err()
+		case <-stored:
 		case <-time.After(min(pause, left)):
+			pause = min(pause*2, 50*time.Millisecond)
 		}
-		pause = min(pause*2, 50*time.Millisecond)
 	}
 	return s.view(ctx, ev, o)
 }

@@ -131,6 +131,30 @@ type Engine struct {
 	sc   *scorers.Cache
 	opts Options
 	q    queue
+
+	mu     sync.Mutex
+	stored chan struct{} // closed when a job of this process commits results; nil until asked for
+}
+
+// Stored returns a channel closed the next time a job run by this process commits
+// results, so a waiter in the same process reads them at once instead of at its next
+// poll. Jobs run by other processes do not close it: waiters still poll.
+func (e *Engine) Stored() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stored == nil {
+		e.stored = make(chan struct{})
+	}
+	return e.stored
+}
+
+func (e *Engine) signalStored() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stored != nil {
+		close(e.stored)
+		e.stored = nil
+	}
 }
 
 // queue is River's client for one backend.
@@ -310,10 +334,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 			}); err != nil {
 				return err
 			}
+			e.signalStored()
 		}
 		return transient
 	}
-	return e.st.InTx(ctx, func(tx *store.Tx) error {
+	if err := e.st.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
 			return err
 		}
@@ -321,7 +346,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 			return err
 		}
 		return e.q.complete(ctx, tx, job)
-	})
+	}); err != nil {
+		return err
+	}
+	e.signalStored()
+	return nil
 }
 
 // Timeout is the engine's JobTimeout.

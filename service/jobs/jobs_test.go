@@ -302,3 +302,30 @@ func markRunning(st *store.Store) error {
 	_, err := st.SQLDB().ExecContext(ctx, strings.Replace(q, "$1", "?", 1), past.UTC().Format("2006-01-02 15:04:05.999999"))
 	return err
 }
+
+// A job that commits results closes the channel Stored returned before it, which is what
+// wakes a waiter in the same process; with no job nothing closes it.
+func TestStoredSignalsCommits(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		h, _ := newHost(t, nil)
+		f := newFixture(t, st, h, nil, jobs.Options{Workers: 1, ChunkSize: 10})
+		f.start(t)
+		idle := f.eng.Stored()
+		select {
+		case <-idle:
+			t.Fatal("Stored's channel closed with no job run")
+		default:
+		}
+		pks := f.putRuns(t, "triage", 10)
+		ev := f.evaluate(t, "triage", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen", Version: "x"}}})
+		select {
+		case <-idle:
+		case <-time.After(60 * time.Second):
+			t.Fatal("a job committed no signal within 60s")
+		}
+		f.wait(t, ev)
+		if next := f.eng.Stored(); next == idle {
+			t.Fatal("Stored returned the closed channel again; a new waiter would never sleep")
+		}
+	})
+}
