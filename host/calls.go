@@ -168,42 +168,45 @@ func (c *calls) release(k *call, failed bool) {
 		prev = k.state.Swap(callDone)
 	}
 	c.mu.Lock()
-	c.running--
+	defer c.mu.Unlock()
 	if prev == callOverdue {
 		c.overdue--
 		c.overdueNanos += int64(time.Since(k.answered))
-		if failed {
-			c.stopped++
-		} else {
-			c.finished++
-		}
+		c.overdueEnded(failed)
 	}
-	if c.changed != nil {
-		close(c.changed)
-		c.changed = nil
-	}
-	c.mu.Unlock()
+	c.freeLocked()
 }
 
 // releaseInline frees the slot of a call that ran on its caller's goroutine. A call that
 // returned after its deadline counts as overdue for the time it ran past it.
 func (c *calls) releaseInline(ctx context.Context, failed bool) {
 	c.mu.Lock()
-	c.running--
+	defer c.mu.Unlock()
 	if ctx.Err() != nil {
 		c.overdueTotal++
 		if d, ok := ctx.Deadline(); ok && time.Now().After(d) {
 			c.overdueNanos += int64(time.Since(d))
 		}
-		if failed {
-			c.stopped++
-		} else {
-			c.finished++
-		}
+		c.overdueEnded(failed)
 	}
+	c.freeLocked()
+}
+
+// overdueEnded counts how an overdue call ended: stopped by an error, or finished. c.mu is
+// held.
+func (c *calls) overdueEnded(failed bool) {
+	if failed {
+		c.stopped++
+	} else {
+		c.finished++
+	}
+}
+
+// freeLocked returns a slot and wakes the calls waiting for one. c.mu is held.
+func (c *calls) freeLocked() {
+	c.running--
 	if c.changed != nil {
 		close(c.changed)
 		c.changed = nil
 	}
-	c.mu.Unlock()
 }
