@@ -75,6 +75,9 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 	if err != nil {
 		return fmt.Errorf("plugin manifest: %w", err)
 	}
+	if o.memoryMiB < 0 {
+		return fmt.Errorf("plugin manifest: --memory-mib %d: want a number of MiB above 0, or 0 for the runtime's default", o.memoryMiB)
+	}
 	isWASM := bytes.HasPrefix(b, []byte("\x00asm"))
 	switch o.runtime {
 	case "":

@@ -115,3 +115,24 @@ func TestScoreStats(t *testing.T) {
 		t.Fatalf("stats without --stats:\n%s", r.stderr)
 	}
 }
+
+// --memory-mib goes into the manifest's limits; a negative one is refused, naming the flag.
+func TestPluginManifestMemory(t *testing.T) {
+	exe := builtArtifact(t, "process", "builtin")
+	out := filepath.Join(filepath.Dir(exe), "mine.plugin.json")
+	r := runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "--check=false", "--memory-mib", "-5", "-o", out, exe)
+	if r.code == ExitOK || !strings.Contains(r.stderr, "--memory-mib -5") {
+		t.Fatalf("exit %d; stderr:\n%s\nwant a refusal naming --memory-mib", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a refused manifest was written")
+	}
+	r = runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "--check=false", "--memory-mib", "96", "-o", out, exe)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	m, err := host.ReadManifest(out)
+	if err != nil || m.Limits.MemoryMiB != 96 {
+		t.Fatalf("manifest limits %+v, %v; want memory_mib 96", m.Limits, err)
+	}
+}
