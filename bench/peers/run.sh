@@ -1,7 +1,7 @@
 #!/bin/sh
 # Side-by-side benchmark of scorekit's deterministic scorers and Mastra's code scorers
 # (make bench-peers). Installs @mastra/evals into a throwaway folder outside the module,
-# builds a corpus of >= 2,000 runs from ../shared/data, times both sides' scoring loops in
+# builds a corpus of >= 2,000 runs from testdata/, times both sides' scoring loops in
 # the same run on this machine, and prints speed and agreement tables in Markdown.
 #
 # Environment: MASTRA_EVALS_VERSION (default 1.10.2); KEEP=1 keeps the work folder;
@@ -75,7 +75,7 @@ done
 
 echo "== results" >&2
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); Go $(go env GOVERSION | sed 's/^go//'); Node $(node --version); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "Corpus: $(wc -l <"$work/runs.jsonl") runs from ../shared/data; $rounds rounds, the sides alternated; each round warms up on 1,000 runs, then times whole sequential passes for at least a second per scorer; medians over the rounds (completeness: round 1)"
+echo "Corpus: $(wc -l <"$work/runs.jsonl") runs from testdata/; $rounds rounds, the sides alternated; each round warms up on 1,000 runs, then times whole sequential passes for at least a second per scorer; medians over the rounds (completeness: round 1)"
 echo
 # shellcheck disable=SC2086
 "$work/peers" compare -runs "$work/runs.jsonl" -mastra "$mastra_files" $files

@@ -16,14 +16,14 @@ var eiffel = []sdk.Passage{
 	{ID: "2", Text: "The Eiffel Tower was completed in 1889 for the World Fair."},
 }
 
-// TestSharedCases runs ../shared/data/deepeval/citation_faithfulness_cases.json: a case
+// TestSharedCases runs testdata/deepeval/citation_faithfulness_cases.json (repository root): a case
 // expected to score 0 must be caught as a hallucination, one expected to score 1 must be
 // clean.
 func TestSharedCases(t *testing.T) {
-	const path = "../../../shared/data/deepeval/citation_faithfulness_cases.json"
+	const path = "../../testdata/deepeval/citation_faithfulness_cases.json"
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read the shared cases (the data folder sits beside the repository): %v", err)
+		t.Fatalf("read the citation cases (the repository's testdata/): %v", err)
 	}
 	var file struct {
 		Context []string `json:"retrieval_context"`

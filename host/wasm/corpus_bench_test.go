@@ -11,7 +11,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// corpusRuns returns the public corpus's runs (../shared/data), n of them, cycling.
+// corpusRuns returns the public corpus's runs (testdata/), n of them, cycling.
 func corpusRuns(b testing.TB, n int) []sdk.Run {
 	dir, err := corpus.Dir()
 	if err != nil {

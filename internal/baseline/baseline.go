@@ -1,5 +1,5 @@
 // Package baseline is the word-overlap pre-screen of the platform scorekit replaces,
-// implemented as ../shared/PEERS.md describes it, so that the quality report and the
+// implemented as its platform described it (QUALITY.md, "How to reproduce"), so that the quality report and the
 // insight tests can measure it in the same run as the scorers that replace it. It is not a
 // registered scorer: nothing in the host's registry or the command line offers it.
 //

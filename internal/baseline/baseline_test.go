@@ -10,7 +10,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// TestBaselines holds the platform pre-screen to the behaviour ../shared/PEERS.md reports.
+// TestBaselines holds the platform pre-screen to the behaviour its platform reported.
 func TestBaselines(t *testing.T) {
 	tests := []struct {
 		name            string

@@ -1,4 +1,4 @@
-// Package corpus loads the public labelled data in ../shared/data as scorekit runs, so tests,
+// Package corpus loads the public labelled data in the repository's testdata/ as scorekit runs, so tests,
 // benchmarks and the quality report measure scorers on the same cases.
 //
 // Every case has a stable ID (set name + row), a Label that says what kind of run it is, and
@@ -22,9 +22,9 @@
 //   - placeholder, truncated, repetition: real correct outputs broken in one documented way
 //     each (see derive).
 //
-// The shared sets are read from ../shared/data in place and never copied into the
-// repository; the small public sets the project ships live in testdata/, each with its
-// SOURCE.txt and LICENSE (see public.go).
+// The labelled sets are read in place from the module root's testdata/ (Dir); the small
+// sets this package embeds live in its own testdata/ (see public.go). Each set has its
+// SOURCE.txt and LICENSE.
 package corpus
 
 import (
@@ -72,37 +72,29 @@ const (
 	LabelAppropriateRefusal = "appropriate_refusal"
 )
 
-// EnvDir names the environment variable that overrides where the shared data lives.
-const EnvDir = "SCOREKIT_SHARED_DATA"
-
-// Dir finds ../shared/data: $SCOREKIT_SHARED_DATA if set, else walk up from the working
-// directory to the directory holding go.mod and use its ../shared/data.
+// Dir finds the public labelled sets the repository carries: walk up from the working
+// directory to the directory holding go.mod and use its testdata/ folder (see
+// testdata/README.md for what each set is and what its labels mean).
 func Dir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		if _, err := os.Stat(filepath.Join(d, "README.md")); err != nil {
-			return "", fmt.Errorf("corpus: $%s=%s: %w; point it at the shared data folder (the one holding README.md and halueval/)", EnvDir, d, err)
-		}
-		return d, nil
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("corpus: working directory: %w", err)
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			data := filepath.Join(filepath.Dir(d), "shared", "data")
-			if _, err := os.Stat(data); err != nil {
-				return "", fmt.Errorf("corpus: module root %s has no ../shared/data (%w); set $%s to the shared data folder", d, err, EnvDir)
+			data := filepath.Join(d, "testdata")
+			if _, err := os.Stat(filepath.Join(data, "README.md")); err != nil {
+				return "", fmt.Errorf("corpus: module root %s has no testdata/README.md (%w); the public sets live in the repository's testdata/ folder: restore it with git checkout -- testdata", d, err)
 			}
 			return data, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("corpus: no go.mod above %s: run from inside the module or set $%s to the shared data folder", wd, EnvDir)
+			return "", fmt.Errorf("corpus: no go.mod above %s: run from inside the scorekit module", wd)
 		}
 	}
 }
 
-// LoadFound finds the shared data folder with Dir and loads every set from it.
+// LoadFound finds the data folder with Dir and loads every set from it.
 func LoadFound() ([]Case, error) {
 	dir, err := Dir()
 	if err != nil {
@@ -112,7 +104,7 @@ func LoadFound() ([]Case, error) {
 }
 
 // ErrNoData is wrapped by Load when a data file is missing.
-var ErrNoData = errors.New("shared data file missing")
+var ErrNoData = errors.New("corpus data file missing")
 
 // Load reads every set and returns the cases in a stable order: sets in the order below,
 // rows in file order.

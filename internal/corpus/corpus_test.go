@@ -1,6 +1,11 @@
 package corpus
 
 import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -64,21 +69,52 @@ func TestLoad(t *testing.T) {
 	t.Logf("%v", bySource)
 }
 
-func TestDirEnv(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     string
-		wantErr bool
-	}{
-		{"missing folder", t.TempDir(), true},
+func TestDirInRepository(t *testing.T) {
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(EnvDir, tt.env)
-			_, err := Dir()
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("Dir() err = %v, wantErr %v", err, tt.wantErr)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(root, "testdata"); dir != want {
+		t.Fatalf("Dir() = %s, want %s: the labelled sets live in the repository", dir, want)
+	}
+}
+
+// TestNothingReadsOutsideTheClone holds the rule that a clone alone passes its tests: no
+// code, script or make rule of the repository reads the folder that sits beside it on
+// the project's own machines.
+func TestNothingReadsOutsideTheClone(t *testing.T) {
+	root := filepath.Join("..", "..")
+	exts := map[string]bool{".go": true, ".sh": true, ".mk": true, ".ts": true, ".js": true, ".mjs": true}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "build", "bin", "testdata":
+				return filepath.SkipDir
 			}
-		})
+			return nil
+		}
+		if !exts[filepath.Ext(path)] && d.Name() != "Makefile" && d.Name() != "run" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, bad := range []string{"../shared", "SCOREKIT_SHARED_DATA"} {
+			if bytes.Contains(b, []byte(bad)) && !strings.HasSuffix(path, "corpus_test.go") {
+				t.Errorf("%s mentions %s: tests and tools read the repository's testdata/, never a folder beside the clone", path, bad)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

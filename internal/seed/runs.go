@@ -23,7 +23,7 @@ func assistantRuns(rng *rand.Rand, cases []corpus.Case) ([]sdk.Run, error) {
 			}
 		}
 		if len(all) < per {
-			return nil, fmt.Errorf("seed: the corpus has %d correct %s answers, want at least %d; check ../shared/data/%s", len(all), src, per, src)
+			return nil, fmt.Errorf("seed: the corpus has %d correct %s answers, want at least %d; check testdata/%s", len(all), src, per, src)
 		}
 		for k := range per {
 			picked[i] = append(picked[i], all[k*len(all)/per])

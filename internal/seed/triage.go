@@ -63,7 +63,7 @@ func triageBases(cases []corpus.Case) ([]base, error) {
 		}
 	}
 	if len(out) == 0 || len(order) == 0 {
-		return nil, errors.New("seed: the corpus has no email_triage or ragas_triage cases; check that ../shared/data holds langchain_email and ragas")
+		return nil, errors.New("seed: the corpus has no email_triage or ragas_triage cases; check that testdata/ holds langchain_email and ragas")
 	}
 	for i, id := range order {
 		t := tickets[id]

@@ -95,10 +95,10 @@ func ptr(f float64) *float64 { return &f }
 
 // TestMastraFixtures replays the verdicts Mastra's tests record and expects Mastra's scores.
 func TestMastraFixtures(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "data", "mastra", "fixtures.json")
+	path := filepath.Join("..", "..", "testdata", "mastra", "fixtures.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read %s (../shared/data must sit beside the project root): %v", path, err)
+		t.Fatalf("read %s (the repository's testdata/): %v", path, err)
 	}
 	var fx struct {
 		ContextPrecision struct {

@@ -324,14 +324,14 @@ func TestUncitedConstraint(t *testing.T) {
 	}
 }
 
-// TestSharedCitationCases runs ../shared/data/deepeval/citation_faithfulness_cases.json
+// TestSharedCitationCases runs testdata/deepeval/citation_faithfulness_cases.json
 // through the host with a judge that calls every answer faithful: a true claim cited to the
 // wrong passage must still end at faithfulness <= 0.4, a correctly cited one at 1.
 func TestSharedCitationCases(t *testing.T) {
-	const path = "../../../shared/data/deepeval/citation_faithfulness_cases.json"
+	const path = "../../testdata/deepeval/citation_faithfulness_cases.json"
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read the shared cases (the data folder sits beside the repository): %v", err)
+		t.Fatalf("read the citation cases (the repository's testdata/): %v", err)
 	}
 	var file struct {
 		Query   string   `json:"query"`

@@ -15,8 +15,8 @@ import (
 )
 
 // fixturesPath is Mastra's answer-relevancy test cases with the verdicts gpt-4o gave,
-// from the shared reference data (see ../shared/data/README.md).
-const fixturesPath = "../../../shared/data/mastra/fixtures.json"
+// from the repository's reference data (see testdata/README.md).
+const fixturesPath = "../../testdata/mastra/fixtures.json"
 
 type mastraCase struct {
 	Input              string   `json:"input"`
