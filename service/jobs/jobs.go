@@ -82,6 +82,7 @@ type Options struct {
 	// Default is River's (1s).
 	PollInterval time.Duration
 	// JudgeModel is recorded on the results of scorers that use the judge. Optional.
+	// service.Open sets it to its judge's model.
 	JudgeModel string
 	// Logger. Optional. Default logs warnings to slog.Default's handler.
 	Logger *slog.Logger

@@ -4,50 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
-	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )
-
-// countedPrescreen is newHost with the pre-screen's calls counted.
-func countedPrescreen(t *testing.T, srv *judgetest.Server) (*host.Host, *broker.Broker, *atomic.Int64) {
-	h, b := newHost(t, srv)
-	var calls atomic.Int64
-	for _, f := range builtin.Factories() {
-		if f().Info().Name != jobs.PrescreenScorer {
-			continue
-		}
-		p := host.Native(func() sdk.Scorer { return counting{Scorer: f(), calls: &calls} })
-		if err := h.Registry().Register(p, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return h, b, &calls
-}
-
-type counting struct {
-	sdk.Scorer
-	calls *atomic.Int64
-}
-
-func (c counting) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
-	c.calls.Add(1)
-	return c.Scorer.Score(ctx, call)
-}
-
-func (c counting) Configure(config json.RawMessage) error {
-	if cf, ok := c.Scorer.(sdk.Configurer); ok {
-		return cf.Configure(config)
-	}
-	return nil
-}
 
 // A tiered evaluation that also selects the pre-screen asks it once per run: its result
 // is both the stored prescreen result and the gate of the judge scorers.
@@ -61,12 +26,13 @@ func TestTieredScoresThePrescreenOnce(t *testing.T) {
 		{"prescreen only the gate", []store.ScorerRef{{Name: "relevancy", Judge: true}}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			backends(t, func(t *testing.T, st *store.Store) {
+			backends(t, func(t *testing.T, dsn string) {
 				srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`})
 				defer srv.Close()
-				h, b, calls := countedPrescreen(t, srv)
-				f := newFixture(t, st, h, b, jobs.Options{Workers: 2})
-				f.start(t)
+				b := newJudge(t, srv)
+				reg := servicetest.Registry(t, nil)
+				calls := servicetest.CountCalls(t, reg, jobs.PrescreenScorer)
+				f := newFixture(t, dsn, servicetest.Options{Host: host.New(reg, host.WithJudge(b)), Judge: b, Jobs: jobs.Options{Workers: 2}})
 				pks := f.putRuns(t, "a", 10)
 				ev := f.evaluate(t, "a", pks, store.Spec{Tiered: true, Scorers: tt.scorers})
 				rs := f.wait(t, ev)
@@ -95,15 +61,13 @@ func TestTieredScoresThePrescreenOnce(t *testing.T) {
 // the evaluation was enqueued before the policy changed), a judge scorer is failed with
 // the reason, never skipped as if the pre-screen had said no.
 func TestTieredWithoutThePrescreenFailsTheJudgeScorers(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	backends(t, func(t *testing.T, dsn string) {
 		srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`})
 		defer srv.Close()
-		h, b := newHost(t, srv)
-		f := newFixture(t, st, h, b, jobs.Options{Workers: 2, MaxAttempts: 1})
-		if err := st.SetTenantPolicy(context.Background(), f.tenant.ID, store.Policy{Scorers: []string{"relevancy"}}); err != nil {
+		f := newFixture(t, dsn, servicetest.Options{Judge: newJudge(t, srv), Jobs: jobs.Options{Workers: 2, MaxAttempts: 1}})
+		if err := f.st.SetTenantPolicy(context.Background(), f.tenant.ID, store.Policy{Scorers: []string{"relevancy"}}); err != nil {
 			t.Fatal(err)
 		}
-		f.start(t)
 		pks := f.putRuns(t, "a", 4, true)
 		ev := f.evaluate(t, "a", pks, store.Spec{Tiered: true, Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}})
 		for _, r := range f.wait(t, ev) {
