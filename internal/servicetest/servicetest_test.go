@@ -11,7 +11,9 @@ import (
 // bare is a scorer with no optional interface.
 type bare struct{}
 
-func (bare) Info() sdk.Info { return sdk.Info{Name: "probe", Version: "1.0.0", ABIVersion: sdk.ABIVersion} }
+func (bare) Info() sdk.Info {
+	return sdk.Info{Name: "probe", Version: "1.0.0", ABIVersion: sdk.ABIVersion}
+}
 func (bare) Score(context.Context, sdk.Call) (sdk.Result, error) {
 	return sdk.Scored(1, "ok"), nil
 }
@@ -24,8 +26,8 @@ type full struct {
 }
 
 func (f full) Configure(c json.RawMessage) error { *f.config = c; return nil }
-func (full) ObservesContext() bool                { return true }
-func (f full) Close() error                       { *f.closed = true; return nil }
+func (full) ObservesContext() bool               { return true }
+func (f full) Close() error                      { *f.closed = true; return nil }
 
 // Wrapped must keep every optional interface of the scorer it wraps: a wrapper that drops
 // host.ContextObserver sends the scorer to a watchdog goroutine, one that drops
