@@ -13,9 +13,10 @@ import (
 	"sync"
 )
 
-// Loader loads the plugins one manifest describes, in one runtime: host/wasm's Engine is
-// the WASM one, host/process's Load the process one. LoadPlugins calls it for several
-// manifests at once, so it must be safe for concurrent use.
+// Loader loads the plugin (the artifact) one manifest describes, in one runtime, and
+// returns its scorers, a [Plugin] each: host/wasm's Engine is the WASM loader, host/process's
+// Load the process one. LoadPlugins calls it for several manifests at once, so it must be
+// safe for concurrent use.
 type Loader interface {
 	Load(ctx context.Context, m Manifest) ([]Plugin, error)
 }
@@ -42,7 +43,8 @@ type LoadOptions struct {
 
 // Loaded is what [LoadPlugins] loaded.
 type Loaded struct {
-	// Plugins are the plugins registered, in the order of their manifests.
+	// Plugins are the scorers registered, a [Plugin] each, in the order of their
+	// manifests.
 	Plugins []Plugin
 	// Failures are the plugins, or single scorers, that did not load, in the order of
 	// their manifests; the registry records them too ([Registry.Failures]).
@@ -61,7 +63,7 @@ func (l *Loaded) Err() error {
 	return errors.Join(errs...)
 }
 
-// Close closes the loaded plugins. The loaders' own resources (a WASM engine and its
+// Close closes the registered scorers. The loaders' own resources (a WASM engine and its
 // compilation cache) are their owners' to close.
 func (l *Loaded) Close(ctx context.Context) error {
 	var errs []error

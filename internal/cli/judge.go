@@ -20,8 +20,9 @@ import (
 const keyEnvNone = "none"
 
 // newJudge returns the judge broker c describes, or nil when c names no endpoint: scorers
-// that need one then return skipped with a reason that says how to configure it. The key variable and the endpoint are checked by checkJudge,
-// once it is known that a scorer will use the judge.
+// that need one then return skipped with a reason that says how to configure it. The key
+// variable and the endpoint are checked by checkJudge, once it is known that a scorer will
+// use the judge.
 func newJudge(c judgeConfig) (*broker.Broker, error) {
 	if c.URL == "" && c.Model == "" {
 		return nil, nil
