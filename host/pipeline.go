@@ -63,7 +63,7 @@ var errHostDeadline = errors.New("host deadline")
 func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	start := time.Now()
 	judge, finish := s.judge, func(*sdk.Result) {}
-	if m, ok := judge.(judgeMeter); ok {
+	if m, ok := judge.(JudgeMeter); ok {
 		judge, finish = m.MeterJudge(s.tenant, s.info.Name)
 	}
 	res := s.score(ctx, &run, judge)
@@ -74,10 +74,12 @@ func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	return res
 }
 
-// judgeMeter is implemented by judges that account each scoring call (host/broker). The
+// JudgeMeter is implemented by judges that account each scoring call (host/broker). The
 // returned func finishes the call with its final result: it records the judge's cost in
-// the telemetry and lets the judge keep (cache) only answers the scorer could use.
-type judgeMeter interface {
+// the telemetry and lets the judge keep (cache) only answers the scorer could use. A judge
+// that wraps another (a tracing one) must implement it too when the wrapped one does, or
+// metering stops without a word.
+type JudgeMeter interface {
 	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
 )
@@ -60,7 +61,34 @@ func (s *Service) spec(ctx context.Context, t store.Tenant, names []string, conf
 			return spec, invalid("config names scorer %q, which is not among the scorers evaluated (%s)", name, strings.Join(names, ", "))
 		}
 	}
+	if tiered && !seen[jobs.PrescreenScorer] {
+		if err := s.checkGate(ctx, t); err != nil {
+			return spec, err
+		}
+	}
 	return spec, nil
+}
+
+// checkGate checks that t may run the pre-screen that gates a tiered evaluation's judge
+// scorers. Tiering is refused rather than run on a pre-screen the tenant's policy leaves
+// out: the policy says what runs for the tenant, and a gate that cannot run would keep
+// every judge scorer from every run.
+func (s *Service) checkGate(ctx context.Context, t store.Tenant) error {
+	_, release, err := s.sc.Get(ctx, t, jobs.PrescreenScorer, nil)
+	if err == nil {
+		release()
+		return nil
+	}
+	if errors.Is(err, scorers.ErrNotAllowed) {
+		return &Error{kind: ErrNotAllowed, msg: fmt.Sprintf("tiered: a tiered evaluation runs the judge scorers only on runs the %q scorer passes, and tenant %s's policy does not allow it (allowed: %s); "+
+			"add %q to tenant %s's scorers (scorekit tenants set-policy), or set tiered to false",
+			jobs.PrescreenScorer, t.Name, strings.Join(t.Policy.Scorers, ", "), jobs.PrescreenScorer, t.Name)}
+	}
+	var e *Error
+	if errors.As(s.scorerError(t, jobs.PrescreenScorer, err), &e) {
+		return &Error{kind: e.kind, msg: "tiered: a tiered evaluation needs the pre-screen: " + e.msg + "; or set tiered to false"}
+	}
+	return fmt.Errorf("tiered: open the pre-screen: %w", err)
 }
 
 // scorerError says what is wrong with a scorer a tenant asked for, without the Go
@@ -222,7 +250,11 @@ type ResultView struct {
 	Error         *sdk.Error         `json:"error,omitempty"`
 	Adjustments   []sdk.Adjustment   `json:"adjustments,omitempty" doc:"What the host changed in the scorer's numbers and why (normalization, citation clamps, the weighted overall)."`
 	Steps         []sdk.Step         `json:"steps,omitempty"`
-	CreatedAt     time.Time          `json:"created_at"`
+	// DecodeError is set when the stored result cannot be decoded (a damaged row): its
+	// status, score and passed come from columns of their own and hold, but its reason,
+	// dimensions, flags, error, adjustments and steps are lost.
+	DecodeError string    `json:"decode_error,omitempty" doc:"Set when the stored result cannot be decoded: status, score and passed hold (they are stored apart), reason, dimensions, flags, error, adjustments and steps are lost."`
+	CreatedAt   time.Time `json:"created_at"`
 	// Previous is this run's latest result from an earlier version of the scorer.
 	Previous *PreviousResult `json:"previous,omitempty"`
 }
@@ -241,11 +273,16 @@ func resultView(r store.Result, steps bool) ResultView {
 	v := ResultView{EvaluationID: r.EvaluationID, RunID: r.RunID, Scorer: r.Scorer, ScorerVersion: r.ScorerVersion,
 		JudgeModel: r.JudgeModel, Status: r.Status, Score: r.Score, Passed: r.Passed, CreatedAt: r.CreatedAt}
 	var res sdk.Result
-	if err := json.Unmarshal(r.Body, &res); err == nil {
-		v.Dimensions, v.Flags, v.Reason, v.Error, v.Adjustments = res.Dimensions, res.Flags, res.Reason, res.Error, res.Adjustments
-		if steps {
-			v.Steps = res.Steps
-		}
+	if err := json.Unmarshal(r.Body, &res); err != nil {
+		// Reported on the result, not the whole answer: one damaged row must not hide the
+		// others, and its own columns still hold.
+		v.DecodeError = fmt.Sprintf("the stored result of run %s by %s does not decode (%v); its status, score and passed are shown, its details are lost",
+			r.RunID, r.Scorer, strings.TrimPrefix(err.Error(), "json: "))
+		return v
+	}
+	v.Dimensions, v.Flags, v.Reason, v.Error, v.Adjustments = res.Dimensions, res.Flags, res.Reason, res.Error, res.Adjustments
+	if steps {
+		v.Steps = res.Steps
 	}
 	return v
 }

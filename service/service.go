@@ -12,10 +12,13 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
@@ -53,14 +56,32 @@ type Error struct {
 func (e *Error) Error() string { return e.msg }
 func (e *Error) Unwrap() error { return e.kind }
 
-// Defaults of Options.
+// Defaults of Config.
 const (
 	DefaultMaxRunsPerEvaluation = 10000
 	DefaultMaxRunBytes          = 1 << 20
 )
 
-// Options configure a Service. Zero fields take the defaults.
-type Options struct {
+// Config is what [Open] assembles a service from: its parts, each given explicitly. The
+// command line (serve, worker, eval, tenants, keys, runs) maps its flags to a Config, and
+// the tests build theirs the same way, so the wiring tested is the wiring shipped.
+type Config struct {
+	// DB is the store: a SQLite file, or a postgres:// URL. Open migrates it. Required.
+	DB string
+	// Host runs the scorers; its registry is what tenants choose from. Required.
+	Host *host.Host
+	// Judge is the judge broker behind Host's judge (given to it with host.WithJudge,
+	// directly or wrapped, as telemetry's tracing does). The service gives it each
+	// tenant's judge limits and records its model on the results of the scorers that use
+	// it. Optional. Default is none: scorers that need a judge are skipped with a reason.
+	Judge *broker.Broker
+	// Jobs configures the evaluation jobs; with Jobs.Workers > 0 this process works them.
+	// Leave Jobs.JudgeModel empty: it is Judge's model. Optional. Zero fields take the
+	// jobs package's defaults.
+	Jobs jobs.Options
+	// ScorerCacheSize caps the scorers kept open, one per tenant, scorer and config.
+	// Optional. Default is scorers.DefaultSize.
+	ScorerCacheSize int
 	// MaxRunsPerEvaluation caps an evaluation's limit unless the tenant's policy sets
 	// its own. Optional. Default is DefaultMaxRunsPerEvaluation.
 	MaxRunsPerEvaluation int
@@ -77,21 +98,72 @@ type Service struct {
 	st   *store.Store
 	eng  *jobs.Engine
 	sc   *scorers.Cache
-	opts Options
+	opts Config
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// New returns a service over st that enqueues on eng and opens scorers through sc.
-func New(st *store.Store, eng *jobs.Engine, sc *scorers.Cache, o Options) *Service {
-	if o.MaxRunsPerEvaluation <= 0 {
-		o.MaxRunsPerEvaluation = DefaultMaxRunsPerEvaluation
+// Open opens the store at c.DB (migrating it), the scorer cache over c.Host and c.Judge,
+// and the job engine, and starts the engine: its workers when c.Jobs.Workers > 0. Close
+// releases what Open opened; the host and the judge stay the caller's.
+func Open(ctx context.Context, c Config) (*Service, error) {
+	switch {
+	case c.DB == "":
+		return nil, errors.New("service: Config.DB is empty; give a SQLite file or a postgres:// URL")
+	case c.Host == nil:
+		return nil, errors.New("service: Config.Host is nil; give the host that runs the scorers")
+	case c.Jobs.JudgeModel != "":
+		return nil, fmt.Errorf("service: Config.Jobs.JudgeModel is %q: leave it empty, the model recorded is Config.Judge's", c.Jobs.JudgeModel)
 	}
-	if o.MaxRunBytes <= 0 {
-		o.MaxRunBytes = DefaultMaxRunBytes
+	if c.MaxRunsPerEvaluation <= 0 {
+		c.MaxRunsPerEvaluation = DefaultMaxRunsPerEvaluation
 	}
-	if len(o.DefaultScorers) == 0 {
-		o.DefaultScorers = []string{jobs.PrescreenScorer}
+	if c.MaxRunBytes <= 0 {
+		c.MaxRunBytes = DefaultMaxRunBytes
 	}
-	return &Service{st: st, eng: eng, sc: sc, opts: o}
+	if len(c.DefaultScorers) == 0 {
+		c.DefaultScorers = []string{jobs.PrescreenScorer}
+	}
+	st, err := store.Open(ctx, c.DB)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// A nil *broker.Broker in the interface would look like a judge.
+	var lim scorers.JudgeLimiter
+	jo := c.Jobs
+	if c.Judge != nil {
+		lim, jo.JudgeModel = c.Judge, c.Judge.Config().Model
+	}
+	sc := scorers.New(c.Host, lim, c.ScorerCacheSize)
+	eng, err := jobs.New(ctx, st, sc, jo)
+	if err != nil {
+		_ = sc.Close(ctx)
+		st.Close()
+		return nil, err
+	}
+	s := &Service{st: st, eng: eng, sc: sc, opts: c}
+	if err := eng.Start(ctx); err != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start workers: %w", err)
+	}
+	return s, nil
+}
+
+// Close stops the workers, waiting for the jobs they run until ctx ends (a job cut off
+// then is rescued and runs again), then closes the scorers the service opened and the
+// store. Calls after the first return the first's error.
+func (s *Service) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if err := s.eng.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop workers: %w", err))
+		}
+		errs = append(errs, s.sc.Close(ctx))
+		s.st.Close()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
 }
 
 // Store is the service's store.
@@ -99,6 +171,9 @@ func (s *Service) Store() *store.Store { return s.st }
 
 // Scorers is the service's scorer cache.
 func (s *Service) Scorers() *scorers.Cache { return s.sc }
+
+// Engine is the service's job engine.
+func (s *Service) Engine() *jobs.Engine { return s.eng }
 
 func (s *Service) maxRuns(t store.Tenant) int {
 	if t.Policy.MaxRunsPerEvaluation > 0 {

@@ -20,14 +20,13 @@ func wasmRegistry(ctx context.Context, reg *host.Registry, dir string) (*host.Re
 	if err != nil {
 		return nil, nil, fmt.Errorf("score: %w", err)
 	}
-	plugins, err := eng.LoadDir(ctx, dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("score: %w", err)
+	loaded, err := eng.LoadDir(ctx, reg, dir)
+	if err == nil {
+		err = loaded.Err()
 	}
-	for _, p := range plugins {
-		if err := reg.Register(p, false); err != nil {
-			return nil, nil, fmt.Errorf("score: %w", err)
-		}
+	if err != nil {
+		_ = eng.Close(ctx)
+		return nil, nil, fmt.Errorf("score: %w", err)
 	}
 	return reg, func() { _ = eng.Close(ctx) }, nil
 }

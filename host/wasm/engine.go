@@ -131,28 +131,14 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	return &Engine{opts: opts, cache: cache}, nil
 }
 
-// LoadDir loads every plugin manifest (*.plugin.json) in dir whose runtime is wasm.
-func (e *Engine) LoadDir(ctx context.Context, dir string) ([]host.Plugin, error) {
-	paths, err := host.ManifestsIn(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []host.Plugin
-	for _, p := range paths {
-		m, err := host.ReadManifest(p)
-		if err != nil {
-			return nil, err
-		}
-		if m.Runtime != host.RuntimeWASM {
-			continue
-		}
-		ps, err := e.Load(ctx, m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ps...)
-	}
-	return out, nil
+// LoadDir loads the WASM plugins whose manifests (*.plugin.json) are in dir and registers
+// their scorers in reg, as [host.LoadPlugins] does for every runtime: a plugin that fails
+// is recorded in reg and in the answer, and the others load; a scorer replaces one in reg
+// only when its manifest says so. Manifests of other runtimes are left to their runtime
+// (the answer's Skipped). The error is for a folder that cannot be read or holds no
+// manifest.
+func (e *Engine) LoadDir(ctx context.Context, reg *host.Registry, dir string) (*host.Loaded, error) {
+	return host.LoadPlugins(ctx, reg, []string{dir}, host.LoadOptions{Loaders: map[string]host.Loader{host.RuntimeWASM: e}, Logger: e.opts.Logger})
 }
 
 // Load checks m's artifact against its sha256, compiles it, checks its imports and

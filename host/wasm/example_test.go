@@ -19,15 +19,14 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer engine.Close(ctx)
-	plugins, err := engine.LoadDir(ctx, "build/wasm-c")
+	reg := host.NewRegistry()
+	loaded, err := engine.LoadDir(ctx, reg, "build/wasm-c")
 	if err != nil {
 		log.Fatal(err)
 	}
-	reg := host.NewRegistry()
-	for _, p := range plugins {
-		if err := reg.Register(p, false); err != nil {
-			log.Fatal(err)
-		}
+	// A plugin that fails is reported; the others load. This example needs its one.
+	if err := loaded.Err(); err != nil {
+		log.Fatal(err)
 	}
 	scorer, err := host.New(reg).Open(ctx, "c_contains", host.OpenOptions{Tenant: "acme"})
 	if err != nil {

@@ -19,16 +19,16 @@ import (
 // set, so a typo or a forgotten export is a setup error, not a dozen 401s.
 const keyEnvNone = "none"
 
-// newJudge returns the judge broker c describes and a func that closes it, or a nil judge
-// when c names no endpoint: scorers that need one then return skipped with a reason that
-// says how to configure it. The key variable and the endpoint are checked by checkJudge,
-// once it is known that a scorer will use the judge.
-func newJudge(c judgeConfig) (sdk.Judge, func(), error) {
+// newJudge returns the judge broker c describes, or nil when c names no endpoint: scorers
+// that need one then return skipped with a reason that says how to configure it. The key
+// variable and the endpoint are checked by checkJudge, once it is known that a scorer will
+// use the judge.
+func newJudge(c judgeConfig) (*broker.Broker, error) {
 	if c.URL == "" && c.Model == "" {
-		return nil, func() {}, nil
+		return nil, nil
 	}
 	if c.URL == "" || c.Model == "" {
-		return nil, nil, fmt.Errorf("judge: need both --judge-url and --judge-model (or judge.url and judge.model in the config file)")
+		return nil, fmt.Errorf("judge: need both --judge-url and --judge-model (or judge.url and judge.model in the config file)")
 	}
 	key := ""
 	if !strings.EqualFold(c.KeyEnv, keyEnvNone) {
@@ -50,9 +50,9 @@ func newJudge(c judgeConfig) (sdk.Judge, func(), error) {
 		MaxRetries:        c.MaxRetries,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("judge: %w", err)
+		return nil, fmt.Errorf("judge: %w", err)
 	}
-	return b, func() { _ = b.Close() }, nil
+	return b, nil
 }
 
 // checkJudge proves the judge before the first run when one of the scorers (names; nil
@@ -61,9 +61,8 @@ func newJudge(c judgeConfig) (sdk.Judge, func(), error) {
 // names the flag to fix; the command then stops with exit status 1 before any run is
 // scored. Without a judge, or without a scorer that needs one, it does nothing and spends
 // nothing.
-func checkJudge(ctx context.Context, c judgeConfig, j sdk.Judge, reg *host.Registry, names []string) error {
-	b, ok := j.(*broker.Broker)
-	if !ok || !needsJudge(reg, names) {
+func checkJudge(ctx context.Context, c judgeConfig, b *broker.Broker, reg *host.Registry, names []string) error {
+	if b == nil || !needsJudge(reg, names) {
 		return nil
 	}
 	if !strings.EqualFold(c.KeyEnv, keyEnvNone) && os.Getenv(c.KeyEnv) == "" {

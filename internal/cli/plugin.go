@@ -147,13 +147,18 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 // a built-in is not refused here: --replaces decides that where it is loaded), and returns
 // its scorers' names.
 func (e *env) checkManifest(ctx context.Context, manifest string) ([]string, error) {
-	l := loader{log: e.logger(), reg: host.NewRegistry()}
-	l.load(ctx, manifest)
-	defer l.close(context.WithoutCancel(ctx))
-	if f := l.reg.Failures(); len(f) > 0 {
+	reg := host.NewRegistry()
+	rt := &runtimes{log: e.logger()}
+	defer rt.close(context.WithoutCancel(ctx))
+	loaded, err := host.LoadPlugins(ctx, reg, []string{manifest}, host.LoadOptions{Loaders: rt.loaders(), Logger: rt.log})
+	if err != nil {
+		return nil, err
+	}
+	defer loaded.Close(context.WithoutCancel(ctx))
+	if f := loaded.Failures; len(f) > 0 {
 		return nil, f[0].Err
 	}
-	names := l.reg.Names()
+	names := reg.Names()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("it declares no scorer; register some with serve.Register")
 	}

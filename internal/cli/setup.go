@@ -7,16 +7,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/host/wasm"
-	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
@@ -42,29 +42,48 @@ type hostOptions struct {
 	judge    judgeConfig // judge flags; they win over the config file's
 	// scorers the command will run, for the judge preflight; nil means any (serve).
 	scorers []string
-	// onJudge, when set, receives the judge the host was given (nil for none): the
-	// service hands tenants' judge limits to it.
-	onJudge func(sdk.Judge)
 	// telemetry, when set, traces the judge's calls and the service's jobs.
 	telemetry *telemetry.T
 }
 
-// openHost reads the config file, loads the plugins, starts the judge broker when one is
-// configured and returns a host over all of it, the config, and a func that releases it.
+// hostParts is the host a command runs scorers on, and what it was assembled from.
+type hostParts struct {
+	host *host.Host
+	// judge is the broker behind the host's judge; nil when none is configured.
+	judge *broker.Broker
+	cfg   fileConfig
+	// close releases the plugins and the judge.
+	close func(context.Context) error
+}
+
+// openHost is assembleHost for a command that needs only the host (score).
 func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConfig, func(context.Context) error, error) {
+	p, err := e.assembleHost(ctx, o)
+	return p.host, p.cfg, p.close, err
+}
+
+// assembleHost reads the config file, loads the plugins, starts the judge broker when one
+// is configured and proves it when a scorer will need it, and returns a host over all of
+// it.
+func (e *env) assembleHost(ctx context.Context, o hostOptions) (hostParts, error) {
 	cfg, err := readConfig(o.config)
 	if err != nil {
-		return nil, cfg, nil, err
+		return hostParts{cfg: cfg}, err
 	}
 	jc := cfg.Judge.merge(o.judge)
-	judge, closeJudge, err := newJudge(jc)
+	b, err := newJudge(jc)
 	if err != nil {
-		return nil, cfg, nil, err
+		return hostParts{cfg: cfg}, err
+	}
+	closeJudge := func() {
+		if b != nil {
+			_ = b.Close()
+		}
 	}
 	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins)
 	if err != nil {
 		closeJudge()
-		return nil, cfg, nil, err
+		return hostParts{cfg: cfg}, err
 	}
 	closeAll := func(ctx context.Context) error {
 		closeJudge()
@@ -72,26 +91,24 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	}
 	if err := cfg.checkScorerNames(reg.Names()); err != nil {
 		_ = closeAll(ctx)
-		return nil, cfg, nil, err
+		return hostParts{cfg: cfg}, err
 	}
-	if err := checkJudge(ctx, jc, judge, reg, o.scorers); err != nil {
+	if err := checkJudge(ctx, jc, b, reg, o.scorers); err != nil {
 		_ = closeAll(ctx)
-		return nil, cfg, nil, err
+		return hostParts{cfg: cfg}, err
 	}
-	if o.onJudge != nil {
-		o.onJudge(judge)
+	opts := []host.Option{host.WithTimeout(o.timeout), host.WithLogger(e.logger()), host.WithRunLimits(cfg.RunLimits)}
+	if b != nil { // a nil *broker.Broker in sdk.Judge would look like a judge
+		opts = append(opts, host.WithJudge(o.telemetry.Judge(b)))
 	}
-	h := host.New(reg, host.WithTimeout(o.timeout), host.WithJudge(o.telemetry.Judge(judge)), host.WithLogger(e.logger()), host.WithRunLimits(cfg.RunLimits))
-	return h, cfg, closeAll, nil
+	return hostParts{host: host.New(reg, opts...), judge: b, cfg: cfg, close: closeAll}, nil
 }
 
 // openRegistry returns the built-in scorers, replaced by the ones in the builtins manifest
-// when given, plus the plugins in dirs, and a func that releases what loading the plugins
-// holds (compiled modules, processes, the compilation cache). Loading fails per plugin: a
-// plugin that cannot be read, verified, compiled, started or registered is recorded in
-// the registry (host.Registry.Failures), logged, and the others load. A plugin scorer
-// that takes the name of a scorer already registered is refused unless its manifest
-// lists that name in "replaces".
+// when given, plus the plugins in dirs, loaded by host.LoadPlugins (a plugin that fails is
+// recorded in the registry and logged, and the others load; a scorer replaces a
+// registered one only when its manifest says so), and a func that releases what loading
+// holds (plugins, processes, the WASM engine and its compilation cache).
 func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) (*host.Registry, func(context.Context) error, error) {
 	reg, err := e.registry()
 	if err != nil {
@@ -101,96 +118,50 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 	if builtins != "" {
 		paths = append(paths, builtins)
 	}
-	for _, dir := range dirs {
-		found, err := host.ManifestsIn(dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--plugins %s: %w", dir, err)
-		}
-		paths = append(paths, found...)
+	paths = append(paths, dirs...)
+	rt := &runtimes{log: e.logger()}
+	loaded, err := host.LoadPlugins(ctx, reg, paths, host.LoadOptions{Loaders: rt.loaders(), Logger: rt.log})
+	if err != nil {
+		_ = rt.close(ctx)
+		return nil, nil, fmt.Errorf("--plugins: %w", err)
 	}
-	l := loader{log: e.logger(), reg: reg}
-	for _, path := range paths {
-		l.load(ctx, path)
-	}
-	return reg, l.close, nil
+	return reg, func(ctx context.Context) error { return errors.Join(loaded.Close(ctx), rt.close(ctx)) }, nil
 }
 
-// loader loads plugins into a registry one at a time, each failure its own.
-type loader struct {
-	log    *slog.Logger
-	reg    *host.Registry
+// runtimes loads plugins in the WASM and process runtimes. The WASM engine, and with it
+// the compilation cache on disk, is made for the first WASM manifest only.
+type runtimes struct {
+	log *slog.Logger
+
+	once   sync.Once
 	engine *wasm.Engine
-	loaded []host.Plugin
+	err    error
 }
 
-func (l *loader) load(ctx context.Context, path string) {
-	m, err := host.ReadManifest(path)
-	if err != nil {
-		l.fail(host.LoadFailure{Plugin: strings.TrimSuffix(filepath.Base(path), host.ManifestSuffix), Manifest: path, Err: err})
-		return
-	}
-	failure := host.LoadFailure{Plugin: m.Name, Manifest: path, Runtime: m.Runtime, Scorers: m.Scorers, Replaces: m.Replaces}
-	var ps []host.Plugin
-	switch m.Runtime {
-	case host.RuntimeWASM:
-		if l.engine == nil {
-			if l.engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: l.log}); err != nil {
-				failure.Err = err
-				l.fail(failure)
-				return
-			}
-		}
-		ps, err = l.engine.Load(ctx, m)
-	case host.RuntimeProcess:
-		ps, err = process.Load(ctx, m, process.Options{Logger: l.log})
-	}
-	if err != nil {
-		failure.Err = err
-		l.fail(failure)
-		return
-	}
-	for _, p := range ps {
-		if err := l.register(p, &m); err != nil {
-			_ = p.Close(ctx)
-			failure.Scorers, failure.Err = []string{p.Info().Name}, err
-			l.fail(failure)
-			continue
-		}
-		l.loaded = append(l.loaded, p)
+// loaders are the loaders of host.LoadOptions.
+func (r *runtimes) loaders() map[string]host.Loader {
+	return map[string]host.Loader{
+		host.RuntimeWASM: host.LoaderFunc(r.loadWASM),
+		host.RuntimeProcess: host.LoaderFunc(func(ctx context.Context, m host.Manifest) ([]host.Plugin, error) {
+			return process.Load(ctx, m, process.Options{Logger: r.log})
+		}),
 	}
 }
 
-// register adds p, replacing a registered scorer only where the manifest opts in.
-func (l *loader) register(p host.Plugin, m *host.Manifest) error {
-	name := p.Info().Name
-	if slices.Contains(l.reg.Names(), name) {
-		if !m.MayReplace(name) {
-			return fmt.Errorf("%w: scorer %s is registered already (built in, or from another plugin); to replace it, add \"replaces\": [%q] to %s's manifest",
-				errShadowing, name, name, m.Name)
-		}
-		return l.reg.Replace(p, m.Name)
+func (r *runtimes) loadWASM(ctx context.Context, m host.Manifest) ([]host.Plugin, error) {
+	r.once.Do(func() { r.engine, r.err = wasm.NewEngine(ctx, wasm.Options{Logger: r.log}) })
+	if r.err != nil {
+		return nil, r.err
 	}
-	return l.reg.Register(p, false)
+	return r.engine.Load(ctx, m)
 }
 
-// errShadowing: a plugin scorer takes a registered name without opting in.
-var errShadowing = errors.New("name taken")
-
-func (l *loader) fail(f host.LoadFailure) {
-	l.reg.Fail(f)
-	l.log.Warn("plugin not loaded", "plugin", f.Plugin, "manifest", f.Manifest, "error", f.Err)
-}
-
-// close releases the loaded plugins and the WASM engine.
-func (l *loader) close(ctx context.Context) error {
-	var errs []error
-	for _, p := range l.loaded {
-		errs = append(errs, p.Close(ctx))
+// close closes the WASM engine, when one was made.
+func (r *runtimes) close(ctx context.Context) error {
+	if r.engine == nil {
+		return nil
 	}
-	if l.engine != nil {
-		errs = append(errs, l.engine.Close(ctx))
-	}
-	return errors.Join(errs...)
+	return r.engine.Close(ctx)
 }
 
 // builtinManifest finds the manifest of the built-in scorers built for runtime (make

@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -67,62 +65,45 @@ func (j jobFlags) check() error {
 	return nil
 }
 
-// stack is the evaluation service assembled for one command.
+// stack is the evaluation service opened for one command.
 type stack struct {
-	st    *store.Store
-	cache *scorers.Cache
-	eng   *jobs.Engine
 	svc   *service.Service
 	close func(context.Context)
 }
 
-// openStack opens the store at db (migrating it), the host with its scorers and judge,
-// and the job engine; it starts the engine's workers when jobs.workers > 0.
+// openStack assembles the host with its scorers and judge, and opens the service on it
+// with service.Open: the store at db (migrated) and the job engine, whose workers start
+// when jobs.workers > 0.
 func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags) (*stack, error) {
 	if err := jf.check(); err != nil {
 		return nil, err
 	}
-	var judge sdk.Judge
-	ho.onJudge = func(j sdk.Judge) { judge = j }
 	if ho.timeout == 0 {
 		ho.timeout = 30 * time.Second
 	}
-	h, cfg, closeHost, err := e.openHost(ctx, ho)
+	hp, err := e.assembleHost(ctx, ho)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, db)
-	if err != nil {
-		_ = closeHost(ctx)
-		return nil, fmt.Errorf("--db %s: %w", db, err)
-	}
-	lim, _ := judge.(scorers.JudgeLimiter)
-	cache := scorers.New(h, lim, 0)
-	model := cfg.Judge.merge(ho.judge).Model
-	if judge == nil {
-		model = ""
-	}
-	eng, err := jobs.New(ctx, st, cache, jobs.Options{
-		Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
-		PollInterval: jf.poll, JudgeModel: model, Logger: e.logger(), Telemetry: ho.telemetry,
+	svc, err := service.Open(ctx, service.Config{
+		DB:    db,
+		Host:  hp.host,
+		Judge: hp.judge,
+		Jobs: jobs.Options{
+			Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
+			PollInterval: jf.poll, Logger: e.logger(), Telemetry: ho.telemetry,
+		},
 	})
 	if err != nil {
-		st.Close()
-		_ = closeHost(ctx)
-		return nil, err
+		_ = hp.close(ctx)
+		return nil, fmt.Errorf("--db %s: %w", db, err)
 	}
-	s := &stack{st: st, cache: cache, eng: eng, svc: service.New(st, eng, cache, service.Options{})}
+	s := &stack{svc: svc}
 	s.close = func(ctx context.Context) {
-		if err := eng.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(e.stderr, "scorekit: stop workers: %v\n", err)
+		if err := svc.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
 		}
-		_ = cache.Close(ctx)
-		st.Close()
-		_ = closeHost(ctx)
-	}
-	if err := eng.Start(ctx); err != nil {
-		s.close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("start workers: %w", err)
+		_ = hp.close(ctx)
 	}
 	return s, nil
 }

@@ -1,16 +1,20 @@
-// Package servicetest assembles a real evaluation service for tests: a store on a SQLite
-// file or a PostgreSQL database (internal/pgtest), River workers, the scorer cache and the
-// built-in scorers, some of them under another version, as after a scorer fix.
+// Package servicetest assembles a real evaluation service for tests with service.Open, the
+// constructor the command line uses: a store on a SQLite file or a PostgreSQL database
+// (internal/pgtest), River workers, the scorer cache and the built-in scorers, some of them
+// under another version, as after a scorer fix.
 package servicetest
 
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
@@ -22,26 +26,6 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 )
 
-// versioned is a scorer that reports another version: the same code after a "fix".
-type versioned struct {
-	sdk.Scorer
-	version string
-}
-
-func (v versioned) Info() sdk.Info {
-	i := v.Scorer.Info()
-	i.Version = v.version
-	return i
-}
-
-// Configure passes the config on when the scorer takes one.
-func (v versioned) Configure(c json.RawMessage) error {
-	if cf, ok := v.Scorer.(sdk.Configurer); ok {
-		return cf.Configure(c)
-	}
-	return nil
-}
-
 // Registry returns the built-in scorers, running natively; versions maps a scorer name to
 // the version it reports instead of its own.
 func Registry(tb testing.TB, versions map[string]string) *host.Registry {
@@ -51,7 +35,7 @@ func Registry(tb testing.TB, versions map[string]string) *host.Registry {
 		name := f().Info().Name
 		factory := host.Factory(f)
 		if v, ok := versions[name]; ok {
-			factory = func() sdk.Scorer { return versioned{Scorer: f(), version: v} }
+			factory = func() sdk.Scorer { return &Wrapped{Scorer: f(), Version: v} }
 		}
 		if err := reg.Register(host.Native(factory), false); err != nil {
 			tb.Fatal(err)
@@ -60,7 +44,82 @@ func Registry(tb testing.TB, versions map[string]string) *host.Registry {
 	return reg
 }
 
-// Env is a running service.
+// CountCalls replaces the scorer name in reg with itself, its calls counted in the
+// returned counter.
+func CountCalls(tb testing.TB, reg *host.Registry, name string) *atomic.Int64 {
+	tb.Helper()
+	for _, f := range builtin.Factories() {
+		if f().Info().Name != name {
+			continue
+		}
+		var n atomic.Int64
+		if err := reg.Register(host.Native(func() sdk.Scorer { return &Wrapped{Scorer: f(), Calls: &n} }), true); err != nil {
+			tb.Fatal(err)
+		}
+		return &n
+	}
+	tb.Fatalf("CountCalls: no built-in scorer %q", name)
+	return nil
+}
+
+// Wrapped is a scorer as a test sees it: under another version (the same code after a
+// "fix"), or with its calls counted. It keeps what the scorer implements beside
+// sdk.Scorer, each interface forwarded, so the host treats it as the scorer itself.
+type Wrapped struct {
+	sdk.Scorer
+	// Version, when set, is reported instead of the scorer's.
+	Version string
+	// Calls, when set, counts Score calls.
+	Calls *atomic.Int64
+}
+
+var (
+	_ sdk.Configurer       = (*Wrapped)(nil)
+	_ host.ContextObserver = (*Wrapped)(nil)
+	_ io.Closer            = (*Wrapped)(nil)
+)
+
+// Info is the scorer's, under Version when set.
+func (w *Wrapped) Info() sdk.Info {
+	i := w.Scorer.Info()
+	if w.Version != "" {
+		i.Version = w.Version
+	}
+	return i
+}
+
+// Score counts the call and scores.
+func (w *Wrapped) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if w.Calls != nil {
+		w.Calls.Add(1)
+	}
+	return w.Scorer.Score(ctx, call)
+}
+
+// Configure passes the config on when the scorer takes one.
+func (w *Wrapped) Configure(c json.RawMessage) error {
+	if cf, ok := w.Scorer.(sdk.Configurer); ok {
+		return cf.Configure(c)
+	}
+	return nil
+}
+
+// ObservesContext is the scorer's answer (host.ContextObserver): without it a wrapped
+// built-in would run on a watchdog goroutine the scorer itself never needs.
+func (w *Wrapped) ObservesContext() bool {
+	o, ok := w.Scorer.(host.ContextObserver)
+	return ok && o.ObservesContext()
+}
+
+// Close closes the scorer when it holds something.
+func (w *Wrapped) Close() error {
+	if c, ok := w.Scorer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Env is a running service: the Service, and its parts for tests that reach past it.
 type Env struct {
 	Store   *store.Store
 	Engine  *jobs.Engine
@@ -68,36 +127,33 @@ type Env struct {
 	Service *service.Service
 }
 
-// Options say how to assemble an Env.
+// Options say how to assemble an Env. Each becomes a part of the service.Config that
+// service.Open receives, as the command line's flags do.
 type Options struct {
-	// Host runs the scorers. Optional. Default is the built-ins of Registry(tb, nil).
+	// Host runs the scorers. Optional. Default is the built-ins of Registry(tb, nil), with
+	// Judge as their judge.
 	Host *host.Host
-	// Judge receives tenants' judge limits. Optional.
-	Judge scorers.JudgeLimiter
+	// Judge is the judge broker (service.Config.Judge). Optional.
+	Judge *broker.Broker
 	// Jobs configure the engine. Zero fields take test defaults: 4 workers, fast polling
 	// and retries, rescue after 5 s.
 	Jobs jobs.Options
-	// Service configures the facade.
-	Service service.Options
 	// NoWorkers makes an engine that only enqueues.
 	NoWorkers bool
 }
 
-// New opens a store at dsn and starts a service on it; everything is stopped when tb ends.
+// New opens a service on the store at dsn with service.Open; it is closed when tb ends.
 func New(tb testing.TB, dsn string, o Options) *Env {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(st.Close)
 	h := o.Host
 	if h == nil {
-		h = host.New(Registry(tb, nil))
+		var opts []host.Option
+		if o.Judge != nil {
+			opts = append(opts, host.WithJudge(o.Judge))
+		}
+		h = host.New(Registry(tb, nil), opts...)
 	}
-	cache := scorers.New(h, o.Judge, 0)
-	tb.Cleanup(func() { _ = cache.Close(context.Background()) })
 	jo := o.Jobs
 	if jo.Workers == 0 && !o.NoWorkers {
 		jo.Workers = 4
@@ -111,21 +167,18 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if jo.RescueAfter == 0 {
 		jo.RescueAfter = 5 * time.Second
 	}
-	eng, err := jobs.New(ctx, st, cache, jo)
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo})
 	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := eng.Stop(sctx); err != nil {
-			tb.Errorf("stop workers: %v", err)
+		if err := svc.Close(sctx); err != nil {
+			tb.Errorf("close the service: %v", err)
 		}
 	})
-	return &Env{Store: st, Engine: eng, Cache: cache, Service: service.New(st, eng, cache, o.Service)}
+	return &Env{Store: svc.Store(), Engine: svc.Engine(), Cache: svc.Scorers(), Service: svc}
 }
 
 // Backends runs f on a fresh SQLite file and on a fresh database of the package's shared

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
@@ -33,10 +34,9 @@ func riverJobs(t *testing.T, st *store.Store, kind string) int {
 // chunks), none misses a result (the last one saw all 200 runs), and the insights match
 // what one update over all the rows finds.
 func TestInsightUpdatesFollowEveryChunk(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
-		h, _ := newHost(t, nil)
-		f := newFixture(t, st, h, nil, jobs.Options{Workers: 4, ChunkSize: 5})
-		f.start(t)
+	backends(t, func(t *testing.T, dsn string) {
+		f := newFixture(t, dsn, servicetest.Options{Jobs: jobs.Options{Workers: 4, ChunkSize: 5}})
+		st := f.st
 		pks := f.putRuns(t, "triage", 200) // odd runs are empty: half of them fail the pre-screen
 		ev := f.evaluate(t, "triage", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen"}}})
 		f.wait(t, ev)

@@ -18,6 +18,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,7 @@ type Options struct {
 	// Default is River's (1s).
 	PollInterval time.Duration
 	// JudgeModel is recorded on the results of scorers that use the judge. Optional.
+	// service.Open sets it to its judge's model.
 	JudgeModel string
 	// Logger. Optional. Default logs warnings to slog.Default's handler.
 	Logger *slog.Logger
@@ -437,20 +439,26 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 		}
 		return out, transient
 	}
-	// A tiered evaluation asks the pre-screen first; scorers that need the judge run
-	// only on runs it passed.
-	prescreenPassed := true
+	// A tiered evaluation asks the pre-screen first, once: its result gates the scorers
+	// that need the judge, and is the prescreen result when the evaluation selects it.
+	var gate *gateResult
 	if ev.Spec.Tiered {
-		res, _ := e.scoreOne(ctx, t, ev, PrescreenScorer, &run)
-		prescreenPassed = res.Status == sdk.StatusScored && res.Passed != nil && *res.Passed
+		res, version := e.scoreOne(ctx, t, ev, PrescreenScorer, &run)
+		gate = &gateResult{res: res, version: version}
 	}
 	for _, ref := range ev.Spec.Scorers {
 		if stored[store.ResultKey{RunPK: r.PK, Scorer: ref.Name}] {
 			continue
 		}
-		if ev.Spec.Tiered && ref.Judge && !prescreenPassed {
-			keep(ref, ref.Version, sdk.Skipped("tiered evaluation: the pre-screen did not pass this run, so the judge was not asked"))
+		if gate != nil && ref.Name == PrescreenScorer {
+			keep(ref, cmp.Or(gate.version, ref.Version), gate.res)
 			continue
+		}
+		if gate != nil && ref.Judge {
+			if res, closed := gate.closed(); closed {
+				keep(ref, ref.Version, res)
+				continue
+			}
 		}
 		res, version := e.scoreOne(ctx, t, ev, ref.Name, &run)
 		if version == "" {
@@ -459,6 +467,33 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 		keep(ref, version, res)
 	}
 	return out, transient
+}
+
+// gateResult is the pre-screen's result on a run of a tiered evaluation.
+type gateResult struct {
+	res     sdk.Result
+	version string
+}
+
+// closed returns what a judge scorer's result is when the pre-screen keeps the judge
+// from the run: skipped when it did not pass the run, failed with its error (and its
+// code, so a transient failure is retried) when it could not say. Never "did not pass"
+// for a pre-screen that did not run.
+func (g *gateResult) closed() (sdk.Result, bool) {
+	switch g.res.Status {
+	case sdk.StatusScored:
+		if g.res.Passed != nil && *g.res.Passed {
+			return sdk.Result{}, false
+		}
+		return sdk.Skipped("tiered evaluation: the pre-screen did not pass this run, so the judge was not asked"), true
+	case sdk.StatusSkipped:
+		return sdk.Skipped("tiered evaluation: the pre-screen skipped this run (" + g.res.Reason + "), so the judge was not asked"), true
+	}
+	code, msg := sdk.CodeScorerError, "no error given"
+	if g.res.Error != nil {
+		code, msg = g.res.Error.Code, g.res.Error.Message
+	}
+	return sdk.Failed(code, "tiered evaluation: the pre-screen could not score this run, so the judge was not asked: "+msg), true
 }
 
 // scoreOne scores run with one scorer and returns the result and the scorer's version.

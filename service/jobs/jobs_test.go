@@ -3,60 +3,34 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/pgtest"
-	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func backends(t *testing.T, f func(t *testing.T, st *store.Store)) {
-	for _, b := range []string{store.SQLite, store.Postgres} {
-		t.Run(b, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "scorekit.db")
-			if b == store.Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
-			st, err := store.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(st.Close)
-			f(t, st)
-		})
-	}
-}
+func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 
-// newHost returns the built-in scorers with a judge at srv (no broker retries: the
-// engine's retries are under test), or none when srv is nil.
-func newHost(t *testing.T, srv *judgetest.Server) (*host.Host, *broker.Broker) {
-	reg := host.NewRegistry()
-	for _, f := range builtin.Factories() {
-		if err := reg.Register(host.Native(f), false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if srv == nil {
-		return host.New(reg), nil
-	}
+// newJudge returns a judge broker at srv with no retries of its own: the engine's retries
+// are under test.
+func newJudge(t *testing.T, srv *judgetest.Server) *broker.Broker {
 	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge-model", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	return host.New(reg, host.WithJudge(b)), b
+	return b
 }
 
 type fixture struct {
@@ -65,42 +39,27 @@ type fixture struct {
 	tenant store.Tenant
 }
 
-func newFixture(t *testing.T, st *store.Store, h *host.Host, b *broker.Broker, o jobs.Options) *fixture {
+// newFixture opens the service on dsn with service.Open, as the command line does (through
+// servicetest), and its tenant acme (made by the first fixture on dsn). Its workers are
+// working. The job defaults differ from servicetest's: retries after 20 ms, and River's
+// rescue delay, so that no job is rescued unless a test asks for it.
+func newFixture(t *testing.T, dsn string, o servicetest.Options) *fixture {
 	ctx := context.Background()
-	var lim scorers.JudgeLimiter
-	if b != nil {
-		lim = b
+	if o.Jobs.RetryPolicy == nil {
+		o.Jobs.RetryPolicy = jobs.FixedRetry(20 * time.Millisecond)
 	}
-	cache := scorers.New(h, lim, 0)
-	t.Cleanup(func() { _ = cache.Close(context.Background()) })
-	if o.RetryPolicy == nil {
-		o.RetryPolicy = jobs.FixedRetry(20 * time.Millisecond)
+	if o.Jobs.RescueAfter == 0 {
+		o.Jobs.RescueAfter = 10 * time.Minute
 	}
-	if o.PollInterval == 0 {
-		o.PollInterval = 50 * time.Millisecond
+	env := servicetest.New(t, dsn, o)
+	tenant, err := env.Store.CreateTenant(ctx, "acme", store.Policy{})
+	if errors.Is(err, store.ErrExists) {
+		tenant, err = env.Store.Tenant(ctx, "acme")
 	}
-	eng, err := jobs.New(ctx, st, cache, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenant, err := st.CreateTenant(ctx, "acme", store.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{st: st, eng: eng, tenant: tenant}
-}
-
-func (f *fixture) start(t *testing.T) {
-	if err := f.eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := f.eng.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
+	return &fixture{st: env.Store, eng: env.Engine, tenant: tenant}
 }
 
 // putRuns stores n runs of agent, each with its own question; odd runs have an empty
@@ -165,10 +124,8 @@ func (f *fixture) wait(t *testing.T, ev store.Evaluation) []store.Result {
 }
 
 func TestEveryResultOnceAcrossChunks(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
-		h, _ := newHost(t, nil)
-		f := newFixture(t, st, h, nil, jobs.Options{Workers: 3, ChunkSize: 7})
-		f.start(t)
+	backends(t, func(t *testing.T, dsn string) {
+		f := newFixture(t, dsn, servicetest.Options{Jobs: jobs.Options{Workers: 3, ChunkSize: 7}})
 		pks := f.putRuns(t, "triage", 50)
 		ev := f.evaluate(t, "triage", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen", Version: "x"}, {Name: "completeness", Version: "x"}}})
 		rs := f.wait(t, ev)
@@ -187,7 +144,7 @@ func TestEveryResultOnceAcrossChunks(t *testing.T) {
 			t.Fatalf("%d results, %d distinct, %d scored; want 100 each", len(rs), len(seen), scored)
 		}
 		// The empty outputs fail the pre-screen: real scores, not a constant.
-		tallies, _ := st.Tallies(context.Background(), ev.PK)
+		tallies, _ := f.st.Tallies(context.Background(), ev.PK)
 		for _, tl := range tallies {
 			if tl.Scorer == "prescreen" && tl.PassedN != 25 {
 				t.Fatalf("prescreen passed %d of 50; want the 25 non-empty outputs", tl.PassedN)
@@ -206,15 +163,13 @@ func TestTransientJudgeFailures(t *testing.T) {
 		{"failed with the error after the last attempt", 1000, "failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			backends(t, func(t *testing.T, st *store.Store) {
+			backends(t, func(t *testing.T, dsn string) {
 				srv := judgetest.New(
 					judgetest.Rule{Status: 500, Times: tt.failFirst},
 					judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`},
 				)
 				defer srv.Close()
-				h, b := newHost(t, srv)
-				f := newFixture(t, st, h, b, jobs.Options{Workers: 2, ChunkSize: 2, MaxAttempts: 3, JudgeModel: "judge-model"})
-				f.start(t)
+				f := newFixture(t, dsn, servicetest.Options{Judge: newJudge(t, srv), Jobs: jobs.Options{Workers: 2, ChunkSize: 2, MaxAttempts: 3}})
 				pks := f.putRuns(t, "a", 4, true)
 				ev := f.evaluate(t, "a", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}})
 				rs := f.wait(t, ev)
@@ -239,12 +194,10 @@ func TestTransientJudgeFailures(t *testing.T) {
 }
 
 func TestTieredAsksTheJudgeOnlyAfterThePrescreenPasses(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	backends(t, func(t *testing.T, dsn string) {
 		srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers the question", "score": 1}`})
 		defer srv.Close()
-		h, b := newHost(t, srv)
-		f := newFixture(t, st, h, b, jobs.Options{Workers: 2})
-		f.start(t)
+		f := newFixture(t, dsn, servicetest.Options{Judge: newJudge(t, srv), Jobs: jobs.Options{Workers: 2}})
 		pks := f.putRuns(t, "a", 10)
 		ev := f.evaluate(t, "a", pks, store.Spec{Tiered: true, Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}})
 		rs := f.wait(t, ev)
@@ -263,22 +216,24 @@ func TestTieredAsksTheJudgeOnlyAfterThePrescreenPasses(t *testing.T) {
 // A job whose worker died stays running in River's table; the rescuer gives it back
 // after RescueAfter and it completes without writing a result twice.
 func TestStuckJobIsRescued(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
-		h, _ := newHost(t, nil)
-		f := newFixture(t, st, h, nil, jobs.Options{Workers: 2, ChunkSize: 5, RescueAfter: 2 * time.Second})
+	backends(t, func(t *testing.T, dsn string) {
+		// A process that enqueued, with no workers of its own.
+		o := servicetest.Options{NoWorkers: true, Jobs: jobs.Options{ChunkSize: 5, RescueAfter: 2 * time.Second}}
+		f := newFixture(t, dsn, o)
 		pks := f.putRuns(t, "a", 10)
 		ev := f.evaluate(t, "a", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen"}}})
 		// A dead worker: the first job was taken and half its results written, then nothing.
 		part := []store.Result{{TenantID: f.tenant.ID, EvaluationPK: ev.PK, RunPK: pks[0], Scorer: "prescreen", ScorerVersion: "dead",
 			Status: "scored", Score: new(float64), Body: json.RawMessage(`{"status":"scored","score":0}`)}}
-		if _, err := st.InsertResults(context.Background(), part); err != nil {
+		if _, err := f.st.InsertResults(context.Background(), part); err != nil {
 			t.Fatal(err)
 		}
-		if err := markRunning(st); err != nil {
+		if err := markRunning(f.st); err != nil {
 			t.Fatal(err)
 		}
-		f.start(t)
-		rs := f.wait(t, ev)
+		// A worker process starts.
+		o.NoWorkers, o.Jobs.Workers = false, 2
+		rs := newFixture(t, dsn, o).wait(t, ev)
 		if len(rs) != 10 {
 			t.Fatalf("%d results, want 10", len(rs))
 		}
@@ -306,10 +261,8 @@ func markRunning(st *store.Store) error {
 // A job that commits results closes the channel Stored returned before it, which is what
 // wakes a waiter in the same process; with no job nothing closes it.
 func TestStoredSignalsCommits(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
-		h, _ := newHost(t, nil)
-		f := newFixture(t, st, h, nil, jobs.Options{Workers: 1, ChunkSize: 10})
-		f.start(t)
+	backends(t, func(t *testing.T, dsn string) {
+		f := newFixture(t, dsn, servicetest.Options{Jobs: jobs.Options{Workers: 1, ChunkSize: 10}})
 		idle := f.eng.Stored()
 		select {
 		case <-idle:

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -211,15 +212,10 @@ func (t *T) Judge(j sdk.Judge) sdk.Judge {
 	if t == nil || j == nil {
 		return j
 	}
-	if m, ok := j.(judgeMeter); ok {
+	if m, ok := j.(host.JudgeMeter); ok {
 		return &meteredJudge{tracedJudge: tracedJudge{t: t, j: j}, m: m}
 	}
 	return &tracedJudge{t: t, j: j}
-}
-
-// judgeMeter is what the host looks for to meter a scoring call (host/broker has it).
-type judgeMeter interface {
-	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 
 type tracedJudge struct {
@@ -277,7 +273,7 @@ func (tj *tracedJudge) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 type meteredJudge struct {
 	tracedJudge
-	m judgeMeter
+	m host.JudgeMeter
 }
 
 // MeterJudge meters one scoring call, as the wrapped judge does, and traces it.
@@ -289,4 +285,7 @@ func (mj *meteredJudge) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.
 // The broker is the judge whose metering a traced judge must keep: the host meters a
 // scoring call through this method (host/pipeline.go), and a change of its signature
 // must not silently turn metering off.
-var _ judgeMeter = (*broker.Broker)(nil)
+var (
+	_ host.JudgeMeter = (*broker.Broker)(nil)
+	_ host.JudgeMeter = (*meteredJudge)(nil)
+)

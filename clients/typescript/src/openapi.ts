@@ -553,6 +553,8 @@ export interface components {
             adjustments?: components["schemas"]["Adjustment"][] | null;
             /** Format: date-time */
             created_at: string;
+            /** @description Set when the stored result cannot be decoded: status, score and passed hold (they are stored apart), reason, dimensions, flags, error, adjustments and steps are lost. */
+            decode_error?: string;
             dimensions?: {
                 [key: string]: number;
             };
