@@ -442,3 +442,73 @@ func TestSetTenantLimitsLowersConcurrency(t *testing.T) {
 		t.Fatalf("server saw %d requests at once under MaxConcurrency 1", got)
 	}
 }
+
+// TestCacheIsPerTenant: tenant B asking what tenant A asked gets no cache hit (it would
+// learn that A judged that text, and pay nothing for it), completions and embeddings
+// alike, with the disk cache too; A asking again does.
+func TestCacheIsPerTenant(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: `{"score": 1}`})
+	defer srv.Close()
+	b, _ := newBroker(t, srv, Config{CacheDir: t.TempDir(), EmbeddingModel: "embed-model"})
+	ctx := context.Background()
+	steps := []struct {
+		tenant    string
+		wantCache bool
+	}{
+		{"a", false},
+		{"b", false}, // denied: A's answer
+		{"a", true},  // allowed: its own
+		{"b", true},
+	}
+	for i, s := range steps {
+		out, err := b.For(s.tenant, "relevancy").Complete(ctx, ask("was it judged?"))
+		if err != nil || out[0].Error != nil {
+			t.Fatalf("step %d: %+v, %v", i, out, err)
+		}
+		if out[0].Cached != s.wantCache {
+			t.Fatalf("step %d, tenant %s: cached %v, want %v", i, s.tenant, out[0].Cached, s.wantCache)
+		}
+		if _, err := b.For(s.tenant, "relevancy").Embed(ctx, []string{"was it embedded?"}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := b.Usage(s.tenant).CacheHits; s.wantCache != (hits > 0) {
+			t.Fatalf("step %d, tenant %s: %d cache hits", i, s.tenant, hits)
+		}
+	}
+	if u := b.Usage("b"); u.Calls != 2 || u.CacheHits != 2 {
+		t.Fatalf("tenant b: %+v; want its own 2 calls (completion, embedding), then 2 hits", u)
+	}
+}
+
+// TestUnstorableAnswersAreNotCached: an answer holding text no database stores (a NUL,
+// invalid UTF-8) is used but not cached: the service stores it repaired and flagged, and
+// the next run should get a chance at a clean answer rather than the same repair.
+func TestUnstorableAnswersAreNotCached(t *testing.T) {
+	tests := []struct {
+		name, reply string
+		json        bool
+		wantCached  bool
+	}{
+		{"denied: a NUL in a JSON verdict", `{"reasoning": "it answers \u0000 the question", "score": 1}`, true, false},
+		{"denied: a NUL in prose", "it answers \x00 the question", false, false},
+		{"allowed: U+FFFD itself", `{"reasoning": "it answers \ufffd the question", "score": 1}`, true, true},
+		{"allowed: an escaped backslash before u0000", `{"reasoning": "it answers \\u0000 the question", "score": 1}`, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := judgetest.New(judgetest.Rule{Reply: tt.reply})
+			defer srv.Close()
+			b, _ := newBroker(t, srv, Config{})
+			req := ask("q")
+			req[0].JSON = tt.json
+			for range 2 {
+				if out, err := b.Complete(context.Background(), req); err != nil || out[0].Error != nil {
+					t.Fatalf("response = %+v, %v", out, err)
+				}
+			}
+			if want := map[bool]int{true: 1, false: 2}[tt.wantCached]; srv.Calls() != want {
+				t.Fatalf("server saw %d requests for two identical asks, want %d", srv.Calls(), want)
+			}
+		})
+	}
+}
