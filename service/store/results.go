@@ -54,7 +54,7 @@ func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) 
 			if !r.CreatedAt.IsZero() {
 				at = micros(r.CreatedAt)
 			}
-			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, string(r.Body), at)
+			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
 		}
 		b.WriteString(` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`)
 		n, err := q.q.exec(ctx, b.String(), args...)
