@@ -1,14 +1,22 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/sdk"
 )
 
 // wasmPlugin builds a WAT module of host/wasm/testdata (or takes a built artifact) into
@@ -177,4 +185,64 @@ func TestShadowing(t *testing.T) {
 			t.Errorf("scorers --json shows the replacement:\n%s", r.stdout)
 		}
 	})
+}
+
+// named is a native scorer called name, for loader tests.
+type named string
+
+func (n named) Info() sdk.Info {
+	return sdk.Info{Name: string(n), Version: "1.0.0", ABIVersion: sdk.ABIVersion, Description: "loader test", Range: sdk.Range{Min: 0, Max: 1}}
+}
+
+func (n named) Score(context.Context, sdk.Call) (sdk.Result, error) { return sdk.Scored(1, "ok"), nil }
+
+// TestPluginsLoadTogether: plugins load at once, up to maxParallelLoads, so one whose
+// start runs to its load deadline holds up no other; they register in the order of their
+// manifests whatever order they finish in, so the first of two plugins with one name wins.
+func TestPluginsLoadTogether(t *testing.T) {
+	const n = 12
+	var (
+		mu       sync.Mutex
+		inFlight int
+		peak     int
+		full     = make(chan struct{}) // closed once maxParallelLoads load at once
+	)
+	var paths []string
+	for i := range n {
+		paths = append(paths, fmt.Sprintf("p%02d", i))
+	}
+	l := loader{log: slog.New(slog.DiscardHandler), reg: host.NewRegistry()}
+	l.open = func(ctx context.Context, path string) opened {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		if inFlight == maxParallelLoads {
+			close(full)
+		}
+		mu.Unlock()
+		select { // a load that others never join waits 10 s at most
+		case <-full:
+		case <-time.After(10 * time.Second):
+		}
+		if path == "p00" { // the first finishes last
+			time.Sleep(50 * time.Millisecond)
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		name := path
+		if path == "p00" || path == "p01" {
+			name = "same"
+		}
+		return opened{m: host.Manifest{Name: path}, ps: []host.Plugin{host.Native(func() sdk.Scorer { return named(name) })},
+			failure: host.LoadFailure{Plugin: path}}
+	}
+	l.loadAll(context.Background(), paths)
+	if peak != maxParallelLoads {
+		t.Fatalf("at most %d plugins loaded at once; want %d", peak, maxParallelLoads)
+	}
+	f := l.reg.Failures()
+	if len(f) != 1 || f[0].Plugin != "p01" || len(l.reg.Names()) != n-1 {
+		t.Fatalf("failures %+v, names %v; want p01 refused for the name p00 took", f, l.reg.Names())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,51 +110,106 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 		paths = append(paths, found...)
 	}
 	l := loader{log: e.logger(), reg: reg}
-	for _, path := range paths {
-		l.load(ctx, path)
-	}
+	l.loadAll(ctx, paths)
 	return reg, l.close, nil
 }
 
-// loader loads plugins into a registry one at a time, each failure its own.
+// maxParallelLoads bounds the plugins loaded at once. Loading is mostly waiting (compiling,
+// starting a process, a guest's _initialize running up to its load deadline), so plugins
+// load together and a slow one holds up no other; they register in the order given, so
+// which plugin wins a name does not depend on which loaded first.
+const maxParallelLoads = 8
+
+// loader loads plugins into a registry, each failure its own.
 type loader struct {
-	log    *slog.Logger
-	reg    *host.Registry
+	log *slog.Logger
+	reg *host.Registry
+	// open loads one plugin; tests replace it. Optional. Default is openPlugin.
+	open func(ctx context.Context, path string) opened
+
+	mu     sync.Mutex // guards engine while plugins load in parallel
 	engine *wasm.Engine
 	loaded []host.Plugin
 }
 
-func (l *loader) load(ctx context.Context, path string) {
+// opened is one manifest's plugins, or why it has none.
+type opened struct {
+	m       host.Manifest
+	ps      []host.Plugin
+	failure host.LoadFailure // Err is set when the plugin did not load
+}
+
+func (l *loader) load(ctx context.Context, path string) { l.loadAll(ctx, []string{path}) }
+
+// loadAll loads the plugins at paths, at most maxParallelLoads at once, and registers them
+// in the order of paths.
+func (l *loader) loadAll(ctx context.Context, paths []string) {
+	open := l.open
+	if open == nil {
+		open = l.openPlugin
+	}
+	out := make([]opened, len(paths))
+	sem := make(chan struct{}, maxParallelLoads)
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = open(ctx, path)
+		})
+	}
+	wg.Wait()
+	for _, o := range out {
+		l.add(ctx, o)
+	}
+}
+
+// openPlugin reads the manifest at path and loads its plugin.
+func (l *loader) openPlugin(ctx context.Context, path string) opened {
 	m, err := host.ReadManifest(path)
 	if err != nil {
-		l.fail(host.LoadFailure{Plugin: strings.TrimSuffix(filepath.Base(path), host.ManifestSuffix), Manifest: path, Err: err})
-		return
+		return opened{failure: host.LoadFailure{Plugin: strings.TrimSuffix(filepath.Base(path), host.ManifestSuffix), Manifest: path, Err: err}}
 	}
-	failure := host.LoadFailure{Plugin: m.Name, Manifest: path, Runtime: m.Runtime, Scorers: m.Scorers, Replaces: m.Replaces}
-	var ps []host.Plugin
+	o := opened{m: m, failure: host.LoadFailure{Plugin: m.Name, Manifest: path, Runtime: m.Runtime, Scorers: m.Scorers, Replaces: m.Replaces}}
 	switch m.Runtime {
 	case host.RuntimeWASM:
-		if l.engine == nil {
-			if l.engine, err = wasm.NewEngine(ctx, wasm.Options{Logger: l.log}); err != nil {
-				failure.Err = err
-				l.fail(failure)
-				return
-			}
+		var eng *wasm.Engine
+		if eng, err = l.wasmEngine(ctx); err == nil {
+			o.ps, err = eng.Load(ctx, m)
 		}
-		ps, err = l.engine.Load(ctx, m)
 	case host.RuntimeProcess:
-		ps, err = process.Load(ctx, m, process.Options{Logger: l.log})
+		o.ps, err = process.Load(ctx, m, process.Options{Logger: l.log})
 	}
-	if err != nil {
-		failure.Err = err
-		l.fail(failure)
+	o.failure.Err = err
+	return o
+}
+
+// wasmEngine returns the loader's WASM engine, made on first use.
+func (l *loader) wasmEngine(ctx context.Context) (*wasm.Engine, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.engine == nil {
+		e, err := wasm.NewEngine(ctx, wasm.Options{Logger: l.log})
+		if err != nil {
+			return nil, err
+		}
+		l.engine = e
+	}
+	return l.engine, nil
+}
+
+// add registers what open loaded, or records why it did not load.
+func (l *loader) add(ctx context.Context, o opened) {
+	if o.failure.Err != nil {
+		l.fail(o.failure)
 		return
 	}
-	for _, p := range ps {
-		if err := l.register(p, &m); err != nil {
+	for _, p := range o.ps {
+		if err := l.register(p, &o.m); err != nil {
 			_ = p.Close(ctx)
-			failure.Scorers, failure.Err = []string{p.Info().Name}, err
-			l.fail(failure)
+			f := o.failure
+			f.Scorers, f.Err = []string{p.Info().Name}, err
+			l.fail(f)
 			continue
 		}
 		l.loaded = append(l.loaded, p)
