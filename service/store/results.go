@@ -94,16 +94,16 @@ func (q queries) StoredResults(ctx context.Context, evalPK int64, runPKs []int64
 	return out, rs.Err()
 }
 
-// inList renders "($n,$n+1,...)" for pks after the leading args.
-func inList(pks []int64, leading ...any) (string, []any) {
+// inList renders "($n,$n+1,...)" for vals after the leading args.
+func inList[T any](vals []T, leading ...any) (string, []any) {
 	var b strings.Builder
 	args := append([]any(nil), leading...)
 	b.WriteByte('(')
-	for i, pk := range pks {
+	for i, v := range vals {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		args = append(args, pk)
+		args = append(args, v)
 		fmt.Fprintf(&b, "$%d", len(args))
 	}
 	b.WriteByte(')')

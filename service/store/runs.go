@@ -147,18 +147,8 @@ func (q queries) RunsByPK(ctx context.Context, tenantID int64, pks []int64) ([]R
 	if len(pks) == 0 {
 		return nil, nil
 	}
-	var b strings.Builder
-	args := []any{tenantID}
-	b.WriteString(`SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1 AND id IN (`)
-	for i, pk := range pks {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		args = append(args, pk)
-		fmt.Fprintf(&b, "$%d", len(args))
-	}
-	b.WriteByte(')')
-	return scanRuns(q.q.query(ctx, b.String(), args...))
+	in, args := inList(pks, tenantID)
+	return scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND id IN `+in, args...))
 }
 
 // RunsByID returns the tenant's runs with the given ids, in no particular order; ids the
@@ -166,19 +156,8 @@ func (q queries) RunsByPK(ctx context.Context, tenantID int64, pks []int64) ([]R
 func (q queries) RunsByID(ctx context.Context, tenantID int64, ids []string) ([]Run, error) {
 	var out []Run
 	for start := 0; start < len(ids); start += runBatch {
-		chunk := ids[start:min(start+runBatch, len(ids))]
-		var b strings.Builder
-		args := []any{tenantID}
-		b.WriteString(`SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1 AND run_id IN (`)
-		for i, id := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			args = append(args, id)
-			fmt.Fprintf(&b, "$%d", len(args))
-		}
-		b.WriteByte(')')
-		rs, err := scanRuns(q.q.query(ctx, b.String(), args...))
+		in, args := inList(ids[start:min(start+runBatch, len(ids))], tenantID)
+		rs, err := scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id IN `+in, args...))
 		if err != nil {
 			return nil, err
 		}
