@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -62,10 +61,11 @@ type Options struct {
 	// their bodies are read. Optional. Default is a quarter of MaxInFlight (all of it for
 	// an Open server, whose one user is every tenant).
 	MaxInFlightPerTenant int
-	// MaxBodiesPerTenant caps one tenant's requests whose bodies are still arriving: a
-	// client that sends its body slowly holds a slot until the read timeout, and this
-	// bounds how many it can hold. More get 429 with Retry-After before their bodies are
-	// read. Optional. Default is DefaultMaxBodiesPerTenant, at most MaxInFlightPerTenant.
+	// MaxBodiesPerTenant caps one tenant's requests in flight that carry a body: a client
+	// that sends its body slowly holds a slot until the read timeout, and this bounds how
+	// many it can hold while its other requests keep the rest of its share. More get 429
+	// with Retry-After before their bodies are read. Optional. Default is
+	// DefaultMaxBodiesPerTenant, at most MaxInFlightPerTenant.
 	MaxBodiesPerTenant int
 	// Version is the API document's version. Optional.
 	Version string
@@ -269,10 +269,13 @@ func hasBody(r *http.Request) bool {
 }
 
 // admit holds the tenant to its share of the server: its requests in flight
-// (MaxInFlightPerTenant), and of those, the ones whose bodies are still arriving
-// (MaxBodiesPerTenant), so that neither many requests nor slow bodies of one tenant take
-// every slot. A request over either cap is refused before its body is read. release
-// gives back what admit took; a body's slot returns as soon as the body is read.
+// (MaxInFlightPerTenant), and of those, the ones that carry a body (MaxBodiesPerTenant),
+// so that neither many requests nor slow bodies of one tenant take every slot. A request
+// over either cap is refused before its body is read. release gives back what admit
+// took. (The body's slot is held until the request is handled, not only until the body
+// is read: counting reads would mean wrapping the body, which hides from net/http
+// whether a refused body was left unread, and it then reuses a connection that still
+// carries it.)
 func (s *Server) admit(t store.Tenant, r *http.Request) (release func(), refusal *Problem) {
 	body := r != nil && hasBody(r)
 	s.mu.Lock()
@@ -288,52 +291,23 @@ func (s *Server) admit(t store.Tenant, r *http.Request) (release func(), refusal
 			"tenant %q has %d requests in flight, its share of the server; retry after the time in Retry-After", t.Name, h.inFlight))
 	case body && h.bodies >= s.opts.MaxBodiesPerTenant:
 		return nil, problem(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf(
-			"tenant %q has %d request bodies arriving, its share of the server; send bodies at full speed, or retry after the time in Retry-After", t.Name, h.bodies))
+			"tenant %q has %d requests with bodies in flight, its share of the server; send bodies at full speed, or retry after the time in Retry-After", t.Name, h.bodies))
 	}
 	h.inFlight++
-	var bodyDone func()
 	if body {
 		h.bodies++
-		var once sync.Once
-		bodyDone = func() {
-			once.Do(func() {
-				s.mu.Lock()
-				h.bodies--
-				s.mu.Unlock()
-			})
-		}
-		r.Body = &countedBody{ReadCloser: r.Body, done: bodyDone}
 	}
 	return func() {
-		if bodyDone != nil {
-			bodyDone()
-		}
 		s.mu.Lock()
 		h.inFlight--
-		if h.inFlight == 0 && h.bodies == 0 {
+		if body {
+			h.bodies--
+		}
+		if h.inFlight == 0 {
 			delete(s.held, t.ID)
 		}
 		s.mu.Unlock()
 	}, nil
-}
-
-// countedBody calls done once its body is read to the end, fails or is closed.
-type countedBody struct {
-	io.ReadCloser
-	done func()
-}
-
-func (b *countedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		b.done()
-	}
-	return n, err
-}
-
-func (b *countedBody) Close() error {
-	b.done()
-	return b.ReadCloser.Close()
 }
 
 // bearerKey returns the key of an Authorization header "Bearer KEY"; the scheme is
