@@ -206,6 +206,7 @@ func TestPluginsLoadTogether(t *testing.T) {
 		inFlight int
 		peak     int
 		full     = make(chan struct{}) // closed once maxParallelLoads load at once
+		once     sync.Once
 	)
 	var paths []string
 	for i := range n {
@@ -217,7 +218,7 @@ func TestPluginsLoadTogether(t *testing.T) {
 		inFlight++
 		peak = max(peak, inFlight)
 		if inFlight == maxParallelLoads {
-			close(full)
+			once.Do(func() { close(full) })
 		}
 		mu.Unlock()
 		select { // a load that others never join waits 10 s at most
