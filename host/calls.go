@@ -17,10 +17,13 @@ func WithMaxCalls(n int) Option { return func(h *Host) { h.calls.maxCalls = n } 
 
 // WithMaxOverdue caps the calls whose caller has had its answer (timeout or canceled) while
 // their backend still runs: a native scorer that ignores its context goes on until it
-// returns, and Go cannot stop it. While n such calls run, new calls wait (within their own
-// deadline) for one of them to return, so work left behind never takes more than n cores.
-// Optional. Default is runtime.GOMAXPROCS(0) when the host is made; a value below 1 means no
-// cap.
+// returns, and Go cannot stop it. So that work left behind never takes more than n cores,
+// even when many calls start before any deadline passes, at most n calls of native
+// scorers that do not observe their context (ContextObserver) run at once, and while n
+// calls of any backend are overdue, new calls wait (within their own deadline) for one of
+// them to return. WASM and process plugins are stopped by their runtime at the deadline
+// and are not held to the first cap. Optional. Default is runtime.GOMAXPROCS(0) when the
+// host is made; a value below 1 means no cap.
 func WithMaxOverdue(n int) Option { return func(h *Host) { h.calls.maxOverdue = n } }
 
 // ContextObserver is implemented by a backend, or a native scorer, that returns promptly
@@ -79,15 +82,17 @@ func (h *Host) Calls() CallStats {
 type calls struct {
 	maxCalls, maxOverdue int
 
-	mu       sync.Mutex
-	running  int
-	overdue  int
-	changed  chan struct{} // closed when a slot frees while a call waits; nil when none waits
-	started  uint64
-	waited   uint64
-	shed     uint64
-	stopped  uint64
-	finished uint64
+	mu      sync.Mutex
+	running int
+	overdue int
+	// unstoppable counts running calls of native scorers that ignore their context.
+	unstoppable int
+	changed     chan struct{} // closed when a slot frees while a call waits; nil when none waits
+	started     uint64
+	waited      uint64
+	shed        uint64
+	stopped     uint64
+	finished    uint64
 
 	overdueTotal uint64
 	overdueNanos int64
@@ -95,16 +100,26 @@ type calls struct {
 
 func newCalls() *calls { return &calls{maxOverdue: runtime.GOMAXPROCS(0)} }
 
-func (c *calls) admit() bool {
-	return (c.maxCalls <= 0 || c.running < c.maxCalls) && (c.maxOverdue <= 0 || c.overdue < c.maxOverdue)
+func (c *calls) admit(unstoppable bool) bool {
+	return (c.maxCalls <= 0 || c.running < c.maxCalls) && (c.maxOverdue <= 0 || c.overdue < c.maxOverdue &&
+		(!unstoppable || c.unstoppable < c.maxOverdue))
 }
 
-// acquire takes a slot for a call, waiting until one frees or ctx is done.
-func (c *calls) acquire(ctx context.Context) error {
+// take counts an admitted call. c.mu is held.
+func (c *calls) take(unstoppable bool) {
+	c.running++
+	c.started++
+	if unstoppable {
+		c.unstoppable++
+	}
+}
+
+// acquire takes a slot for a call, waiting until one frees or ctx is done. unstoppable
+// says the call's backend is native code that ignores its context (WithMaxOverdue).
+func (c *calls) acquire(ctx context.Context, unstoppable bool) error {
 	c.mu.Lock()
-	if c.admit() {
-		c.running++
-		c.started++
+	if c.admit(unstoppable) {
+		c.take(unstoppable)
 		c.mu.Unlock()
 		return nil
 	}
@@ -124,9 +139,8 @@ func (c *calls) acquire(ctx context.Context) error {
 			return ctx.Err()
 		}
 		c.mu.Lock()
-		if c.admit() {
-			c.running++
-			c.started++
+		if c.admit(unstoppable) {
+			c.take(unstoppable)
 			c.mu.Unlock()
 			return nil
 		}
@@ -136,8 +150,9 @@ func (c *calls) acquire(ctx context.Context) error {
 // call is one backend call's progress: running, then done, or overdue (its caller was
 // answered) and then done.
 type call struct {
-	state    atomic.Int32
-	answered time.Time // when an overdue call's caller was answered
+	state       atomic.Int32
+	answered    time.Time // when an overdue call's caller was answered
+	unstoppable bool      // acquired as unstoppable
 }
 
 const (
@@ -173,6 +188,9 @@ func (c *calls) release(k *call, failed bool) {
 		c.overdue--
 		c.overdueNanos += int64(time.Since(k.answered))
 		c.overdueEnded(failed)
+	}
+	if k != nil && k.unstoppable {
+		c.unstoppable--
 	}
 	c.freeLocked()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,6 +67,37 @@ func TestOverdueCallKeepsItsSlot(t *testing.T) {
 	}
 	if res := s.Score(ctx, sdk.Run{Output: "x"}); res.Status != sdk.StatusScored {
 		t.Fatalf("third call: %s %+v, want scored once the slot is free", res.Status, res.Error)
+	}
+}
+
+// TestMaxOverdueHoldsForCallsStartedTogether: 54 calls to a native scorer that ignores
+// its context, started at once, leave at most WithMaxOverdue(2) of them running past
+// their deadline: the others wait for one of those to return, and are shed at their own
+// deadline without starting, however many arrive before any deadline passes.
+func TestMaxOverdueHoldsForCallsStartedTogether(t *testing.T) {
+	release := make(chan struct{})
+	r := newRig(t, info("stubborn"), func(ctx context.Context, _ sdk.Call) (sdk.Result, error) {
+		<-release // ignores ctx
+		return sdk.Scored(1, "done"), nil
+	}, WithTimeout(50*time.Millisecond), WithMaxOverdue(2))
+	s := r.open(t, OpenOptions{})
+	var wg sync.WaitGroup
+	for range 54 {
+		wg.Go(func() {
+			if res := s.Score(context.Background(), sdk.Run{Output: "x"}); res.Status != sdk.StatusFailed || res.Error.Code != sdk.CodeTimeout {
+				t.Errorf("call: %s %+v, want failed timeout", res.Status, res.Error)
+			}
+		})
+	}
+	wg.Wait()
+	st := r.host.Calls()
+	if got := r.calls.Load(); got > 2 || st.Overdue > 2 || st.Shed != 54-uint64(got) {
+		t.Fatalf("%d calls started, %+v; want at most 2 running past their deadline and the rest shed", got, st)
+	}
+	close(release)
+	settle(t, "the overdue calls returning", func() bool { return r.host.Calls().Running == 0 })
+	if res := s.Score(context.Background(), sdk.Run{Output: "x"}); res.Status != sdk.StatusScored {
+		t.Fatalf("after they returned: %s %+v, want scored", res.Status, res.Error)
 	}
 }
 

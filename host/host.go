@@ -102,6 +102,9 @@ type Scorer struct {
 	// replaced names the plugin that replaced the scorer registered under this name.
 	replaced string
 	inline   bool // the backend observes its context: call it on the caller's goroutine
+	// unstoppable: native Go code that does not observe its context; nothing stops it at
+	// its deadline, so at most WithMaxOverdue such calls run at once.
+	unstoppable bool
 }
 
 // Open checks the scorer's Info, merges Info.Defaults under opts.Config, validates the
@@ -149,6 +152,8 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	if o, ok := b.(ContextObserver); ok && o.ObservesContext() {
 		s.inline = true
 	}
+	_, native := b.(*nativeBackend)
+	s.unstoppable = native && !s.inline
 	if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
 		s.judge = h.judge
 	}

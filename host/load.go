@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +26,11 @@ type LoaderFunc func(ctx context.Context, m Manifest) ([]Plugin, error)
 // Load calls f.
 func (f LoaderFunc) Load(ctx context.Context, m Manifest) ([]Plugin, error) { return f(ctx, m) }
 
+// DefaultParallelLoads is how many manifests [LoadPlugins] loads at once unless told
+// otherwise: twelve WASM modules that each spin in _initialize to a 10 s load deadline
+// list in 20 s rather than 120 s (BENCHMARKS.md).
+const DefaultParallelLoads = 8
+
 // LoadOptions say how [LoadPlugins] loads.
 type LoadOptions struct {
 	// Loaders maps a runtime ([RuntimeWASM], [RuntimeProcess]) to what loads it. A
@@ -36,8 +40,10 @@ type LoadOptions struct {
 	// Logger receives a warning per plugin that fails. Optional. Default is slog.Default().
 	Logger *slog.Logger
 	// Parallel is how many manifests load at once: a plugin that is slow to start (a WASM
-	// start function that spins to its load deadline) holds up only its own slot.
-	// Optional. Default is runtime.GOMAXPROCS(0).
+	// start function that spins to its load deadline) holds up only its own slot. Loading
+	// is mostly waiting (compiling, a process starting, a guest's _initialize running up to
+	// its load deadline), so the default is not tied to the number of CPUs.
+	// Optional. Default is DefaultParallelLoads.
 	Parallel int
 }
 
@@ -102,7 +108,7 @@ func LoadPlugins(ctx context.Context, reg *Registry, paths []string, o LoadOptio
 		o.Logger = slog.Default()
 	}
 	if o.Parallel < 1 {
-		o.Parallel = runtime.GOMAXPROCS(0)
+		o.Parallel = DefaultParallelLoads
 	}
 	loads := make([]manifestLoad, len(files))
 	sem := make(chan struct{}, o.Parallel)

@@ -134,7 +134,7 @@ func (s *Scorer) call(parent context.Context, run *sdk.Run, judge sdk.Judge) (sd
 	if ctx.Err() != nil { // the caller gave up already: do not start work
 		return sdk.Result{}, s.deadlineErr(ctx)
 	}
-	if err := s.h.calls.acquire(ctx); err != nil {
+	if err := s.h.calls.acquire(ctx, s.unstoppable); err != nil {
 		return sdk.Result{}, s.slotErr(ctx)
 	}
 	if s.inline {
@@ -145,7 +145,7 @@ func (s *Scorer) call(parent context.Context, run *sdk.Run, judge sdk.Judge) (sd
 		}
 		return o.res, o.err
 	}
-	k := &call{}
+	k := &call{unstoppable: s.unstoppable}
 	done := make(chan outcome, 1)
 	go s.invoke(ctx, run, judge, k, done)
 	select {

@@ -21,7 +21,10 @@ type RunView struct {
 	Time       time.Time       `json:"time"`
 	ReceivedAt time.Time       `json:"received_at"`
 	Run        json.RawMessage `json:"run"`
-	Results    []ResultView    `json:"results"`
+	// Repaired is true when the run was stored with U+FFFD in place of text no database
+	// stores (a NUL, invalid UTF-8, a lone surrogate).
+	Repaired bool         `json:"repaired,omitempty"`
+	Results  []ResultView `json:"results"`
 }
 
 // Run returns the tenant's run id with its results.
@@ -37,7 +40,7 @@ func (s *Service) Run(ctx context.Context, t store.Tenant, id string, steps bool
 	if err != nil {
 		return RunView{}, err
 	}
-	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Results: make([]ResultView, 0, len(rs))}
+	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired, Results: make([]ResultView, 0, len(rs))}
 	for _, res := range rs {
 		v.Results = append(v.Results, resultView(res, steps))
 	}
@@ -51,6 +54,8 @@ type RunSummary struct {
 	Time       time.Time       `json:"time"`
 	ReceivedAt time.Time       `json:"received_at"`
 	Run        json.RawMessage `json:"run"`
+	// Repaired is as in RunView.
+	Repaired bool `json:"repaired,omitempty"`
 }
 
 // RunsPage is one page of an agent's runs, newest first.
@@ -100,7 +105,7 @@ func (s *Service) Runs(ctx context.Context, t store.Tenant, agent string, limit 
 	}
 	p.Runs = make([]RunSummary, 0, len(runs))
 	for _, r := range runs {
-		p.Runs = append(p.Runs, RunSummary{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body})
+		p.Runs = append(p.Runs, RunSummary{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired})
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,14 +37,27 @@ type ImportedRun struct {
 	Status string `json:"status" enum:"stored,duplicate,rejected"`
 	// Error says why a rejected run was rejected and what to fix.
 	Error string `json:"error,omitempty"`
+	// Repaired is true when the run held text no database stores (a NUL, invalid UTF-8,
+	// a lone surrogate) and was stored with U+FFFD in its place; Warning says so.
+	Repaired bool `json:"repaired,omitempty"`
+	// ContentDiffers is true for a duplicate whose content differs from the run the tenant
+	// has (or sent earlier in the same import) under its id; that run is kept, and
+	// Warning says so.
+	ContentDiffers bool `json:"content_differs,omitempty"`
+	// Warning says what was stored other than as sent, or not stored although it differs.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ImportResult is the answer to an import.
 type ImportResult struct {
-	Stored     int           `json:"stored"`
-	Duplicates int           `json:"duplicates"`
-	Rejected   int           `json:"rejected"`
-	Runs       []ImportedRun `json:"runs"`
+	Stored     int `json:"stored"`
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
+	// Repaired counts stored runs whose text was repaired (ImportedRun.Repaired).
+	Repaired int `json:"repaired"`
+	// ContentDiffers counts duplicates whose content differs (ImportedRun.ContentDiffers).
+	ContentDiffers int           `json:"content_differs"`
+	Runs           []ImportedRun `json:"runs"`
 	// Evaluations lists the evaluations started on arrival by agent policies.
 	Evaluations []string `json:"evaluations,omitempty"`
 	// Warnings say what was stored but not done (an agent policy that no longer holds).
@@ -92,11 +106,18 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 			continue
 		}
 		if prev, ok := ids[nr.ID]; ok {
-			ir.Status, ir.Error = RunDuplicate, fmt.Sprintf("same id as line %d of this import", prev)
+			ir.Status, ir.Error = RunDuplicate, fmt.Sprintf("same id as line %d of this import", res.Runs[prev].Line)
 			res.Duplicates++
+			if !sameJSON(decoded[prev].run.Body, nr.Body) {
+				res.differs(ir, fmt.Sprintf("line %d of this import", res.Runs[prev].Line))
+			}
 			continue
 		}
-		ids[nr.ID] = it.line
+		ids[nr.ID] = i
+		if nr.Repaired {
+			ir.Repaired, ir.Warning = true, repairedWarning
+			res.Repaired++
+		}
 		batch = append(batch, nr)
 		where = append(where, i)
 	}
@@ -105,17 +126,28 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		if err != nil {
 			return err
 		}
-		var fresh []freshRun
+		var (
+			fresh []freshRun
+			dups  []int // index in batch of each run the tenant had
+		)
 		for j, pk := range pks {
 			ir := &res.Runs[where[j]]
 			if pk == 0 {
 				ir.Status = RunDuplicate
 				res.Duplicates++
+				if ir.Repaired {
+					ir.Repaired, ir.Warning = false, ""
+					res.Repaired--
+				}
+				dups = append(dups, j)
 				continue
 			}
 			ir.Status = RunStored
 			res.Stored++
 			fresh = append(fresh, freshRun{pk: pk, id: batch[j].ID, agent: batch[j].Agent, at: batch[j].Time})
+		}
+		if err := s.compareDuplicates(ctx, tx, t, batch, dups, func(j int) *ImportedRun { return &res.Runs[where[j]] }, &res); err != nil {
+			return err
 		}
 		res.Evaluations, err = s.evaluateOnArrival(ctx, tx, t, fresh, &res.Warnings)
 		return err
@@ -124,6 +156,57 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// repairedWarning is the warning of a run stored with its text repaired.
+const repairedWarning = "the run held text no database stores (a NUL, invalid UTF-8 or a lone UTF-16 surrogate); " +
+	"it was stored with U+FFFD in its place and flagged repaired: fix the sender to keep the original text"
+
+// differs marks ir, a duplicate, as differing from the run kept under its id.
+func (res *ImportResult) differs(ir *ImportedRun, kept string) {
+	ir.ContentDiffers = true
+	ir.Warning = fmt.Sprintf("the run has other content than %s with id %q, which is kept unchanged; "+
+		"send it under a new id to store it too", kept, ir.ID)
+	res.ContentDiffers++
+}
+
+// compareDuplicates says which of the batch's runs at dups, whose ids the tenant had
+// already, differ from the run stored under their id.
+func (s *Service) compareDuplicates(ctx context.Context, tx *store.Tx, t store.Tenant, batch []store.NewRun, dups []int, at func(int) *ImportedRun, res *ImportResult) error {
+	if len(dups) == 0 {
+		return nil
+	}
+	ids := make([]string, len(dups))
+	for k, j := range dups {
+		ids[k] = batch[j].ID
+	}
+	stored, err := tx.RunsByID(ctx, t.ID, ids)
+	if err != nil {
+		return err
+	}
+	bodies := make(map[string]json.RawMessage, len(stored))
+	for _, r := range stored {
+		bodies[r.ID] = r.Body
+	}
+	for _, j := range dups {
+		if b, ok := bodies[batch[j].ID]; ok && !sameJSON(b, batch[j].Body) {
+			res.differs(at(j), "the stored run")
+		}
+	}
+	return nil
+}
+
+// sameJSON reports whether a and b hold the same JSON value: PostgreSQL keeps JSON in a
+// form of its own (key order, spacing), so bytes alone do not tell.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 type decodedRun struct {
@@ -225,6 +308,9 @@ func (s *Service) decodeRun(raw []byte, agent string, limit int) (store.NewRun, 
 	if len(raw) > limit {
 		return nr, fmt.Errorf("the run is %d bytes; the limit is %d bytes per run", len(raw), limit)
 	}
+	// Text no database stores is replaced before anything reads the run, so its id, agent
+	// and body are what is stored (store.CleanJSON).
+	raw, nr.Repaired = store.CleanJSON(raw)
 	run, err := host.DecodeRun(raw)
 	nr.ID = run.ID
 	if err != nil {

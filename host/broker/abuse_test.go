@@ -27,6 +27,12 @@ func TestOnlyAnswersThatParseAreCached(t *testing.T) {
 		{"prose asked for JSON is not kept", "I would rate this answer highly.", true, false},
 		{"an HTML page asked for JSON is not kept", "<html><body>502 Bad Gateway</body></html>", true, false},
 		{"prose asked for prose is kept", "It answers the question.", false, true},
+		// An answer holding text no database stores is used but not kept: the service stores
+		// the result repaired and flagged, and a rerun should get a chance at a clean answer.
+		{"a NUL in a JSON verdict is not kept", `{"reasoning": "it answers \u0000 the question", "score": 1}`, true, false},
+		{"a NUL in prose is not kept", "it answers \x00 the question", false, false},
+		{"U+FFFD itself is kept", `{"reasoning": "it answers \ufffd the question", "score": 1}`, true, true},
+		{"an escaped backslash before u0000 is kept", `{"reasoning": "it answers \\u0000 the question", "score": 1}`, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -440,5 +446,42 @@ func TestSetTenantLimitsLowersConcurrency(t *testing.T) {
 	}
 	if got := srv.MaxInFlight(); got != 1 {
 		t.Fatalf("server saw %d requests at once under MaxConcurrency 1", got)
+	}
+}
+
+// TestCacheIsPerTenant: tenant B asking what tenant A asked gets no cache hit (it would
+// learn that A judged that text, and pay nothing for it), completions and embeddings
+// alike, with the disk cache too; A asking again does.
+func TestCacheIsPerTenant(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: `{"score": 1}`})
+	defer srv.Close()
+	b, _ := newBroker(t, srv, Config{CacheDir: t.TempDir(), EmbeddingModel: "embed-model"})
+	ctx := context.Background()
+	steps := []struct {
+		tenant    string
+		wantCache bool
+	}{
+		{"a", false},
+		{"b", false}, // denied: A's answer
+		{"a", true},  // allowed: its own
+		{"b", true},
+	}
+	for i, s := range steps {
+		out, err := b.For(s.tenant, "relevancy").Complete(ctx, ask("was it judged?"))
+		if err != nil || out[0].Error != nil {
+			t.Fatalf("step %d: %+v, %v", i, out, err)
+		}
+		if out[0].Cached != s.wantCache {
+			t.Fatalf("step %d, tenant %s: cached %v, want %v", i, s.tenant, out[0].Cached, s.wantCache)
+		}
+		if _, err := b.For(s.tenant, "relevancy").Embed(ctx, []string{"was it embedded?"}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := b.Usage(s.tenant).CacheHits; s.wantCache != (hits > 0) {
+			t.Fatalf("step %d, tenant %s: %d cache hits", i, s.tenant, hits)
+		}
+	}
+	if u := b.Usage("b"); u.Calls != 2 || u.CacheHits != 2 {
+		t.Fatalf("tenant b: %+v; want its own 2 calls (completion, embedding), then 2 hits", u)
 	}
 }

@@ -28,8 +28,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -328,10 +330,10 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs
 	for i, r := range reqs {
 		req := b.chatRequest(r)
 		ep := b.endpoint(req.Model)
-		base := chatKey(&ep, &req, 0)
+		base := chatKey(t.name, &ep, &req, 0)
 		key := base
 		if n := seen[base]; n > 0 {
-			key = chatKey(&ep, &req, n)
+			key = chatKey(t.name, &ep, &req, n)
 		}
 		seen[base]++
 		wg.Add(1)
@@ -423,13 +425,41 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 // JSON object sdk/verdict can extract: a rerun against a healthy judge must ask again,
 // not fail again from the cache. (A Meter also holds what passes here until the scoring
 // call's result shows the scorer could use it; see [Meter.Finish].)
+//
+// Nor is an answer holding text no database stores (a NUL or invalid UTF-8, in the answer
+// or in the JSON it holds): the service stores the result with U+FFFD in its place and
+// flagged, and a cached answer would bring the same repair back on every rerun.
 func cacheable(r sdk.CompletionRequest, resp sdk.CompletionResponse) bool {
-	if resp.FinishReason == string(openai.FinishReasonLength) {
+	if resp.FinishReason == string(openai.FinishReasonLength) || !storable(resp.Content) {
 		return false
 	}
 	if r.JSON {
 		var v any
-		return verdict.Extract(resp.Content, &v) == nil
+		return verdict.Extract(resp.Content, &v) == nil && storableValue(v)
+	}
+	return true
+}
+
+// storable reports whether s holds only text every store keeps as it is.
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// storableValue is storable for every string (and key) in a decoded JSON value.
+func storableValue(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return storable(v)
+	case []any:
+		for _, e := range v {
+			if !storableValue(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if !storable(k) || !storableValue(e) {
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -680,7 +710,7 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts [
 	missingIdx := map[string][]int{}
 	hits := int64(0)
 	for i, text := range texts {
-		if e, ok := b.cache.get(embedKey(ep, b.cfg.EmbeddingModel, text)); ok {
+		if e, ok := b.cache.get(embedKey(t.name, ep, b.cfg.EmbeddingModel, text)); ok {
 			out[i] = e.Embedding
 			hits++
 			continue
@@ -735,7 +765,7 @@ func (b *Broker) embedChunk(ctx context.Context, t *tenant, s sinks, c *call, ep
 		if len(d.Embedding) == 0 {
 			return &batchErr{sdk.CodeJudgeError, fmt.Sprintf("judge: the endpoint returned an empty embedding for text %d", idx), errors.New("empty embedding")}
 		}
-		b.store(embedKey(ep, b.cfg.EmbeddingModel, text), entry{Embedding: d.Embedding})
+		b.store(embedKey(t.name, ep, b.cfg.EmbeddingModel, text), entry{Embedding: d.Embedding})
 		for _, i := range missingIdx[text] {
 			out[i] = d.Embedding
 		}

@@ -19,7 +19,9 @@ type entry struct {
 	Embedding    []float32 `json:"embedding,omitempty"`
 }
 
-// cache is content addressed: the key is the sha256 of everything that shapes the answer.
+// cache is content addressed: the key is the sha256 of everything that shapes the answer,
+// and of the tenant that paid for it: a tenant never gets another's answers, which would
+// tell it what that tenant judged and let it skip paying for them.
 // It lives in memory and, when dir is set, on disk (one file per key), so a new broker
 // reuses what an earlier one paid for.
 type cache struct {
@@ -40,7 +42,7 @@ func newCache(dir string, max int) (*cache, error) {
 }
 
 // keyVersion changes when the key's recipe changes, so old disk entries become misses.
-const keyVersion = 2
+const keyVersion = 3
 
 // endpoint is where requests go, as far as the answer depends on it: the same model name
 // behind another URL, API type or version, organization or Azure deployment may be
@@ -53,30 +55,32 @@ type endpoint struct {
 	Deployment   string `json:"deployment,omitempty"`
 }
 
-// chatKey addresses a completion: the endpoint and the request exactly as it is sent
+// chatKey addresses a tenant's completion: the endpoint and the request exactly as it is sent
 // (model, messages and every parameter), so a parameter added later is in the key without
 // anyone remembering to add it. occurrence tells apart identical requests in one batch (a
 // scorer asking for N generations of the same prompt wants N answers, and re-scoring must
 // find each of them again).
-func chatKey(ep *endpoint, req *openai.ChatCompletionRequest, occurrence int) string {
+func chatKey(tenant string, ep *endpoint, req *openai.ChatCompletionRequest, occurrence int) string {
 	return hashKey(&struct {
 		V          int                           `json:"v"`
 		Kind       string                        `json:"kind"`
+		Tenant     string                        `json:"tenant"`
 		Endpoint   *endpoint                     `json:"endpoint"`
 		Request    *openai.ChatCompletionRequest `json:"request"`
 		Occurrence int                           `json:"occurrence"`
-	}{keyVersion, "chat", ep, req, occurrence})
+	}{keyVersion, "chat", tenant, ep, req, occurrence})
 }
 
-// embedKey addresses the embedding of one text.
-func embedKey(ep endpoint, model, text string) string {
+// embedKey addresses a tenant's embedding of one text.
+func embedKey(tenant string, ep endpoint, model, text string) string {
 	return hashKey(&struct {
 		V        int      `json:"v"`
 		Kind     string   `json:"kind"`
+		Tenant   string   `json:"tenant"`
 		Endpoint endpoint `json:"endpoint"`
 		Model    string   `json:"model"`
 		Text     string   `json:"text"`
-	}{keyVersion, "embed", ep, model, text})
+	}{keyVersion, "embed", tenant, ep, model, text})
 }
 
 // hashKey is the sha256 of v's JSON, encoded straight into the hash.

@@ -40,6 +40,11 @@ type Options struct {
 	// start is not a slow call, and an instance made while a call waits serves the next
 	// one. Optional. Default is 10 s.
 	LoadTimeout time.Duration
+	// MaxTableEntries bounds all of an instance's tables together: a table grows only
+	// within it (table.grow answers -1 beyond), and a module whose tables or element
+	// segments start larger does not load. Each entry takes 8 bytes of host memory, outside
+	// the instance's memory limit. Optional. Default is DefaultMaxTableEntries (8 MiB).
+	MaxTableEntries int
 
 	// termination selects how guests are stopped; only benchmarks set it, to measure
 	// the alternatives in the same run (RATIONALE.md).
@@ -115,6 +120,9 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	if opts.LoadTimeout <= 0 {
 		opts.LoadTimeout = 10 * time.Second
 	}
+	if opts.MaxTableEntries <= 0 {
+		opts.MaxTableEntries = DefaultMaxTableEntries
+	}
 	opts.Ceilings = merge(opts.Ceilings, DefaultCeilings())
 	opts.Limits = merge(opts.Limits, DefaultLimits()).Lower(opts.Ceilings)
 	if opts.CacheDir == "" {
@@ -169,8 +177,9 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		log:    e.opts.Logger.With("plugin", m.Name),
 		pools:  map[poolKey]*pool{},
 
-		loadTimeout: e.opts.LoadTimeout,
-		termination: e.opts.termination,
+		loadTimeout:     e.opts.LoadTimeout,
+		maxTableEntries: e.opts.MaxTableEntries,
+		termination:     e.opts.termination,
 	}
 	if err := a.init(ctx, bin); err != nil {
 		_ = rt.Close(ctx)
@@ -228,7 +237,9 @@ type artifact struct {
 	minMemory int
 	// loadTimeout bounds making an instance (Options.LoadTimeout).
 	loadTimeout time.Duration
-	termination termination
+	// maxTableEntries bounds the instance's tables (Options.MaxTableEntries).
+	maxTableEntries int
+	termination     termination
 
 	mu    sync.Mutex
 	refs  int
@@ -236,8 +247,11 @@ type artifact struct {
 }
 
 func (a *artifact) init(ctx context.Context, bin []byte) error {
+	bin, err := boundModule(bin, a.maxTableEntries)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.path, err)
+	}
 	if a.termination == terminateChecks {
-		var err error
 		if bin, _, err = instrument(bin); err != nil {
 			return fmt.Errorf("%s: %w; is it a valid WebAssembly module?", a.path, err)
 		}

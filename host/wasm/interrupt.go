@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -86,24 +87,14 @@ type section struct {
 // instrument returns bin with the interrupt check added (see the comment above), and
 // whether the module had a start function, now exported as exportStart.
 func instrument(bin []byte) (out []byte, hasStart bool, err error) {
-	const header = "\x00asm\x01\x00\x00\x00"
-	if len(bin) < len(header) || string(bin[:len(header)]) != header {
-		return nil, false, errors.New("not a WebAssembly 1.0 binary (bad magic or version)")
+	secs, err := splitSections(bin)
+	if err != nil {
+		return nil, false, err
 	}
-	r := reader{b: bin[len(header):]}
-	var secs []section
-	for !r.empty() {
-		id := r.byte()
-		payload := r.bytes(r.u32())
-		if r.err != nil {
-			return nil, false, fmt.Errorf("section %d: %w", id, r.err)
-		}
-		if id == secCustom && strings.HasPrefix(customName(payload), ".debug_") {
-			// DWARF describes code offsets the checks move; drop it rather than lie.
-			continue
-		}
-		secs = append(secs, section{id, payload})
-	}
+	secs = slices.DeleteFunc(secs, func(s section) bool {
+		// DWARF describes code offsets the checks move; drop it rather than lie.
+		return s.id == secCustom && strings.HasPrefix(customName(s.payload), ".debug_")
+	})
 
 	importedGlobals, definedGlobals, hasMemory := 0, 0, false
 	var globalEntries []byte // the global section after its count
@@ -183,14 +174,40 @@ func instrument(bin []byte) (out []byte, hasStart bool, err error) {
 		kept = insertSection(kept, section{secExport, exportPayload})
 	}
 
-	out = make([]byte, 0, len(bin)+len(bin)/16)
-	out = append(out, header...)
-	for _, s := range kept {
+	return joinSections(kept, len(bin)+len(bin)/16), hasStart, nil
+}
+
+// wasmHeader is the magic and version every module this host runs starts with.
+const wasmHeader = "\x00asm\x01\x00\x00\x00"
+
+// splitSections returns a module's sections in order.
+func splitSections(bin []byte) ([]section, error) {
+	if len(bin) < len(wasmHeader) || string(bin[:len(wasmHeader)]) != wasmHeader {
+		return nil, errors.New("not a WebAssembly 1.0 binary (bad magic or version)")
+	}
+	r := reader{b: bin[len(wasmHeader):]}
+	var secs []section
+	for !r.empty() {
+		id := r.byte()
+		payload := r.bytes(r.u32())
+		if r.err != nil {
+			return nil, fmt.Errorf("section %d: %w", id, r.err)
+		}
+		secs = append(secs, section{id, payload})
+	}
+	return secs, nil
+}
+
+// joinSections is the module made of secs.
+func joinSections(secs []section, size int) []byte {
+	out := make([]byte, 0, size)
+	out = append(out, wasmHeader...)
+	for _, s := range secs {
 		out = append(out, s.id)
 		out = binary.AppendUvarint(out, uint64(len(s.payload)))
 		out = append(out, s.payload...)
 	}
-	return out, hasStart, nil
+	return out
 }
 
 func hasSection(secs []section, id byte) bool {

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -39,6 +40,8 @@ const (
 	DefaultMaxBodyBytes = 16 << 20
 	DefaultMaxWait      = 60 * time.Second
 	DefaultMaxInFlight  = 256
+	// DefaultMaxBodiesPerTenant is Options.MaxBodiesPerTenant's default.
+	DefaultMaxBodiesPerTenant = 16
 )
 
 // Options configure a Server. Zero fields take the defaults.
@@ -53,6 +56,17 @@ type Options struct {
 	// MaxInFlight caps the requests being handled at once; more get 503 with
 	// Retry-After. Optional. Default is 256.
 	MaxInFlight int
+	// MaxInFlightPerTenant caps one tenant's requests being handled at once, so that one
+	// tenant cannot take every slot of MaxInFlight; more get 429 with Retry-After, before
+	// their bodies are read. Optional. Default is a quarter of MaxInFlight (all of it for
+	// an Open server, whose one user is every tenant).
+	MaxInFlightPerTenant int
+	// MaxBodiesPerTenant caps one tenant's requests in flight that carry a body: a client
+	// that sends its body slowly holds a slot until the read timeout, and this bounds how
+	// many it can hold while its other requests keep the rest of its share. More get 429
+	// with Retry-After before their bodies are read. Optional. Default is
+	// DefaultMaxBodiesPerTenant, at most MaxInFlightPerTenant.
+	MaxBodiesPerTenant int
 	// Version is the API document's version. Optional.
 	Version string
 	// Logger logs internal errors. Optional. Default is slog.Default().
@@ -69,7 +83,12 @@ type Server struct {
 
 	mu       sync.Mutex
 	limiters map[int64]*tenantLimiter
+	// held counts each tenant's requests in flight and bodies arriving.
+	held map[int64]*held
 }
+
+// held is what one tenant holds of the server.
+type held struct{ inFlight, bodies int }
 
 type tenantLimiter struct {
 	rps float64
@@ -88,6 +107,15 @@ func New(svc *service.Service, o Options) *Server {
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.MaxInFlightPerTenant <= 0 {
+		o.MaxInFlightPerTenant = max(1, o.MaxInFlight/4)
+		if o.Open {
+			o.MaxInFlightPerTenant = o.MaxInFlight
+		}
+	}
+	if o.MaxBodiesPerTenant <= 0 {
+		o.MaxBodiesPerTenant = min(DefaultMaxBodiesPerTenant, o.MaxInFlightPerTenant)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -114,7 +142,8 @@ func New(svc *service.Service, o Options) *Server {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key made by scorekit keys create; it names the tenant."},
 	}
-	s := &Server{svc: svc, opts: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight), limiters: map[int64]*tenantLimiter{}}
+	s := &Server{svc: svc, opts: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
+		limiters: map[int64]*tenantLimiter{}, held: map[int64]*held{}}
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate)
 	s.register()
@@ -133,12 +162,19 @@ func (s *Server) OpenAPI() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ServeHTTP serves the API within the in-flight cap.
+// ServeHTTP serves the API within the in-flight cap. A health probe is outside it: it
+// holds nothing, and an orchestrator that sees 503 there restarts a server that is only
+// busy.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" && r.Method == http.MethodGet {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	select {
 	case s.inflight <- struct{}{}:
 		defer func() { <-s.inflight }()
 	default:
+		closeUnread(w.Header(), r)
 		writeProblem(w, problem(http.StatusServiceUnavailable, CodeOverloaded,
 			"the server is handling as many requests as it takes; retry after the time in Retry-After"), "1")
 		return
@@ -178,28 +214,110 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	if s.opts.Open {
 		t, err = s.svc.Open(ctx.Context())
 	} else {
-		key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
+		key, ok := bearerKey(ctx.Header("Authorization"))
 		if !ok && ctx.Header("Authorization") != "" {
 			err = &Problem{Title: http.StatusText(401), Status: 401, Code: CodeUnauthorized, Detail: "the Authorization header must be Bearer KEY"}
 		} else {
 			t, err = s.svc.Authenticate(ctx.Context(), strings.TrimSpace(key))
 		}
 	}
+	r, _ := humago.Unwrap(ctx)
 	if err != nil {
 		p := s.problemOf(err)
 		if p.Status == http.StatusUnauthorized {
 			ctx.SetHeader("WWW-Authenticate", `Bearer realm="scorekit"`)
 		}
-		s.write(ctx, p)
+		s.refuse(ctx, r, p, "")
 		return
 	}
 	if !s.allow(t) {
-		ctx.SetHeader("Retry-After", "1")
-		s.write(ctx, problem(http.StatusTooManyRequests, CodeRateLimited,
-			"tenant "+strconv.Quote(t.Name)+" is over its request rate of "+strconv.FormatFloat(t.Policy.RequestsPerSecond, 'g', -1, 64)+" per second; retry after the time in Retry-After"))
+		s.refuse(ctx, r, problem(http.StatusTooManyRequests, CodeRateLimited,
+			"tenant "+strconv.Quote(t.Name)+" is over its request rate of "+strconv.FormatFloat(t.Policy.RequestsPerSecond, 'g', -1, 64)+" per second; retry after the time in Retry-After"), "1")
 		return
 	}
+	release, refusal := s.admit(t, r)
+	if refusal != nil {
+		s.refuse(ctx, r, refusal, "1")
+		return
+	}
+	defer release()
 	next(huma.WithValue(ctx, tenantKey{}, t))
+}
+
+// refuse answers p before the request's body is read; the connection closes after it,
+// so the server does not read a body it refused (Go's server would read up to 256 KiB
+// of it first, at the sender's pace).
+func (s *Server) refuse(ctx huma.Context, r *http.Request, p *Problem, retryAfter string) {
+	if retryAfter != "" {
+		ctx.SetHeader("Retry-After", retryAfter)
+	}
+	if r != nil && hasBody(r) {
+		ctx.SetHeader("Connection", "close")
+	}
+	s.write(ctx, p)
+}
+
+// closeUnread asks for the connection to close after the answer when r's body is unread.
+func closeUnread(h http.Header, r *http.Request) {
+	if hasBody(r) {
+		h.Set("Connection", "close")
+	}
+}
+
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// admit holds the tenant to its share of the server: its requests in flight
+// (MaxInFlightPerTenant), and of those, the ones that carry a body (MaxBodiesPerTenant),
+// so that neither many requests nor slow bodies of one tenant take every slot. A request
+// over either cap is refused before its body is read. release gives back what admit
+// took. (The body's slot is held until the request is handled, not only until the body
+// is read: counting reads would mean wrapping the body, which hides from net/http
+// whether a refused body was left unread, and it then reuses a connection that still
+// carries it.)
+func (s *Server) admit(t store.Tenant, r *http.Request) (release func(), refusal *Problem) {
+	body := r != nil && hasBody(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.held[t.ID]
+	if h == nil {
+		h = &held{}
+		s.held[t.ID] = h
+	}
+	switch {
+	case h.inFlight >= s.opts.MaxInFlightPerTenant:
+		return nil, problem(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf(
+			"tenant %q has %d requests in flight, its share of the server; retry after the time in Retry-After", t.Name, h.inFlight))
+	case body && h.bodies >= s.opts.MaxBodiesPerTenant:
+		return nil, problem(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf(
+			"tenant %q has %d requests with bodies in flight, its share of the server; send bodies at full speed, or retry after the time in Retry-After", t.Name, h.bodies))
+	}
+	h.inFlight++
+	if body {
+		h.bodies++
+	}
+	return func() {
+		s.mu.Lock()
+		h.inFlight--
+		if body {
+			h.bodies--
+		}
+		if h.inFlight == 0 {
+			delete(s.held, t.ID)
+		}
+		s.mu.Unlock()
+	}, nil
+}
+
+// bearerKey returns the key of an Authorization header "Bearer KEY"; the scheme is
+// case-insensitive (RFC 9110, section 11.1), the key is not.
+func bearerKey(h string) (string, bool) {
+	scheme, key, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return key, true
 }
 
 func (s *Server) write(ctx huma.Context, p *Problem) {

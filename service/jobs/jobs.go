@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +42,10 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
+
+// FlagTextRepaired flags a result stored with U+FFFD in place of text no database stores
+// (a NUL, invalid UTF-8, a lone surrogate), such as a judge's reasoning holding a NUL.
+const FlagTextRepaired = "text_repaired"
 
 // PrescreenScorer is the scorer a tiered evaluation asks before any judge.
 const PrescreenScorer = "prescreen"
@@ -340,7 +345,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 		}
 		return transient
 	}
-	if err := e.st.InTx(ctx, func(tx *store.Tx) error {
+	err = e.st.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
 			return err
 		}
@@ -348,7 +353,15 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 			return err
 		}
 		return e.q.complete(ctx, tx, job)
-	}); err != nil {
+	})
+	if err != nil && last && ctx.Err() == nil {
+		// The last attempt: a job discarded now would leave its runs pending forever.
+		if err := e.storeEach(ctx, ev, results, err); err != nil {
+			return err
+		}
+		err = e.st.InTx(ctx, func(tx *store.Tx) error { return e.q.complete(ctx, tx, job) })
+	}
+	if err != nil {
 		return err
 	}
 	e.signalStored()
@@ -411,7 +424,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 			transient = append(transient, fmt.Sprintf("run %s, %s: %v", r.ID, ref.Name, res.Error))
 			return
 		}
-		body, err := json.Marshal(res)
+		body, err := resultBody(&res)
 		if err != nil {
 			body, _ = json.Marshal(sdk.Failed(sdk.CodeInvalidResult, "the result cannot be stored as JSON: "+err.Error()))
 			res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
@@ -507,6 +520,58 @@ func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluati
 	res, version := sc.Score(ctx, *run), sc.Info().Version
 	done(&res, version)
 	return res, version
+}
+
+// resultBody is res as stored: text no database stores (a judge's reasoning holding a
+// NUL) is replaced with U+FFFD and the result flagged FlagTextRepaired, the same on both
+// backends (store.CleanJSON).
+func resultBody(res *sdk.Result) ([]byte, error) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	if _, repaired := store.CleanJSON(body); !repaired {
+		return body, nil
+	}
+	res.Flags = append(slices.Clone(res.Flags), FlagTextRepaired)
+	if body, err = json.Marshal(res); err != nil {
+		return nil, err
+	}
+	body, _ = store.CleanJSON(body)
+	return body, nil
+}
+
+// storeEach stores results one at a time, each in a transaction of its own, on a job's
+// last attempt after storing them together failed: a result the database refuses is
+// stored as failed with the reason instead, so the evaluation ends rather than waiting
+// for results that will never come; the others are kept.
+func (e *Engine) storeEach(ctx context.Context, ev store.Evaluation, results []store.Result, cause error) error {
+	for _, r := range results {
+		err := e.st.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.InsertResults(ctx, []store.Result{r}); err != nil {
+				return err
+			}
+			return e.touchInsights(ctx, tx, ev, []store.Result{r})
+		})
+		if err == nil {
+			continue
+		}
+		e.opts.Logger.Error("a result could not be stored; storing it as failed", "evaluation", ev.ID, "run_pk", r.RunPK, "scorer", r.Scorer, "err", err)
+		f := sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("the result could not be stored (%v); score the run again once the store takes it", err))
+		r.Status, r.Score, r.Passed = string(f.Status), nil, nil
+		if r.Body, err = json.Marshal(f); err != nil {
+			return err
+		}
+		if err := e.st.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.InsertResults(ctx, []store.Result{r}); err != nil {
+				return err
+			}
+			return e.touchInsights(ctx, tx, ev, []store.Result{r})
+		}); err != nil {
+			return fmt.Errorf("store a failed result after %v: %w", cause, err)
+		}
+	}
+	return nil
 }
 
 // Retry policies.

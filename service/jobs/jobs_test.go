@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,4 +282,78 @@ func TestStoredSignalsCommits(t *testing.T) {
 			t.Fatal("Stored returned the closed channel again; a new waiter would never sleep")
 		}
 	})
+}
+
+// A judge whose reasoning holds a NUL: the results are stored with U+FFFD in its place
+// and flagged, the evaluation ends on both backends (PostgreSQL refuses a NUL in JSON),
+// and the answer is not cached, so a second evaluation asks the judge again.
+func TestJudgeAnswerWithNUL(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers \u0000 the question", "score": 1}`})
+		defer srv.Close()
+		b := newJudge(t, srv)
+		f := newFixture(t, dsn, servicetest.Options{Judge: b, Jobs: jobs.Options{Workers: 2, ChunkSize: 2, MaxAttempts: 2}})
+		pks := f.putRuns(t, "a", 4, true)
+		spec := store.Spec{Scorers: []store.ScorerRef{{Name: "relevancy", Judge: true}}}
+		for round := range 2 {
+			rs := f.wait(t, f.evaluate(t, "a", pks, spec))
+			for _, r := range rs {
+				var res sdk.Result
+				if err := json.Unmarshal(r.Body, &res); err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != "scored" || !strings.Contains(res.Reason, "\uFFFD") || strings.ContainsRune(res.Reason, 0) || !slices.Contains(res.Flags, jobs.FlagTextRepaired) {
+					t.Fatalf("round %d, run %s: %s; want scored, U+FFFD for the NUL, flagged %s", round, r.RunID, r.Body, jobs.FlagTextRepaired)
+				}
+			}
+		}
+		if u := b.Usage("acme"); u.CacheHits != 0 || srv.Calls() != 8 {
+			t.Fatalf("%d cache hits, %d judge calls; want 0 and 8: an answer the store must repair is not cached", u.CacheHits, srv.Calls())
+		}
+	})
+}
+
+// A job that cannot write a result (the database refuses it: a trigger here) ends that
+// result failed with the reason on its last attempt; the other results are stored and
+// the evaluation ends.
+func TestUnwritableResultEndsFailed(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		f := newFixture(t, dsn, servicetest.Options{Jobs: jobs.Options{Workers: 1, ChunkSize: 4, MaxAttempts: 2}})
+		pks := f.putRuns(t, "a", 4, true)
+		if err := refuseScored(f.st, pks[2]); err != nil {
+			t.Fatal(err)
+		}
+		rs := f.wait(t, f.evaluate(t, "a", pks, store.Spec{Scorers: []store.ScorerRef{{Name: "prescreen"}}}))
+		for _, r := range rs {
+			var res sdk.Result
+			_ = json.Unmarshal(r.Body, &res)
+			switch {
+			case r.RunPK == pks[2]:
+				if r.Status != "failed" || res.Error == nil || !strings.Contains(res.Error.Message, "the result could not be stored") || !strings.Contains(res.Error.Message, "disk says no") {
+					t.Fatalf("the unwritable result: %s; want failed naming why", r.Body)
+				}
+			case r.Status != "scored":
+				t.Fatalf("run %s: %s; want scored", r.RunID, r.Body)
+			}
+		}
+	})
+}
+
+// refuseScored makes the database refuse a scored result for the run pk, as a full disk
+// or a constraint would.
+func refuseScored(st *store.Store, pk int64) error {
+	ctx := context.Background()
+	if st.Pool() != nil {
+		_, err := st.Pool().Exec(ctx, fmt.Sprintf(`
+			CREATE FUNCTION refuse_scored() RETURNS trigger AS $$
+			BEGIN
+				IF NEW.run_pk = %d AND NEW.status = 'scored' THEN RAISE EXCEPTION 'disk says no'; END IF;
+				RETURN NEW;
+			END $$ LANGUAGE plpgsql;
+			CREATE TRIGGER refuse_scored BEFORE INSERT ON results FOR EACH ROW EXECUTE FUNCTION refuse_scored();`, pk))
+		return err
+	}
+	_, err := st.SQLDB().ExecContext(ctx, fmt.Sprintf(`CREATE TRIGGER refuse_scored BEFORE INSERT ON results
+		WHEN NEW.run_pk = %d AND NEW.status = 'scored' BEGIN SELECT RAISE(ABORT, 'disk says no'); END`, pk))
+	return err
 }

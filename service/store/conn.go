@@ -11,7 +11,8 @@ import (
 
 // querier is what the queries need from a connection pool or a transaction of either
 // backend. The SQL is written once: both backends take $N placeholders, ON CONFLICT and
-// RETURNING; times are Unix microseconds and JSON travels as text.
+// RETURNING; times are Unix microseconds and JSON travels as text (jsonText). Every text
+// argument meets the same rule on both (text.go).
 type querier interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rows, error)
@@ -94,7 +95,7 @@ func numbered(q string) string {
 }
 
 func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := s.c.ExecContext(ctx, numbered(q), args...)
+	r, err := s.c.ExecContext(ctx, numbered(q), cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +103,7 @@ func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, err
 }
 
 func (s sqlQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	r, err := s.c.QueryContext(ctx, numbered(q), args...)
+	r, err := s.c.QueryContext(ctx, numbered(q), cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +121,11 @@ type pgxQuerier struct {
 }
 
 func (p pgxQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return p.exec_(ctx, q, args...)
+	return p.exec_(ctx, q, cleanArgs(args)...)
 }
 
 func (p pgxQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	r, err := p.query_(ctx, q, args...)
+	r, err := p.query_(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}

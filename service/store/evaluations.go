@@ -85,7 +85,7 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 	}
 	err = queryRow(ctx, q.q, `INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		[]any{e.ID, e.TenantID, e.Agent, e.Trigger, string(spec), e.Runs, e.Expected, micros(now)}, &e.PK)
+		[]any{e.ID, e.TenantID, e.Agent, e.Trigger, jsonText(spec), e.Runs, e.Expected, micros(now)}, &e.PK)
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
 	}
@@ -168,7 +168,7 @@ func (q queries) Evaluations(ctx context.Context, tenantID int64, agent string, 
 
 // EvaluationRuns returns the runs of an evaluation in its order (newest first).
 func (q queries) EvaluationRuns(ctx context.Context, tenantID, evalPK int64) ([]Run, error) {
-	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body
+	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired
 		FROM evaluation_runs er JOIN runs r ON r.id = er.run_pk
 		WHERE er.evaluation_id = $1 AND r.tenant_id = $2 ORDER BY er.position`, evalPK, tenantID))
 }

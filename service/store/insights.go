@@ -148,7 +148,7 @@ func (q queries) ApplyInsights(ctx context.Context, tenantID int64, open []Insig
 		s := Insight{ID: newInsightID(), TenantID: tenantID, Insight: in}
 		err = queryRow(ctx, q.q, `INSERT INTO insights (public_id, tenant_id, agent, scorer, kind, severity, title, evidence, opened_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-			[]any{s.ID, tenantID, in.Agent, in.Scorer, string(in.Kind), string(in.Severity), in.Title, string(ev), micros(in.OpenedAt), micros(in.UpdatedAt)}, &s.PK)
+			[]any{s.ID, tenantID, in.Agent, in.Scorer, string(in.Kind), string(in.Severity), in.Title, jsonText(ev), micros(in.OpenedAt), micros(in.UpdatedAt)}, &s.PK)
 		if err != nil {
 			return nil, fmt.Errorf("store: open insight %s/%s/%s: %w", in.Agent, in.Scorer, in.Kind, err)
 		}
@@ -165,7 +165,7 @@ func (q queries) ApplyInsights(ctx context.Context, tenantID int64, open []Insig
 			return nil, err
 		}
 		if _, err := q.q.exec(ctx, `UPDATE insights SET severity = $1, title = $2, evidence = $3, updated_at = $4 WHERE id = $5`,
-			string(in.Severity), in.Title, string(ev), micros(in.UpdatedAt), old.PK); err != nil {
+			string(in.Severity), in.Title, jsonText(ev), micros(in.UpdatedAt), old.PK); err != nil {
 			return nil, fmt.Errorf("store: update insight %s: %w", old.ID, err)
 		}
 		old.Insight = in
@@ -399,7 +399,7 @@ func (q queries) SetInsightSettings(ctx context.Context, tenantID int64, s Insig
 	_, err = q.q.exec(ctx, `INSERT INTO insight_settings (tenant_id, experimental, webhook_url, webhook_secret, updated_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tenant_id) DO UPDATE SET experimental = excluded.experimental, webhook_url = excluded.webhook_url,
 		webhook_secret = excluded.webhook_secret, updated_at = excluded.updated_at`,
-		tenantID, string(b), s.WebhookURL, s.WebhookSecret, micros(time.Now()))
+		tenantID, jsonText(b), s.WebhookURL, s.WebhookSecret, micros(time.Now()))
 	return err
 }
 

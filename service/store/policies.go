@@ -34,7 +34,7 @@ func (q queries) SetAgentPolicy(ctx context.Context, tenantID int64, agent strin
 	}
 	_, err = q.q.exec(ctx, `INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (tenant_id, agent) DO UPDATE SET policy = excluded.policy, updated_at = excluded.updated_at`,
-		tenantID, agent, string(b), micros(time.Now()))
+		tenantID, agent, jsonText(b), micros(time.Now()))
 	return err
 }
 

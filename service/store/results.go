@@ -54,7 +54,7 @@ func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) 
 			if !r.CreatedAt.IsZero() {
 				at = micros(r.CreatedAt)
 			}
-			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, string(r.Body), at)
+			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
 		}
 		b.WriteString(` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`)
 		n, err := q.q.exec(ctx, b.String(), args...)
@@ -94,16 +94,16 @@ func (q queries) StoredResults(ctx context.Context, evalPK int64, runPKs []int64
 	return out, rs.Err()
 }
 
-// inList renders "($n,$n+1,...)" for pks after the leading args.
-func inList(pks []int64, leading ...any) (string, []any) {
+// inList renders "($n,$n+1,...)" for vals after the leading args.
+func inList[T any](vals []T, leading ...any) (string, []any) {
 	var b strings.Builder
 	args := append([]any(nil), leading...)
 	b.WriteByte('(')
-	for i, pk := range pks {
+	for i, v := range vals {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		args = append(args, pk)
+		args = append(args, v)
 		fmt.Fprintf(&b, "$%d", len(args))
 	}
 	b.WriteByte(')')

@@ -22,6 +22,9 @@ type Run struct {
 	ReceivedAt time.Time
 	// Body is the run's JSON.
 	Body json.RawMessage
+	// Repaired is true when the run was stored with U+FFFD in place of text no database
+	// stores (text.go).
+	Repaired bool
 }
 
 // NewRun is a run to store.
@@ -30,6 +33,9 @@ type NewRun struct {
 	Agent string
 	Time  time.Time
 	Body  json.RawMessage
+	// Repaired says the caller repaired the run's text already (CleanJSON); PutRuns
+	// repairs what is left and flags the run either way.
+	Repaired bool
 }
 
 // runBatch is how many runs one INSERT carries: 7 parameters each, well under both
@@ -39,12 +45,22 @@ const runBatch = 500
 // PutRuns stores runs that the tenant does not have yet (by run id) and returns, in the
 // order of runs, the PK of each stored run, or 0 for a run whose id the tenant already
 // had: sending the same runs twice stores them once. Ids must be unique within runs.
+// Text no database stores is replaced with U+FFFD and the run flagged Repaired (text.go):
+// such a run is stored, never refused, and never takes the others with it.
 func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]int64, error) {
 	pks := make([]int64, len(runs))
 	index := make(map[string]int, len(runs))
+	clean := make([]NewRun, len(runs))
 	for i, r := range runs {
+		var c1, c2, c3 bool
+		r.ID, c1 = CleanText(r.ID)
+		r.Agent, c2 = CleanText(r.Agent)
+		r.Body, c3 = CleanJSON(r.Body)
+		r.Repaired = r.Repaired || c1 || c2 || c3
+		clean[i] = r
 		index[r.ID] = i
 	}
+	runs = clean
 	received := micros(time.Now())
 	var b strings.Builder
 	args := make([]any, 0, runBatch*7)
@@ -52,18 +68,18 @@ func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]
 		chunk := runs[start:min(start+runBatch, len(runs))]
 		b.Reset()
 		args = args[:0]
-		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) VALUES `)
+		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body, repaired) VALUES `)
 		for i, r := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
 			t := received
 			if !r.Time.IsZero() {
 				t = micros(r.Time)
 			}
-			args = append(args, tenantID, r.ID, r.Agent, t, received, string(r.Body))
+			args = append(args, tenantID, r.ID, r.Agent, t, received, jsonText(r.Body), r.Repaired)
 		}
 		b.WriteString(` ON CONFLICT (tenant_id, run_id) DO NOTHING RETURNING id, run_id`)
 		rs, err := q.q.query(ctx, b.String(), args...)
@@ -90,7 +106,7 @@ func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]
 	return pks, nil
 }
 
-const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body`
+const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body, repaired`
 
 func scanRuns(rs rows, err error) ([]Run, error) {
 	if err != nil {
@@ -104,7 +120,7 @@ func scanRuns(rs rows, err error) ([]Run, error) {
 			t, recv int64
 			body    string
 		)
-		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body); err != nil {
+		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired); err != nil {
 			return nil, err
 		}
 		r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
@@ -131,18 +147,23 @@ func (q queries) RunsByPK(ctx context.Context, tenantID int64, pks []int64) ([]R
 	if len(pks) == 0 {
 		return nil, nil
 	}
-	var b strings.Builder
-	args := []any{tenantID}
-	b.WriteString(`SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1 AND id IN (`)
-	for i, pk := range pks {
-		if i > 0 {
-			b.WriteByte(',')
+	in, args := inList(pks, tenantID)
+	return scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND id IN `+in, args...))
+}
+
+// RunsByID returns the tenant's runs with the given ids, in no particular order; ids the
+// tenant has no run for are left out.
+func (q queries) RunsByID(ctx context.Context, tenantID int64, ids []string) ([]Run, error) {
+	var out []Run
+	for start := 0; start < len(ids); start += runBatch {
+		in, args := inList(ids[start:min(start+runBatch, len(ids))], tenantID)
+		rs, err := scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id IN `+in, args...))
+		if err != nil {
+			return nil, err
 		}
-		args = append(args, pk)
-		fmt.Fprintf(&b, "$%d", len(args))
+		out = append(out, rs...)
 	}
-	b.WriteByte(')')
-	return scanRuns(q.q.query(ctx, b.String(), args...))
+	return out, nil
 }
 
 // RunQuery selects an agent's runs, newest first (by run time, then ingest order).

@@ -102,7 +102,7 @@ func (q queries) CreateTenant(ctx context.Context, name string, p Policy) (Tenan
 	now := time.Now()
 	t := Tenant{Name: name, Policy: p, CreatedAt: fromMicros(micros(now))}
 	err = queryRow(ctx, q.q, `INSERT INTO tenants (name, policy, created_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO NOTHING RETURNING id`, []any{name, string(pol), micros(now)}, &t.ID)
+		ON CONFLICT (name) DO NOTHING RETURNING id`, []any{name, jsonText(pol), micros(now)}, &t.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Tenant{}, fmt.Errorf("tenant %q: %w", name, ErrExists)
 	}
@@ -146,7 +146,7 @@ func (q queries) SetTenantPolicy(ctx context.Context, tenantID int64, p Policy) 
 	if err != nil {
 		return err
 	}
-	n, err := q.q.exec(ctx, `UPDATE tenants SET policy = $1 WHERE id = $2`, string(pol), tenantID)
+	n, err := q.q.exec(ctx, `UPDATE tenants SET policy = $1 WHERE id = $2`, jsonText(pol), tenantID)
 	if err != nil {
 		return err
 	}

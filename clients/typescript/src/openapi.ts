@@ -401,22 +401,29 @@ export interface components {
         };
         ImportResult: {
             /** Format: int64 */
+            content_differs: number;
+            /** Format: int64 */
             duplicates: number;
             evaluations?: string[] | null;
             /** Format: int64 */
             rejected: number;
+            /** Format: int64 */
+            repaired: number;
             runs: components["schemas"]["ImportedRun"][] | null;
             /** Format: int64 */
             stored: number;
             warnings?: string[] | null;
         };
         ImportedRun: {
+            content_differs?: boolean;
             error?: string;
             id?: string;
             /** Format: int64 */
             line: number;
+            repaired?: boolean;
             /** @enum {string} */
             status: "stored" | "duplicate" | "rejected";
+            warning?: string;
         };
         Insight: {
             agent: string;
@@ -670,6 +677,7 @@ export interface components {
             id: string;
             /** Format: date-time */
             received_at: string;
+            repaired?: boolean;
             run: unknown;
             /** Format: date-time */
             time: string;
@@ -722,6 +730,7 @@ export interface components {
             id: string;
             /** Format: date-time */
             received_at: string;
+            repaired?: boolean;
             results: components["schemas"]["ResultView"][] | null;
             run: unknown;
             /** Format: date-time */

@@ -1,0 +1,14 @@
+;; A module whose table starts with two million entries: more than an instance's tables may
+;; hold (wasm.DefaultMaxTableEntries), so it must not load.
+;; Build: wat2wasm bigtable.wat -o bigtable.wasm (the tests do this; wabt is in .ci/apt.txt)
+(module
+  (memory (export "memory") 1)
+  (table $t 2000000 funcref)
+  (data (i32.const 1024) "[{\"name\":\"bigtable\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")
+  (data (i32.const 4096) "{\"status\":\"scored\",\"score\":1,\"reason\":\"wat says yes\"}")
+  (func (export "scorekit_v1_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "scorekit_v1_info") (result i64) (i64.or (i64.shl (i64.const 1024) (i64.const 32)) (i64.const 129)))
+  (func (export "scorekit_v1_configure") (param i32 i32 i32) (result i64) (i64.const 0))
+  (func (export "scorekit_v1_score") (param i32 i32 i32 i32) (result i64)
+    (i64.or (i64.shl (i64.const 4096) (i64.const 32)) (i64.const 53)))
+)
