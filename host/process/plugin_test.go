@@ -111,7 +111,7 @@ func noLeftovers(t testing.TB, mark string) {
 }
 
 func runTestPlugin(mode string) {
-	if mode == "child" || mode == "child-setsid" {
+	if mode == "child" || mode == "child-setsid" || strings.HasPrefix(mode, "child-alloc-") {
 		runTestChild(mode)
 		return
 	}

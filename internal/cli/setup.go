@@ -20,6 +20,12 @@ import (
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
+// requireSandboxFlag adds --require-sandbox to cmd.
+func requireSandboxFlag(cmd *cobra.Command, require *bool) {
+	cmd.Flags().BoolVar(require, "require-sandbox", false,
+		"refuse to load a process plugin that cannot be confined here (bubblewrap, the memory and pids cgroup controllers, prlimit), instead of running it degraded; the config file's \"require_sandbox\" says the same")
+}
+
 // pluginDirsFlag adds --plugins to cmd.
 func pluginDirsFlag(cmd *cobra.Command, dirs *[]string) {
 	cmd.Flags().StringArrayVar(dirs, "plugins", nil,
@@ -47,6 +53,8 @@ type hostOptions struct {
 	onJudge func(sdk.Judge)
 	// telemetry, when set, traces the judge's calls and the service's jobs.
 	telemetry *telemetry.T
+	// requireSandbox: --require-sandbox.
+	requireSandbox bool
 }
 
 // openHost reads the config file, loads the plugins, starts the judge broker when one is
@@ -61,7 +69,11 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 	if err != nil {
 		return nil, cfg, nil, err
 	}
-	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins)
+	confine := process.ConfineAuto
+	if o.requireSandbox || cfg.RequireSandbox {
+		confine = process.ConfineRequired
+	}
+	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins, confine)
 	if err != nil {
 		closeJudge()
 		return nil, cfg, nil, err
@@ -92,7 +104,9 @@ func (e *env) openHost(ctx context.Context, o hostOptions) (*host.Host, fileConf
 // the registry (host.Registry.Failures), logged, and the others load. A plugin scorer
 // that takes the name of a scorer already registered is refused unless its manifest
 // lists that name in "replaces".
-func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) (*host.Registry, func(context.Context) error, error) {
+// confine is how far process plugins must be confined (ConfineRequired refuses one that
+// cannot be).
+func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string, confine process.Confinement) (*host.Registry, func(context.Context) error, error) {
 	reg, err := e.registry()
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +122,7 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 		}
 		paths = append(paths, found...)
 	}
-	l := loader{log: e.logger(), reg: reg}
+	l := loader{log: e.logger(), reg: reg, confine: confine}
 	for _, path := range paths {
 		l.load(ctx, path)
 	}
@@ -121,6 +135,8 @@ type loader struct {
 	reg    *host.Registry
 	engine *wasm.Engine
 	loaded []host.Plugin
+	// confine is how far process plugins are confined.
+	confine process.Confinement
 }
 
 func (l *loader) load(ctx context.Context, path string) {
@@ -142,7 +158,7 @@ func (l *loader) load(ctx context.Context, path string) {
 		}
 		ps, err = l.engine.Load(ctx, m)
 	case host.RuntimeProcess:
-		ps, err = process.Load(ctx, m, process.Options{Logger: l.log})
+		ps, err = process.Load(ctx, m, process.Options{Logger: l.log, Confine: l.confine})
 	}
 	if err != nil {
 		failure.Err = err
