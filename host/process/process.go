@@ -16,11 +16,13 @@
 //     per concurrent call (BENCHMARKS.md).
 //   - A plugin runs confined (sandbox.go, docs/SANDBOX.md): an empty environment plus its
 //     manifest's env, a process group of its own killed as a group, a death signal tied to
-//     the host, rlimits on memory, CPU time and file size (prlimit), and where bubblewrap
-//     works, no network, a read-only view of its artifact's folder and the system's
-//     libraries, a private /tmp and a pid namespace that dies with it. Where bubblewrap
-//     cannot run, the plugin runs with limits only, and Load says so (a warning, and
-//     Sandbox()).
+//     the host, rlimits on CPU time and file size (prlimit), a cgroup of its own for it
+//     and all it starts (cgroup.go: memory and processes capped for the tree, the tree
+//     killed through it), and where bubblewrap works, no network, an unprivileged user
+//     (never root), a read-only view of its artifact's folder and the system's libraries,
+//     a private /tmp and a pid namespace that dies with it. Where bubblewrap or the
+//     cgroups cannot be had, the plugin runs with what remains, and Load says so (a
+//     warning, and Sandbox()); ConfineRequired refuses it.
 //   - The host starts the process itself (procRunner) rather than letting go-plugin do it:
 //     go-plugin appends the host's environment to the plugin's, kills only the plugin's
 //     pid, and waits for EOF on its stdout and stderr, which a child of the plugin may hold
