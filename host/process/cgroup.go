@@ -45,6 +45,12 @@ type hierarchy struct {
 type cgroupHost struct {
 	hiers []*hierarchy // those the host could make its folder in
 	why   string       // what is missing and why; "" when memory and pids both bind
+
+	// The host's folders exist while a plugin's cgroup does: made for the first, removed
+	// after the last, so a host that has closed its plugins leaves nothing behind.
+	mu    sync.Mutex
+	live  int
+	total int // the cap on every plugin's tasks together; 0 for none
 }
 
 func (c *cgroupHost) memory() *hierarchy {
@@ -75,8 +81,6 @@ func (h *hierarchy) version() string {
 var (
 	cgroupsOnce = sync.OnceValue(findCgroups)
 	cgroupSeq   atomic.Int64
-	// totalMu serialises writes of the host folder's pids.max.
-	totalMu sync.Mutex
 )
 
 // findCgroups finds the hierarchies that carry memory and pids, and makes the host's folder
@@ -103,17 +107,12 @@ func findCgroups() *cgroupHost {
 		}
 		h.dir = filepath.Join(h.own, fmt.Sprintf("scorekit-%d", os.Getpid()))
 		removeStale(h.own)
-		if err := os.Mkdir(h.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			problems = append(problems, fmt.Sprintf("cannot make a cgroup in %s (%v)", h.own, err))
+		// Try it once: made and removed again.
+		if err := h.make(); err != nil {
+			problems = append(problems, err.Error())
 			continue
 		}
-		if h.v2 {
-			// The host's folder hands both controllers on to each plugin's folder.
-			if err := writeFile(filepath.Join(h.dir, "cgroup.subtree_control"), controlList(h)); err != nil {
-				problems = append(problems, err.Error())
-				continue
-			}
-		}
+		_ = os.Remove(h.dir)
 		c.hiers = append(c.hiers, h)
 	}
 	var missing []string
@@ -236,6 +235,51 @@ func enableV2(h *hierarchy) error {
 	return nil
 }
 
+// make makes the host's folder in h.
+func (h *hierarchy) make() error {
+	if err := os.Mkdir(h.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot make a cgroup in %s (%v)", h.own, err)
+	}
+	if h.v2 && controlList(h) != "" {
+		// The host's folder hands the controllers on to each plugin's folder.
+		if err := writeFile(filepath.Join(h.dir, "cgroup.subtree_control"), controlList(h)); err != nil {
+			_ = os.Remove(h.dir)
+			return err
+		}
+	}
+	return nil
+}
+
+// acquire makes the host's folders if no plugin cgroup exists yet, and counts one more.
+func (c *cgroupHost) acquire() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live == 0 {
+		for _, h := range c.hiers {
+			if err := h.make(); err != nil {
+				return err
+			}
+		}
+		if err := c.writeTotal(); err != nil {
+			return err
+		}
+	}
+	c.live++
+	return nil
+}
+
+// release counts one plugin cgroup less, and removes the host's folders after the last.
+func (c *cgroupHost) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live--; c.live > 0 {
+		return
+	}
+	for _, h := range c.hiers {
+		_ = os.Remove(h.dir)
+	}
+}
+
 // removeStale removes the folders of earlier hosts that are gone (a host killed before it
 // could remove its own); folders still holding a process stay.
 func removeStale(own string) {
@@ -255,17 +299,27 @@ func removeStale(own string) {
 
 // setTotal caps the tasks of every plugin process of this host together.
 func (c *cgroupHost) setTotal(n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total = n
+	if c.live == 0 {
+		return nil // written when the folder is made
+	}
+	return c.writeTotal()
+}
+
+// writeTotal writes the total cap; the caller holds c.mu and the folders exist.
+func (c *cgroupHost) writeTotal() error {
 	h := c.pids()
-	if h == nil || n <= 0 {
+	if h == nil || c.total <= 0 {
 		return nil
 	}
-	totalMu.Lock()
-	defer totalMu.Unlock()
-	return writeFile(filepath.Join(h.dir, "pids.max"), strconv.Itoa(n))
+	return writeFile(filepath.Join(h.dir, "pids.max"), strconv.Itoa(c.total))
 }
 
 // procCgroup is the cgroup of one plugin process and everything it starts.
 type procCgroup struct {
+	host   *cgroupHost
 	dirs   []string // one per hierarchy
 	v1     []string // the v1 folders: the spawner thread joins them to fork into them
 	v1home []string // the host's own cgroup in each v1 hierarchy, where the thread returns
@@ -275,13 +329,18 @@ type procCgroup struct {
 	cpu    string   // the folder that counts CPU time, "" if none
 	memV2  bool
 	cpuV2  bool
+
+	removed atomic.Bool
 }
 
 // newProcCgroup makes the cgroup of one plugin process with its limits: memMiB for the
 // memory of the whole tree (0: none), maxTasks for its processes and threads.
 func (c *cgroupHost) newProcCgroup(memMiB, maxTasks int) (*procCgroup, error) {
+	if err := c.acquire(); err != nil {
+		return nil, fmt.Errorf("make the host's cgroup: %w", err)
+	}
 	name := fmt.Sprintf("p%d", cgroupSeq.Add(1))
-	pc := &procCgroup{}
+	pc := &procCgroup{host: c}
 	for _, h := range c.hiers {
 		d := filepath.Join(h.dir, name)
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -418,11 +477,12 @@ func (pc *procCgroup) pidsRefused() int {
 }
 
 // remove removes the cgroup once its processes are gone; it waits up to two seconds for
-// the kernel to finish releasing them.
+// the kernel to finish releasing them. Once only.
 func (pc *procCgroup) remove() {
-	if pc == nil {
+	if pc == nil || !pc.removed.CompareAndSwap(false, true) {
 		return
 	}
+	defer pc.host.release()
 	for _, d := range slices.Backward(pc.dirs) {
 		for i := 0; i < 200; i++ {
 			err := os.Remove(d)

@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 	if dir, err := buildDir(); err == nil {
 		os.RemoveAll(dir)
 	}
+	// The cgroups of the test hosts that TestHostDies killed.
+	for _, h := range cgroupsOnce().hiers {
+		removeStale(h.own)
+	}
 	os.Exit(code)
 }
 
