@@ -433,7 +433,8 @@ func (pc *procCgroup) kill() {
 		return
 	}
 	for range killSweeps {
-		pids := pc.procs()
+		// A zombie (the plugin's leader, before the host reaps it) is dead already.
+		pids := slices.DeleteFunc(pc.procs(), zombie)
 		if len(pids) == 0 {
 			return
 		}
