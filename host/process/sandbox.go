@@ -22,8 +22,8 @@ import (
 
 // Confinement says how far the host confines a process plugin. Every mode starts the plugin
 // with an empty environment (plus its manifest's env), in a process group of its own that
-// is killed as a group, with a death signal tied to the host, and under rlimits; the modes
-// differ in the walls around it.
+// is killed as a group, with a death signal tied to the host, under rlimits, and in a
+// cgroup of its own where the machine offers one; the modes differ in the walls around it.
 type Confinement string
 
 const (
@@ -31,7 +31,9 @@ const (
 	// machine, and with limits only otherwise, saying so at load (a warning) and in
 	// Sandbox(). The default.
 	ConfineAuto Confinement = ""
-	// ConfineRequired fails Load when bubblewrap cannot confine the plugin here.
+	// ConfineRequired fails Load (ErrNotConfined, naming what is missing) unless every
+	// wall and cap holds here: bubblewrap, the memory and pids cgroup controllers and
+	// prlimit. What `scorekit serve --require-sandbox` sets.
 	ConfineRequired Confinement = "required"
 	// ConfineLimitsOnly never uses bubblewrap: no network or filesystem walls.
 	ConfineLimitsOnly Confinement = "limits-only"
