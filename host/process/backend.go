@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,7 +120,7 @@ func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 	pr.calls++
 	b.pool.release(pr)
 	if e := pluginrpc.SDKError(resp.GetError()); e != nil {
-		return sdk.Result{}, e
+		return sdk.Result{}, b.firstLine(e)
 	}
 	raw := resp.GetResultJson()
 	if len(raw) > b.lim.MaxResultBytes {
@@ -143,21 +144,44 @@ func (b *backend) failed(ctx context.Context, pr *proc, err error, during string
 		b.log.Warn("plugin sent a message over the host's limit; its process was killed", "pid", pr.pid, "error", msg)
 		return b.tooBig(-1)
 	}
-	cause := pr.exitCause(b.lim)
+	cause := pr.exitCause(b.lim, b.sp.a.conf.memoryByCgroup())
 	b.pool.discard(pr)
 	switch cause {
 	case "memory":
 		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
-			"%s: the plugin process ran out of memory during %s (limits.memory_mib is %d MiB per process); it restarts on the next call",
-			name, during, b.lim.MemoryMiB)}
+			"%s: the plugin process ran out of memory during %s (limits.memory_mib is %d MiB %s); it restarts on the next call",
+			name, during, b.lim.MemoryMiB, b.sp.a.conf.memoryScope())}
+	case "processes":
+		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"%s: the plugin process died at its cap on processes during %s (%d processes and threads for it and all it starts, process.Options.MaxProcesses); it restarts on the next call",
+			name, during, b.sp.a.opts.MaxProcesses)}
 	case "cpu":
 		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"%s: the plugin process used up its CPU time during %s (limits.cpu_seconds is %d per process); it restarts on the next call",
 			name, during, b.lim.CPUSeconds)}
 	}
 	b.log.Error("plugin process failed during a call; it restarts on the next call", "pid", pr.pid, "error", msg)
+	if crash := pr.r.crashLine.Load(); crash != nil {
+		// The stack that followed is in the host's log (the plugin's stderr), not here.
+		return &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf(
+			"%s: plugin crashed: %s; it restarts on the next call", name, *crash)}
+	}
 	return &sdk.Error{Code: sdk.CodeUnavailable, Message: fmt.Sprintf(
 		"%s: the plugin process failed during %s (%s); it restarts on the next call", name, during, msg)}
+}
+
+// firstLine keeps a plugin's error to its first line for the caller and logs the whole of
+// it: a plugin (an older sdk, or any other) may put a stack trace in the message, which
+// belongs in the host's log, not in a result.
+func (b *backend) firstLine(e *sdk.Error) *sdk.Error {
+	first, rest, ok := strings.Cut(e.Message, "\n")
+	if !ok {
+		return e
+	}
+	b.log.Error("plugin error (the caller sees its first line)", "code", e.Code, "error", first, "detail", rest)
+	out := *e
+	out.Message = strings.TrimSpace(first)
+	return &out
 }
 
 // deadlineReached reports whether err is the plugin's side of the call's deadline: gRPC

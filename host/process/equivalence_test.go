@@ -37,7 +37,12 @@ var buildHeuristic = sync.OnceValues(func() (string, error) {
 // buildDir is this test binary's folder for what it builds, removed by TestMain: one
 // per run, so that tests of other checkouts running at the same time build their own.
 var buildDir = sync.OnceValues(func() (string, error) {
-	return os.MkdirTemp("", "scorekit-process-test-")
+	dir, err := os.MkdirTemp("", "scorekit-process-test-")
+	if err != nil {
+		return "", err
+	}
+	// The sandbox's user (not root) runs what is built here.
+	return dir, os.Chmod(dir, 0o755)
 })
 
 type buildError struct {

@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 	if dir, err := buildDir(); err == nil {
 		os.RemoveAll(dir)
 	}
+	// The cgroups of the test hosts that TestHostDies killed.
+	for _, h := range cgroupsOnce().hiers {
+		removeStale(h.own)
+	}
 	os.Exit(code)
 }
 
@@ -111,7 +115,7 @@ func noLeftovers(t testing.TB, mark string) {
 }
 
 func runTestPlugin(mode string) {
-	if mode == "child" || mode == "child-setsid" {
+	if mode == "child" || mode == "child-setsid" || strings.HasPrefix(mode, "child-alloc-") {
 		runTestChild(mode)
 		return
 	}

@@ -75,11 +75,25 @@ func (a *artifact) start(lim host.Limits, log *slog.Logger) (*proc, error) {
 			if err := a.m.VerifyArtifact(); err != nil {
 				return nil, err
 			}
+			var cg *procCgroup
+			if a.conf.cg != nil {
+				var err error
+				if cg, err = a.conf.cg.newProcCgroup(lim.MemoryMiB, a.opts.MaxProcesses); err != nil {
+					return nil, err
+				}
+			}
 			// cmd.Env holds only go-plugin's variables: SkipHostEnv.
-			l := a.conf.command(a.exe, a.m.Args, a.reads, socketDir, lim, pluginEnv(a.m.Env, cmd.Env))
-			r = newRunner(l, a.exe, log, out)
+			goPlugin := cmd.Env
+			if a.conf.bwrap != "" {
+				// The plugin makes its sockets in a small tmpfs of its own, not on the
+				// host's disk; the host reaches them through /proc/PID/root.
+				goPlugin = setEnv(goPlugin, plugin.EnvUnixSocketDir, sandboxSocketDir)
+			}
+			l := a.conf.command(a.exe, a.m.Args, a.reads, socketDir, lim, pluginEnv(a.m.Env, goPlugin))
+			r = newRunner(l, a.exe, log, out, cg, a.conf.bwrap != "")
 			return r, nil
 		},
+		UnixSocketConfig: a.conf.socketConfig(),
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         a.opts.AutoMTLS,
@@ -97,13 +111,13 @@ func (a *artifact) start(lim host.Limits, log *slog.Logger) (*proc, error) {
 	}
 	if err != nil {
 		pr.kill()
-		if r != nil && r.sawOOM() {
-			return nil, fmt.Errorf("%w %s: the plugin ran out of memory while starting (limits.memory_mib is %d MiB per process; a Go program needs about 40 MiB to start, Node about 60): ask for more in the manifest, within the host's ceiling",
-				ErrStart, a.m.Name, lim.MemoryMiB)
+		if r != nil && r.diedOfOOM() {
+			return nil, fmt.Errorf("%w %s: the plugin ran out of memory while starting (limits.memory_mib is %d MiB %s; a Go program needs about 40 MiB of data segment to start, Node about 60): ask for more in the manifest, within the host's ceiling",
+				ErrStart, a.m.Name, lim.MemoryMiB, a.conf.memoryScope())
 		}
 		if r != nil && r.crashed() {
-			return nil, fmt.Errorf("%w %s: the plugin crashed while starting (%v); if it is short of memory, limits.memory_mib is %d MiB per process: %w",
-				ErrStart, a.m.Name, r.err, lim.MemoryMiB, a.startError(err))
+			return nil, fmt.Errorf("%w %s: the plugin crashed while starting (%v); if it is short of memory, limits.memory_mib is %d MiB %s: %w",
+				ErrStart, a.m.Name, r.err, lim.MemoryMiB, a.conf.memoryScope(), a.startError(err))
 		}
 		return nil, a.startError(err)
 	}
@@ -322,17 +336,29 @@ func (p *proc) cleanup() <-chan struct{} {
 }
 
 // exitCause is why p's process died during a call, once it has, when a limit ended it:
-// "memory" or "cpu"; "" otherwise. It waits up to a second for the process to exit by
-// itself: killing it first would lose its account (confined, bubblewrap reports the
-// plugin's CPU time only once it has reaped it).
-func (p *proc) exitCause(lim host.Limits) string {
+// "memory", "processes" or "cpu"; "" otherwise. It waits up to a second for the process to
+// exit by itself: killing it first would lose its account (confined, bubblewrap reports
+// the plugin's CPU time only once it has reaped it). memByCgroup: memory_mib is the memory
+// cgroup's limit on the tree, else RLIMIT_DATA per process.
+func (p *proc) exitCause(lim host.Limits, memByCgroup bool) string {
 	select {
 	case <-p.r.done:
 	case <-time.After(time.Second):
 		return ""
 	}
+	p.r.stderrEnded()
 	switch {
-	case p.r.sawOOM():
+	// The kernel killed a process of the tree at the memory limit, or the plugin said it
+	// ran out.
+	case p.r.oomKills > 0 || p.r.oom.Load():
+		return "memory"
+	// A fork or a thread refused at the cap (a Go runtime aborts when it cannot start a
+	// thread, in the same words as below).
+	case p.r.pidsRefused > 0:
+		return "processes"
+	// Under RLIMIT_DATA a thread's stack is what no longer fits: the plugin may abort
+	// starting a thread before any allocation of its own fails.
+	case !memByCgroup && lim.MemoryMiB > 0 && p.r.noThread.Load():
 		return "memory"
 	case lim.CPUSeconds > 0 && p.r.cpuSeconds() >= float64(lim.CPUSeconds)-0.5:
 		return "cpu"

@@ -16,11 +16,13 @@
 //     per concurrent call (BENCHMARKS.md).
 //   - A plugin runs confined (sandbox.go, docs/SANDBOX.md): an empty environment plus its
 //     manifest's env, a process group of its own killed as a group, a death signal tied to
-//     the host, rlimits on memory, CPU time and file size (prlimit), and where bubblewrap
-//     works, no network, a read-only view of its artifact's folder and the system's
-//     libraries, a private /tmp and a pid namespace that dies with it. Where bubblewrap
-//     cannot run, the plugin runs with limits only, and Load says so (a warning, and
-//     Sandbox()).
+//     the host, rlimits on CPU time and file size (prlimit), a cgroup of its own for it
+//     and all it starts (cgroup.go: memory and processes capped for the tree, the tree
+//     killed through it), and where bubblewrap works, no network, an unprivileged user
+//     (never root), a read-only view of its artifact's folder and the system's libraries,
+//     a private /tmp and a pid namespace that dies with it. Where bubblewrap or the
+//     cgroups cannot be had, the plugin runs with what remains, and Load says so (a
+//     warning, and Sandbox()); ConfineRequired refuses it.
 //   - The host starts the process itself (procRunner) rather than letting go-plugin do it:
 //     go-plugin appends the host's environment to the plugin's, kills only the plugin's
 //     pid, and waits for EOF on its stdout and stderr, which a child of the plugin may hold
@@ -89,7 +91,26 @@ type Options struct {
 	Confine Confinement
 	// Bwrap is the bubblewrap executable. Optional. Default is "bwrap" looked up in PATH.
 	Bwrap string
+	// MaxProcesses caps the processes and threads (the kernel's pids controller counts
+	// both) of one plugin process and everything it starts. Optional. Default is
+	// DefaultMaxProcesses. Needs the pids cgroup controller (Sandbox says whether it binds).
+	MaxProcesses int
+	// MaxProcessesTotal caps the processes and threads of every plugin process of this
+	// host together; the host's cgroup is one per host process, so the last Load sets it.
+	// Optional. Default is DefaultMaxProcessesTotal.
+	MaxProcessesTotal int
+	// NoCgroups turns the cgroup caps off: memory_mib then holds per process (RLIMIT_DATA)
+	// and forks are not capped. Optional. Default is false: the host uses the memory and
+	// pids controllers of whichever cgroup hierarchy (v1 or v2) offers them.
+	NoCgroups bool
 }
+
+// DefaultMaxProcesses is Options.MaxProcesses when zero: a Go or Node plugin runs about a
+// dozen threads; the rest is room for the children and threads of a busy one.
+const DefaultMaxProcesses = 256
+
+// DefaultMaxProcessesTotal is Options.MaxProcessesTotal when zero.
+const DefaultMaxProcessesTotal = 4096
 
 // DefaultStartTimeout is the start timeout when Options.StartTimeout is zero.
 const DefaultStartTimeout = 10 * time.Second
@@ -120,7 +141,9 @@ var (
 	ErrStart = errors.New("start plugin")
 	// ErrScorers: the artifact's scorers differ from the manifest's "scorers".
 	ErrScorers = errors.New("plugin scorers differ from manifest")
-	// ErrNotConfined: Options.Confine is ConfineRequired and bubblewrap cannot run here.
+	// ErrNotConfined: Options.Confine is ConfineRequired and the plugin cannot be confined
+	// here: bubblewrap cannot run, the cgroup memory or pids controller is missing, or
+	// prlimit is.
 	ErrNotConfined = errors.New("plugin cannot be confined")
 )
 
@@ -162,6 +185,12 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if opts.MaxRunBytes <= 0 {
 		opts.MaxRunBytes = DefaultMaxRunBytes
 	}
+	if opts.MaxProcesses <= 0 {
+		opts.MaxProcesses = DefaultMaxProcesses
+	}
+	if opts.MaxProcessesTotal <= 0 {
+		opts.MaxProcessesTotal = DefaultMaxProcessesTotal
+	}
 	opts.Limits = withDefaults(opts.Limits)
 	lim, err := m.Limits.Within(opts.Limits)
 	if err != nil {
@@ -181,13 +210,24 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if exe, err = filepath.Abs(exe); err != nil {
 		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
 	}
-	conf := probeConfinement(opts.Confine, opts.Bwrap)
+	conf := probeConfinement(opts.Confine, opts.Bwrap, opts.NoCgroups)
 	a := &artifact{
-		m: m, exe: exe, reads: reads, conf: conf, sandbox: conf.sandbox(), lim: lim, maxRun: opts.MaxRunBytes,
+		m: m, exe: exe, reads: reads, conf: conf, sandbox: conf.sandbox(lim.MemoryMiB, opts.MaxProcesses, opts.MaxProcessesTotal), lim: lim, maxRun: opts.MaxRunBytes,
 		opts: opts, log: opts.Logger.With("plugin", m.Name), pools: map[poolKey]*pool{},
 	}
-	if opts.Confine == ConfineRequired && !a.sandbox.Confined {
-		return nil, fmt.Errorf("load plugin %s: %w: %s", m.Name, ErrNotConfined, conf.why)
+	if opts.Confine == ConfineRequired {
+		if err := conf.complete(); err != nil {
+			return nil, fmt.Errorf("load plugin %s: %w: %v; the host requires the sandbox (--require-sandbox, require_sandbox): fix what is missing, or let plugins run degraded",
+				m.Name, ErrNotConfined, err)
+		}
+	}
+	if err := conf.reachable(exe); err != nil {
+		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
+	}
+	if conf.cg != nil {
+		if err := conf.cg.setTotal(opts.MaxProcessesTotal); err != nil {
+			return nil, fmt.Errorf("load plugin %s: cap the plugins' processes: %w", m.Name, err)
+		}
 	}
 	if a.sandbox.Degraded != "" {
 		a.log.Warn("process plugin runs DEGRADED: "+a.sandbox.Degraded, "sandbox", a.sandbox.Mode)

@@ -1,14 +1,18 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,13 +38,25 @@ type procRunner struct {
 
 	stdout, stderr *os.File // the read ends
 
+	// cg holds the process and everything it starts (nil without cgroups); confined:
+	// it runs in bubblewrap, and makes its sockets inside the sandbox.
+	cg       *procCgroup
+	confined bool
+
 	pid    int
 	mu     sync.Mutex
 	reaped bool
 	done   chan struct{} // closed when the process has exited and been reaped
 	err    error
 	state  *os.ProcessState
-	oom    atomic.Bool // its stderr said it ran out of memory
+	// What the tree's cgroup counted when it ended: processes the kernel killed at the
+	// memory limit, forks the pids limit refused, CPU time. Valid once done is closed.
+	oomKills, pidsRefused int
+	treeCPU               float64
+
+	oom       atomic.Bool // its stderr said it ran out of memory
+	noThread  atomic.Bool // its stderr said a thread could not be created
+	crashLine atomic.Pointer[string]
 
 	stderrDone chan struct{} // closed when go-plugin has read stderr to its end
 	stderrOnce sync.Once
@@ -53,15 +69,17 @@ var _ runner.Runner = (*procRunner)(nil)
 // the plugin's group (possible when it is not confined) can keep them open longer.
 const pipeGrace = time.Second
 
-func newRunner(l launch, name string, log *slog.Logger, out *outputCap) *procRunner {
+func newRunner(l launch, name string, log *slog.Logger, out *outputCap, cg *procCgroup, confined bool) *procRunner {
 	cmd := &exec.Cmd{Path: l.path, Args: append([]string{l.path}, l.args...), Env: l.env}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return &procRunner{cmd: cmd, name: name, log: log, out: out, done: make(chan struct{}), stderrDone: make(chan struct{})}
+	return &procRunner{cmd: cmd, name: name, log: log, out: out, cg: cg, confined: confined,
+		done: make(chan struct{}), stderrDone: make(chan struct{})}
 }
 
-// spawnReq asks the spawner thread to start a command.
+// spawnReq asks the spawner thread to start a command in a cgroup.
 type spawnReq struct {
 	cmd  *exec.Cmd
+	cg   *procCgroup
 	done chan error
 }
 
@@ -73,7 +91,7 @@ var spawner = sync.OnceValue(func() chan<- spawnReq {
 	go func() {
 		runtime.LockOSThread()
 		for req := range ch {
-			req.done <- req.cmd.Start()
+			req.done <- startIn(req.cmd, req.cg)
 		}
 	}()
 	return ch
@@ -92,13 +110,14 @@ func (r *procRunner) Start(context.Context) error {
 	}
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW
 	done := make(chan error, 1)
-	spawner() <- spawnReq{cmd: r.cmd, done: done}
+	spawner() <- spawnReq{cmd: r.cmd, cg: r.cg, done: done}
 	err = <-done
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		r.cg.remove()
 		return err
 	}
 	r.stdout, r.stderr = outR, errR
@@ -120,11 +139,15 @@ func (r *procRunner) wait() {
 	}
 	r.mu.Lock()
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	// Then the rest of the tree, what left the group included.
+	r.cg.kill()
+	r.oomKills, r.pidsRefused, r.treeCPU = r.cg.oomKills(), r.cg.pidsRefused(), r.cg.cpuSeconds()
 	r.err = r.cmd.Wait()
 	r.state = r.cmd.ProcessState
 	r.reaped = true
 	r.mu.Unlock()
 	close(r.done)
+	go r.cg.remove()
 	time.AfterFunc(pipeGrace, func() {
 		// Reads then see EOF (closedFile); a no-op when they already did.
 		r.stdout.Close()
@@ -149,6 +172,7 @@ func (r *procRunner) killGroup() {
 	defer r.mu.Unlock()
 	if r.pid > 0 && !r.reaped {
 		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+		r.cg.kill()
 	}
 }
 
@@ -162,14 +186,30 @@ func (r *procRunner) exited() bool {
 	}
 }
 
-// sawOOM reports whether the process said it ran out of memory, once its stderr has been
-// read to the end (its last words are that message), or a bounded while after it exited.
-func (r *procRunner) sawOOM() bool {
+// stderrEnded waits until the process's stderr has been read to its end (its last words
+// say why it died), or a bounded while after it exited.
+func (r *procRunner) stderrEnded() {
 	select {
 	case <-r.stderrDone:
 	case <-time.After(pipeGrace + time.Second):
 	}
+}
+
+// sawOOM reports whether the process said it ran out of memory, once its stderr has ended.
+func (r *procRunner) sawOOM() bool {
+	r.stderrEnded()
 	return r.oom.Load()
+}
+
+// diedOfOOM reports whether the process exited (within a second) at its memory limit: the
+// kernel killed a process of its tree there, or it said it ran out of memory.
+func (r *procRunner) diedOfOOM() bool {
+	select {
+	case <-r.done:
+	case <-time.After(time.Second):
+		return r.sawOOM()
+	}
+	return r.oomKills > 0 || r.sawOOM()
 }
 
 // crashed reports whether the process died of a crash (SIGSEGV, SIGBUS, SIGABRT), itself
@@ -195,31 +235,84 @@ func (r *procRunner) crashed() bool {
 	return false
 }
 
-// cpuSeconds is the CPU time the process and the descendants it waited for used; valid
-// once it exited.
+// cpuSeconds is the CPU time the process used, with the descendants it waited for, or its
+// whole tree as its cgroup counted it (bubblewrap's init on a root host is never waited
+// for, so its account does not reach the host); valid once it exited.
 func (r *procRunner) cpuSeconds() float64 {
 	if r.state == nil {
-		return 0
+		return r.treeCPU
 	}
-	return (r.state.UserTime() + r.state.SystemTime()).Seconds()
+	return max(r.treeCPU, (r.state.UserTime() + r.state.SystemTime()).Seconds())
 }
 
 func (r *procRunner) Diagnose(context.Context) string { return "" }
 func (r *procRunner) Stdout() io.ReadCloser           { return closedFile{r.stdout} }
 func (r *procRunner) Stderr() io.ReadCloser {
-	return &stderrReader{f: r.stderr, oom: &r.oom, out: r.out, end: func() { r.stderrOnce.Do(func() { close(r.stderrDone) }) }}
+	return &stderrReader{f: r.stderr, r: r, out: r.out, end: func() { r.stderrOnce.Do(func() { close(r.stderrDone) }) }}
 }
 func (r *procRunner) Name() string { return r.name }
 func (r *procRunner) ID() string   { return strconv.Itoa(r.pid) }
 
-// The host and the plugin see the same socket paths (the sandbox binds the socket folder at
-// its own path).
+// PluginToHost translates the address a plugin listens on for the host: a confined plugin's
+// sockets are in a tmpfs inside its sandbox, which the host reaches through the root of
+// the sandbox's first process.
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	if network != "unix" || !r.confined {
+		return network, addr, nil
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", r.pid, r.pid))
+	if err != nil {
+		return "", "", fmt.Errorf("find the sandbox of plugin process %d: %w", r.pid, err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if first == "" {
+		return "", "", fmt.Errorf("find the sandbox of plugin process %d: it has no process inside", r.pid)
+	}
+	return network, "/proc/" + first + "/root" + addr, nil
+}
+
+// HostToPlugin: the host's sockets are at the same path in the sandbox (bound read-only).
+func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
 
-func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
-	return network, addr, nil
+// startIn starts cmd with the process born inside cg, so that nothing it forks can start
+// outside it. cgroup v2 clones it there (CLONE_INTO_CGROUP). cgroup v1 has no such call,
+// so the spawner thread itself joins cg's folders for the fork and leaves them after: a
+// child is born in its parent thread's cgroups, and moving it after the start would race
+// with its first forks. Only the spawner runs on its thread, and a v1 memory cgroup
+// charges a process's memory to its leader's cgroup, not this thread's.
+func startIn(cmd *exec.Cmd, cg *procCgroup) error {
+	if cg == nil {
+		return cmd.Start()
+	}
+	if cg.v2 != "" {
+		fd, err := unix.Open(cg.v2, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open the plugin's cgroup: %w", err)
+		}
+		defer unix.Close(fd)
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	}
+	tid := strconv.Itoa(unix.Gettid())
+	var errs []error
+	joined := 0
+	for _, d := range cg.v1 {
+		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		joined++
+	}
+	if len(errs) == 0 {
+		errs = append(errs, cmd.Start())
+	}
+	for _, home := range cg.v1home[:joined] {
+		if err := writeFile(filepath.Join(home, "tasks"), tid); err != nil {
+			errs = append(errs, fmt.Errorf("the host's spawner thread could not return to its cgroup: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // closedFile reads f, and reads EOF once the host closed f (go-plugin logs any other error).
@@ -239,11 +332,15 @@ func (c closedFile) Close() error { return c.f.Close() }
 // host's logger): it notes an out-of-memory message and drops what exceeds the output cap.
 type stderrReader struct {
 	f    *os.File
-	oom  *atomic.Bool
+	r    *procRunner
 	out  *outputCap
 	end  func() // called once the stream has ended
 	tail []byte // the end of the previous read, so a message split across reads is seen
+	line []byte // the line being read, up to maxCrashLine bytes
 }
+
+// maxCrashLine bounds the crash message a caller is shown.
+const maxCrashLine = 200
 
 func (s *stderrReader) Read(p []byte) (int, error) {
 	for {
@@ -251,9 +348,13 @@ func (s *stderrReader) Read(p []byte) (int, error) {
 		if n > 0 {
 			seen := append(s.tail, p[:n]...)
 			if stderrSaysOOM(seen) {
-				s.oom.Store(true)
+				s.r.oom.Store(true)
+			}
+			if stderrSaysNoThread(seen) {
+				s.r.noThread.Store(true)
 			}
 			s.tail = append(s.tail[:0], seen[max(0, len(seen)-32):]...)
+			s.lines(p[:n])
 			if !s.out.take(n) && err == nil {
 				continue
 			}
@@ -266,6 +367,32 @@ func (s *stderrReader) Read(p []byte) (int, error) {
 }
 
 func (s *stderrReader) Close() error { return s.f.Close() }
+
+// lines notes the first line that says why the plugin crashed: Go's "panic: ..." or
+// "fatal error: ...". The stack after it goes to the host's log only.
+func (s *stderrReader) lines(p []byte) {
+	for len(p) > 0 && s.r.crashLine.Load() == nil {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := maxCrashLine - len(s.line); room > 0 {
+			s.line = append(s.line, chunk[:min(room, len(chunk))]...)
+		}
+		if i < 0 {
+			return
+		}
+		for _, prefix := range []string{"panic: ", "fatal error: "} {
+			if msg, ok := strings.CutPrefix(string(s.line), prefix); ok {
+				msg = strings.TrimSpace(msg)
+				s.r.crashLine.Store(&msg)
+				break
+			}
+		}
+		s.line, p = s.line[:0], p[i+1:]
+	}
+}
 
 // outputCap bounds what one process may print (stdout and stderr, forwarded to the host's
 // logger) per call: Limits.MaxOutputBytes. The rest is dropped, with one warning per call.

@@ -3,6 +3,7 @@ package process
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,13 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-plugin"
+
 	"github.com/scorekit/scorekit/host"
 )
 
 // Confinement says how far the host confines a process plugin. Every mode starts the plugin
 // with an empty environment (plus its manifest's env), in a process group of its own that
-// is killed as a group, with a death signal tied to the host, and under rlimits; the modes
-// differ in the walls around it.
+// is killed as a group, with a death signal tied to the host, under rlimits, and in a
+// cgroup of its own where the machine offers one; the modes differ in the walls around it.
 type Confinement string
 
 const (
@@ -28,7 +31,9 @@ const (
 	// machine, and with limits only otherwise, saying so at load (a warning) and in
 	// Sandbox(). The default.
 	ConfineAuto Confinement = ""
-	// ConfineRequired fails Load when bubblewrap cannot confine the plugin here.
+	// ConfineRequired fails Load (ErrNotConfined, naming what is missing) unless every
+	// wall and cap holds here: bubblewrap, the memory and pids cgroup controllers and
+	// prlimit. What `scorekit serve --require-sandbox` sets.
 	ConfineRequired Confinement = "required"
 	// ConfineLimitsOnly never uses bubblewrap: no network or filesystem walls.
 	ConfineLimitsOnly Confinement = "limits-only"
@@ -41,9 +46,15 @@ type Sandbox struct {
 	// read-only view of its artifact's folder and the system's libraries, a private /tmp,
 	// a pid namespace that dies with it.
 	Confined bool `json:"confined"`
-	// Mode names the mechanism: "bubblewrap (user namespace)", "bubblewrap (root, no user
-	// namespace)" or "limits only".
+	// Mode names the mechanism: "bubblewrap (uid 65534, no user namespaces)",
+	// "bubblewrap (user namespace, uid 65534)", "limits only" ...
 	Mode string `json:"mode"`
+	// User is who the plugin runs as, on the host: never root when confined.
+	User string `json:"user"`
+	// Cgroups says what the cgroup controllers cap for each plugin process with all it
+	// starts ("memory 512 MiB (cgroup v1), 256 processes and threads, 4096 for all
+	// plugins (cgroup v1 pids)"); empty when no controller binds.
+	Cgroups string `json:"cgroups,omitempty"`
 	// Degraded says what does not hold and why, when the plugin runs with less than the
 	// full sandbox. Empty when nothing is missing.
 	Degraded string `json:"degraded,omitempty"`
@@ -51,62 +62,111 @@ type Sandbox struct {
 
 // String is the one-line form of s.
 func (s Sandbox) String() string {
-	if s.Degraded == "" {
-		return s.Mode
+	out := s.Mode + ", as " + s.User
+	if s.Cgroups != "" {
+		out += "; its process tree capped at " + s.Cgroups
 	}
-	return s.Mode + " (DEGRADED: " + s.Degraded + ")"
+	if s.Degraded != "" {
+		out += " (DEGRADED: " + s.Degraded + ")"
+	}
+	return out
 }
 
 // sandboxTmpBytes is the size of the private /tmp a confined plugin gets (tmpfs in memory).
 const sandboxTmpBytes = 64 << 20
 
+// socketDirBytes is the size of the folder a confined plugin makes its Unix sockets in (a
+// tmpfs inside the sandbox, PLUGIN_UNIX_SOCKET_DIR): a socket takes no space, so this only
+// bounds what else a plugin writes there.
+const socketDirBytes = 64 << 10
+
+// sandboxSocketDir is where a confined plugin makes its sockets; the host reaches them
+// through /proc/PID/root.
+const sandboxSocketDir = "/run/scorekit-plugin"
+
 // fileSizeBytes caps every file a plugin writes (RLIMIT_FSIZE): its private /tmp, or, when
 // not confined, anywhere the host's user may write.
 const fileSizeBytes = 16 << 20
 
-// sandboxUID is the user a confined plugin sees itself as, in its user namespace.
-const sandboxUID = "65534"
+// sandboxUID is the user (and group) a confined plugin runs as: nobody. A host running as
+// root starts it as that user on the host; any other host maps it to the host's own user.
+const sandboxUID = 65534
 
 // bwrapTier is one way of starting bubblewrap, from the strongest to the weakest.
 type bwrapTier struct {
 	mode string
+	// args come before the walls every tier shares.
 	args []string
+	// root: the host is root. bubblewrap runs as root without a user namespace, so it can
+	// show the plugin any folder the host chose, then setpriv drops the plugin to
+	// sandboxUID with no capability: a user namespace made by root would map the
+	// plugin's user to root, and root owns /etc/shadow.
+	root bool
+	// inner: inside, an unprivileged bubblewrap adds a user namespace that can make no
+	// further one (--disable-userns), so the plugin cannot reach the kernel's user
+	// namespace code either.
+	inner bool
+	// lacks is what this tier does not do that the first one does.
+	lacks string
 }
 
-var bwrapTiers = []bwrapTier{
-	{"bubblewrap (user namespace)", []string{"--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID, "--disable-userns"}},
-	{"bubblewrap (user namespace)", []string{"--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID}},
-	// Root without user namespaces (a container that forbids them): mount, pid and network
-	// namespaces still work, and the plugin keeps no capability.
-	{"bubblewrap (root, no user namespace)", nil},
+var uid = strconv.Itoa(sandboxUID)
+
+var rootTiers = []bwrapTier{
+	{mode: "bubblewrap (uid 65534, no user namespaces)", root: true, inner: true},
+	{mode: "bubblewrap (uid 65534)", root: true,
+		lacks: "the plugin may create user namespaces (an unprivileged bubblewrap could not run inside the sandbox to forbid them)"},
+}
+
+var userTiers = []bwrapTier{
+	{mode: "bubblewrap (user namespace, uid 65534)", args: []string{"--unshare-user", "--uid", uid, "--gid", uid, "--disable-userns"}},
+	{mode: "bubblewrap (user namespace, uid 65534)", args: []string{"--unshare-user", "--uid", uid, "--gid", uid},
+		lacks: "the plugin may create further user namespaces (this bubblewrap cannot forbid them)"},
 }
 
 // confinement is what the host found out about this machine once: which bubblewrap tier
-// works and where prlimit is.
+// works, where prlimit and setpriv are, which cgroup controllers bind.
 type confinement struct {
 	bwrap   string // path, "" when not used
 	tier    bwrapTier
-	prlimit string // path, "" when missing
-	why     string // why bubblewrap is not used, when it is not
+	prlimit string      // path, "" when missing
+	setpriv string      // path; used by the root tiers
+	why     string      // why bubblewrap is not used, when it is not
+	cg      *cgroupHost // nil when turned off
+	cgWhy   string      // why the cgroup caps do not hold, when they do not
 }
 
 var probes sync.Map // probeKey -> func() confinement (sync.OnceValue)
 
 type probeKey struct {
-	mode  Confinement
-	bwrap string
+	mode   Confinement
+	bwrap  string
+	path   string // $PATH, where the tools are looked up
+	noCgrp bool
 }
 
-// probeConfinement tries bubblewrap's tiers on `true` once per process, mode and
-// bubblewrap executable ("" looks "bwrap" up in PATH).
-func probeConfinement(mode Confinement, bwrap string) confinement {
-	f, _ := probes.LoadOrStore(probeKey{mode, bwrap}, sync.OnceValue(func() confinement { return probeMachine(mode, bwrap) }))
+// probeConfinement tries bubblewrap's tiers on `true` once per process, mode, bubblewrap
+// executable ("" looks "bwrap" up in PATH) and PATH, and finds the cgroup controllers.
+func probeConfinement(mode Confinement, bwrap string, noCgroups bool) confinement {
+	k := probeKey{mode, bwrap, os.Getenv("PATH"), noCgroups}
+	f, _ := probes.LoadOrStore(k, sync.OnceValue(func() confinement { return probeMachine(mode, bwrap, noCgroups) }))
 	return f.(func() confinement)()
 }
 
-func probeMachine(mode Confinement, bwrap string) confinement {
+func probeMachine(mode Confinement, bwrap string, noCgroups bool) confinement {
 	var c confinement
 	c.prlimit, _ = exec.LookPath("prlimit")
+	c.setpriv, _ = exec.LookPath("setpriv")
+	if noCgroups {
+		c.cgWhy = "cgroups turned off (process.Options.NoCgroups)"
+	} else if cg := cgroupsOnce(); cg.why != "" {
+		c.cgWhy = cg.why
+		if len(cg.hiers) > 0 {
+			c.cg = cg
+		}
+	} else {
+		c.cg = cg
+	}
 	if mode == ConfineLimitsOnly {
 		c.why = "bubblewrap turned off (process.Options.Confine is limits-only)"
 		return c
@@ -124,15 +184,26 @@ func probeMachine(mode Confinement, bwrap string) confinement {
 		c.why = "no `true` command to test bubblewrap with"
 		return c
 	}
-	var errs []string
-	for _, t := range bwrapTiers {
-		if t.args == nil && os.Geteuid() != 0 {
-			continue
+	tiers := userTiers
+	if os.Geteuid() == 0 {
+		if c.setpriv == "" {
+			c.why = "the host runs as root and setpriv is not installed to drop the plugin to an unprivileged user (apt-get install util-linux)"
+			return c
 		}
-		args := append(slices.Clone(t.args), baseBwrapArgs()...)
-		args = append(args, "--", truePath)
+		tiers = rootTiers
+	}
+	dir, err := os.MkdirTemp("", "scorekit-probe")
+	if err != nil {
+		c.why = "cannot make a folder to test bubblewrap with: " + err.Error()
+		return c
+	}
+	defer os.RemoveAll(dir)
+	var errs []string
+	for _, t := range tiers {
+		try := confinement{bwrap: bwrap, tier: t, setpriv: c.setpriv}
+		l := try.command(truePath, nil, nil, dir, host.Limits{}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, l.path, l.args...).CombinedOutput()
 		cancel()
 		if err == nil {
 			c.bwrap, c.tier = bwrap, t
@@ -150,40 +221,131 @@ func probeMachine(mode Confinement, bwrap string) confinement {
 	return c
 }
 
-// sandbox is what c means for a plugin, for people.
-func (c confinement) sandbox() Sandbox {
+// sandbox is what c means for a plugin whose tree may hold memMiB of memory and maxTasks
+// processes and threads (total for all plugins), for people.
+func (c confinement) sandbox(memMiB, maxTasks, total int) Sandbox {
 	var missing []string
-	s := Sandbox{Confined: c.bwrap != "", Mode: c.tier.mode}
+	s := Sandbox{Confined: c.bwrap != "", Mode: c.tier.mode, User: "uid 65534 (nobody)"}
+	if os.Geteuid() != 0 {
+		s.User = fmt.Sprintf("uid 65534 in a user namespace, the host's uid %d outside", os.Geteuid())
+	}
 	if !s.Confined {
 		s.Mode = "limits only"
-		missing = append(missing, "no network or filesystem walls: the plugin reaches the network and reads and writes what the host's user may, and a process it starts in a new session outlives it; "+c.why)
+		s.User = fmt.Sprintf("the host's user (uid %d)", os.Geteuid())
+		missing = append(missing, "no network or filesystem walls: the plugin reaches the network and reads and writes what the host's user may, and a process it starts in a new session outlives it unless a cgroup holds it; "+c.why)
+	}
+	if c.tier.lacks != "" {
+		missing = append(missing, c.tier.lacks)
+	}
+	if c.cg != nil {
+		var caps []string
+		if h := c.cg.memory(); h != nil {
+			caps = append(caps, fmt.Sprintf("memory %d MiB (%s)", memMiB, h.version()))
+		}
+		if h := c.cg.pids(); h != nil {
+			caps = append(caps, fmt.Sprintf("%d processes and threads, %d for all plugins (%s pids)", maxTasks, total, h.version()))
+		}
+		s.Cgroups = strings.Join(caps, ", ")
+	}
+	if c.cgWhy != "" {
+		missing = append(missing, "the plugin's process tree is not capped as a whole (memory_mib holds per process only, and the number of processes it forks is not capped): "+c.cgWhy)
 	}
 	if c.prlimit == "" {
-		missing = append(missing, "no memory, CPU or file-size rlimits: prlimit is not installed (apt-get install util-linux)")
+		missing = append(missing, "no CPU or file-size rlimits: prlimit is not installed (apt-get install util-linux)")
 	}
 	s.Degraded = strings.Join(missing, "; ")
 	return s
 }
 
+// complete reports whether every wall and cap holds: what ConfineRequired asks for.
+func (c confinement) complete() error {
+	var missing []string
+	if c.bwrap == "" {
+		missing = append(missing, c.why)
+	}
+	if c.cg == nil || c.cgWhy != "" {
+		missing = append(missing, c.cgWhy)
+	}
+	if c.prlimit == "" {
+		missing = append(missing, "prlimit is not installed (apt-get install util-linux)")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(missing, "; "))
+}
+
+// reachable checks that the sandbox's user can run the artifact exe: on a root host the
+// plugin runs as sandboxUID, which needs its folder searchable and the artifact readable
+// and executable by others (a script is read by its interpreter).
+func (c confinement) reachable(exe string) error {
+	if c.bwrap == "" || !c.tier.root {
+		return nil
+	}
+	for _, f := range []struct {
+		path string
+		need os.FileMode
+		fix  string
+	}{{filepath.Dir(exe), 0o001, "o+x"}, {exe, 0o005, "o+rx"}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&f.need != f.need {
+			return fmt.Errorf("the sandbox runs the plugin as uid %d, which cannot reach %s (mode %v): chmod %s %s",
+				sandboxUID, f.path, fi.Mode().Perm(), f.fix, f.path)
+		}
+	}
+	return nil
+}
+
+// memoryScope says what limits.memory_mib bounds, for messages.
+func (c confinement) memoryScope() string {
+	if c.memoryByCgroup() {
+		return "for the plugin process and all it starts"
+	}
+	return "per process"
+}
+
+// memoryByCgroup reports whether limits.memory_mib is the memory cgroup's limit on the
+// plugin's tree (rather than RLIMIT_DATA per process).
+func (c confinement) memoryByCgroup() bool { return c.cg != nil && c.cg.memory() != nil }
+
 // baseBwrapArgs are the walls common to every tier: new namespaces but the user's, no
-// capability, a read-only system, a private /tmp and /proc, and death with the host.
-func baseBwrapArgs() []string {
-	args := []string{
-		"--die-with-parent", "--new-session",
+// capability, death with the host; the mounts are baseMounts.
+func baseBwrapArgs(t bwrapTier) []string {
+	args := []string{"--die-with-parent", "--new-session", "--unshare-pid"}
+	if !t.root {
 		// The plugin is the pid namespace's first process (no bubblewrap init between it
 		// and bubblewrap): when it dies, the kernel kills everything else in the
 		// namespace, and bubblewrap reaps it itself, so its CPU time reaches the host's
-		// accounts (which is how a call ended by limits.cpu_seconds is told apart).
-		"--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--cap-drop", "ALL",
-		"--ro-bind", "/usr", "/usr",
+		// accounts (which is how a call ended by limits.cpu_seconds is told apart). On a
+		// root host the first process must be bubblewrap's init: setpriv's change of user
+		// clears the death signal that ties it to the host, and what runs after it cannot
+		// be relied on to set it again; the init keeps it, and waits for the plugin too.
+		args = append(args, "--as-pid-1")
 	}
+	return append(args, "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL")
+}
+
+// baseMountPoints are where baseMounts mount; a read path above one of them is mounted
+// first, so that it does not hide them.
+var baseMountPoints = []string{"/usr", "/proc", "/dev", "/tmp", "/run", sandboxSocketDir}
+
+// baseMounts are the file system every plugin sees: a read-only system, a private /tmp,
+// /proc and /dev, and the folder for its sockets. rootShown: a read path shows the host's
+// whole root already, its symlinks included.
+func baseMounts(rootShown bool) []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
 	// Merged-/usr systems have /bin, /lib ... as symlinks into /usr; others have folders.
 	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:
 		case fi.Mode()&os.ModeSymlink != 0:
+			if rootShown {
+				continue
+			}
 			if target, err := os.Readlink(d); err == nil {
 				args = append(args, "--symlink", target, d)
 			}
@@ -191,12 +353,32 @@ func baseBwrapArgs() []string {
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	// What the dynamic loader and the time zone need; nothing else of /etc.
-	for _, f := range []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives"} {
-		args = append(args, "--ro-bind-try", f, f)
+	// What the dynamic loader and the time zone need; nothing else of /etc (a folder any
+	// user may search: bubblewrap running as root would make it 0700).
+	if !rootShown {
+		args = append(args, "--dir", "/etc")
+		for _, f := range []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives"} {
+			args = append(args, "--ro-bind-try", f, f)
+		}
 	}
+	// Both tmpfs are the sandbox user's to write in (1777: bubblewrap makes them as root
+	// when the host is root), and their pages count against the memory cgroup.
 	return append(args, "--proc", "/proc", "--dev", "/dev",
-		"--size", strconv.Itoa(sandboxTmpBytes), "--tmpfs", "/tmp")
+		"--perms", "1777", "--size", strconv.Itoa(sandboxTmpBytes), "--tmpfs", "/tmp",
+		// /run holds only the socket folder (and hides the host's /run from a plugin that
+		// reads "/").
+		"--perms", "0755", "--size", strconv.Itoa(socketDirBytes), "--tmpfs", "/run",
+		"--perms", "1777", "--size", strconv.Itoa(socketDirBytes), "--tmpfs", sandboxSocketDir)
+}
+
+// above reports whether path is a folder above (or at) one of the base mount points.
+func above(path string) bool {
+	for _, m := range baseMountPoints {
+		if path == "/" || m == path || strings.HasPrefix(m, path+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // launch is how one plugin process is started: the command line (prlimit, bubblewrap,
@@ -208,22 +390,63 @@ type launch struct {
 }
 
 // command builds the launch of the artifact exe (its real path) under c, with lim's
-// rlimits, reads made read-only visible, socketDir (go-plugin's folder of Unix sockets)
-// writable, and env as the whole environment.
+// rlimits, reads made read-only visible, socketDir (go-plugin's folder of the host's Unix
+// sockets) visible read-only, and env as the whole environment.
 func (c confinement) command(exe string, args []string, reads []string, socketDir string, lim host.Limits, env []string) launch {
 	argv := append([]string{exe}, args...)
 	if c.bwrap != "" {
 		dir := filepath.Dir(exe)
-		b := append(slices.Clone(c.tier.args), baseBwrapArgs()...)
-		for _, r := range reads {
-			b = append(b, "--ro-bind", r, r)
+		b := append(slices.Clone(c.tier.args), baseBwrapArgs(c.tier)...)
+		if c.tier.root {
+			// For setpriv to drop the plugin to sandboxUID; it drops these too.
+			b = append(b, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
 		}
-		b = append(b, "--ro-bind", dir, dir, "--bind", socketDir, socketDir, "--chdir", dir, "--")
+		made := map[string]bool{"/": true}
+		bind := func(path string) {
+			// bubblewrap running as root makes the missing folders above a mount point
+			// 0700, which would hide what is below them from the plugin's user; they
+			// are made world-searchable first.
+			var parents []string
+			for p := filepath.Dir(path); !made[p]; p = filepath.Dir(p) {
+				made[p] = true
+				parents = append(parents, p)
+			}
+			for _, p := range slices.Backward(parents) {
+				if !above(p) && !strings.HasPrefix(p, "/usr/") && !strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/dev/") {
+					b = append(b, "--dir", p)
+				}
+			}
+			made[path] = true
+			b = append(b, "--ro-bind", path, path)
+		}
+		for _, r := range reads {
+			if above(r) {
+				b = append(b, "--ro-bind", r, r)
+			}
+		}
+		b = append(b, baseMounts(slices.Contains(reads, "/"))...)
+		for _, r := range reads {
+			if !above(r) {
+				bind(r)
+			}
+		}
+		bind(dir)
+		// The host's sockets (the judge's broker) are reached read-only: connecting to a
+		// socket needs no write access to its folder, and the plugin writes nothing there.
+		bind(socketDir)
+		b = append(b, "--chdir", dir, "--")
+		if c.tier.root {
+			// setuid clears the death signal bubblewrap set; setpriv sets it again.
+			b = append(b, c.setpriv, "--reuid="+uid, "--regid="+uid, "--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--pdeathsig=SIGKILL", "--")
+			if c.tier.inner {
+				b = append(b, c.bwrap, "--unshare-user", "--uid", uid, "--gid", uid, "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/", "--chdir", dir, "--")
+			}
+		}
 		argv = append(append([]string{c.bwrap}, b...), argv...)
 	}
 	if c.prlimit != "" {
 		p := []string{c.prlimit, "--core=0", "--fsize=" + strconv.Itoa(fileSizeBytes)}
-		if lim.MemoryMiB > 0 {
+		if lim.MemoryMiB > 0 && !c.memoryByCgroup() {
 			p = append(p, "--data="+strconv.FormatInt(int64(lim.MemoryMiB)<<20, 10))
 		}
 		if lim.CPUSeconds > 0 {
@@ -261,6 +484,22 @@ func pluginEnv(manifest map[string]string, goPlugin []string) []string {
 	}
 	sort.Strings(out)
 	return append(out, goPlugin...)
+}
+
+// setEnv returns env with name set to value.
+func setEnv(env []string, name, value string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	return append(out, name+"="+value)
+}
+
+// socketConfig is go-plugin's socket settings: when the plugin runs as sandboxUID on a
+// root host, the host's sockets (and their folder) belong to its group, so that it can
+// connect to them.
+func (c confinement) socketConfig() *plugin.UnixSocketConfig {
+	if c.bwrap == "" || !c.tier.root {
+		return nil
+	}
+	return &plugin.UnixSocketConfig{Group: uid}
 }
 
 // checkEnv refuses a manifest env that would hand the plugin a credential or override
@@ -322,4 +561,12 @@ func readPaths(m host.Manifest) ([]string, error) {
 // most others say so in these words.
 func stderrSaysOOM(b []byte) bool {
 	return bytes.Contains(bytes.ToLower(b), []byte("out of memory"))
+}
+
+// stderrSaysNoThread reports whether a plugin's stderr says it could not start a thread:
+// glibc's pthread_create (Go with cgo: "runtime/cgo: pthread_create failed") or Go's own
+// ("failed to create new OS thread"). Under RLIMIT_DATA that is memory: a thread's stack
+// is private writable memory.
+func stderrSaysNoThread(b []byte) bool {
+	return bytes.Contains(b, []byte("pthread_create failed")) || bytes.Contains(b, []byte("failed to create new OS thread"))
 }

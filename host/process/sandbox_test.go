@@ -98,6 +98,8 @@ func hostile(run sdk.Run) (sdk.Result, bool) {
 		n, _ := strconv.Atoi(arg)
 		fmt.Fprintln(os.Stderr, strings.Repeat("z", n))
 		return sdk.Scored(1, "printed"), true
+	case "forkmany", "children-alloc", "sockflood", "uid", "panic", "panic-goroutine", "alloc-threads":
+		return treeProbe(cmd, arg)
 	case "rlimit":
 		// The plugin's own rlimits, as /proc shows them.
 		b, err := os.ReadFile("/proc/self/limits")
@@ -122,6 +124,10 @@ func startChild(mode string, stdio bool) error {
 }
 
 func runTestChild(mode string) {
+	if mib, ok := strings.CutPrefix(mode, "child-alloc-"); ok {
+		childAlloc(mib)
+		return
+	}
 	if mode == "child-setsid" {
 		_, _ = syscall.Setsid()
 	}
@@ -133,7 +139,7 @@ func runTestChild(mode string) {
 // no namespace (some containers); TestDegradedVisible covers that mode.
 func confinedOptions(t testing.TB) Options {
 	t.Helper()
-	c := probeConfinement(ConfineAuto, "")
+	c := probeConfinement(ConfineAuto, "", false)
 	if c.bwrap == "" {
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			t.Fatalf("the sandbox tests need bubblewrap: apt-get install bubblewrap (%s)", c.why)
@@ -522,7 +528,7 @@ func TestCeilings(t *testing.T) {
 			t.Fatalf("err = %v, want the memory ceiling named", err)
 		}
 		p := loadProbes(t, testManifest(t, "serve"))["probe"]
-		if _, err := p.Open(context.Background(), host.Tenant{Name: "tiny", Limits: host.Limits{MemoryMiB: 16}}, nil); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "limits.memory_mib is 16 MiB") {
+		if _, err := p.Open(context.Background(), host.Tenant{Name: "tiny", Limits: host.Limits{MemoryMiB: 4}}, nil); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "limits.memory_mib is 4 MiB") {
 			t.Errorf("a tenant's memory too small to start the plugin: err = %v, want ErrStart naming memory_mib", err)
 		}
 		opts := testOptions(t)
@@ -553,7 +559,7 @@ func TestCeilings(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close(context.Background())
-			if got := limitLine(t, mustScore(t, b, "rlimit"), "Max data size"); !strings.Contains(got, tc.want) {
+			if got := memoryLimit(t, b); !strings.Contains(got, tc.want) {
 				t.Errorf("tenant %s: %q, want %s bytes", tc.tenant.Name, got, tc.want)
 			}
 			if tc.tenant.Limits.CPUSeconds > 0 {
@@ -563,6 +569,36 @@ func TestCeilings(t *testing.T) {
 			}
 		}
 	})
+}
+
+// memoryLimit is the memory limit b's process runs under: its tree's memory cgroup's, or
+// without one, its RLIMIT_DATA.
+func memoryLimit(t testing.TB, b host.Backend) string {
+	t.Helper()
+	limits := mustScore(t, b, "rlimit")
+	p := b.(*backend).pool
+	if !p.a.conf.memoryByCgroup() {
+		return limitLine(t, limits, "Max data size")
+	}
+	if got := limitLine(t, limits, "Max data size"); !strings.Contains(got, "unlimited") {
+		t.Errorf("RLIMIT_DATA is set (%q) although the memory cgroup caps the tree", got)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pr := range p.liveProcs() {
+		cg := pr.r.cg
+		file := "memory.limit_in_bytes"
+		if cg.memV2 {
+			file = "memory.max"
+		}
+		b, err := os.ReadFile(filepath.Join(cg.mem, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	t.Fatal("no live process")
+	return ""
 }
 
 func limitLine(t testing.TB, limits, name string) string {

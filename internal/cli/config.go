@@ -26,6 +26,10 @@ type fileConfig struct {
 	// RunLimits bound the size of one run (host.RunLimits). Optional. Default is the
 	// host's defaults, which real runs never reach.
 	RunLimits host.RunLimits `json:"run_limits"`
+	// RequireSandbox refuses to load a process plugin the host cannot confine (no
+	// bubblewrap, no memory and pids cgroup controllers, no prlimit), as --require-sandbox
+	// does. Optional. Default is false: such a plugin runs degraded, with a warning.
+	RequireSandbox bool `json:"require_sandbox"`
 }
 
 // judgeConfig says where the judge broker sends requests and within which limits. The API

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/schemas"
 )
 
@@ -22,7 +23,7 @@ or a scorer's name for that scorer's config schema. Without NAME, list the names
 A contract schema wins when a scorer has the same name.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, closeReg, err := e.openRegistry(cmd.Context(), "", plugins)
+			reg, closeReg, err := e.openRegistry(cmd.Context(), "", plugins, process.ConfineAuto)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func (e *env) scorersCommand() *cobra.Command {
 		Short: "List the available scorers with what they measure, their scale and needs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reg, closeReg, err := e.openRegistry(cmd.Context(), "", plugins)
+			reg, closeReg, err := e.openRegistry(cmd.Context(), "", plugins, process.ConfineAuto)
 			if err != nil {
 				return err
 			}

@@ -19,6 +19,7 @@ func (e *env) serveCommand() *cobra.Command {
 		timeout          time.Duration
 		judge            judgeConfig
 		plugins          []string
+		requireSandbox   bool
 		jf               jobFlags
 		so               api.ServeOptions
 		maxBody          int64
@@ -68,7 +69,7 @@ docs/SERVICE.md has the rest.`,
 				return err
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel}, jf)
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf)
 			if err != nil {
 				return err
 			}
@@ -122,6 +123,7 @@ docs/SERVICE.md has the rest.`,
 	f.Int64Var(&maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes (a batch of runs); larger is answered 413")
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
+	requireSandboxFlag(cmd, &requireSandbox)
 	addTelemetryFlags(cmd, &tf)
 	return cmd
 }
@@ -134,12 +136,13 @@ func isLoopback(a net.Addr) bool {
 
 func (e *env) workerCommand() *cobra.Command {
 	var (
-		config, db string
-		timeout    time.Duration
-		judge      judgeConfig
-		plugins    []string
-		jf         jobFlags
-		tf         telemetryFlags
+		config, db     string
+		timeout        time.Duration
+		judge          judgeConfig
+		plugins        []string
+		requireSandbox bool
+		jf             jobFlags
+		tf             telemetryFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -160,7 +163,7 @@ judge flags) as the serve that enqueues.`,
 				return err
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel}, jf)
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf)
 			if err != nil {
 				return err
 			}
@@ -188,6 +191,7 @@ judge flags) as the serve that enqueues.`,
 	addJobFlags(cmd, &jf, 4)
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
+	requireSandboxFlag(cmd, &requireSandbox)
 	addTelemetryFlags(cmd, &tf)
 	f.StringVar(&tf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
 	return cmd

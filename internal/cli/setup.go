@@ -20,6 +20,12 @@ import (
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
+// requireSandboxFlag adds --require-sandbox to cmd.
+func requireSandboxFlag(cmd *cobra.Command, require *bool) {
+	cmd.Flags().BoolVar(require, "require-sandbox", false,
+		"refuse to load a process plugin that cannot be confined here (bubblewrap, the memory and pids cgroup controllers, prlimit), instead of running it degraded; the config file's \"require_sandbox\" says the same")
+}
+
 // pluginDirsFlag adds --plugins to cmd.
 func pluginDirsFlag(cmd *cobra.Command, dirs *[]string) {
 	cmd.Flags().StringArrayVar(dirs, "plugins", nil,
@@ -44,6 +50,8 @@ type hostOptions struct {
 	scorers []string
 	// telemetry, when set, traces the judge's calls and the service's jobs.
 	telemetry *telemetry.T
+	// requireSandbox: --require-sandbox.
+	requireSandbox bool
 }
 
 // hostParts is the host a command runs scorers on, and what it was assembled from.
@@ -80,7 +88,11 @@ func (e *env) assembleHost(ctx context.Context, o hostOptions) (hostParts, error
 			_ = b.Close()
 		}
 	}
-	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins)
+	confine := process.ConfineAuto
+	if o.requireSandbox || cfg.RequireSandbox {
+		confine = process.ConfineRequired
+	}
+	reg, closeReg, err := e.openRegistry(ctx, o.builtins, o.plugins, confine)
 	if err != nil {
 		closeJudge()
 		return hostParts{cfg: cfg}, err
@@ -109,7 +121,9 @@ func (e *env) assembleHost(ctx context.Context, o hostOptions) (hostParts, error
 // recorded in the registry and logged, and the others load; a scorer replaces a
 // registered one only when its manifest says so), and a func that releases what loading
 // holds (plugins, processes, the WASM engine and its compilation cache).
-func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) (*host.Registry, func(context.Context) error, error) {
+// confine is how far process plugins must be confined (ConfineRequired refuses one that
+// cannot be).
+func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string, confine process.Confinement) (*host.Registry, func(context.Context) error, error) {
 	reg, err := e.registry()
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +133,7 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 		paths = append(paths, builtins)
 	}
 	paths = append(paths, dirs...)
-	rt := &runtimes{log: e.logger()}
+	rt := &runtimes{log: e.logger(), confine: confine}
 	loaded, err := host.LoadPlugins(ctx, reg, paths, host.LoadOptions{Loaders: rt.loaders(), Logger: rt.log})
 	if err != nil {
 		_ = rt.close(ctx)
@@ -132,6 +146,8 @@ func (e *env) openRegistry(ctx context.Context, builtins string, dirs []string) 
 // the compilation cache on disk, is made for the first WASM manifest only.
 type runtimes struct {
 	log *slog.Logger
+	// confine is how far process plugins are confined.
+	confine process.Confinement
 
 	once   sync.Once
 	engine *wasm.Engine
@@ -143,7 +159,7 @@ func (r *runtimes) loaders() map[string]host.Loader {
 	return map[string]host.Loader{
 		host.RuntimeWASM: host.LoaderFunc(r.loadWASM),
 		host.RuntimeProcess: host.LoaderFunc(func(ctx context.Context, m host.Manifest) ([]host.Plugin, error) {
-			return process.Load(ctx, m, process.Options{Logger: r.log})
+			return process.Load(ctx, m, process.Options{Logger: r.log, Confine: r.confine})
 		}),
 	}
 }

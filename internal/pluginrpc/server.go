@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -187,11 +188,16 @@ func (s *server) score(ctx context.Context, req *pluginpb.ScoreRequest, sj *stre
 }
 
 // score runs one call, turning a panic into an error so one bad run fails alone instead of
-// taking the process (and every other tenant's instance in it) down.
+// taking the process (and every other tenant's instance in it) down. The caller gets one
+// line; the stack goes to stderr, which the host logs.
 func score(ctx context.Context, sc sdk.Scorer, call sdk.Call) (res sdk.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &sdk.Error{Code: sdk.CodeScorerError, Message: fmt.Sprintf("scorer panicked: %v\n%s", p, debug.Stack())}
+			msg := fmt.Sprint(p)
+			hclog.New(&hclog.LoggerOptions{Name: "scorer", Output: os.Stderr, JSONFormat: true}).
+				Error("scorer panicked", "panic", msg, "stack", string(debug.Stack()))
+			first, _, _ := strings.Cut(msg, "\n")
+			err = &sdk.Error{Code: sdk.CodeScorerError, Message: "plugin crashed: " + first}
 		}
 	}()
 	return sc.Score(ctx, call)
