@@ -64,6 +64,9 @@ func (j *JSONValid) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: is the output valid JSON (of the schema)?
 func (j *JSONValid) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("json_valid", &call.Run); ok {
+		return r, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(call.Run.Output)))
 	dec.UseNumber()
 	var v any

@@ -92,6 +92,9 @@ func (t *Tone) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: tone consistency of the output.
 func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("tone", &call.Run); ok {
+		return r, nil
+	}
 	out := call.Run.Output
 	ref, hasRef := t.cfg.ReferenceTone, t.cfg.ReferenceTone != ""
 	if t.cfg.CompareInput {
