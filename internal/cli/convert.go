@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/internal/convert"
+	"github.com/scorekit/scorekit/ingest"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -36,8 +36,8 @@ its number and skipped; the exit status is then 2.`,
   scorekit convert --from otel-genai traces.json | scorekit score -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if !slices.Contains(convert.Formats, from) {
-				return fmt.Errorf("convert: --from %q: want %s", from, strings.Join(convert.Formats, " or "))
+			if !slices.Contains(ingest.Formats, from) {
+				return fmt.Errorf("convert: --from %q: want %s", from, strings.Join(ingest.Formats, " or "))
 			}
 			in, inName, _, err := e.openInput(args[0])
 			if err != nil {
@@ -54,12 +54,12 @@ its number and skipped; the exit status is then 2.`,
 				}
 			}()
 			bad, runs := 0, 0
-			opts := convert.Options{Agent: agent, OnError: func(n int, err error) {
+			opts := ingest.Options{Agent: agent, OnError: func(n int, err error) {
 				bad++
 				fmt.Fprintf(e.stderr, "%s: record %d: %v\n", inName, n, err)
 			}}
 			var buf []byte
-			err = convert.Convert(from, in, opts, func(r sdk.Run) error {
+			err = ingest.Convert(from, in, opts, func(r sdk.Run) error {
 				b, err := json.Marshal(r)
 				if err != nil {
 					return err
@@ -70,7 +70,7 @@ its number and skipped; the exit status is then 2.`,
 				return err
 			})
 			switch {
-			case errors.Is(err, convert.ErrNoRuns):
+			case errors.Is(err, ingest.ErrNoRuns):
 				return fmt.Errorf("%w: %s has no records (it is empty or blank)", errBadInput, inName)
 			case err != nil:
 				return fmt.Errorf("%w: convert %s: %v", errBadInput, inName, err)
@@ -81,7 +81,7 @@ its number and skipped; the exit status is then 2.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "the logs' format: "+strings.Join(convert.Formats, " or "))
+	f.StringVar(&from, "from", "", "the logs' format: "+strings.Join(ingest.Formats, " or "))
 	f.StringVar(&agent, "agent", "", "agent name for runs whose logs do not name one")
 	f.StringVarP(&out, "out", "o", "", "write the runs to FILE instead of stdout")
 	return cmd

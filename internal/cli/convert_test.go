@@ -8,7 +8,7 @@ import (
 // TestConvertThenScore converts OpenTelemetry GenAI spans to runs and scores them, as
 // `scorekit convert --from otel-genai traces.json | scorekit score -` does.
 func TestConvertThenScore(t *testing.T) {
-	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", "../convert/testdata/otel-openllmetry.json")
+	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", "../../ingest/testdata/otel-openllmetry.json")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}

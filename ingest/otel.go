@@ -1,4 +1,4 @@
-package convert
+package ingest
 
 import (
 	"encoding/json"

@@ -5,7 +5,7 @@
 // A converter reads a stream of records and calls emit for each run it makes, in order. A
 // record it cannot read is reported to Options.OnError with its number (1-based) and
 // skipped; without OnError the first such record ends the conversion.
-package convert
+package ingest
 
 import (
 	"bufio"

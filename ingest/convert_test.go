@@ -1,4 +1,4 @@
-package convert
+package ingest
 
 import (
 	"bytes"
@@ -56,10 +56,10 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (go test ./internal/convert -update writes it)", err)
+				t.Fatalf("%v (go test ./ingest -update writes it)", err)
 			}
 			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("runs differ from %s (go test ./internal/convert -update rewrites it after a deliberate change):\n got:\n%s\nwant:\n%s", golden, got.Bytes(), want)
+				t.Errorf("runs differ from %s (go test ./ingest -update rewrites it after a deliberate change):\n got:\n%s\nwant:\n%s", golden, got.Bytes(), want)
 			}
 		})
 	}
