@@ -1,16 +1,30 @@
-// Package convert turns the logs agents leave behind into scorekit runs: OpenAI chat
-// completion logs and OpenTelemetry GenAI spans. `scorekit convert` writes what it makes as
-// JSONL runs, and the service imports through it, so both read logs the same way.
+// Package ingest turns the logs agents leave behind into scorekit runs: OpenAI chat
+// completion and Responses API records, Anthropic Messages records, and OpenTelemetry
+// spans that follow the GenAI semantic conventions. `scorekit convert` writes what it
+// makes as JSONL runs; the service reads with the same code, so a log is read one way.
 //
-// A converter reads a stream of records and calls emit for each run it makes, in order. A
-// record it cannot read is reported to Options.OnError with its number (1-based) and
-// skipped; without OnError the first such record ends the conversion.
+// # One run per agent turn
+//
+// An agent that uses tools calls its model several times for one user turn: a round that
+// asks for tool calls, the tools' results sent back, the final answer. A log records each
+// call. Runs are made per turn: the rounds of one turn, linked by the conversation they
+// extend (a round's request holds the previous round's conversation, its reply and the
+// tool results), or by the Responses API's previous_response_id, become one run whose
+// output is every assistant and tool turn after the user's message. A round that nothing
+// links to a final answer (the log ends, or was cut) is still a run, judged on its calls.
+//
+// # Logs as they are
+//
+// A converter reads a stream of records and calls emit for each run it makes. A record it
+// cannot read (not JSON, a log cut off mid-write, a shape it does not know) is reported
+// to Options.OnError with its number (1-based) and the reason, skipped, and every other
+// record is still converted; without OnError the first such record ends the conversion.
+// The model, token usage, latency and finish or stop reason go to the run's metadata,
+// under the keys the pre-screen reads; a call or agent that ended in an error becomes a
+// run whose metadata records the error, so the pre-screen and the insights see it.
 package ingest
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,15 +40,32 @@ type Options struct {
 	// OnError is told about each record that could not be converted, which is then
 	// skipped. Optional. Default is nil: the first such record is the conversion's error.
 	OnError func(record int, err error)
+
+	seen func(record int) // counts records for Convert's summary
+}
+
+// Summary counts what a conversion read and wrote.
+type Summary struct {
+	// Records is how many records were read, good and bad.
+	Records int
+	// Runs is how many runs were made; the rounds of one turn make one.
+	Runs int
+	// Skipped is how many records (or, in traces, spans) could not be converted and were
+	// reported.
+	Skipped int
 }
 
 // Formats lists the formats Convert reads, by the names the command line takes.
-var Formats = []string{FormatOpenAIChat, FormatOTelGenAI}
+var Formats = []string{FormatOpenAIChat, FormatOpenAIResponses, FormatAnthropic, FormatOTelGenAI}
 
 // The formats.
 const (
 	// FormatOpenAIChat: OpenAI chat completion logs (see [OpenAIChat]).
 	FormatOpenAIChat = "openai-chat"
+	// FormatOpenAIResponses: OpenAI Responses API logs (see [OpenAIResponses]).
+	FormatOpenAIResponses = "openai-responses"
+	// FormatAnthropic: Anthropic Messages API logs (see [AnthropicMessages]).
+	FormatAnthropic = "anthropic-messages"
 	// FormatOTelGenAI: OpenTelemetry traces with GenAI spans (see [OTelGenAI]).
 	FormatOTelGenAI = "otel-genai"
 )
@@ -42,74 +73,34 @@ const (
 // ErrNoRuns is returned when the input held no record at all.
 var ErrNoRuns = errors.New("no records")
 
-// Convert reads r in format and calls emit for each run.
-func Convert(format string, r io.Reader, o Options, emit func(sdk.Run) error) error {
+// Convert reads r in format, calls emit for each run and says what it read and wrote.
+func Convert(format string, r io.Reader, o Options, emit func(sdk.Run) error) (Summary, error) {
+	var sum Summary
+	o.seen = func(n int) { sum.Records = max(sum.Records, n) }
+	if onError := o.OnError; onError != nil {
+		o.OnError = func(n int, err error) {
+			sum.Skipped++
+			onError(n, err)
+		}
+	}
+	counted := func(r sdk.Run) error {
+		sum.Runs++
+		return emit(r)
+	}
+	var err error
 	switch format {
 	case FormatOpenAIChat:
-		return OpenAIChat(r, o, emit)
+		err = OpenAIChat(r, o, counted)
+	case FormatOpenAIResponses:
+		err = OpenAIResponses(r, o, counted)
+	case FormatAnthropic:
+		err = AnthropicMessages(r, o, counted)
 	case FormatOTelGenAI:
-		return OTelGenAI(r, o, emit)
+		err = OTelGenAI(r, o, counted)
+	default:
+		err = fmt.Errorf("ingest: unknown format %q (known: %s)", format, strings.Join(Formats, ", "))
 	}
-	return fmt.Errorf("convert: unknown format %q (known: %s)", format, strings.Join(Formats, ", "))
-}
-
-// records calls f with each JSON value of r: JSON Lines, concatenated JSON documents, or
-// one JSON array whose elements are the records. A UTF-8 byte order mark is skipped.
-func records(r io.Reader, f func(n int, raw json.RawMessage) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
-		_, _ = br.Discard(3)
-	}
-	dec := json.NewDecoder(br)
-	n := 0
-	array := false
-	if tok, err := peekDelim(dec, br); err == nil && tok == '[' {
-		if _, err := dec.Token(); err != nil {
-			return err
-		}
-		array = true
-	}
-	for {
-		if array && !dec.More() {
-			if _, err := dec.Token(); err != nil { // ]
-				return fmt.Errorf("record %d: %w", n+1, err)
-			}
-			array = false
-			continue
-		}
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if err == io.EOF {
-			break
-		}
-		n++
-		if err != nil {
-			return fmt.Errorf("record %d: not JSON: %w", n, err)
-		}
-		if err := f(n, raw); err != nil {
-			return err
-		}
-	}
-	if n == 0 {
-		return ErrNoRuns
-	}
-	return nil
-}
-
-// peekDelim returns the first non-space byte of the input without consuming it.
-func peekDelim(_ *json.Decoder, br *bufio.Reader) (byte, error) {
-	for i := 1; ; i++ {
-		b, err := br.Peek(i)
-		if err != nil {
-			return 0, err
-		}
-		switch c := b[i-1]; c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		default:
-			return c, nil
-		}
-	}
+	return sum, err
 }
 
 // report hands a record's error to OnError, or returns it when there is none.
@@ -119,49 +110,4 @@ func (o *Options) report(n int, err error) error {
 	}
 	o.OnError(n, err)
 	return nil
-}
-
-// splitOutput splits a conversation into what the agent was given and what it answered:
-// the agent's turns (assistant and tool messages) after the last user turn. Other turns
-// there (a system message a framework injected) stay with the input.
-func splitOutput(turns []sdk.Turn) (input, output []sdk.Turn) {
-	last := -1
-	for i, t := range turns {
-		if t.Role == "user" {
-			last = i
-		}
-	}
-	input = append(input, turns[:last+1]...)
-	for _, t := range turns[last+1:] {
-		switch t.Role {
-		case "assistant", "tool", "function":
-			output = append(output, t)
-		default:
-			input = append(input, t)
-		}
-	}
-	return input, output
-}
-
-// runFromTurns builds a run from its input and output turns with the same rules as
-// sdk.Run.UnmarshalJSON, by handing them to it.
-func runFromTurns(input, output []sdk.Turn) (sdk.Run, error) {
-	var doc struct {
-		Input  []sdk.Turn `json:"input"`
-		Output []sdk.Turn `json:"output"`
-	}
-	doc.Input, doc.Output = input, output
-	if doc.Input == nil {
-		doc.Input = []sdk.Turn{}
-	}
-	if doc.Output == nil {
-		doc.Output = []sdk.Turn{}
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return sdk.Run{}, err
-	}
-	var r sdk.Run
-	err = json.Unmarshal(b, &r)
-	return r, err
 }

@@ -17,36 +17,49 @@ import (
 // the shapes such logs take:
 //
 //   - {"request": {chat completion request}, "response": {chat completion}}: what a
-//     logging proxy or gateway records. The request's messages are the input, the first
-//     choice's message the output;
+//     logging proxy or gateway records, one model call per record. The rounds of one
+//     agent turn (a reply with tool calls, then the request that sends their results
+//     back) are joined into one run (see the package documentation); the first choice
+//     is the reply. A record with "error" in place of "response" is a call that failed:
+//     its run has no output and the error in metadata;
 //   - {"messages": [...]}: a whole conversation (OpenAI's fine-tuning format, most chat
 //     exports); the assistant and tool turns after the last user turn are the output.
 //
-// Either may carry "id" (else the response's id), "agent" and "metadata" fields, which
-// are kept. The run records the model, the finish reason (which the pre-screen reads:
-// "length" is a cut-off answer, "content_filter" a refusal), token usage and the response
-// time. Records are JSON Lines, concatenated JSON, or one JSON array.
+// Either may carry "id" (else the response's id), "agent", "metadata" (kept),
+// "latency_ms" or "duration_ms", and "timestamp" (RFC 3339, when the response has no time). The run records the model, the finish reason
+// (which the pre-screen reads: "length" is a cut-off answer, "content_filter" a refusal),
+// token usage (input_tokens, output_tokens), latency (latency_ms) and the response time,
+// summed or taken from the last round for a joined turn.
 func OpenAIChat(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	return records(r, func(n int, raw json.RawMessage) error {
-		run, err := openAIRun(raw)
+	j := newJoiner(&o, emit)
+	err := records(r, &o, func(n int, raw []byte) error {
+		var rec openAIRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return o.report(n, fmt.Errorf("not an OpenAI chat record: %w", err))
+		}
+		if rec.Request == nil && len(rec.Messages) > 0 {
+			run, err := rec.conversationRun(n)
+			if err != nil {
+				return o.report(n, err)
+			}
+			run.Agent = firstNonEmpty(run.Agent, o.Agent)
+			return emit(run)
+		}
+		ex, err := rec.exchange(n)
 		if err != nil {
 			return o.report(n, err)
 		}
-		if run.Agent == "" {
-			run.Agent = o.Agent
-		}
-		if run.ID == "" {
-			run.ID = fmt.Sprintf("record-%d", n)
-		}
-		return emit(run)
+		return j.add(ex)
 	})
+	if err != nil {
+		return err
+	}
+	return j.finish()
 }
 
 // openAIRecord is one log record; every field is optional.
 type openAIRecord struct {
-	ID       json.RawMessage                `json:"id"`
-	Agent    string                         `json:"agent"`
-	Metadata map[string]any                 `json:"metadata"`
+	logFields
 	Messages []openai.ChatCompletionMessage `json:"messages"`
 	Request  *struct {
 		Model    string                         `json:"model"`
@@ -62,71 +75,142 @@ type openAIRecord struct {
 	} `json:"response"`
 }
 
-func openAIRun(raw json.RawMessage) (sdk.Run, error) {
-	var rec openAIRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return sdk.Run{}, fmt.Errorf("not an OpenAI chat record: %w", err)
+// logFields are what a logging proxy adds around a call, in every format.
+type logFields struct {
+	ID         json.RawMessage `json:"id"`
+	Agent      string          `json:"agent"`
+	Metadata   map[string]any  `json:"metadata"`
+	LatencyMS  *float64        `json:"latency_ms"`
+	DurationMS *float64        `json:"duration_ms"`
+	Error      json.RawMessage `json:"error"`
+	Timestamp  *time.Time      `json:"timestamp"`
+}
+
+// exchange fills what every format shares: id, agent, metadata, latency, the error.
+func (f *logFields) exchange(n int) *exchange {
+	ex := &exchange{record: n, agent: f.Agent, meta: f.Metadata, id: idOf(f.ID)}
+	if f.LatencyMS != nil {
+		ex.latencyMS, ex.hasLatency = *f.LatencyMS, true
+	} else if f.DurationMS != nil {
+		ex.latencyMS, ex.hasLatency = *f.DurationMS, true
 	}
-	meta := map[string]any{}
-	for k, v := range rec.Metadata {
-		meta[k] = v
+	ex.errMsg = errorText(f.Error)
+	if f.Timestamp != nil {
+		t := f.Timestamp.UTC()
+		ex.when = &t
 	}
-	var input, output []sdk.Turn
-	var when *time.Time
+	return ex
+}
+
+func (rec *openAIRecord) exchange(n int) (*exchange, error) {
 	switch {
-	case rec.Request != nil && rec.Response != nil:
-		input = turnsOf(rec.Request.Messages)
-		if len(rec.Response.Choices) == 0 {
-			return sdk.Run{}, errors.New("the response has no choices, so no output to score")
+	case rec.Request == nil && rec.Response != nil:
+		return nil, errors.New(`a "response" without its "request": the input it answered is missing`)
+	case rec.Request == nil:
+		return nil, errors.New(`want {"request": ..., "response": ...} or {"messages": [...]}`)
+	}
+	ex := rec.logFields.exchange(n)
+	ex.sent = turnsOf(rec.Request.Messages)
+	ex.model = rec.Request.Model
+	ex.extraMetaKey = map[string]string{"user": rec.Request.User}
+	resp := rec.Response
+	if resp == nil {
+		if ex.errMsg == "" {
+			return nil, errors.New(`a "request" without its "response" or an "error": the output to score is missing`)
 		}
-		c := rec.Response.Choices[0]
-		output = turnsOf([]openai.ChatCompletionMessage{c.Message})
-		setIf(meta, "model", firstNonEmpty(rec.Response.Model, rec.Request.Model))
-		setIf(meta, "finish_reason", string(c.FinishReason))
-		setIf(meta, "response_id", rec.Response.ID)
-		setIf(meta, "user", rec.Request.User)
-		if u := rec.Response.Usage; u != nil {
-			meta["prompt_tokens"], meta["completion_tokens"] = float64(u.PromptTokens), float64(u.CompletionTokens)
+		return ex, nil
+	}
+	if len(resp.Choices) == 0 {
+		if ex.errMsg != "" {
+			return ex, nil
 		}
-		if rec.Response.Created > 0 {
-			t := time.Unix(rec.Response.Created, 0).UTC()
-			when = &t
-		}
-		if len(rec.ID) == 0 && rec.Response.ID != "" {
-			rec.ID, _ = json.Marshal(rec.Response.ID)
-		}
-	case len(rec.Messages) > 0:
-		input, output = splitOutput(turnsOf(rec.Messages))
-		if len(output) == 0 {
-			return sdk.Run{}, errors.New("no assistant turn after the last user turn, so no output to score")
-		}
-	case rec.Request != nil:
-		return sdk.Run{}, errors.New(`a "request" without its "response": the output to score is missing`)
-	case rec.Response != nil:
-		return sdk.Run{}, errors.New(`a "response" without its "request": the input it answered is missing`)
-	default:
-		return sdk.Run{}, errors.New(`want {"request": ..., "response": ...} or {"messages": [...]}`)
+		return nil, errors.New("the response has no choices, so no output to score")
+	}
+	c := resp.Choices[0]
+	reply := turnsOf([]openai.ChatCompletionMessage{c.Message})[0]
+	reply.Role = "assistant"
+	ex.reply = &reply
+	ex.more = len(reply.ToolCalls) > 0 && c.FinishReason != openai.FinishReasonLength
+	ex.model = firstNonEmpty(resp.Model, ex.model)
+	ex.finish = string(c.FinishReason)
+	ex.extraMetaKey["response_id"] = resp.ID
+	if u := resp.Usage; u != nil {
+		ex.inTokens, ex.outTokens, ex.hasUsage = float64(u.PromptTokens), float64(u.CompletionTokens), true
+	}
+	if resp.Created > 0 {
+		t := time.Unix(resp.Created, 0).UTC()
+		ex.when = &t
+	}
+	if ex.id == "" {
+		ex.id = resp.ID
+	}
+	if ex.id == "" {
+		ex.id = fmt.Sprintf("record-%d", n)
+	}
+	return ex, nil
+}
+
+// conversationRun converts a {"messages": [...]} record.
+func (rec *openAIRecord) conversationRun(n int) (sdk.Run, error) {
+	input, output := splitOutput(turnsOf(rec.Messages))
+	if len(output) == 0 {
+		return sdk.Run{}, errors.New("no assistant turn after the last user turn, so no output to score")
 	}
 	run, err := runFromTurns(input, output)
 	if err != nil {
 		return sdk.Run{}, err
 	}
-	if len(rec.ID) > 0 {
-		var id any
-		if err := json.Unmarshal(rec.ID, &id); err == nil {
-			switch v := id.(type) {
-			case string:
-				run.ID = v
-			case float64:
-				run.ID = strings.TrimSpace(string(rec.ID))
-			}
-		}
-	}
-	run.Agent, run.Time = rec.Agent, when
-	if len(meta) > 0 {
-		run.Metadata = meta
+	run.ID = firstNonEmpty(idOf(rec.ID), fmt.Sprintf("record-%d", n))
+	run.Agent = rec.Agent
+	if len(rec.Metadata) > 0 {
+		run.Metadata = rec.Metadata
 	}
 	return run, nil
+}
+
+// idOf reads a record's id, a string or a number (kept as written).
+func idOf(raw json.RawMessage) string {
+	var id any
+	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil {
+		return ""
+	}
+	switch v := id.(type) {
+	case string:
+		return v
+	case float64:
+		return strings.TrimSpace(string(raw))
+	}
+	return ""
+}
+
+// errorText reads an error as logs record it: a string, or an object with a message
+// (OpenAI's and Anthropic's {"error": {"message": ...}} included).
+func errorText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	for {
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		if msg, ok := m["message"].(string); ok && msg != "" {
+			return msg
+		}
+		if inner, ok := m["error"]; ok {
+			v = inner
+			continue
+		}
+		return jsonText(m)
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return jsonText(v)
 }
 
 // turnsOf maps go-openai's messages (which read content as a string or parts) to turns.
@@ -155,19 +239,4 @@ func turnsOf(msgs []openai.ChatCompletionMessage) []sdk.Turn {
 		out = append(out, t)
 	}
 	return out
-}
-
-func setIf(m map[string]any, k, v string) {
-	if v != "" {
-		m[k] = v
-	}
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

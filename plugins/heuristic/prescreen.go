@@ -180,10 +180,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	var found []screenFinding
 	out := strings.TrimSpace(run.Output)
 	if out == "" {
-		if len(run.ToolCalls) > 0 {
-			return screenToolOnly(run)
-		}
-		return screenResult(0, 0, []screenFinding{{FlagEmptyOutput, "the output is empty"}})
+		return screenNoText(run)
 	}
 	// The prepared run stays on the stack.
 	var st screenText

@@ -17,8 +17,8 @@ import (
 // detail says what was found. It uses the pre-screen's own checks, so
 // the guard and the pre-screen never disagree.
 func Unanswered(run *sdk.Run) (flag, detail string, ok bool) {
-	if ToolOnly(run) {
-		return toolOnlyUnanswered(run)
+	if strings.TrimSpace(run.Output) == "" {
+		return noTextUnanswered(run)
 	}
 	flag, ok = GrossFailure(run.Output, run.Metadata)
 	switch {

@@ -37,12 +37,18 @@ func toolFailureDetail(run *sdk.Run) string {
 	return what + c.Name + ": " + strconv.Quote(clipText(strings.TrimSpace(c.Result), 80)) + ")"
 }
 
-// screenToolOnly screens a turn whose only output is its tool calls. It has no text to
-// check, so it passes unless every call failed (tool_error) or the caller recorded how it
-// ended badly (an error, a refusal, a cut-off).
-func screenToolOnly(run *sdk.Run) sdk.Result {
+// screenNoText screens a turn without text. One that did nothing either is empty, unless
+// the caller recorded the error that stopped it (an agent that crashed: error_text). One
+// whose only output is its tool calls has no text to check, so it passes unless every
+// call failed (tool_error) or the caller recorded how it ended badly (an error, a
+// refusal, a cut-off).
+func screenNoText(run *sdk.Run) sdk.Result {
 	end, endDetail := readCallerEnd(run.Metadata)
 	switch {
+	case end == endErrored && len(run.ToolCalls) == 0:
+		return screenResult(0, 0, []screenFinding{{FlagErrorText, endDetail + "; the output is empty"}})
+	case len(run.ToolCalls) == 0:
+		return screenResult(0, 0, []screenFinding{{FlagEmptyOutput, "the output is empty"}})
 	case end == endErrored:
 		return screenResult(0, 1, []screenFinding{{FlagErrorText, endDetail}})
 	case end == endRefused:
@@ -57,10 +63,13 @@ func screenToolOnly(run *sdk.Run) sdk.Result {
 	return r
 }
 
-// toolOnlyUnanswered is [Unanswered] for a turn whose only output is its tool calls.
-func toolOnlyUnanswered(run *sdk.Run) (flag, detail string, ok bool) {
+// noTextUnanswered is [Unanswered] for a turn without text, read as screenNoText reads it.
+func noTextUnanswered(run *sdk.Run) (flag, detail string, ok bool) {
 	if end, why := readCallerEnd(run.Metadata); end == endErrored {
 		return FlagErrorText, why, true
+	}
+	if len(run.ToolCalls) == 0 {
+		return FlagEmptyOutput, "the output is empty", true
 	}
 	if allToolCallsFailed(run) {
 		return FlagToolError, toolFailureDetail(run) + " and the turn says nothing to the user", true

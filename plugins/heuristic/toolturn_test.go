@@ -72,6 +72,8 @@ var toolTurns = []struct {
 	  {"role":"assistant","content":"Booked DY1302 (98 EUR, booking PNR7QX) and added it to your calendar for Friday."}]}`, true, ""},
 	{"a call whose result was not recorded", `{"input":"Cancel my 3pm meeting","output":{"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]}}`, true, ""},
 	{"a turn that did nothing", `{"input":"Cancel my 3pm meeting","output":[{"role":"assistant","content":null}]}`, false, heuristic.FlagEmptyOutput},
+	{"an agent that crashed before it answered", `{"input":"Cancel my 3pm meeting","output":"","metadata":{"error":"invoke_agent: context deadline exceeded"}}`,
+		false, heuristic.FlagErrorText},
 	{"an action the caller recorded as failed", `{"input":"Cancel my 3pm meeting","output":{"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]},
 	  "metadata":{"error":"agent crashed: context deadline exceeded"}}`, false, heuristic.FlagErrorText},
 }
