@@ -28,6 +28,7 @@ type Completeness struct{}
 var _ sdk.Scorer = (*Completeness)(nil)
 
 // NewCompleteness returns the completeness scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewCompleteness() sdk.Scorer { return &Completeness{} }
 
 // Info describes the scorer.

@@ -40,6 +40,7 @@ type diffScratch struct {
 var _ sdk.Scorer = (*TextualDifference)(nil)
 
 // NewTextualDifference returns the textual difference scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewTextualDifference() sdk.Scorer { return &TextualDifference{} }
 
 // Info describes the scorer.

@@ -33,6 +33,7 @@ var (
 )
 
 // NewJSONValid returns the JSON validity scorer with no schema.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewJSONValid() sdk.Scorer { return &JSONValid{} }
 
 const jsonValidSchema = `{"type": "object", "additionalProperties": false, "properties": {

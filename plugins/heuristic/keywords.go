@@ -29,6 +29,7 @@ var _ sdk.Scorer = (*KeywordCoverage)(nil)
 var stopwordsEN string
 
 // NewKeywordCoverage returns the keyword coverage scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewKeywordCoverage() sdk.Scorer {
 	stop := map[string]struct{}{}
 	sc := bufio.NewScanner(strings.NewReader(stopwordsEN))

@@ -37,6 +37,7 @@ var (
 )
 
 // NewContentSimilarity returns the content similarity scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewContentSimilarity() sdk.Scorer {
 	return &ContentSimilarity{cfg: similarityConfig{IgnoreCase: true, IgnoreWhitespace: true}}
 }

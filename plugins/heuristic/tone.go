@@ -50,6 +50,7 @@ var (
 var toneLexicon string
 
 // NewTone returns the tone scorer with its default config (stability of the output's tone).
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewTone() sdk.Scorer {
 	lex := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(toneLexicon))
