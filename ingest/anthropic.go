@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -24,22 +23,13 @@ import (
 // last round's stop_reason goes to metadata.stop_reason, which the pre-screen reads
 // (max_tokens is a cut-off answer, refusal a refusal).
 func AnthropicMessages(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	j := newJoiner(&o, emit)
-	err := records(r, &o, func(n int, raw []byte) error {
+	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
 		var rec anthropicRecord
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return o.report(n, fmt.Errorf("not an Anthropic Messages record: %w", err))
+			return nil, fmt.Errorf("not an Anthropic Messages record: %w", err)
 		}
-		ex, err := rec.exchange(n)
-		if err != nil {
-			return o.report(n, err)
-		}
-		return j.add(ex)
+		return rec.exchange(n)
 	})
-	if err != nil {
-		return err
-	}
-	return j.finish()
 }
 
 type anthropicRecord struct {
@@ -82,11 +72,8 @@ type anthropicBlock struct {
 }
 
 func (rec *anthropicRecord) exchange(n int) (*exchange, error) {
-	if rec.Request == nil {
-		if rec.Response != nil {
-			return nil, errors.New(`a "response" without its "request": the input it answered is missing`)
-		}
-		return nil, errors.New(`want {"request": {messages request}, "response": {message}}`)
+	if err := rec.missing(rec.Request != nil, rec.Response != nil, `{"request": {messages request}, "response": {message}}`); err != nil {
+		return nil, err
 	}
 	ex := rec.logFields.exchange(n)
 	req := rec.Request
@@ -106,13 +93,11 @@ func (rec *anthropicRecord) exchange(n int) (*exchange, error) {
 		ex.sent = append(ex.sent, anthropicTurns(m.Role, blocks)...)
 	}
 	resp := rec.Response
-	if resp == nil || resp.Type == "error" {
-		if resp != nil {
-			ex.errMsg = firstNonEmpty(errorText(resp.Error), ex.errMsg)
-		}
-		if ex.errMsg == "" {
-			return nil, errors.New(`a "request" without its "response" or an "error": the output to score is missing`)
-		}
+	if resp == nil {
+		return ex, nil // a failed call: missing said it has an error
+	}
+	if resp.Type == "error" { // an error body logged as the response
+		ex.errMsg = firstNonEmpty(errorText(resp.Error), ex.errMsg, "the response is an error")
 		return ex, nil
 	}
 	if resp.Type != "" && resp.Type != "message" {

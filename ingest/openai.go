@@ -31,23 +31,34 @@ import (
 // token usage (input_tokens, output_tokens), latency (latency_ms) and the response time,
 // summed or taken from the last round for a joined turn.
 func OpenAIChat(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	j := newJoiner(&o, emit)
-	err := records(r, &o, func(n int, raw []byte) error {
+	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
 		var rec openAIRecord
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return o.report(n, fmt.Errorf("not an OpenAI chat record: %w", err))
+			return nil, fmt.Errorf("not an OpenAI chat record: %w", err)
 		}
 		if rec.Request == nil && len(rec.Messages) > 0 {
 			run, err := rec.conversationRun(n)
 			if err != nil {
-				return o.report(n, err)
+				return nil, err
 			}
 			run.Agent = firstNonEmpty(run.Agent, o.Agent)
-			return emit(run)
+			return nil, emit(run)
 		}
-		ex, err := rec.exchange(n)
-		if err != nil {
+		return rec.exchange(n)
+	})
+}
+
+// rounds converts records that are one model call each: decode reads a record as a round
+// (or emits a run itself and returns nil), and the rounds are joined into turns.
+func rounds(r io.Reader, o Options, emit func(sdk.Run) error, decode func(n int, raw []byte) (*exchange, error)) error {
+	j := newJoiner(&o, emit)
+	err := records(r, &o, func(n int, raw []byte) error {
+		ex, err := decode(n, raw)
+		switch {
+		case err != nil:
 			return o.report(n, err)
+		case ex == nil:
+			return nil
 		}
 		return j.add(ex)
 	})
@@ -86,6 +97,19 @@ type logFields struct {
 	Timestamp  *time.Time      `json:"timestamp"`
 }
 
+// missing says what a record lacks: its request, or both its response and an error.
+func (f *logFields) missing(request, response bool, want string) error {
+	switch {
+	case !request && response:
+		return errors.New(`a "response" without its "request": the input it answered is missing`)
+	case !request:
+		return errors.New("want " + want)
+	case !response && errorText(f.Error) == "":
+		return errors.New(`a "request" without its "response" or an "error": the output to score is missing`)
+	}
+	return nil
+}
+
 // exchange fills what every format shares: id, agent, metadata, latency, the error.
 func (f *logFields) exchange(n int) *exchange {
 	ex := &exchange{record: n, agent: f.Agent, meta: f.Metadata, id: idOf(f.ID)}
@@ -103,11 +127,8 @@ func (f *logFields) exchange(n int) *exchange {
 }
 
 func (rec *openAIRecord) exchange(n int) (*exchange, error) {
-	switch {
-	case rec.Request == nil && rec.Response != nil:
-		return nil, errors.New(`a "response" without its "request": the input it answered is missing`)
-	case rec.Request == nil:
-		return nil, errors.New(`want {"request": ..., "response": ...} or {"messages": [...]}`)
+	if err := rec.missing(rec.Request != nil, rec.Response != nil, `{"request": ..., "response": ...} or {"messages": [...]}`); err != nil {
+		return nil, err
 	}
 	ex := rec.logFields.exchange(n)
 	ex.sent = turnsOf(rec.Request.Messages)
@@ -115,10 +136,7 @@ func (rec *openAIRecord) exchange(n int) (*exchange, error) {
 	ex.extraMetaKey = map[string]string{"user": rec.Request.User}
 	resp := rec.Response
 	if resp == nil {
-		if ex.errMsg == "" {
-			return nil, errors.New(`a "request" without its "response" or an "error": the output to score is missing`)
-		}
-		return ex, nil
+		return ex, nil // a failed call: missing said it has an error
 	}
 	if len(resp.Choices) == 0 {
 		if ex.errMsg != "" {

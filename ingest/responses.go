@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,22 +24,13 @@ import (
 // whole. An incomplete response's reason (max_output_tokens, content_filter) is the
 // finish reason the pre-screen reads; a failed one's error goes to metadata.
 func OpenAIResponses(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	j := newJoiner(&o, emit)
-	err := records(r, &o, func(n int, raw []byte) error {
+	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
 		var rec responsesRecord
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return o.report(n, fmt.Errorf("not a Responses API record: %w", err))
+			return nil, fmt.Errorf("not a Responses API record: %w", err)
 		}
-		ex, err := rec.exchange(n)
-		if err != nil {
-			return o.report(n, err)
-		}
-		return j.add(ex)
+		return rec.exchange(n)
 	})
-	if err != nil {
-		return err
-	}
-	return j.finish()
 }
 
 type responsesRecord struct {
@@ -85,11 +75,8 @@ type responsesItem struct {
 }
 
 func (rec *responsesRecord) exchange(n int) (*exchange, error) {
-	if rec.Request == nil {
-		if rec.Response != nil {
-			return nil, errors.New(`a "response" without its "request": the input it answered is missing`)
-		}
-		return nil, errors.New(`want {"request": {responses request}, "response": {response}}`)
+	if err := rec.missing(rec.Request != nil, rec.Response != nil, `{"request": {responses request}, "response": {response}}`); err != nil {
+		return nil, err
 	}
 	ex := rec.logFields.exchange(n)
 	req := rec.Request
@@ -105,10 +92,7 @@ func (rec *responsesRecord) exchange(n int) (*exchange, error) {
 	ex.sent = append(ex.sent, responsesTurns(items, "user")...)
 	resp := rec.Response
 	if resp == nil {
-		if ex.errMsg == "" {
-			return nil, errors.New(`a "request" without its "response" or an "error": the output to score is missing`)
-		}
-		return ex, nil
+		return ex, nil // a failed call: missing said it has an error
 	}
 	if resp.Object != "" && resp.Object != "response" {
 		return nil, fmt.Errorf(`the response is a %q, not a Responses API "response" (for chat completions use --from openai-chat)`, resp.Object)

@@ -316,32 +316,35 @@ func withBroker(t testing.TB, srv *judgetest.Server) host.Option {
 	return host.WithJudge(b)
 }
 
-// toolRun decodes a dataset line, so runs reach the scorer as agents log them.
-func toolRun(t *testing.T, line string) sdk.Run {
-	t.Helper()
-	var r sdk.Run
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("%v: %s", err, line)
-	}
-	return r
-}
-
 // TestToolTurnsAreJudgedOnWhatTheyDid: the seed's action-only turn reaches the judge with
 // its call and result in the prompt, and is graded on them (it used to score 0 without a
 // call, as empty); a turn with calls and an answer shows both; a turn whose only calls all
 // failed is 0 without a call (tool_error); the text-comparing modes skip an action-only
 // turn rather than score it 0.
 func TestToolTurnsAreJudgedOnWhatTheyDid(t *testing.T) {
-	seed := toolRun(t, `{"id":"t1","input":"Cancel my 3pm meeting","output":[
-	  {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"cancel_event","arguments":"{\"time\":\"15:00\"}"}}]},
-	  {"role":"tool","tool_call_id":"c1","content":"{\"cancelled\":true}"}]}`)
-	answered := toolRun(t, `{"input":"What's the weather in Lyon?","output":[
-	  {"role":"assistant","tool_calls":[{"id":"c1","name":"get_weather","arguments":{"city":"Lyon"}}]},
-	  {"role":"tool","tool_call_id":"c1","content":"{\"temp_c\":21,\"sky\":\"clear\"}"},
-	  {"role":"assistant","content":"It is 21 °C and clear in Lyon."}]}`)
-	failed := toolRun(t, `{"input":"Cancel my 3pm meeting","output":[
-	  {"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]},
-	  {"role":"tool","tool_call_id":"c1","content":"{\"error\":\"calendar service unavailable\"}"}]}`)
+	// Dataset lines, so the runs reach the scorer as agents log them.
+	var seed, answered, failed sdk.Run
+	for _, c := range []struct {
+		run  *sdk.Run
+		line string
+	}{
+		{&seed, `{"id":"t1","input":"Cancel my 3pm meeting","output":[
+		  {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"cancel_event","arguments":"{\"time\":\"15:00\"}"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"cancelled\":true}"}]}`},
+		{&answered, `{"input":"What's the weather in Lyon?","output":[
+		  {"role":"assistant","tool_calls":[{"id":"c1","name":"get_weather","arguments":{"city":"Lyon"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"temp_c\":21,\"sky\":\"clear\"}"},
+		  {"role":"assistant","content":"It is 21 °C and clear in Lyon."}]}`},
+		{&failed, `{"input":"Cancel my 3pm meeting","output":[
+		  {"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"error\":\"calendar service unavailable\"}"}]}`},
+	} {
+		r, err := host.DecodeRun([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		*c.run = r
+	}
 
 	srv := judgetest.New(
 		judgetest.Rule{Match: "1. cancel_event(", Reply: `{"score": 1, "reasoning": "the meeting was cancelled through the calendar tool"}`},
