@@ -78,9 +78,9 @@ func (rec *anthropicRecord) exchange(n int) (*exchange, error) {
 	ex := rec.logFields.exchange(n)
 	req := rec.Request
 	ex.model, ex.finishKey = req.Model, "stop_reason"
-	ex.extraMetaKey = map[string]string{}
+	ex.facts = map[string]string{}
 	if req.Metadata != nil {
-		ex.extraMetaKey["user"] = req.Metadata.UserID
+		ex.facts["user"] = req.Metadata.UserID
 	}
 	if s := textOf(decodeAny(req.System)); s != "" {
 		ex.sent = append(ex.sent, sdk.Turn{Role: "system", Content: s})
@@ -112,7 +112,7 @@ func (rec *anthropicRecord) exchange(n int) (*exchange, error) {
 	ex.more = resp.StopReason == "tool_use" || resp.StopReason == "pause_turn"
 	ex.model = firstNonEmpty(resp.Model, ex.model)
 	ex.finish = resp.StopReason
-	ex.extraMetaKey["response_id"] = resp.ID
+	ex.facts["response_id"] = resp.ID
 	if u := resp.Usage; u != nil {
 		ex.inTokens, ex.outTokens, ex.hasUsage = u.InputTokens, u.OutputTokens, true
 	}

@@ -133,7 +133,7 @@ func (rec *openAIRecord) exchange(n int) (*exchange, error) {
 	ex := rec.logFields.exchange(n)
 	ex.sent = turnsOf(rec.Request.Messages)
 	ex.model = rec.Request.Model
-	ex.extraMetaKey = map[string]string{"user": rec.Request.User}
+	ex.facts = map[string]string{"user": rec.Request.User}
 	resp := rec.Response
 	if resp == nil {
 		return ex, nil // a failed call: missing said it has an error
@@ -151,7 +151,7 @@ func (rec *openAIRecord) exchange(n int) (*exchange, error) {
 	ex.more = len(reply.ToolCalls) > 0 && c.FinishReason != openai.FinishReasonLength
 	ex.model = firstNonEmpty(resp.Model, ex.model)
 	ex.finish = string(c.FinishReason)
-	ex.extraMetaKey["response_id"] = resp.ID
+	ex.facts["response_id"] = resp.ID
 	if u := resp.Usage; u != nil {
 		ex.inTokens, ex.outTokens, ex.hasUsage = float64(u.PromptTokens), float64(u.CompletionTokens), true
 	}

@@ -219,15 +219,6 @@ type otelSpan struct {
 
 func (sp *otelSpan) key(spanID string) string { return sp.span.TraceID().String() + "/" + spanID }
 
-func hasOp(spans []*otelSpan, op string) bool {
-	for _, sp := range spans {
-		if sp.op == op {
-			return true
-		}
-	}
-	return false
-}
-
 // errorOf is a span's error: its status message, else its exception event's message,
 // else error.type, else a note that the status says so; "" for a span that did not fail.
 func errorOf(span ptrace.Span) string {
@@ -305,7 +296,7 @@ func (sp *otelSpan) fill(ex *exchange, finish string) {
 		"span_id":   sp.span.SpanID().String(),
 		"operation": sp.op,
 	}
-	ex.extraMetaKey = map[string]string{
+	ex.facts = map[string]string{
 		"provider":        firstNonEmpty(str(attrs, "gen_ai.provider.name"), str(attrs, "gen_ai.system")),
 		"conversation_id": str(attrs, "gen_ai.conversation.id"),
 	}

@@ -81,7 +81,7 @@ func (rec *responsesRecord) exchange(n int) (*exchange, error) {
 	ex := rec.logFields.exchange(n)
 	req := rec.Request
 	ex.model, ex.previousID = req.Model, req.PreviousResponseID
-	ex.extraMetaKey = map[string]string{"user": req.User}
+	ex.facts = map[string]string{"user": req.User}
 	if s := textOf(decodeAny(req.Instructions)); s != "" {
 		ex.sent = append(ex.sent, sdk.Turn{Role: "system", Content: s})
 	}

@@ -25,18 +25,18 @@ type exchange struct {
 
 	responseID, previousID string // the Responses API's chaining
 
-	model        string
-	finishKey    string // the metadata key the stop reason goes under
-	finish       string
-	status       string
-	errMsg       string // the call's error, when it failed
-	inTokens     float64
-	outTokens    float64
-	hasUsage     bool
-	latencyMS    float64
-	hasLatency   bool
-	when         *time.Time
-	extraMetaKey map[string]string // more facts for metadata (user, provider ...)
+	model      string
+	finishKey  string // the metadata key the stop reason goes under
+	finish     string
+	status     string
+	errMsg     string // the call's error, when it failed
+	inTokens   float64
+	outTokens  float64
+	hasUsage   bool
+	latencyMS  float64
+	hasLatency bool
+	when       *time.Time
+	facts      map[string]string // more for metadata, kept when not empty (user, provider ...)
 }
 
 // pendingTurn is an agent turn being assembled from its rounds.
@@ -190,7 +190,7 @@ func (t *pendingTurn) run(agent string) (sdk.Run, error) {
 	for k, v := range first.meta {
 		meta[k] = v
 	}
-	for k, v := range last.extraMetaKey {
+	for k, v := range last.facts {
 		setIf(meta, k, v)
 	}
 	setIf(meta, "model", last.model)
