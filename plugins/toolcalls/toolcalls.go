@@ -6,7 +6,8 @@
 // from the config's "expected". Each names a tool and may say what its arguments must be:
 // an object whose fields the call's arguments must hold with equal values (fields it does
 // not name may hold anything; nested objects match the same way, arrays element by
-// element), a JSON Schema they must satisfy, or both. Each expected call is matched with
+// element), a JSON Schema they must satisfy (the subset json_valid enforces, see
+// heuristic.JSONSchema), or both. Each expected call is matched with
 // at most one call of the run, and each call with at most one expected call, so that as
 // many expected calls as possible are matched; with "order" they must be matched in the
 // order listed (other calls may come between them).
@@ -20,7 +21,8 @@
 // failed call match nothing.
 //
 // A run without expected calls is skipped, never 0. Expected arguments that are not a JSON
-// object, or a schema that does not compile, fail the run naming the field.
+// object, or a schema that does not compile (a keyword outside the subset, such as $ref),
+// fail the run naming the field and the keyword.
 //
 // Mastra's tool-call accuracy scorer (pass/fail) is this scorer with a config:
 // expectedTool T is {"expected": [{"name": T}]}, strictMode adds "strict": true, and
@@ -40,10 +42,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
+	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -88,7 +87,7 @@ const configSchema = `{"type": "object", "additionalProperties": false, "propert
 		"items": {"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
 			"name": {"type": "string", "minLength": 1, "description": "The tool's name."},
 			"arguments": {"type": ["object", "string"], "description": "Fields the call's arguments must hold with equal values. Optional."},
-			"arguments_schema": {"type": ["object", "string"], "description": "A JSON Schema the call's arguments must satisfy. Optional."}}}},
+			"arguments_schema": {"type": ["object", "string"], "description": "A JSON Schema the call's arguments must satisfy (the draft-07 subset json_valid enforces). Optional."}}}},
 	"order": {"type": "boolean", "description": "The expected calls must be made in the order listed. Optional. Default is false."},
 	"strict": {"type": "boolean", "description": "No call beyond the expected ones: one more makes the score 0. Optional. Default is false."},
 	"count_failed": {"type": "boolean", "description": "A call whose result says it failed still matches. Optional. Default is true."}}}`
@@ -172,7 +171,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 type expectation struct {
 	sdk.ExpectedToolCall
 	args   map[string]any // nil when any arguments do
-	schema *jsonschema.Schema
+	schema *heuristic.JSONSchema
 }
 
 func compile(calls []sdk.ExpectedToolCall, field string) ([]expectation, error) {
@@ -192,37 +191,14 @@ func compile(calls []sdk.ExpectedToolCall, field string) ([]expectation, error) 
 			out[i].args = obj
 		}
 		if strings.TrimSpace(c.ArgumentsSchema) != "" {
-			sch, err := compileSchema(c.ArgumentsSchema)
+			sch, err := heuristic.CompileJSONSchema([]byte(c.ArgumentsSchema))
 			if err != nil {
-				return nil, fmt.Errorf("%s.arguments_schema: %v; give a self-contained JSON Schema (draft 2020-12 unless $schema says otherwise)", at, err)
+				return nil, fmt.Errorf("%s.arguments_schema: %v", at, err)
 			}
 			out[i].schema = sch
 		}
 	}
 	return out, nil
-}
-
-func compileSchema(text string) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	const url = "scorekit:arguments_schema.json"
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// noLoader refuses referenced schemas: the library's default reads local files, and a
-// schema in a run comes from whoever wrote the run.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schemas may not reference %s; inline it under $defs", url)
 }
 
 // decode parses JSON text with numbers kept as json.Number, as the schema library wants.
@@ -277,7 +253,7 @@ func (e *expectation) check(c sdk.ToolCall, args arguments) string {
 	}
 	if e.schema != nil {
 		if err := e.schema.Validate(args.v); err != nil {
-			return "its arguments fail the schema: " + schemaProblem(err)
+			return "its arguments fail the schema: " + err.Error()
 		}
 	}
 	return ""
@@ -349,35 +325,6 @@ func show(v any) string {
 		return string(b[:60]) + "..."
 	}
 	return string(b)
-}
-
-var printer = message.NewPrinter(language.English)
-
-// schemaProblem names the first failing place of a validation error, the same in every
-// run: the library gathers causes in map order, so they are sorted first.
-func schemaProblem(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			at := "/" + strings.Join(e.InstanceLocation, "/")
-			leaves = append(leaves, "at "+at+": "+e.ErrorKind.LocalizedString(printer))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.Strings(leaves)
-	if len(leaves) > 1 {
-		return leaves[0] + " (and " + strconv.Itoa(len(leaves)-1) + " more)"
-	}
-	return leaves[0]
 }
 
 func clip(s string, n int) string {

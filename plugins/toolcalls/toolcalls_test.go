@@ -145,8 +145,8 @@ func TestToolCalls(t *testing.T) {
 			status: sdk.StatusScored, score: 1,
 		},
 		{
-			name: "a JSON Schema the arguments fail, named at its place", line: `{"input":"Cancel my 3pm meeting",` + cancelled + `,"expected_tool_calls":[{"name":"cancel_event","arguments_schema":{"$defs":{"hhmm":{"type":"string","pattern":"^[0-2][0-9]:[0-5][0-9]$"}},"type":"object","required":["time","calendar"],"properties":{"time":{"$ref":"#/$defs/hhmm"}}}}]}`,
-			status: sdk.StatusScored, score: 0, flags: []string{toolcalls.FlagMissing, toolcalls.FlagUnexpected}, reason: "fail the schema: at /: missing property 'calendar'",
+			name: "a JSON Schema the arguments fail, named at its place", line: `{"input":"Cancel my 3pm meeting",` + cancelled + `,"expected_tool_calls":[{"name":"cancel_event","arguments_schema":{"type":"object","required":["time"],"properties":{"time":{"type":"string","pattern":"^0[0-9]:[0-5][0-9]$"}}}}]}`,
+			status: sdk.StatusScored, score: 0, flags: []string{toolcalls.FlagMissing, toolcalls.FlagUnexpected}, reason: "fail the schema: #/time: does not match pattern ^0[0-9]:[0-5][0-9]$",
 		},
 		{
 			name: "the config's expectation for runs without their own", config: `{"expected":[{"name":"cancel_event"},{"name":"notify"}]}`,
@@ -211,8 +211,8 @@ func TestToolCalls(t *testing.T) {
 			status: sdk.StatusFailed, reason: "expected_tool_calls[0].arguments: want a JSON object",
 		},
 		{
-			name: "a schema may not read files", line: `{"input":"q",` + cancelled + `,"expected_tool_calls":[{"name":"cancel_event","arguments_schema":{"$ref":"file:///etc/passwd"}}]}`,
-			status: sdk.StatusFailed, reason: "expected_tool_calls[0].arguments_schema",
+			name: "a keyword outside the validator's subset fails the run, named", line: `{"input":"q",` + cancelled + `,"expected_tool_calls":[{"name":"cancel_event","arguments_schema":{"$ref":"file:///etc/passwd"}}]}`,
+			status: sdk.StatusFailed, reason: `expected_tool_calls[0].arguments_schema: schema at #/$ref: keyword "$ref" is not supported`,
 		},
 	}
 	for _, c := range cases {
