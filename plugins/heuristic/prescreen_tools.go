@@ -17,8 +17,9 @@ func allToolCallsFailed(run *sdk.Run) bool {
 	if len(run.ToolCalls) == 0 {
 		return false
 	}
+	inputLow := foldLower(headAndTail(run.Input, maxScreenInput))
 	for _, c := range run.ToolCalls {
-		if !ToolCallFailed(c) {
+		if !callFailed(inputLow, c) {
 			return false
 		}
 	}

@@ -24,8 +24,15 @@ func ToolOnly(run *sdk.Run) bool {
 // failed: a JSON object with a non-empty "error" (or "errorText"), "is_error" or
 // "isError" true (Anthropic's tool results, MCP), or "success" or "ok" false; or text
 // that is an error message, a stack trace or a provider failure (the pre-screen's error
-// check). A call without a recorded result has not failed as far as anyone can tell.
-func ToolCallFailed(c sdk.ToolCall) bool {
+// check; not under an input about errors when the pre-screen asks, since a tool asked for
+// errors returns them). A call without a recorded result has not failed as far as anyone
+// can tell.
+func ToolCallFailed(c sdk.ToolCall) bool { return callFailed("", c) }
+
+// callFailed is ToolCallFailed for a call made to answer input: when the input is about
+// errors ("show me the errors the payments service logged"), a text result full of errors
+// is what was asked for, so only a result's own error flags count.
+func callFailed(inputLow string, c sdk.ToolCall) bool {
 	res := strings.TrimSpace(c.Result)
 	if res == "" {
 		return false
@@ -35,6 +42,9 @@ func ToolCallFailed(c sdk.ToolCall) bool {
 		if json.Unmarshal([]byte(res), &obj) == nil {
 			return objectSaysFailed(obj)
 		}
+	}
+	if mentionsErrors(inputLow) {
+		return false
 	}
 	flag, ok := GrossFailure(res, nil)
 	return ok && flag == FlagErrorText

@@ -71,6 +71,10 @@ var toolTurns = []struct {
 	  {"role":"tool","tool_call_id":"c3","content":"{\"created\":true}"},
 	  {"role":"assistant","content":"Booked DY1302 (98 EUR, booking PNR7QX) and added it to your calendar for Friday."}]}`, true, ""},
 	{"a call whose result was not recorded", `{"input":"Cancel my 3pm meeting","output":{"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]}}`, true, ""},
+	{"a tool that returns the error lines the user asked for", `{"input":"Show me the errors the payments service logged in the last hour","output":[
+	  {"role":"assistant","tool_calls":[{"id":"c1","name":"search_logs","arguments":{"service":"payments","level":"error"}}]},
+	  {"role":"tool","tool_call_id":"c1","content":"Error: PaymentDeclined at 09:12:03"},
+	  {"role":"assistant","content":"One in the last hour: a payment the bank declined at 09:12."}]}`, true, ""},
 	{"a turn that did nothing", `{"input":"Cancel my 3pm meeting","output":[{"role":"assistant","content":null}]}`, false, heuristic.FlagEmptyOutput},
 	{"an agent that crashed before it answered", `{"input":"Cancel my 3pm meeting","output":"","metadata":{"error":"invoke_agent: context deadline exceeded"}}`,
 		false, heuristic.FlagErrorText},
