@@ -37,7 +37,7 @@ var fastDecoders = sync.Pool{New: func() any { return new(fastDecoder) }}
 
 // runFields are the names the fast path knows; an unknown name that equals one of them
 // but for case sends the line to the slow path.
-var runFields = [...]string{"id", "agent", "input", "conversation", "output", "tool_calls", "context", "expected", "citation_audit", "time", "metadata"}
+var runFields = [...]string{"id", "agent", "input", "conversation", "output", "tool_calls", "context", "expected", "expected_tool_calls", "citation_audit", "time", "metadata"}
 
 func decodeRunFast(line []byte) (sdk.Run, bool) {
 	fd := fastDecoders.Get().(*fastDecoder)
@@ -115,6 +115,9 @@ func (fd *fastDecoder) run() (sdk.Run, bool) {
 			if r.Expected, ok = fd.str(); !ok {
 				return r, false
 			}
+		case "expected_tool_calls":
+			// Rare (datasets that grade tool use) and free-form inside: the schema checks them.
+			return r, false
 		case "time":
 			v, err := d.ReadValue()
 			if err != nil || v.Kind() != '"' {

@@ -168,6 +168,9 @@ func runTextBytes(r *sdk.Run) int {
 	for i := range r.ToolCalls {
 		n += toolCallBytes(&r.ToolCalls[i])
 	}
+	for _, c := range r.ExpectedToolCalls {
+		n += len(c.Name) + len(c.Arguments) + len(c.ArgumentsSchema)
+	}
 	return n
 }
 

@@ -42,6 +42,10 @@ type Run struct {
 	Context []Passage `json:"context,omitempty"`
 	// Expected is a reference answer. Optional.
 	Expected string `json:"expected,omitempty"`
+	// ExpectedToolCalls are the tool calls the agent should make for this input, in the
+	// order it should make them, for scorers that grade tool use (tool_calls): each names
+	// a tool and may say what its arguments must be. Optional.
+	ExpectedToolCalls []ExpectedToolCall `json:"expected_tool_calls,omitempty"`
 	// CitationAudit is a citation audit computed upstream. Optional; when absent the host
 	// computes one for scorers with a faithfulness dimension.
 	CitationAudit *CitationAudit `json:"citation_audit,omitempty"`
@@ -95,6 +99,42 @@ type ToolCall struct {
 	// Result is what the tool returned, when the run records it. In JSON a string or any
 	// value (kept as its JSON text).
 	Result string `json:"result,omitempty"`
+}
+
+// ExpectedToolCall is a tool call a run should contain.
+type ExpectedToolCall struct {
+	// Name of the tool.
+	Name string `json:"name" jsonschema:"required,minLength=1"`
+	// Arguments the call must have: a JSON object each of whose fields the call's
+	// arguments must hold with an equal value (fields it does not name may hold anything).
+	// Optional. In JSON an object, or a string holding one (kept as its JSON text).
+	Arguments string `json:"arguments,omitempty"`
+	// ArgumentsSchema is a JSON Schema the call's arguments must satisfy. Optional. In
+	// JSON an object, or a string holding one (kept as its JSON text).
+	ArgumentsSchema string `json:"arguments_schema,omitempty"`
+}
+
+// UnmarshalJSON accepts arguments and arguments_schema as any JSON value, kept as its
+// compact text when it is not a string.
+func (c *ExpectedToolCall) UnmarshalJSON(b []byte) error {
+	var q struct {
+		Name            string          `json:"name"`
+		Arguments       json.RawMessage `json:"arguments"`
+		ArgumentsSchema json.RawMessage `json:"arguments_schema"`
+	}
+	if err := json.Unmarshal(b, &q); err != nil {
+		return err
+	}
+	out := ExpectedToolCall{Name: q.Name}
+	var err error
+	if out.Arguments, err = valueText(q.Arguments); err != nil {
+		return fmt.Errorf("expected tool call %s: arguments: %w", out.Name, err)
+	}
+	if out.ArgumentsSchema, err = valueText(q.ArgumentsSchema); err != nil {
+		return fmt.Errorf("expected tool call %s: arguments_schema: %w", out.Name, err)
+	}
+	*c = out
+	return nil
 }
 
 // Purpose returns what the agent is for, from metadata "purpose", "instructions" or
@@ -469,6 +509,11 @@ func (r *Run) Validate() error {
 	for i, p := range r.Context {
 		if p.Text == "" {
 			return fmt.Errorf("%w: context[%d] (id %q) has empty text; drop the passage or fill it", ErrInvalidRun, i, p.ID)
+		}
+	}
+	for i, c := range r.ExpectedToolCalls {
+		if c.Name == "" {
+			return fmt.Errorf("%w: expected_tool_calls[%d] has no name; name the tool the agent should call", ErrInvalidRun, i)
 		}
 	}
 	if a := r.CitationAudit; a != nil {

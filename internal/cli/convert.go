@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/internal/convert"
+	"github.com/scorekit/scorekit/ingest"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -17,27 +17,34 @@ func (e *env) convertCommand() *cobra.Command {
 	var from, agent, out string
 	cmd := &cobra.Command{
 		Use:   "convert --from FORMAT [flags] FILE|-",
-		Short: "Turn agent logs (OpenAI chat logs, OpenTelemetry GenAI spans) into JSONL runs",
+		Short: "Turn agent logs (OpenAI, Anthropic, OpenTelemetry GenAI spans) into JSONL runs",
 		Long: `Convert logs into runs, one JSON object per line, ready for scorekit score:
 
-  openai-chat  OpenAI chat completion logs: {"request": {...}, "response": {...}} records
-               (what a logging proxy records) or {"messages": [...]} conversations; JSON
-               Lines, concatenated JSON or one array.
-  otel-genai   OpenTelemetry traces in OTLP JSON (the Collector's file exporter) whose
-               spans follow the GenAI semantic conventions: one run per agent span
-               (invoke_agent), or per model call when there is no agent span.
+  openai-chat         OpenAI chat completion logs: {"request": {...}, "response": {...}}
+                      records (what a logging proxy records) or {"messages": [...]}
+                      conversations.
+  openai-responses    OpenAI Responses API logs: {"request": {...}, "response": {...}}.
+  anthropic-messages  Anthropic Messages API logs: {"request": {...}, "response": {...}}.
+  otel-genai          OpenTelemetry traces in OTLP JSON (the Collector's file exporter)
+                      whose spans follow the GenAI semantic conventions, as attributes or
+                      span events: one run per agent span (invoke_agent), or per turn of
+                      model calls when there is no agent span.
 
-A conversation becomes the run's input (its last user turn is the question, every turn is
-kept), the agent's turns its output and tool calls; the model, the finish reason and the
-token usage go to metadata. A record that cannot be converted is reported on stderr with
-its number and skipped; the exit status is then 2.`,
+Records are JSON Lines, JSON documents or one array. One agent turn is one run: the model
+calls of a turn (tool-call rounds and the final answer, linked by the conversation they
+extend) are joined. A conversation becomes the run's input (its last user turn is the
+question, every turn is kept), the agent's turns its output and tool calls; the model,
+finish or stop reason, token usage, latency and any error go to metadata, so a call or an
+agent that failed is a run the pre-screen flags. A record that cannot be converted (a log
+cut off mid-write) is reported on stderr with its number and reason and skipped, the others
+are converted, and a summary counts both; the exit status is then 2.`,
 		Example: `  scorekit convert --from openai-chat chat-logs.jsonl > runs.jsonl
   scorekit convert --from otel-genai --out runs.jsonl traces.json
   scorekit convert --from otel-genai traces.json | scorekit score -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if !slices.Contains(convert.Formats, from) {
-				return fmt.Errorf("convert: --from %q: want %s", from, strings.Join(convert.Formats, " or "))
+			if !slices.Contains(ingest.Formats, from) {
+				return fmt.Errorf("convert: --from %q: want %s", from, strings.Join(ingest.Formats, ", "))
 			}
 			in, inName, _, err := e.openInput(args[0])
 			if err != nil {
@@ -53,35 +60,34 @@ its number and skipped; the exit status is then 2.`,
 					err = fmt.Errorf("convert: write %s: %w", out, cerr)
 				}
 			}()
-			bad, runs := 0, 0
-			opts := convert.Options{Agent: agent, OnError: func(n int, err error) {
-				bad++
+			opts := ingest.Options{Agent: agent, OnError: func(n int, err error) {
 				fmt.Fprintf(e.stderr, "%s: record %d: %v\n", inName, n, err)
 			}}
 			var buf []byte
-			err = convert.Convert(from, in, opts, func(r sdk.Run) error {
+			sum, err := ingest.Convert(from, in, opts, func(r sdk.Run) error {
 				b, err := json.Marshal(r)
 				if err != nil {
 					return err
 				}
-				runs++
 				buf = append(append(buf[:0], b...), '\n')
 				_, err = w.Write(buf)
 				return err
 			})
 			switch {
-			case errors.Is(err, convert.ErrNoRuns):
+			case errors.Is(err, ingest.ErrNoRuns):
 				return fmt.Errorf("%w: %s has no records (it is empty or blank)", errBadInput, inName)
 			case err != nil:
 				return fmt.Errorf("%w: convert %s: %v", errBadInput, inName, err)
-			case bad > 0:
-				return fmt.Errorf("%w: %d record(s) of %s could not be converted (see above); %d run(s) written", errBadInput, bad, inName, runs)
+			}
+			fmt.Fprintf(e.stderr, "%s: %d records read, %d runs written, %d skipped\n", inName, sum.Records, sum.Runs, sum.Skipped)
+			if sum.Skipped > 0 {
+				return fmt.Errorf("%w: %d record(s) or span(s) of %s could not be converted (see above); the %d run(s) of the others are written", errBadInput, sum.Skipped, inName, sum.Runs)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "the logs' format: "+strings.Join(convert.Formats, " or "))
+	f.StringVar(&from, "from", "", "the logs' format: "+strings.Join(ingest.Formats, ", "))
 	f.StringVar(&agent, "agent", "", "agent name for runs whose logs do not name one")
 	f.StringVarP(&out, "out", "o", "", "write the runs to FILE instead of stdout")
 	return cmd

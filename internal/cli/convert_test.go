@@ -8,7 +8,7 @@ import (
 // TestConvertThenScore converts OpenTelemetry GenAI spans to runs and scores them, as
 // `scorekit convert --from otel-genai traces.json | scorekit score -` does.
 func TestConvertThenScore(t *testing.T) {
-	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", "../convert/testdata/otel-openllmetry.json")
+	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", "../../ingest/testdata/otel-openllmetry.json")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -20,10 +20,36 @@ func TestConvertThenScore(t *testing.T) {
 		t.Fatalf("score: exit %d; stderr:\n%s", s.code, s.stderr)
 	}
 	recs := decodeRecords(t, s.stdout)
-	// The second span stopped at its token limit (finish_reason length): the pre-screen
-	// reads that from the metadata the conversion kept.
-	if recs[1]["run_id"] != "2222222222222222" || recs[1]["passed"] != false {
-		t.Errorf("a cut-off answer passed: %v", recs[1])
+	byID := map[any]map[string]any{}
+	for _, r := range recs {
+		byID[r["run_id"]] = r
+	}
+	// One span stopped at its token limit (finish_reason length): the pre-screen reads that
+	// from the metadata the conversion kept. The other asked for a tool call whose next
+	// round the trace lacks: a run judged on its call, which passes.
+	if r := byID["2222222222222222"]; r["passed"] != false {
+		t.Errorf("a cut-off answer passed: %v", r)
+	}
+	if r := byID["1111111111111111"]; r["passed"] != true {
+		t.Errorf("a tool-call round failed: %v", r)
+	}
+	if !strings.Contains(r.stderr, "1 records read, 2 runs written, 0 skipped") {
+		t.Errorf("stderr %q, want the summary", r.stderr)
+	}
+}
+
+// TestConvertKeepsGoingPastACutOffRecord: a log cut off mid-record in the middle loses
+// that record only; the summary on stderr counts what was written and what was skipped,
+// and the exit status says some records were bad.
+func TestConvertKeepsGoingPastACutOffRecord(t *testing.T) {
+	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "anthropic-messages", "../../ingest/testdata/anthropic-messages.jsonl")
+	if r.code != ExitBadInput || strings.Count(r.stdout, "\n") != 4 {
+		t.Fatalf("exit %d, %d runs; stderr:\n%s", r.code, strings.Count(r.stdout, "\n"), r.stderr)
+	}
+	for _, want := range []string{"record 3: line 3: not JSON: the record is cut off", "8 records read, 4 runs written, 1 skipped"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
 	}
 }
 
@@ -35,8 +61,8 @@ func TestConvertErrors(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"unknown format", "", []string{"--from", "langsmith", "-"}, ExitSetup, `convert: --from "langsmith": want openai-chat or otel-genai`},
-		{"no format", "", []string{"-"}, ExitSetup, `convert: --from "": want openai-chat or otel-genai`},
+		{"unknown format", "", []string{"--from", "langsmith", "-"}, ExitSetup, `convert: --from "langsmith": want openai-chat, openai-responses, anthropic-messages, otel-genai`},
+		{"no format", "", []string{"-"}, ExitSetup, `convert: --from "": want openai-chat, openai-responses, anthropic-messages, otel-genai`},
 		{"empty input", "\n", []string{"--from", "openai-chat", "-"}, ExitBadInput, "stdin has no records"},
 		{"records that are not runs are reported and skipped", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\n" + `{"response":{}}` + "\n",
 			[]string{"--from", "openai-chat", "-"}, ExitBadInput, `stdin: record 2: a "response" without its "request": the input it answered is missing`},

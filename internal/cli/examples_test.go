@@ -143,7 +143,7 @@ func TestPluginsFlag(t *testing.T) {
 	}
 
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.2.0 (process, from plugin builtin, replacing the built-in of this name)") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "prescreen 0.3.0 (process, from plugin builtin, replacing the built-in of this name)") {
 		t.Errorf("scorers --plugins: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", t.TempDir())

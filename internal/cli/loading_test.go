@@ -79,7 +79,7 @@ func TestLoadingIsolated(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("scorers: exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "c_contains 1.0.0 (wasm)") || !strings.Contains(r.stdout, "prescreen 0.2.0 (native)") {
+	if !strings.Contains(r.stdout, "c_contains 1.0.0 (wasm)") || !strings.Contains(r.stdout, "prescreen 0.3.0 (native)") {
 		t.Errorf("allowed: the good plugin and the built-ins are listed:\n%s", r.stdout)
 	}
 	for name, msg := range failures {
@@ -158,7 +158,7 @@ func TestShadowing(t *testing.T) {
 			t.Errorf("an empty output scored %v in %v (replaced %v); want the built-in pre-screen's verdict", row["score"], tel["runtime"], tel["replaced"])
 		}
 		r := runCLIWith(t, builtinRegistry, "", "scorers", "--plugins", dir)
-		if !strings.Contains(r.stdout, "prescreen 0.2.0 (native)") || !strings.Contains(r.stdout, `add "replaces": ["prescreen"] to shadow's manifest`) {
+		if !strings.Contains(r.stdout, "prescreen 0.3.0 (native)") || !strings.Contains(r.stdout, `add "replaces": ["prescreen"] to shadow's manifest`) {
 			t.Errorf("scorers shows the built-in and the refused plugin with the fix:\n%s", r.stdout)
 		}
 	})

@@ -16,7 +16,7 @@ func TestREADMEDashboardCommands(t *testing.T) {
 		`{"insights":[]}`,                                                                               // no false alarm on the example runs
 		`data-agent="assistant"`, `data-agent="email-triage"`, "No open insight", `class="chart spark"`, // the dashboard
 		"CRITICAL gross_failures  email-triage/prescreen", // the bad deploy, caught
-		"measured: share of gross failures (error_text, empty_output)",
+		"measured: share of gross failures (error_text, empty_output, tool_error)",
 		"window: 100 runs (100 scored",
 		"[error_text]", "run email-triage-03", // the worst runs, with their flags
 		`scorekit_insights_open{kind="gross_failures",severity="critical"} 1`, // /metrics

@@ -8,12 +8,13 @@ import (
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/masis"
 	"github.com/scorekit/scorekit/plugins/relevancy"
+	"github.com/scorekit/scorekit/plugins/toolcalls"
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Factories returns the factories of every built-in scorer: the heuristic scorers, which
-// need no LLM, then the judge scorers.
+// Factories returns the factories of every built-in scorer: the scorers that need no LLM
+// (the heuristic ones, then tool_calls), then the judge scorers.
 func Factories() []func() sdk.Scorer {
 	out := append([]func() sdk.Scorer{}, heuristic.Factories()...)
-	return append(out, relevancy.New, contextprecision.New, masis.New)
+	return append(out, toolcalls.New, relevancy.New, contextprecision.New, masis.New)
 }

@@ -214,10 +214,15 @@ func referenceText(run *sdk.Run) (text, from string) {
 	return run.Output, "output (no expected answer: context utilization)"
 }
 
-// noReference skips a run whose output would be the reference but answers nothing.
+// noReference skips a run whose output would be the reference but answers nothing, or
+// answers only through tool calls.
 func noReference(run *sdk.Run) (sdk.Result, bool) {
 	if run.Expected != "" {
 		return sdk.Result{}, false
+	}
+	if heuristic.ToolOnly(run) {
+		return sdk.Skipped("no reference to grade the passages against: the run has no expected answer and its only output " +
+			"is tool calls, no text that used the passages (set run.expected to grade the retriever anyway); no judge call was made"), true
 	}
 	flag, why, ok := heuristic.Unanswered(run)
 	if !ok {

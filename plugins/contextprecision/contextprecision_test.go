@@ -366,6 +366,13 @@ func TestEdgeCases(t *testing.T) {
 			run:   sdk.Run{Input: "q", Output: " ", Context: three}, status: sdk.StatusSkipped, calls: 0, inReason: "the output is empty", flag: "empty_output",
 		},
 		{
+			name: "an action-only turn as the reference is skipped without a call", judge: true,
+			reply: func(string, int) string { return mastraVerdicts("yes", "no", "yes") },
+			run: sdk.Run{Input: "Cancel my 3pm meeting", Context: three,
+				ToolCalls: []sdk.ToolCall{{ID: "c1", Name: "cancel_event", Arguments: `{"time":"15:00"}`, Result: `{"cancelled":true}`}}},
+			status: sdk.StatusSkipped, calls: 0, inReason: "its only output is tool calls",
+		},
+		{
 			name: "an error as the reference is skipped without a call", judge: true,
 			reply: func(string, int) string { return mastraVerdicts("yes", "no", "yes") },
 			run:   sdk.Run{Input: "What is the capital of France?", Output: "ERROR: upstream timeout", Context: three}, status: sdk.StatusSkipped, calls: 0,

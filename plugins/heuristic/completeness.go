@@ -28,6 +28,7 @@ type Completeness struct{}
 var _ sdk.Scorer = (*Completeness)(nil)
 
 // NewCompleteness returns the completeness scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewCompleteness() sdk.Scorer { return &Completeness{} }
 
 // Info describes the scorer.
@@ -40,6 +41,9 @@ func (*Completeness) Info() sdk.Info {
 
 // Score grades call.Run: coverage of the input's terms in the output.
 func (*Completeness) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("completeness", &call.Run); ok {
+		return r, nil
+	}
 	in := terms(call.Run.Input)
 	if err := ctx.Err(); err != nil { // each pass is linear; look between them
 		return sdk.Result{}, err

@@ -40,6 +40,7 @@ type diffScratch struct {
 var _ sdk.Scorer = (*TextualDifference)(nil)
 
 // NewTextualDifference returns the textual difference scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewTextualDifference() sdk.Scorer { return &TextualDifference{} }
 
 // Info describes the scorer.
@@ -52,6 +53,9 @@ func (*TextualDifference) Info() sdk.Info {
 
 // Score grades call.Run: the similarity ratio of input and output.
 func (t *TextualDifference) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("textual_difference", &call.Run); ok {
+		return r, nil
+	}
 	in, out := call.Run.Input, call.Run.Output
 	ratio, exact, ok := lcsRatioASCII(in, out)
 	la, lb := len(in), len(out)

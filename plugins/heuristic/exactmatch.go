@@ -28,6 +28,7 @@ var (
 )
 
 // NewExactMatch returns the exact match scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewExactMatch() sdk.Scorer { return &ExactMatch{cfg: exactConfig{ExpectedFrom: "expected"}} }
 
 const exactSchema = `{"type": "object", "additionalProperties": false, "properties": {

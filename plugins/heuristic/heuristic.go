@@ -4,6 +4,11 @@
 // The pre-screen's policies for refusals (every refusal fails, in every language; a judge
 // decides whether declining was right), for weak evidence (a hint that does not fail the run)
 // and for non-committal answers are documented on [NewPrescreen] and measured in QUALITY.md.
+//
+// A turn that does its job through tools (a meeting cancelled by a call, and no text) is
+// judged on what it did: the pre-screen reads its calls (see [NewPrescreen], "Actions"),
+// and every other scorer here compares text, so it skips such a turn ([ToolOnly]) with a
+// reason rather than score it 0.
 package heuristic
 
 import "github.com/scorekit/scorekit/sdk"

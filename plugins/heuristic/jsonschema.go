@@ -59,6 +59,28 @@ type jsonSchema struct {
 	not        *jsonSchema
 }
 
+// JSONSchema is a compiled JSON Schema of the subset json_valid enforces: the draft-07
+// keywords in schemaKeywords, annotations ignored, any other keyword refused when it is
+// compiled, naming it. It is written against the standard library, so a scorer that uses it
+// (tool_calls) costs a WASM instance nothing at start; a full validator's package
+// initialization compiles every draft's metaschema in each instance. A JSONSchema is safe
+// for concurrent use.
+type JSONSchema struct{ root *jsonSchema }
+
+// CompileJSONSchema compiles a schema of the subset, or says which keyword or value is wrong
+// and where.
+func CompileJSONSchema(raw []byte) (*JSONSchema, error) {
+	n, err := compileSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &JSONSchema{root: n}, nil
+}
+
+// Validate returns nil when v (decoded with json.Decoder.UseNumber) satisfies the schema,
+// else an error naming the first violation's place ("#/time: does not match pattern ...").
+func (s *JSONSchema) Validate(v any) error { return s.root.validate(v, "#") }
+
 // compileSchema parses a schema, rejecting keywords outside schemaKeywords with an error
 // that names the keyword and its location.
 func compileSchema(raw json.RawMessage) (*jsonSchema, error) {
@@ -186,7 +208,7 @@ func compileObject(m map[string]any, at string) (*jsonSchema, error) {
 			if slices.Contains(annotationKeywords, k) {
 				continue
 			}
-			return nil, fmt.Errorf("schema at %s: keyword %q is not supported by json_valid's validator (supported: %s; annotations %s are ignored); remove it or check the output with a full validator",
+			return nil, fmt.Errorf("schema at %s: keyword %q is not supported by the scorers' validator (supported: %s; annotations %s are ignored); remove it or check with a full validator",
 				where, k, strings.Join(schemaKeywords, ", "), strings.Join(annotationKeywords, ", "))
 		}
 		if err != nil {

@@ -33,6 +33,7 @@ var (
 )
 
 // NewJSONValid returns the JSON validity scorer with no schema.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewJSONValid() sdk.Scorer { return &JSONValid{} }
 
 const jsonValidSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -64,6 +65,9 @@ func (j *JSONValid) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: is the output valid JSON (of the schema)?
 func (j *JSONValid) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("json_valid", &call.Run); ok {
+		return r, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(call.Run.Output)))
 	dec.UseNumber()
 	var v any

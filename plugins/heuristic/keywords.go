@@ -29,6 +29,7 @@ var _ sdk.Scorer = (*KeywordCoverage)(nil)
 var stopwordsEN string
 
 // NewKeywordCoverage returns the keyword coverage scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewKeywordCoverage() sdk.Scorer {
 	stop := map[string]struct{}{}
 	sc := bufio.NewScanner(strings.NewReader(stopwordsEN))
@@ -50,6 +51,9 @@ func (*KeywordCoverage) Info() sdk.Info {
 
 // Score grades call.Run: keyword coverage of the input by the output.
 func (k *KeywordCoverage) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("keyword_coverage", &call.Run); ok {
+		return r, nil
+	}
 	var buf []byte
 	ref := k.keywords(call.Run.Input, &buf)
 	if len(ref) == 0 {

@@ -34,6 +34,7 @@ var (
 )
 
 // NewLevenshtein returns the Levenshtein scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewLevenshtein() sdk.Scorer {
 	return &Levenshtein{cfg: levenshteinConfig{ExpectedFrom: "expected"}}
 }

@@ -47,6 +47,7 @@ var (
 )
 
 // NewListContains returns the list overlap scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewListContains() sdk.Scorer {
 	return &ListContains{cfg: listConfig{Format: "auto", ExpectedFrom: "expected"}}
 }

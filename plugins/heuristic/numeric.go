@@ -31,6 +31,7 @@ var (
 )
 
 // NewNumericDiff returns the numeric difference scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewNumericDiff() sdk.Scorer { return &NumericDiff{cfg: numericConfig{ExpectedFrom: "expected"}} }
 
 const numericSchema = `{"type": "object", "additionalProperties": false, "properties": {

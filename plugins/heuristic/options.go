@@ -74,8 +74,12 @@ func checkExpectedFrom(name, from string) error {
 }
 
 // reference returns the text an autoevals-style scorer compares the output with, or a
-// skipped result saying why there is none.
+// skipped result saying why there is none, or why there is no output text to compare
+// (a turn whose only output is its tool calls).
 func reference(name, from string, run *sdk.Run) (string, *sdk.Result) {
+	if r, ok := skipToolOnly(name, run); ok {
+		return "", &r
+	}
 	var ref string
 	switch {
 	case from == "" || from == "expected":

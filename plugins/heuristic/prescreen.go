@@ -79,6 +79,16 @@ const (
 // false premise ("Goofy is fictional") and a disclaimer followed by the answer are not
 // refusals.
 //
+// # Actions
+//
+// A turn that does its job through tools is judged on what it did. A run with tool calls
+// and no text is not empty: it passes unless the caller recorded a bad end (an error, a
+// refusal, a cut-off) or every call failed. A turn whose calls all failed and that says
+// nothing of it, by silence or by an answer that claims success, is flagged tool_error and
+// fails; a failed call followed by a retry that worked, or an answer that reports the
+// failure to the user, is not. [ToolCallFailed] says what counts as a failed call. Only a
+// turn that neither said nor did anything is empty_output.
+//
 // # Non-committal answers
 //
 // "I have no comment" is a correct TruthfulQA answer and "the context does not say" can be
@@ -124,12 +134,12 @@ var (
 func (*prescreen) Info() sdk.Info {
 	return sdk.Info{
 		Name:        "prescreen",
-		Version:     "0.2.0",
+		Version:     "0.3.0",
 		ABIVersion:  sdk.ABIVersion,
-		Description: "Tier-1 pre-screen without an LLM: flags empty, error, placeholder, refused, truncated, looping, filler and off-topic outputs; fails a run only on evidence that holds across languages.",
+		Description: "Tier-1 pre-screen without an LLM: flags empty, error, placeholder, refused, truncated, looping, filler and off-topic outputs and turns whose tool calls all failed unreported; reads tool calls as output; fails a run only on evidence that holds across languages.",
 		Range:       sdk.Unit,
 		Dimensions: []sdk.Dimension{
-			{Name: dimIntegrity, Weight: 0.5, Description: "The output is a whole, genuine answer: not empty, an error, a placeholder, truncated, a loop, filler or a refusal."},
+			{Name: dimIntegrity, Weight: 0.5, Description: "The output is a whole, genuine answer or action: not empty, an error, a placeholder, truncated, a loop, filler, a refusal or tool calls that all failed unreported."},
 			{Name: dimRelevance, Weight: 0.5, Description: "The output is not an echo or an off-topic statement; 0.5 records a hint (wrong shape, no shared word) without failing the run."},
 		},
 		Threshold:    prescreenThreshold,
@@ -170,7 +180,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	var found []screenFinding
 	out := strings.TrimSpace(run.Output)
 	if out == "" {
-		return screenResult(0, 0, []screenFinding{{FlagEmptyOutput, "the output is empty"}})
+		return screenNoText(run)
 	}
 	// The prepared run stays on the stack.
 	var st screenText
@@ -214,6 +224,11 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 		if d, ok := findFiller(t); ok {
 			hard(screenFinding{FlagFiller, d})
 			relevance = 0
+		}
+	}
+	if integrity > 0 {
+		if d, ok := findToolError(run, t); ok {
+			hard(screenFinding{FlagToolError, d})
 		}
 	}
 	if integrity > 0 && !noShape {

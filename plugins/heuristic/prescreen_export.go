@@ -12,9 +12,14 @@ import (
 // message, stack trace or provider failure where an answer should be) with the input taken
 // into account: output that looks like an error because it quotes or explains an error the
 // input itself is about ("my script prints a traceback; why?") is left to the judge, as the
-// pre-screen leaves it. detail says what was found. It uses the pre-screen's own checks, so
+// pre-screen leaves it. A turn whose only output is its tool calls did something a judge
+// can grade, unless every call failed (FlagToolError) or the caller recorded an error.
+// detail says what was found. It uses the pre-screen's own checks, so
 // the guard and the pre-screen never disagree.
 func Unanswered(run *sdk.Run) (flag, detail string, ok bool) {
+	if strings.TrimSpace(run.Output) == "" {
+		return noTextUnanswered(run)
+	}
 	flag, ok = GrossFailure(run.Output, run.Metadata)
 	switch {
 	case !ok:

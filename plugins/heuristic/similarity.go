@@ -37,6 +37,7 @@ var (
 )
 
 // NewContentSimilarity returns the content similarity scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewContentSimilarity() sdk.Scorer {
 	return &ContentSimilarity{cfg: similarityConfig{IgnoreCase: true, IgnoreWhitespace: true}}
 }
@@ -64,6 +65,9 @@ func (s *ContentSimilarity) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: bigram similarity of input and output.
 func (s *ContentSimilarity) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("content_similarity", &call.Run); ok {
+		return r, nil
+	}
 	// Collapsing white space (ignore_whitespace) cannot change the score: the bigrams are
 	// taken after every white-space character is dropped. Lower-casing and dropping happen in
 	// one pass per text.

@@ -50,6 +50,7 @@ var (
 var toneLexicon string
 
 // NewTone returns the tone scorer with its default config (stability of the output's tone).
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewTone() sdk.Scorer {
 	lex := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(toneLexicon))
@@ -92,6 +93,9 @@ func (t *Tone) Configure(raw json.RawMessage) error {
 
 // Score grades call.Run: tone consistency of the output.
 func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	if r, ok := skipToolOnly("tone", &call.Run); ok {
+		return r, nil
+	}
 	out := call.Run.Output
 	ref, hasRef := t.cfg.ReferenceTone, t.cfg.ReferenceTone != ""
 	if t.cfg.CompareInput {

@@ -15,9 +15,11 @@
 // An empty output, or one that is an error message, a stack trace or a provider failure, or
 // a run whose caller recorded an error (the pre-screen's checks, plugins/heuristic.Unanswered),
 // is graded without a judge call: scored 0 (relevance, completeness and reasoning quality 0; faithfulness
-// skipped, as there is no claim to check), flagged empty_output or error_text. Such an
-// output is the agent's failure, which the evaluator can see for certain, not a run it
-// could not judge; a lenient judge scored an empty output 0.715 and passed it.
+// skipped, as there is no claim to check), flagged empty_output or error_text; so is a turn
+// whose only output is tool calls that all failed (tool_error). Such an output is the
+// agent's failure, which the evaluator can see for certain, not a run it could not judge;
+// a lenient judge scored an empty output 0.715 and passed it. A turn that acted through
+// tools is not empty: the judge sees its calls and their results as part of the answer.
 //
 // # Why
 //

@@ -450,3 +450,42 @@ func TestMalformedAnswerIsAskedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestToolTurns: an action-only turn reaches the judge with its calls and results shown as
+// the answer (it used to be graded 0 as empty without a call); a turn whose only calls all
+// failed is 0 without a call, flagged tool_error.
+func TestToolTurns(t *testing.T) {
+	s, srv := open(t, judgetest.Rule{Reply: `{"faithfulness": null, "relevance": 1, "completeness": 1, "reasoning_quality": 0.9, "overall_score": 0.97, "improvement_suggestions": ["confirm the cancellation to the user"]}`})
+	ctx := context.Background()
+	var seed, failed sdk.Run
+	if err := json.Unmarshal([]byte(`{"input":"Cancel my 3pm meeting","output":[
+	  {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"cancel_event","arguments":"{\"time\":\"15:00\"}"}}]},
+	  {"role":"tool","tool_call_id":"c1","content":"{\"cancelled\":true}"}]}`), &seed); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"input":"Cancel my 3pm meeting","output":[
+	  {"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]},
+	  {"role":"tool","tool_call_id":"c1","content":"Error: 503 Service Unavailable"}]}`), &failed); err != nil {
+		t.Fatal(err)
+	}
+	res := s.Score(ctx, seed)
+	if res.Status != sdk.StatusScored || res.Dimensions[masis.Relevance] != 1 || srv.Calls() != 1 {
+		t.Fatalf("the seed's turn: %s %v %v %q, %d calls", res.Status, res.Value(), res.Dimensions, res.Reason, srv.Calls())
+	}
+	_, p := masis.Prompt(&seed)
+	if got := srv.Requests()[0].LastUser(); got != p {
+		t.Fatalf("the judge got another prompt than masis.Prompt:\n%s", got)
+	}
+	for _, must := range []string{"<actions>\n1. cancel_event({\"time\":\"15:00\"})\n   result: {\"cancelled\":true}\n</actions>", "answered through its actions alone", "completes the requested action"} {
+		if !strings.Contains(p, must) {
+			t.Errorf("prompt lacks %q:\n%s", must, p)
+		}
+	}
+	if strings.Index(p, "<question>") > strings.Index(p, "<actions>") || strings.Index(p, "<actions>") > strings.Index(p, "<answer>") {
+		t.Errorf("prompt: want question, actions, answer in that order:\n%s", p)
+	}
+	res = s.Score(ctx, failed)
+	if res.Status != sdk.StatusScored || *res.Score != 0 || !res.HasFlag("tool_error") || srv.Calls() != 1 {
+		t.Fatalf("failed calls, nothing said: %s %v %v, %d calls; want 0, tool_error, no call", res.Status, res.Value(), res.Flags, srv.Calls())
+	}
+}

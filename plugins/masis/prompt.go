@@ -40,10 +40,13 @@ Rubric, from 0 to 1:
 - reasoning_quality: is the reasoning sound and clearly organized?
   1 = every step is correct and follows, and the conclusion matches the evidence.
   0.5 = the reasoning has gaps, unsupported leaps or minor errors.
-  0 = the reasoning is wrong, contradictory, or absent where it is needed.`
+  0 = the reasoning is wrong, contradictory, or absent where it is needed.
+
+The agent may have acted through tools. Its actions (the tools it called, with their arguments and what each returned) are part of its answer: a task performed through calls whose results show it done is answered, even with no text, and completes the requested action. A call whose result is an error did not perform its action, unless a later call did; an answer that claims a success the results do not show is unsupported.`
 
 // Prompt returns the system and user messages of the judge call for run: the rubric, the
-// audit's hard constraints, then the question, the answer and the evidence, in that order.
+// audit's hard constraints, then the question, the agent's actions (tool calls and their
+// results) when it took any, the answer and the evidence, in that order.
 func Prompt(run *sdk.Run) (string, string) {
 	var b strings.Builder
 	b.WriteString(rubric)
@@ -60,7 +63,14 @@ func Prompt(run *sdk.Run) (string, string) {
 		section(&b, "agent_purpose", "What the agent is for (a response that does this job is relevant even if it does not restate the input)", p)
 	}
 	section(&b, "question", "The question or task the agent was given", run.Input)
-	section(&b, "answer", "The agent's answer", run.Output)
+	if actions := run.ToolCallsText(); actions != "" {
+		section(&b, "actions", "The tools the agent called, in order, and what each returned", actions)
+	}
+	answer := run.Output
+	if strings.TrimSpace(answer) == "" && len(run.ToolCalls) > 0 {
+		answer = "(no text: the agent answered through its actions alone)"
+	}
+	section(&b, "answer", "The agent's answer", answer)
 	if len(run.Context) > 0 {
 		section(&b, "evidence", "The evidence the agent retrieved, one passage per [id]", evidence(run.Context))
 	} else {

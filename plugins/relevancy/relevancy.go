@@ -20,11 +20,18 @@
 // comparison with those tools: they are the methods that scored "Paris" and a correct
 // email triage near 0. Prefer judge.
 //
+// A turn that acts through tools is graded on what it did: judge mode shows the judge the
+// tool calls and their results beside the output, and a turn whose only output is its
+// actions is graded on them ("completes the requested action"). The statements and
+// questions modes compare text, so they skip such a turn rather than score it 0.
+//
 // Policies: an empty output scores 0 without a judge call (flag empty_output), and so does
 // an output that is an error message, a stack trace or a provider failure in place of an
 // answer, or a run whose caller recorded an error (flag error_text; the pre-screen's checks,
-// plugins/heuristic.Unanswered), in every mode: such an output does nothing the input required, which needs no judge to see. A
-// judge that answers on a 0-100 scale is read as percent (flag percentage_scale). A judge
+// plugins/heuristic.Unanswered), in every mode, and a turn whose only output is tool calls
+// that all failed (flag tool_error): such an output does nothing the input required, which
+// needs no judge to see. A turn that made calls is not empty. A judge that answers on a
+// 0-100 scale is read as percent (flag percentage_scale). A judge
 // failure, a truncated or unreadable judge answer, or a score on an ambiguous scale is a
 // failed result with the reason, never 0. Without a judge the result is skipped with a
 // reason that says how to configure one. In questions mode a negative cosine counts as 0
@@ -65,6 +72,8 @@ const (
 	FlagEmptyOutput = heuristic.FlagEmptyOutput
 	// FlagErrorText: the output is an error, not an answer; the score is 0.
 	FlagErrorText = heuristic.FlagErrorText
+	// FlagToolError: the turn's only output is tool calls that all failed; the score is 0.
+	FlagToolError = heuristic.FlagToolError
 	// FlagNoncommittal: every generated question was flagged noncommittal (questions mode).
 	FlagNoncommittal = "noncommittal"
 	// FlagPartlyNoncommittal: some generated questions were flagged noncommittal.
@@ -174,6 +183,10 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
+	}
+	if s.cfg.Mode != ModeJudge && heuristic.ToolOnly(run) {
+		return sdk.Skipped("relevancy's " + s.cfg.Mode + " mode compares the output's text with the input, and this turn's " +
+			"only output is its tool calls; judge mode (the default) grades what it did"), nil
 	}
 	p := &pipeline{ctx: ctx, judge: call.Judge, run: run, mode: s.cfg.Mode}
 	switch s.cfg.Mode {

@@ -315,3 +315,80 @@ func withBroker(t testing.TB, srv *judgetest.Server) host.Option {
 	}
 	return host.WithJudge(b)
 }
+
+// TestToolTurnsAreJudgedOnWhatTheyDid: the seed's action-only turn reaches the judge with
+// its call and result in the prompt, and is graded on them (it used to score 0 without a
+// call, as empty); a turn with calls and an answer shows both; a turn whose only calls all
+// failed is 0 without a call (tool_error); the text-comparing modes skip an action-only
+// turn rather than score it 0.
+func TestToolTurnsAreJudgedOnWhatTheyDid(t *testing.T) {
+	// Dataset lines, so the runs reach the scorer as agents log them.
+	var seed, answered, failed sdk.Run
+	for _, c := range []struct {
+		run  *sdk.Run
+		line string
+	}{
+		{&seed, `{"id":"t1","input":"Cancel my 3pm meeting","output":[
+		  {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"cancel_event","arguments":"{\"time\":\"15:00\"}"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"cancelled\":true}"}]}`},
+		{&answered, `{"input":"What's the weather in Lyon?","output":[
+		  {"role":"assistant","tool_calls":[{"id":"c1","name":"get_weather","arguments":{"city":"Lyon"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"temp_c\":21,\"sky\":\"clear\"}"},
+		  {"role":"assistant","content":"It is 21 °C and clear in Lyon."}]}`},
+		{&failed, `{"input":"Cancel my 3pm meeting","output":[
+		  {"role":"assistant","tool_calls":[{"id":"c1","name":"cancel_event","arguments":{"time":"15:00"}}]},
+		  {"role":"tool","tool_call_id":"c1","content":"{\"error\":\"calendar service unavailable\"}"}]}`},
+	} {
+		r, err := host.DecodeRun([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		*c.run = r
+	}
+
+	srv := judgetest.New(
+		judgetest.Rule{Match: "1. cancel_event(", Reply: `{"score": 1, "reasoning": "the meeting was cancelled through the calendar tool"}`},
+		judgetest.Rule{Reply: `{"score": 0.9, "reasoning": "answers with the looked-up weather"}`},
+	)
+	defer srv.Close()
+	_, s := setup(t, srv, "", nil)
+	ctx := context.Background()
+
+	res := s.Score(ctx, seed)
+	if res.Status != sdk.StatusScored || *res.Score != 1 || len(res.Flags) != 0 || srv.Calls() != 1 {
+		t.Fatalf("the seed's turn: %s %v %v %q, %d calls; want the judge's 1", res.Status, res.Value(), res.Flags, res.Reason, srv.Calls())
+	}
+	p := srv.Requests()[0].LastUser()
+	for _, must := range []string{`1. cancel_event({"time":"15:00"})`, `result: {"cancelled":true}`, "answered through its actions alone", "completes the requested action"} {
+		if !strings.Contains(p, must) {
+			t.Errorf("judge prompt lacks %q:\n%s", must, p)
+		}
+	}
+	if strings.Index(p, "<input>") > strings.Index(p, "<actions>") || strings.Index(p, "<actions>") > strings.Index(p, "<output>") {
+		t.Errorf("judge prompt: want input, actions, output in that order:\n%s", p)
+	}
+
+	res = s.Score(ctx, answered)
+	if res.Status != sdk.StatusScored || *res.Score != 0.9 {
+		t.Fatalf("calls and an answer: %s %v %q", res.Status, res.Value(), res.Reason)
+	}
+	p = srv.Requests()[1].LastUser()
+	if !strings.Contains(p, `get_weather({"city":"Lyon"})`) || !strings.Contains(p, `{"temp_c":21,"sky":"clear"}`) || !strings.Contains(p, "It is 21 °C and clear in Lyon.") {
+		t.Errorf("judge prompt lacks the call, its result or the answer:\n%s", p)
+	}
+
+	res = s.Score(ctx, failed)
+	if res.Status != sdk.StatusScored || *res.Score != 0 || !res.HasFlag(relevancy.FlagToolError) || srv.Calls() != 2 {
+		t.Fatalf("failed calls, nothing said: %s %v %v, %d calls; want 0, tool_error, no call", res.Status, res.Value(), res.Flags, srv.Calls())
+	}
+
+	for _, mode := range []string{"statements", "questions"} {
+		s := open(t, `{"mode": "`+mode+`"}`, withBroker(t, srv))
+		if res := s.Score(ctx, seed); res.Status != sdk.StatusSkipped || !strings.Contains(res.Reason, "judge mode") {
+			t.Errorf("%s mode, the seed's turn: %s %v %q; want skipped, pointing at judge mode", mode, res.Status, res.Value(), res.Reason)
+		}
+	}
+	if srv.Calls() != 2 {
+		t.Errorf("%d judge calls, want 2: skipped modes ask nothing", srv.Calls())
+	}
+}

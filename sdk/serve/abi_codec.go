@@ -31,9 +31,11 @@ import (
 //	         audit citation_audit, str time (RFC 3339, empty when absent),
 //	         value metadata (an object, or null when absent),
 //	         u32 n, n x turn,                            conversation
-//	         u32 n, n x call                             tool calls
+//	         u32 n, n x call,                            tool calls
+//	         u32 n, n x expect                           expected tool calls
 //	turn   = str role, str content, str name, str tool_call_id, u32 n, n x call
 //	call   = str id, str name, str arguments, str result
+//	expect = str name, str arguments, str arguments_schema
 //	result = str status, u32 has (bit 0 score, bit 1 passed, bit 2 passed is true), f64 score,
 //	         u32 n, n x (str name, f64 value),            dimensions
 //	         u32 n, n x (str name, str reason),           skipped dimensions
@@ -60,7 +62,7 @@ const (
 	// sdk.Run or sdk.Result changes it and this number (TestCodecRevision holds the two
 	// together); the host speaks JSON to a guest of another revision rather than misread
 	// it.
-	CodecRevision = 1
+	CodecRevision = 2
 	// CodecRevisionShift is where the revision sits in codecs().
 	CodecRevisionShift = 8
 	// FlagBinary in score's flags says the run is binary-encoded and the result must be.
@@ -113,7 +115,12 @@ func AppendRun(b []byte, r *sdk.Run) ([]byte, error) {
 		b = appendStr(appendStr(appendStr(appendStr(b, t.Role), t.Content), t.Name), t.ToolCallID)
 		b = appendCalls(b, t.ToolCalls)
 	}
-	return appendCalls(b, r.ToolCalls), nil
+	b = appendCalls(b, r.ToolCalls)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.ExpectedToolCalls)))
+	for _, c := range r.ExpectedToolCalls {
+		b = appendStr(appendStr(appendStr(b, c.Name), c.Arguments), c.ArgumentsSchema)
+	}
+	return b, nil
 }
 
 func appendCalls(b []byte, calls []sdk.ToolCall) []byte {
@@ -169,6 +176,12 @@ func ReadRun(b []byte) (sdk.Run, error) {
 		}
 	}
 	r.ToolCalls = d.calls()
+	if n := d.count(12); n > 0 {
+		r.ExpectedToolCalls = make([]sdk.ExpectedToolCall, n)
+		for i := range r.ExpectedToolCalls {
+			r.ExpectedToolCalls[i] = sdk.ExpectedToolCall{Name: d.str(), Arguments: d.str(), ArgumentsSchema: d.str()}
+		}
+	}
 	return r, d.done()
 }
 

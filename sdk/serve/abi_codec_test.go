@@ -155,7 +155,7 @@ func TestRunCodecRejects(t *testing.T) {
 	}
 	t.Run("allowed: the same layout with valid fields", func(t *testing.T) {
 		metadata := binary.LittleEndian.AppendUint32([]byte{tagObject}, 0)
-		r, err := ReadRun(runWith("2026-01-02T03:04:05.5+01:00", append(metadata, 0, 0, 0, 0, 0, 0, 0, 0))) // no turns, no tool calls
+		r, err := ReadRun(runWith("2026-01-02T03:04:05.5+01:00", append(metadata, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))) // no turns, tool calls or expected tool calls
 		if err != nil || r.Time == nil || r.Time.Nanosecond() != 5e8 || r.Metadata == nil {
 			t.Fatalf("got %+v, %v", r, err)
 		}
@@ -253,6 +253,7 @@ func fill(t *testing.T, v reflect.Value, path string) {
 // it encodes (see fingerprint).
 var codecFingerprints = map[int]string{
 	1: "d2deec6a7752414a",
+	2: "0703ef36d864882b",
 }
 
 // TestCodecRevision: the binary layout follows the fields of sdk.Run and sdk.Result, so

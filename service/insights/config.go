@@ -46,7 +46,8 @@ type Config struct {
 	// that lets a spike be caught within a few dozen runs. Optional. Default is 20.
 	MinGross int `json:"min_gross,omitempty"`
 	// GrossFlags are the flags that mark a gross failure. Optional. Default is
-	// error_text and empty_output (what prescreen raises for an error message or nothing).
+	// error_text, empty_output and tool_error (what prescreen raises for an error message,
+	// for nothing, and for a turn whose tool calls all failed without a word).
 	GrossFlags []string `json:"gross_flags,omitempty"`
 	// Health are the levels of the share of results that are not scored (skipped or
 	// failed). Only failed results can make it critical. Optional. Default is 20% and 50%.
@@ -72,7 +73,7 @@ func DefaultConfig() Config {
 		Regression: Levels{Warning: 0.05, Critical: 0.15},
 		Gross:      Levels{Warning: 0.02, Critical: 0.10},
 		MinGross:   20,
-		GrossFlags: []string{"error_text", "empty_output"},
+		GrossFlags: []string{"error_text", "empty_output", "tool_error"},
 		Health:     Levels{Warning: 0.20, Critical: 0.50},
 		WorstRuns:  5,
 	}

@@ -12,7 +12,7 @@
 //   - quality: the failure rate (scored runs that did not pass) over the window.
 //     regression: the failure rate rose, or the mean score fell, from the previous window
 //     to this one, under the same scorer version. gross_failures: outputs flagged as
-//     gross failures (error_text, empty_output by default), measured over the newest runs
+//     gross failures (error_text, empty_output, tool_error by default), measured over the newest runs
 //     as well as the window so that a spike is caught early, with a lower bar.
 //   - Severity follows the evidence. Critical only when it is statistically certain: the
 //     lower bound of the 95% interval (Wilson for rates, Newcombe for a difference of

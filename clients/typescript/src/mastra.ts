@@ -13,6 +13,7 @@ import {
   getConversationHistoryFromRunInput,
   getUserMessageFromRunInput,
   isScorerRunOutputForAgent,
+  mergeToolInvocations,
 } from "@mastra/evals/scorers/utils";
 
 import type { ScorekitClient } from "./client.js";
@@ -120,7 +121,10 @@ export function createScorekitScorer(options: ScorekitScorerOptions) {
  * - `input`: the user's message (`getUserMessageFromRunInput`), the question a scorer grades
  *   the answer against;
  * - `output`: the final assistant message (`getAssistantMessageFromRunOutput`), empty when
- *   there is none (which the pre-screen flags);
+ *   there is none (which the pre-screen flags unless the agent called tools);
+ * - `tool_calls`: every tool call of the output (`mergeToolInvocations`, so calls that
+ *   threw count) with its arguments and result, a thrown call's error as `{"error": ...}`:
+ *   a turn that did its job through tools is judged on what it did, not called empty;
  * - `expected`: `groundTruth` (a string as is, anything else as JSON);
  * - `context`: `options.context`, else `options.contextExtractor(input, output)`, else the
  *   output's tool results as JSON (`{"tool", "result"}`);
@@ -136,6 +140,8 @@ export function toScorekitRun(
     input: getUserMessageFromRunInput(run.input) ?? "",
     output: getAssistantMessageFromRunOutput(run.output) ?? "",
   };
+  const calls = toolCallsOf(run);
+  if (calls.length > 0) out.tool_calls = calls;
   if (run.runId) out.id = run.runId;
   if (options.agent) out.agent = options.agent;
   const expected = groundTruthText(run.groundTruth);
@@ -149,6 +155,24 @@ export function toScorekitRun(
   if (conversation) metadata.conversation = conversation;
   if (Object.keys(metadata).length > 0) out.metadata = metadata;
   return out;
+}
+
+function toolCallsOf(run: ScorerRun<unknown, unknown>): NonNullable<Run["tool_calls"]> {
+  if (!isScorerRunOutputForAgent(run.output)) return [];
+  const calls: NonNullable<Run["tool_calls"]> = [];
+  for (const message of run.output) {
+    for (const inv of mergeToolInvocations(message)) {
+      const call: NonNullable<Run["tool_calls"]>[number] = { id: inv.toolCallId, name: inv.toolName };
+      if (inv.args !== undefined) call.arguments = inv.args;
+      if (inv.state === "output-error" || inv.isError) {
+        call.result = { error: inv.errorText ?? inv.result ?? "the tool failed" };
+      } else if (inv.state === "result" && inv.result !== undefined) {
+        call.result = inv.result;
+      }
+      calls.push(call);
+    }
+  }
+  return calls;
 }
 
 function groundTruthText(truth: unknown): string | undefined {

@@ -606,6 +606,12 @@ export interface components {
             /** @description Expected is a reference answer. Optional. */
             expected?: string;
             /**
+             * @description ExpectedToolCalls are the tool calls the agent should make for this input, in the
+             *     order it should make them, for scorers that grade tool use (tool_calls): each names
+             *     a tool and may say what its arguments must be. Optional.
+             */
+            expected_tool_calls?: components["schemas"]["RunExpectedToolCall"][];
+            /**
              * @description ID identifies the run in results. Optional; the CLI uses the line number when empty.
              *     In JSON a string or a number (kept as written: 42 is "42").
              */
@@ -671,6 +677,22 @@ export interface components {
              *     cites it, as "id: reason".
              */
             unsupported_citations?: string[];
+        };
+        /** @description ExpectedToolCall is a tool call a run should contain. */
+        RunExpectedToolCall: {
+            /**
+             * @description Arguments the call must have: a JSON object each of whose fields the call's
+             *     arguments must hold with an equal value (fields it does not name may hold anything).
+             *     Optional. In JSON an object, or a string holding one (kept as its JSON text).
+             */
+            arguments?: Record<string, unknown> | string;
+            /**
+             * @description ArgumentsSchema is a JSON Schema the call's arguments must satisfy. Optional. In
+             *     JSON an object, or a string holding one (kept as its JSON text).
+             */
+            arguments_schema?: Record<string, unknown> | string;
+            /** @description Name of the tool. */
+            name: string;
         };
         RunSummary: {
             agent: string;

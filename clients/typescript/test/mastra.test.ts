@@ -160,6 +160,29 @@ describe("toScorekitRun", () => {
     assert.equal(mapped.context, undefined);
   });
 
+  test("an agent that acted through a tool and said nothing is judged on its call", async () => {
+    const run = createAgentTestRun({
+      inputMessages: [createTestMessage({ content: "Cancel my 3pm meeting", role: "user" })],
+      output: [
+        createTestMessage({
+          content: "",
+          role: "assistant",
+          toolInvocations: [createToolInvocation({ toolCallId: "c1", toolName: "cancel_event", args: { time: "15:00" }, result: { cancelled: true } })],
+        }),
+      ],
+    });
+    const mapped = toScorekitRun(run);
+    assert.deepEqual(mapped.tool_calls, [{ id: "c1", name: "cancel_event", arguments: { time: "15:00" }, result: { cancelled: true } }]);
+    const result = await createScorekitScorer({ client: service.client, scorer: "prescreen" }).run(run);
+    assert.equal(result.score, 1, `the seed's action turn scored ${result.score}: ${result.reason}`);
+    const accuracy = await createScorekitScorer({
+      client: service.client,
+      scorer: "tool_calls",
+      config: { expected: [{ name: "cancel_event", arguments: { time: "15:00" } }] },
+    }).run(run);
+    assert.equal(accuracy.score, 1);
+  });
+
   test("an output with no assistant text maps to an empty output, which scorekit flags", async () => {
     const run = createAgentTestRun({ inputMessages: [createTestMessage({ content: "What is 2+2?", role: "user" })], output: [] });
     assert.equal(toScorekitRun(run).output, "");

@@ -140,9 +140,9 @@ func mapper(tolerant bool) func(reflect.Type) *jsonschema.Schema {
 // any value, tool calls flat or in OpenAI's shape. The sdk stays stdlib-only because the
 // mapping lives here.
 func runShapes(sch *jsonschema.Schema) error {
-	turn, call := sch.Definitions["Turn"], sch.Definitions["ToolCall"]
-	if turn == nil || call == nil {
-		return errors.New("run schema: no Turn or ToolCall in $defs")
+	turn, call, expect := sch.Definitions["Turn"], sch.Definitions["ToolCall"], sch.Definitions["ExpectedToolCall"]
+	if turn == nil || call == nil || expect == nil {
+		return errors.New("run schema: no Turn, ToolCall or ExpectedToolCall in $defs")
 	}
 	idShape := func() []*jsonschema.Schema { return []*jsonschema.Schema{{Type: "string"}, {Type: "number"}} }
 	turnRef := func() *jsonschema.Schema { return &jsonschema.Schema{Ref: "#/$defs/Turn"} }
@@ -162,6 +162,9 @@ func runShapes(sch *jsonschema.Schema) error {
 		return nil
 	}
 	anyValue := func(p *jsonschema.Schema) {} // any JSON value; its text is kept
+	objectOrText := func(p *jsonschema.Schema) {
+		p.OneOf = []*jsonschema.Schema{{Type: "object"}, {Type: "string"}}
+	}
 	for _, w := range []struct {
 		obj   *jsonschema.Schema
 		field string
@@ -182,6 +185,8 @@ func runShapes(sch *jsonschema.Schema) error {
 		{call, "id", func(p *jsonschema.Schema) { p.OneOf = idShape() }},
 		{call, "arguments", anyValue},
 		{call, "result", anyValue},
+		{expect, "arguments", objectOrText},
+		{expect, "arguments_schema", objectOrText},
 	} {
 		if err := widen(w.obj, w.field, w.shape); err != nil {
 			return err
