@@ -8,6 +8,7 @@ import (
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/masis"
 	"github.com/scorekit/scorekit/plugins/relevancy"
+	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -15,5 +16,5 @@ import (
 // need no LLM, then the judge scorers.
 func Factories() []func() sdk.Scorer {
 	out := append([]func() sdk.Scorer{}, heuristic.Factories()...)
-	return append(out, relevancy.New, contextprecision.New, masis.New)
+	return append(out, relevancy.New, contextprecision.New, masis.New, rubric.New)
 }

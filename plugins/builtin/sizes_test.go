@@ -21,9 +21,11 @@ import (
 )
 
 // matrixConfigs gives a built-in scorer a config other than its defaults in the size
-// matrix: json_valid checks every item of an array, unique and by pattern.
+// matrix: json_valid checks every item of an array, unique and by pattern; the rubric,
+// which has no criteria of its own, shows the judge every field the run has.
 var matrixConfigs = map[string]string{
 	"json_valid": `{"schema": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]"}, "uniqueItems": true}}`,
+	"rubric":     `{"instructions": "Does the output answer the input?", "scale": {"min": 1, "max": 5}}`,
 }
 
 // allocLimit is the most a native built-in may allocate on one run of the matrix: 16 MiB

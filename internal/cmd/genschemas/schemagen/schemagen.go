@@ -1,6 +1,7 @@
-// Package schemagen reflects the sdk's Go types into the JSON Schemas under schemas/. The
-// genschemas command writes them; the schemas package's test regenerates them in memory
-// and fails when the committed files are stale.
+// Package schemagen reflects the sdk's Go types into the JSON Schemas under schemas/, and
+// the config types of the built-in scorers that generate theirs into each scorer's
+// config.schema.json. The genschemas command writes them; the schemas package's test
+// regenerates them in memory and fails when the committed files are stale.
 package schemagen
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -109,6 +111,86 @@ func Generate(root string) ([]File, error) {
 	}
 	return out, nil
 }
+
+// configSpec says how to reflect one scorer's config schema. A plugin compiles to WASM
+// and embeds the file, so the reflection, and its library, stay here.
+type configSpec struct {
+	// pkg is the scorer's package folder, relative to the module root; the file is
+	// config.schema.json in it, and the package's doc comments are the descriptions.
+	pkg string
+	v   any
+	// shapes says what a struct tag cannot.
+	shapes func(*jsonschema.Schema) error
+}
+
+// configSpecs lists the scorers whose config schema is generated.
+var configSpecs = []configSpec{
+	{pkg: "plugins/rubric", v: rubric.Config{}, shapes: rubricShapes},
+}
+
+// ConfigSchemaFile is the name of a generated config schema in its scorer's folder.
+const ConfigSchemaFile = "config.schema.json"
+
+// GenerateConfigs reflects the config schemas of configSpecs. Each File's Name is its path
+// relative to the module root. Like Generate, it changes the working directory while it
+// reads comments.
+func GenerateConfigs(root string) ([]File, error) {
+	out := make([]File, 0, len(configSpecs))
+	for _, s := range configSpecs {
+		comments := &jsonschema.Reflector{}
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Chdir(root); err != nil {
+			return nil, err
+		}
+		err = comments.AddGoComments(modulePath, s.pkg)
+		if cerr := os.Chdir(wd); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s comments: %w", s.pkg, err)
+		}
+		r := &jsonschema.Reflector{
+			ExpandedStruct:             true,
+			RequiredFromJSONSchemaTags: true,
+			CommentMap:                 comments.CommentMap,
+		}
+		sch := r.Reflect(s.v)
+		sch.ID = ""
+		if s.shapes != nil {
+			if err := s.shapes(sch); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.pkg, err)
+			}
+		}
+		data, err := canonical(sch)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.pkg, err)
+		}
+		out = append(out, File{Name: filepath.ToSlash(filepath.Join(s.pkg, ConfigSchemaFile)), Data: data})
+	}
+	return out, nil
+}
+
+// rubricShapes bounds the choices' scores and their number, and says that a rubric
+// grades by choices or by a scale, not both.
+func rubricShapes(sch *jsonschema.Schema) error {
+	choices, ok := sch.Properties.Get("choices")
+	if !ok || choices.AdditionalProperties == nil {
+		return errors.New("rubric config: no choices map to shape")
+	}
+	choices.AdditionalProperties.Minimum, choices.AdditionalProperties.Maximum = json.Number("0"), json.Number("1")
+	choices.MinProperties, choices.MaxProperties = ptr(uint64(2)), ptr(uint64(rubric.MaxChoices))
+	choices.PropertyNames = &jsonschema.Schema{MinLength: ptr(uint64(1)), MaxLength: ptr(uint64(rubric.MaxChoiceBytes))}
+	sch.OneOf = []*jsonschema.Schema{
+		{Title: "a grading by choices", Required: []string{"choices"}},
+		{Title: "a grading on a scale", Required: []string{"scale"}},
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 var passageType = reflect.TypeFor[sdk.Passage]()
 
