@@ -15,7 +15,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// The two rubrics of docs/RUBRIC.md's examples.
+// A choices rubric and a scale rubric, as in docs/RUBRIC.md (internal/doctest runs the
+// page's own).
 const (
 	choicesRubric = `{
 		"instructions": "Does the reply give the customer a concrete next step? yes: a step the customer can take now; partly: a vague step; no: none.",
