@@ -418,13 +418,7 @@ func (x *executor) call(name string, args []any) (any, error) {
 		}
 		return strings.TrimSpace(s), nil
 	case "printf":
-		n := 0
-		for _, a := range args {
-			if s, ok := a.(string); ok {
-				n += len(s)
-			}
-		}
-		if err := x.charge(n); err != nil {
+		if err := x.charge(textBytes(args)); err != nil {
 			return nil, err
 		}
 		out := fmt.Sprintf(args[0].(string), args[1:]...)
@@ -447,13 +441,7 @@ func (x *executor) call(name string, args []any) (any, error) {
 	case "not":
 		return !truth(args[0]), nil
 	case "eq", "ne":
-		n := 0
-		for _, a := range args {
-			if s, ok := a.(string); ok {
-				n += len(s)
-			}
-		}
-		if err := x.charge(n); err != nil {
+		if err := x.charge(textBytes(args)); err != nil {
 			return nil, err
 		}
 		eq := false
@@ -474,6 +462,17 @@ func (x *executor) call(name string, args []any) (any, error) {
 		return a >= b, nil
 	}
 	return nil, fmt.Errorf("function %q is not available", name) // the checker refused it already
+}
+
+// textBytes is the length of the text among args: what a function reads of them.
+func textBytes(args []any) int {
+	n := 0
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			n += len(s)
+		}
+	}
+	return n
 }
 
 // meta is the run's metadata at a key path: text as it is, other values as JSON, ""

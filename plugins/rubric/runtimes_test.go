@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/process"
-	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/buildtest"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/sdk"
@@ -23,60 +19,17 @@ import (
 func runtimes(t *testing.T) map[string]host.Plugin {
 	t.Helper()
 	out := map[string]host.Plugin{host.RuntimeNative: host.Native(rubric.New)}
-	root := moduleRoot(t)
-	ctx := context.Background()
-	quiet := slog.New(slog.DiscardHandler)
 	for _, rt := range []string{host.RuntimeWASM, host.RuntimeProcess} {
-		path := filepath.Join(root, "build", rt, "builtin"+host.ManifestSuffix)
-		m, err := host.ReadManifest(path)
-		if err != nil {
-			t.Fatalf("%v: build the %s plugin with: make %s-plugins (make test-artifacts builds both)", err, rt, rt)
-		}
-		var ps []host.Plugin
-		switch rt {
-		case host.RuntimeWASM:
-			e, err := wasm.NewEngine(ctx, wasm.Options{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close(context.Background()) })
-			ps, err = e.Load(ctx, m)
-			if err != nil {
-				t.Fatalf("%v; rebuild with: make %s-plugins", err, rt)
-			}
-		case host.RuntimeProcess:
-			ps, err = process.Load(ctx, m, process.Options{Logger: quiet})
-			if err != nil {
-				t.Fatalf("%v; rebuild with: make %s-plugins", err, rt)
-			}
-		}
-		for _, p := range ps {
-			t.Cleanup(func() { p.Close(context.Background()) })
+		for _, p := range buildtest.Builtins(t, rt, host.Limits{}) {
 			if p.Info().Name == rubric.Name {
 				out[rt] = p
 			}
 		}
 		if out[rt] == nil {
-			t.Fatalf("%s has no rubric; rebuild it with: make %s-plugins", path, rt)
+			t.Fatalf("the %s build of the built-ins has no rubric; rebuild it with: make %s-plugins", rt, rt)
 		}
 	}
 	return out
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the working directory")
-		}
-	}
 }
 
 // TestRuntimes holds the WASM and process builds of the rubric to the native one, host

@@ -67,22 +67,9 @@ var specs = []spec{
 // doc comments there become the schemas' descriptions. It changes the working directory
 // while it reads them, so it must not run concurrently with code that depends on it.
 func Generate(root string) ([]File, error) {
-	comments := &jsonschema.Reflector{}
-	// AddGoComments keys comments by base joined with the walked path, so it must walk
-	// "sdk" relative to the module root.
-	wd, err := os.Getwd()
+	comments, err := goComments(root, "sdk")
 	if err != nil {
 		return nil, err
-	}
-	if err := os.Chdir(root); err != nil {
-		return nil, err
-	}
-	err = comments.AddGoComments(modulePath, "sdk")
-	if cerr := os.Chdir(wd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read sdk comments: %w", err)
 	}
 	out := make([]File, 0, len(specs))
 	for _, s := range specs {
@@ -91,19 +78,14 @@ func Generate(root string) ([]File, error) {
 			AllowAdditionalProperties:  s.tolerant,
 			RequiredFromJSONSchemaTags: s.tolerant,
 			Mapper:                     mapper(s.tolerant),
-			CommentMap:                 comments.CommentMap,
+			CommentMap:                 comments,
 		}
 		sch := r.Reflect(s.v)
 		sch.ID = jsonschema.ID(baseID + s.name)
 		if err := relax(sch, s.optional); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
-		if s.shapes != nil {
-			if err := s.shapes(sch); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.name, err)
-			}
-		}
-		data, err := canonical(sch)
+		data, err := finish(sch, s.shapes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -137,40 +119,52 @@ const ConfigSchemaFile = "config.schema.json"
 func GenerateConfigs(root string) ([]File, error) {
 	out := make([]File, 0, len(configSpecs))
 	for _, s := range configSpecs {
-		comments := &jsonschema.Reflector{}
-		wd, err := os.Getwd()
+		comments, err := goComments(root, s.pkg)
 		if err != nil {
 			return nil, err
 		}
-		if err := os.Chdir(root); err != nil {
-			return nil, err
-		}
-		err = comments.AddGoComments(modulePath, s.pkg)
-		if cerr := os.Chdir(wd); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s comments: %w", s.pkg, err)
-		}
-		r := &jsonschema.Reflector{
-			ExpandedStruct:             true,
-			RequiredFromJSONSchemaTags: true,
-			CommentMap:                 comments.CommentMap,
-		}
+		r := &jsonschema.Reflector{ExpandedStruct: true, RequiredFromJSONSchemaTags: true, CommentMap: comments}
 		sch := r.Reflect(s.v)
 		sch.ID = ""
-		if s.shapes != nil {
-			if err := s.shapes(sch); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.pkg, err)
-			}
-		}
-		data, err := canonical(sch)
+		data, err := finish(sch, s.shapes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.pkg, err)
 		}
 		out = append(out, File{Name: filepath.ToSlash(filepath.Join(s.pkg, ConfigSchemaFile)), Data: data})
 	}
 	return out, nil
+}
+
+// goComments reads the doc comments of the package in dir (relative to the module root)
+// for the descriptions. AddGoComments keys comments by base joined with the walked path,
+// so it must walk dir relative to the module root.
+func goComments(root, dir string) (map[string]string, error) {
+	comments := &jsonschema.Reflector{}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(root); err != nil {
+		return nil, err
+	}
+	err = comments.AddGoComments(modulePath, dir)
+	if cerr := os.Chdir(wd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s comments: %w", dir, err)
+	}
+	return comments.CommentMap, nil
+}
+
+// finish applies shapes, when set, and renders the schema canonically.
+func finish(sch *jsonschema.Schema, shapes func(*jsonschema.Schema) error) ([]byte, error) {
+	if shapes != nil {
+		if err := shapes(sch); err != nil {
+			return nil, err
+		}
+	}
+	return canonical(sch)
 }
 
 // rubricShapes bounds the choices' scores and their number, and says that a rubric
