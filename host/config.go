@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -169,6 +170,48 @@ func firstKey[V any](m map[string]V) string {
 	return ""
 }
 
+// configRange sets info.Range from the config when info.RangeConfig points at a field the
+// config has: an object {"min", "max"} of finite numbers with min < max. A config without
+// the field keeps the declared range. Errors name the field and wrap ErrInvalidConfig.
+func configRange(info *sdk.Info, config json.RawMessage) error {
+	if info.RangeConfig == "" {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(config, &doc); err != nil {
+		return fmt.Errorf("open %s: %w", info.Name, &ValidationError{Doc: "config", Problem: err.Error(), kind: ErrInvalidConfig})
+	}
+	path := strings.Split(info.RangeConfig[1:], "/")
+	for i, tok := range path {
+		// RFC 6901 escapes: ~1 is '/', ~0 is '~'.
+		path[i] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if doc, ok = obj[path[i]]; !ok || doc == nil {
+			return nil
+		}
+	}
+	bad := func(problem string) error {
+		return fmt.Errorf("open %s: %w", info.Name, &ValidationError{Doc: "config", Path: strings.Join(path, "."), Problem: problem, kind: ErrInvalidConfig})
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return bad(`the scorer reads its range here: want an object {"min": number, "max": number}`)
+	}
+	lo, okMin := obj["min"].(float64)
+	hi, okMax := obj["max"].(float64)
+	switch {
+	case !okMin || !okMax:
+		return bad(`the scorer reads its range here: want numbers "min" and "max", e.g. {"min": 1, "max": 5}`)
+	case !(lo < hi):
+		return bad(fmt.Sprintf("min %v is not below max %v; a range needs min < max, e.g. {\"min\": 1, \"max\": 5}", lo, hi))
+	}
+	info.Range = sdk.Range{Min: lo, Max: hi}
+	return nil
+}
+
 // plan is what the pipeline needs from a scorer's Info, checked and precomputed at Open.
 type plan struct {
 	min, span    float64 // native range
@@ -188,8 +231,11 @@ func newPlan(info *sdk.Info) (plan, error) {
 	if r == (sdk.Range{}) {
 		r = sdk.Unit
 	}
-	if !finite(r.Min) || !finite(r.Max) || r.Max <= r.Min {
+	if !finite(r.Min) || !finite(r.Max) || !finite(r.Max-r.Min) || r.Max <= r.Min {
 		return bad("range [%v, %v] is empty; want min < max", r.Min, r.Max)
+	}
+	if rc := info.RangeConfig; rc != "" && (rc[0] != '/' || strings.Contains(rc, "//")) {
+		return bad("range_config %q: want a JSON Pointer to a config field, e.g. \"/scale\"", rc)
 	}
 	if !finite(info.Threshold) || info.Threshold < 0 || info.Threshold > 1 {
 		return bad("threshold %v: want a normalized score in [0, 1]", info.Threshold)

@@ -165,3 +165,96 @@ func TestOpenScale(t *testing.T) {
 		})
 	}
 }
+
+// scaleSchema is the config schema of a scorer whose range the config sets.
+const scaleSchema = `{"type": "object", "properties": {"scale": {"type": "object"}}, "additionalProperties": false}`
+
+// TestConfigRange: a scorer that declares RangeConfig is normalized with the range its
+// config sets, read by the host from the validated config; without the field the declared
+// range applies; a field that is not a range is an invalid config naming it. Allowed and
+// denied in pairs.
+func TestConfigRange(t *testing.T) {
+	cases := []struct {
+		name      string
+		config    string
+		raw       float64 // what the scorer returns
+		want      float64 // the normalized score; -1 means failed
+		wantRange sdk.Range
+		msg       string // Open fails with this
+	}{
+		{name: "1-5 from the config", config: `{"scale": {"min": 1, "max": 5}}`, raw: 4, want: 0.75, wantRange: sdk.Range{Min: 1, Max: 5}},
+		{name: "0-100 from the config", config: `{"scale": {"min": 0, "max": 100}}`, raw: 70, want: 0.7, wantRange: sdk.Range{Min: 0, Max: 100}},
+		{name: "outside the configured range is failed", config: `{"scale": {"min": 1, "max": 5}}`, raw: 7, want: -1, wantRange: sdk.Range{Min: 1, Max: 5}},
+		{name: "no field keeps the declared range", config: `{}`, raw: 0.4, want: 0.4, wantRange: sdk.Unit},
+		{name: "outside the declared range is failed", config: `{}`, raw: 4, want: -1, wantRange: sdk.Unit},
+		{name: "min not below max", config: `{"scale": {"min": 5, "max": 5}}`, msg: "config: scale: min 5 is not below max 5"},
+		{name: "not numbers", config: `{"scale": {"min": "1", "max": 5}}`, msg: `config: scale: the scorer reads its range here: want numbers "min" and "max"`},
+		{name: "not an object", config: `{"scale": {}}`, msg: `config: scale: the scorer reads its range here: want numbers "min" and "max"`},
+		{name: "a span too wide for floats", config: `{"scale": {"min": -1e308, "max": 1e308}}`, msg: "range [-1e+308, 1e+308] is empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inf := info("scaled")
+			inf.Range, inf.RangeConfig, inf.ConfigSchema = sdk.Unit, "/scale", json.RawMessage(scaleSchema)
+			r := newRig(t, inf, fixed(sdk.Scored(c.raw, "raw")))
+			s, err := r.host.Open(context.Background(), "scaled", OpenOptions{Config: json.RawMessage(c.config)})
+			if c.msg != "" {
+				if err == nil || !strings.Contains(err.Error(), c.msg) {
+					t.Fatalf("err %v, want %q", err, c.msg)
+				}
+				if !errors.Is(err, ErrInvalidConfig) && !errors.Is(err, ErrInvalidInfo) {
+					t.Fatalf("err %v wraps neither ErrInvalidConfig nor ErrInvalidInfo", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			if got := s.Info().Range; got != c.wantRange {
+				t.Errorf("Info().Range = %v, want %v", got, c.wantRange)
+			}
+			res := s.Score(context.Background(), sdk.Run{Input: "q", Output: "a"})
+			if c.want < 0 {
+				if res.Status != sdk.StatusFailed || res.Error.Code != sdk.CodeInvalidResult {
+					t.Fatalf("result %+v, want failed invalid_result", res)
+				}
+				return
+			}
+			if res.Status != sdk.StatusScored || math.Abs(*res.Score-c.want) > 1e-9 {
+				t.Fatalf("result %+v, want scored %v", res, c.want)
+			}
+		})
+	}
+}
+
+// TestConfigRangeIsAPointer: a RangeConfig that is not a JSON Pointer is the scorer's
+// fault, refused at Open.
+func TestConfigRangeIsAPointer(t *testing.T) {
+	inf := info("scaled")
+	inf.RangeConfig, inf.ConfigSchema = "scale", json.RawMessage(scaleSchema)
+	r := newRig(t, inf, fixed(sdk.Scored(0.5, "")))
+	_, err := r.host.Open(context.Background(), "scaled", OpenOptions{})
+	if !errors.Is(err, ErrInvalidInfo) || !strings.Contains(err.Error(), `range_config "scale": want a JSON Pointer`) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestConfigureRefusalIsAnInvalidConfig: a config the native scorer refuses is an invalid
+// config, as in the WASM and process runtimes.
+func TestConfigureRefusalIsAnInvalidConfig(t *testing.T) {
+	reg := NewRegistry()
+	if err := reg.Register(Native(func() sdk.Scorer { return refuser{} }), false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(reg).Open(context.Background(), "refuser", OpenOptions{})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "configure refuser: no, thanks") {
+		t.Fatalf("err %v, want an invalid config with the scorer's reason", err)
+	}
+}
+
+type refuser struct{}
+
+func (refuser) Info() sdk.Info                                      { return info("refuser") }
+func (refuser) Score(context.Context, sdk.Call) (sdk.Result, error) { return sdk.Scored(1, ""), nil }
+func (refuser) Configure(json.RawMessage) error                     { return errors.New("no, thanks") }

@@ -117,8 +117,7 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 		return nil, err
 	}
 	info := p.Info()
-	pl, err := newPlan(&info)
-	if err != nil {
+	if _, err := newPlan(&info); err != nil {
 		return nil, err
 	}
 	scale := 1.0
@@ -135,6 +134,15 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 		return nil, fmt.Errorf("open %s: tenant: %w", name, err)
 	}
 	config, err := h.configure(&info, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	// The range a config sets is the tenant's, read here from the validated config: the
+	// scorer, which has not seen it yet, has no say in it.
+	if err := configRange(&info, config); err != nil {
+		return nil, err
+	}
+	pl, err := newPlan(&info)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +168,8 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	return s, nil
 }
 
-// Info returns the scorer's Info.
+// Info returns the scorer's Info, with the native range its config set (see
+// sdk.Info.RangeConfig).
 func (s *Scorer) Info() sdk.Info { return s.info }
 
 // Runtime names where the scorer runs.

@@ -31,7 +31,8 @@ func (p *nativePlugin) Open(_ context.Context, _ Tenant, config json.RawMessage)
 	s := p.factory()
 	if c, ok := s.(sdk.Configurer); ok {
 		if err := c.Configure(config); err != nil {
-			return nil, fmt.Errorf("configure %s: %w", p.info.Name, err)
+			// As in the other runtimes, a config the scorer refuses is an invalid config.
+			return nil, fmt.Errorf("configure %s: %w: %w", p.info.Name, err, ErrInvalidConfig)
 		}
 	}
 	return &nativeBackend{s: s}, nil

@@ -313,7 +313,7 @@ func (cs *compiledSchema) problems(e *jsonschema.ValidationError, inst any) []pr
 		return []problem{{path, fmt.Sprintf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)}}
 	case *kind.OneOf, *kind.AnyOf:
 		if o, ok := k.(*kind.OneOf); ok && len(o.Subschemas) > 1 {
-			return []problem{{path, "matches more than one alternative of a oneOf"}}
+			return []problem{{path, "matches " + cs.matched(e.SchemaURL, o.Subschemas) + "; want exactly one of them"}}
 		}
 		var deeper []*jsonschema.ValidationError
 		for _, c := range e.Causes {
@@ -368,6 +368,25 @@ func (cs *compiledSchema) alternatives(loc string) string {
 		parts = append(parts, describe(b))
 	}
 	return strings.Join(parts, " or ")
+}
+
+// matched describes the branches (by index) of the oneOf at loc that a value matched:
+// "a grading by choices and a grading on a scale".
+func (cs *compiledSchema) matched(loc string, idx []int) string {
+	s := cs.byLoc[loc]
+	if s == nil {
+		return "more than one alternative of a oneOf"
+	}
+	parts := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if i >= 0 && i < len(s.OneOf) {
+			parts = append(parts, describe(s.OneOf[i]))
+		}
+	}
+	if len(parts) < 2 {
+		return "more than one alternative of a oneOf"
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func describe(s *jsonschema.Schema) string {

@@ -42,6 +42,32 @@ func TestSchemasFresh(t *testing.T) {
 	}
 }
 
+// TestConfigSchemasFresh fails when a scorer's generated config schema is stale.
+func TestConfigSchemasFresh(t *testing.T) {
+	root, err := schemagen.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := schemagen.GenerateConfigs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no config schema generated; plugins/rubric generates one")
+	}
+	for _, f := range files {
+		t.Run(f.Name, func(t *testing.T) {
+			committed, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Name)))
+			if err != nil {
+				t.Fatalf("%v; run `go generate ./schemas` (or `make schemas`) and commit the result", err)
+			}
+			if !bytes.Equal(committed, f.Data) {
+				t.Errorf("%s is stale: its config type changed since it was generated; run `go generate ./schemas` (or `make schemas`) and commit the result", f.Name)
+			}
+		})
+	}
+}
+
 func TestSchemas(t *testing.T) {
 	files, err := fs.Glob(schemas.FS(), "*.schema.json")
 	if err != nil {

@@ -1,6 +1,9 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Judge gives a scorer LLM access through the host's broker. Scorers never hold API keys
 // or open sockets; the host owns the endpoint, budgets, retries and the cache.
@@ -31,6 +34,15 @@ type CompletionRequest struct {
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// JSON asks the endpoint for a JSON object (response_format json_object).
 	JSON bool `json:"json,omitempty"`
+	// Schema is the JSON Schema of the answer, an object. The broker asks the endpoint for
+	// structured output (response_format json_schema, strict) where the endpoint offers
+	// it, and for a JSON object where it does not; a scorer parses the answer either way
+	// (sdk/verdict), since not every endpoint holds to a schema. Optional.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Model asks for a judge model other than the host's. The host sends the request only
+	// when its operator allows that model, and fails it with invalid_config, naming the
+	// models allowed, otherwise. Optional. Default is the host's model.
+	Model string `json:"model,omitempty"`
 }
 
 // CompletionResponse is the answer to one CompletionRequest.

@@ -74,6 +74,12 @@ type Info struct {
 	// Range is the native range of Score and Dimensions (0-1, 0-100, 1-5 ...).
 	// Optional. Default is 0-1.
 	Range Range `json:"range"`
+	// RangeConfig says where the native range is when the caller's config sets it (a
+	// rubric's 1-5 or 0-100 scale): a JSON Pointer (RFC 6901) into the config to an object
+	// {"min", "max"}, e.g. "/scale". The host reads it from the config it validated, before
+	// the first Score, and normalizes with it; a config without that field keeps Range.
+	// Optional.
+	RangeConfig string `json:"range_config,omitempty" jsonschema:"pattern=^(/[^/]+)+$"`
 	// Dimensions, with weights. When present the host recomputes the overall score as
 	// their weighted mean. Optional.
 	Dimensions []Dimension `json:"dimensions,omitempty"`

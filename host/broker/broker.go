@@ -8,9 +8,13 @@
 // network errors with exponential backoff and jitter (honouring Retry-After), retries an
 // HTTP 200 whose body is not a completion at most once, caps the size of every answer,
 // bounds each attempt with a timeout inside the call's deadline, and caches answers that
-// parsed, keyed by the endpoint and the request as sent (in memory, and on disk when
+// parsed, keyed by the endpoint and the request as asked (in memory, and on disk when
 // configured), so that re-scoring the same runs costs no calls. It accounts calls, cache
 // hits, retries and tokens per tenant, per (tenant, scorer) and per scoring call.
+//
+// A request may name another model than the Config's, among those the operator allows
+// (Config.Models), and may ask for structured output with a schema: the broker sends
+// response_format json_schema, and a JSON object request to an endpoint that refuses it.
 //
 // [Broker.Preflight] proves the endpoint, the model and the key with one cheap request
 // before any run is scored.
@@ -21,12 +25,14 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +77,9 @@ type Broker struct {
 	overrides map[string]Limits // per-tenant limits: Config.Tenants, then SetTenantLimits
 	flights   map[string]*flight
 	closed    bool
+	// noSchema holds the models whose endpoint said it does not take response_format
+	// json_schema: their requests ask for a JSON object from then on.
+	noSchema map[string]bool
 }
 
 var _ sdk.Judge = (*Broker)(nil)
@@ -133,6 +142,7 @@ func New(cfg Config) (*Broker, error) {
 		tenants:   map[string]*tenant{},
 		overrides: overrides,
 		flights:   map[string]*flight{},
+		noSchema:  map[string]bool{},
 	}, nil
 }
 
@@ -328,6 +338,10 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs
 	seen := map[string]int{}
 	var wg sync.WaitGroup
 	for i, r := range reqs {
+		if err := b.admit(r); err != nil {
+			out[i] = failed(err)
+			continue
+		}
 		req := b.chatRequest(r)
 		ep := b.endpoint(req.Model)
 		base := chatKey(t.name, &ep, &req, 0)
@@ -388,7 +402,7 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 	var resp openai.ChatCompletionResponse
 	err := b.do(ctx, t, s, c, est, func(actx context.Context) (int64, int64, http.Header, error) {
 		var err error
-		resp, err = b.client.CreateChatCompletion(actx, req)
+		resp, err = b.createChat(actx, req)
 		if err != nil {
 			return 0, 0, resp.Header(), err
 		}
@@ -420,6 +434,97 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 	return f.resp
 }
 
+// admit refuses, before anything is sent, a request the host does not serve: a model the
+// operator did not allow, or a schema that is not a JSON object.
+func (b *Broker) admit(r sdk.CompletionRequest) error {
+	if m := r.Model; m != "" && m != b.cfg.Model && !slices.Contains(b.cfg.Models, m) {
+		allowed := append([]string{b.cfg.Model}, b.cfg.Models...)
+		return &sdk.Error{Code: sdk.CodeInvalidConfig, Message: fmt.Sprintf(
+			"judge: model %q is not allowed on this host (allowed: %s); use one of those, or ask the operator to allow it (the judge broker's Models)",
+			m, strings.Join(allowed, ", "))}
+	}
+	if len(r.Schema) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r.Schema, &obj); err != nil {
+			return &sdk.Error{Code: sdk.CodeJudgeError, Message: "judge: the request's schema is not a JSON object: " + err.Error()}
+		}
+	}
+	return nil
+}
+
+// createChat sends req. A request for structured output (json_schema) to an endpoint that
+// refuses it is sent again at once asking for a JSON object, in the same attempt; when the
+// endpoint says it does not take json_schema at all, later requests for that model ask
+// for a JSON object from the start.
+func (b *Broker) createChat(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	schema := req.ResponseFormat != nil && req.ResponseFormat.Type == openai.ChatCompletionResponseFormatTypeJSONSchema
+	if schema {
+		b.mu.Lock()
+		refused := b.noSchema[req.Model]
+		b.mu.Unlock()
+		if refused {
+			return b.client.CreateChatCompletion(ctx, jsonObject(req))
+		}
+	}
+	resp, err := b.client.CreateChatCompletion(ctx, req)
+	if err == nil || !schema {
+		return resp, err
+	}
+	refusal, always := schemaRefusal(err)
+	if !refusal {
+		return resp, err
+	}
+	if always {
+		b.mu.Lock()
+		first := !b.noSchema[req.Model]
+		b.noSchema[req.Model] = true
+		b.mu.Unlock()
+		if first {
+			b.log.Info("judge endpoint does not take structured output (response_format json_schema); asking for a JSON object instead",
+				"url", b.cfg.BaseURL, "model", req.Model, "answer", truncate(err.Error(), 200))
+		}
+	}
+	return b.client.CreateChatCompletion(ctx, jsonObject(req))
+}
+
+// jsonObject is req asking for a JSON object instead of structured output.
+func jsonObject(req openai.ChatCompletionRequest) openai.ChatCompletionRequest {
+	req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
+	return req
+}
+
+// schemaRefusal reports whether err is an endpoint refusing a request's response_format
+// json_schema (HTTP 400 or 422 naming it), and whether it said it does not take
+// json_schema at all (rather than refusing this one schema).
+func schemaRefusal(err error) (refusal, always bool) {
+	var status int
+	var text string
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status, text = apiErr.HTTPStatusCode, apiErr.Message
+		if apiErr.Param != nil {
+			text += " " + *apiErr.Param
+		}
+	case errors.As(err, &reqErr):
+		status, text = reqErr.HTTPStatusCode, string(reqErr.Body)
+	default:
+		return false, false
+	}
+	text = strings.ToLower(text)
+	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity ||
+		!strings.Contains(text, "response_format") && !strings.Contains(text, "json_schema") {
+		return false, false
+	}
+	for _, w := range []string{"not supported", "unsupported", "not support", "unknown", "unrecognized", "not implemented", "must be one of", "should be one of"} {
+		if strings.Contains(text, w) {
+			return true, true
+		}
+	}
+	return true, false
+}
+
 // cacheable reports whether an answer may be kept. A truncated answer is not: the next run
 // should get a chance at a whole one. Nor is an answer to a request for JSON that holds no
 // JSON object sdk/verdict can extract: a rerun against a healthy judge must ask again,
@@ -433,7 +538,7 @@ func cacheable(r sdk.CompletionRequest, resp sdk.CompletionResponse) bool {
 	if resp.FinishReason == string(openai.FinishReasonLength) || !storable(resp.Content) {
 		return false
 	}
-	if r.JSON {
+	if r.JSON || len(r.Schema) > 0 {
 		var v any
 		return verdict.Extract(resp.Content, &v) == nil && storableValue(v)
 	}
@@ -470,7 +575,11 @@ func (b *Broker) chatRequest(r sdk.CompletionRequest) openai.ChatCompletionReque
 	for i, m := range r.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
-	req := openai.ChatCompletionRequest{Model: b.cfg.Model, Messages: msgs, MaxTokens: r.MaxTokens}
+	model := b.cfg.Model
+	if r.Model != "" {
+		model = r.Model // admitted by admit
+	}
+	req := openai.ChatCompletionRequest{Model: model, Messages: msgs, MaxTokens: r.MaxTokens}
 	if req.MaxTokens == 0 {
 		req.MaxTokens = b.cfg.MaxTokens
 	}
@@ -480,7 +589,15 @@ func (b *Broker) chatRequest(r sdk.CompletionRequest) openai.ChatCompletionReque
 	if r.Temperature == 0 {
 		req.Temperature = math.SmallestNonzeroFloat32
 	}
-	if r.JSON {
+	switch {
+	case len(r.Schema) > 0:
+		// The cache key is this request as asked: whether the endpoint turned out to take
+		// json_schema does not change which answer it addresses.
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{
+			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "answer", Schema: r.Schema, Strict: true},
+		}
+	case r.JSON:
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
 	if openai.NewReasoningValidator().Validate(req) != nil {

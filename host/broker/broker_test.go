@@ -478,6 +478,7 @@ func TestConfigErrors(t *testing.T) {
 		{"budget below -1", Config{BaseURL: "http://x", Model: "m", TokenBudget: -2}, "TokenBudget -2: want > 0, 0 for the default or -1 for unlimited"},
 		{"batch cap below -1", Config{BaseURL: "http://x", Model: "m", MaxBatch: -5}, "MaxBatch -5"},
 		{"negative response cap", Config{BaseURL: "http://x", Model: "m", MaxResponseBytes: -1}, "MaxResponseBytes -1"},
+		{"empty allowed model", Config{BaseURL: "http://x", Model: "m", Models: []string{"big", " "}}, "Models[1] is empty"},
 		{"bad tenant", Config{BaseURL: "http://x", Model: "m", Tenants: map[string]Limits{"a": {MaxConcurrency: -1}}}, `tenant "a": MaxConcurrency -1`},
 	}
 	for _, tt := range tests {

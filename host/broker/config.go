@@ -24,6 +24,10 @@ type Config struct {
 	BaseURL string
 	// Model is the chat model. Required.
 	Model string
+	// Models lists the other chat models a request may name (sdk.CompletionRequest.Model,
+	// e.g. a rubric's "model"); a request naming a model not listed here is failed with
+	// invalid_config and never sent. Optional. Default is none: only Model.
+	Models []string
 	// APIKey authenticates the broker. Optional (local servers need none). The CLI reads
 	// it from an environment variable; never put it in a config file.
 	APIKey string
@@ -155,6 +159,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Model == "" {
 		return c, fmt.Errorf("broker: config: Model is empty; set the judge model (e.g. --judge-model gpt-4o-mini)")
+	}
+	for i, m := range c.Models {
+		if strings.TrimSpace(m) == "" {
+			return c, fmt.Errorf("broker: config: Models[%d] is empty; list model names (e.g. gpt-4o) or drop the entry", i)
+		}
 	}
 	switch c.APIType {
 	case "":

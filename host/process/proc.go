@@ -201,7 +201,7 @@ func (p *proc) instance(ctx context.Context, b *backend) (uint64, error) {
 		return 0, err
 	}
 	if e := pluginrpc.SDKError(resp.GetError()); e != nil {
-		return 0, &configError{fmt.Errorf("configure %s: %w", name, e)}
+		return 0, &configError{fmt.Errorf("configure %s: %w: %w", name, e, host.ErrInvalidConfig)}
 	}
 	p.mu.Lock()
 	p.instances[b] = resp.GetInstance()

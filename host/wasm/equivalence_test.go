@@ -55,11 +55,15 @@ func TestEquivalence(t *testing.T) {
 			if !reflect.DeepEqual(canonical(t, info), canonical(t, w.Info())) {
 				t.Fatalf("Info differs:\nnative %+v\nwasm   %+v", info, w.Info())
 			}
-			nb, err := native.Open(ctx, host.Tenant{Name: "t"}, info.Defaults)
+			config := info.Defaults
+			if c, ok := equivalenceConfigs[info.Name]; ok {
+				config = json.RawMessage(c)
+			}
+			nb, err := native.Open(ctx, host.Tenant{Name: "t"}, config)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wb, err := w.Open(ctx, host.Tenant{Name: "t"}, info.Defaults)
+			wb, err := w.Open(ctx, host.Tenant{Name: "t"}, config)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,6 +94,12 @@ func TestEquivalence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// equivalenceConfigs configure the built-ins that take no defaults: a rubric has no
+// criteria of its own.
+var equivalenceConfigs = map[string]string{
+	"rubric": `{"instructions": "Does the output answer the input?", "choices": {"yes": 1, "partly": 0.5, "no": 0}}`,
 }
 
 // comparable is the part of a result both runtimes must agree on, as text that prints

@@ -113,3 +113,34 @@ func TestJudgeScorersEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestRubricFromTheConfigFile: a rubric written in the config file grades the examples
+// through `scorekit score` on a 1-5 scale, normalized by the host.
+func TestRubricFromTheConfigFile(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "clear and polite", "score": 4}`})
+	defer srv.Close()
+	t.Setenv("SCOREKIT_TEST_KEY", "k")
+	config := writeFile(t, "scorekit.json", `{"scorers": {"rubric": {"instructions": "Rate the reply's tone from 1 (rude) to 5 (warm).", "scale": {"min": 1, "max": 5}}}}`)
+	r := runCLIWith(t, builtinRegistry, "", "score", "--format", "jsonl", "--scorers", "rubric", "--config", config,
+		"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY", examplesPath)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	for _, line := range lines {
+		var x struct {
+			Status string   `json:"status"`
+			Score  *float64 `json:"score"`
+			Reason string   `json:"reason"`
+		}
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			t.Fatal(err)
+		}
+		if x.Status != "scored" || x.Score == nil || *x.Score != 0.75 || !strings.Contains(x.Reason, "4 on 1-5. clear and polite") {
+			t.Fatalf("record %s, want 4 on 1-5 scored 0.75", line)
+		}
+	}
+	if len(lines) != 12 || srv.Calls() < 12 {
+		t.Fatalf("%d records, %d judge calls; want 12 of each (one per run)", len(lines), srv.Calls())
+	}
+}

@@ -116,7 +116,11 @@ func writeScorerText(w io.Writer, list []scorerListing) error {
 		if s.Description != "" {
 			fmt.Fprintf(bw, "  %s\n", oneLine(s.Description, 200))
 		}
-		fmt.Fprintf(bw, "  range %s, threshold %s\n", formatRange(s.Range), num(s.Threshold))
+		rng := formatRange(s.Range)
+		if s.RangeConfig != "" {
+			rng += " (or the config's " + strings.TrimPrefix(s.RangeConfig, "/") + ")"
+		}
+		fmt.Fprintf(bw, "  range %s, threshold %s\n", rng, num(s.Threshold))
 		if len(s.Dimensions) > 0 {
 			dims := make([]string, len(s.Dimensions))
 			for i, d := range s.Dimensions {

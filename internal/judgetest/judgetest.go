@@ -7,7 +7,9 @@
 // errors a real endpoint gives.
 //
 // It serves POST /chat/completions and /embeddings, also under /v1/, and GET /models once
-// a models list is set. Token usage is the number of words, so figures are deterministic.
+// a models list is set. It takes structured output (response_format json_schema) unless
+// told to refuse it ([Server.RefuseSchema]), as endpoints without it do; it never
+// enforces a schema, so the scripted reply is what the client gets. Token usage is the number of words, so figures are deterministic.
 package judgetest
 
 import (
@@ -79,6 +81,10 @@ type Request struct {
 	MaxTokens   int
 	// JSON is true when the request asked for response_format json_object.
 	JSON bool
+	// Schema is the schema of a request for structured output (response_format
+	// json_schema), and Strict its strict flag.
+	Schema json.RawMessage
+	Strict bool
 	// Input texts of an embeddings request.
 	Input []string
 	// Authorization and Organization are the request's auth headers.
@@ -109,6 +115,7 @@ type Server struct {
 	key      string   // required API key; "" accepts any
 	models   []string // the models list; nil means the endpoint has none
 	written  int64    // bytes of Size answers the client took
+	noSchema bool     // refuse response_format json_schema, as endpoints without structured output do
 }
 
 // New starts a server that answers from rules: the first matching rule with Times left
@@ -196,6 +203,15 @@ func (s *Server) ListModels(models ...string) {
 	s.models = append([]string{}, models...)
 }
 
+// RefuseSchema makes the server answer HTTP 400 to every request for structured output
+// (response_format json_schema), with OpenAI's error for a model that does not offer it.
+// Requests for a JSON object or for text are answered as usual.
+func (s *Server) RefuseSchema() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noSchema = true
+}
+
 // BytesWritten returns how many bytes of Size answers the server got to write before the
 // client stopped reading.
 func (s *Server) BytesWritten() int64 {
@@ -270,7 +286,11 @@ type chatRequest struct {
 	MaxTokens           int           `json:"max_tokens"`
 	MaxCompletionTokens int           `json:"max_completion_tokens"`
 	ResponseFormat      *struct {
-		Type string `json:"type"`
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Schema json.RawMessage `json:"schema"`
+			Strict bool            `json:"strict"`
+		} `json:"json_schema"`
 	} `json:"response_format"`
 }
 
@@ -327,8 +347,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Model: in.Model, Messages: in.Messages, Temperature: in.Temperature,
 		MaxTokens: max(in.MaxTokens, in.MaxCompletionTokens), JSON: in.ResponseFormat != nil && in.ResponseFormat.Type == "json_object"}
+	if f := in.ResponseFormat; f != nil && f.Type == "json_schema" && f.JSONSchema != nil {
+		req.Schema, req.Strict = f.JSONSchema.Schema, f.JSONSchema.Strict
+	}
 	s.record(r, req)
 	if !s.admit(w, r, req.Model) {
+		return
+	}
+	s.mu.Lock()
+	noSchema := s.noSchema
+	s.mu.Unlock()
+	if noSchema && in.ResponseFormat != nil && in.ResponseFormat.Type == "json_schema" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"message": "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+			"type":    "invalid_request_error", "param": "response_format", "code": nil,
+		}})
 		return
 	}
 	s.mu.Lock()

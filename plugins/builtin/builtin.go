@@ -8,6 +8,7 @@ import (
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/masis"
 	"github.com/scorekit/scorekit/plugins/relevancy"
+	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/plugins/toolcalls"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -16,5 +17,5 @@ import (
 // (the heuristic ones, then tool_calls), then the judge scorers.
 func Factories() []func() sdk.Scorer {
 	out := append([]func() sdk.Scorer{}, heuristic.Factories()...)
-	return append(out, toolcalls.New, relevancy.New, contextprecision.New, masis.New)
+	return append(out, toolcalls.New, relevancy.New, contextprecision.New, masis.New, rubric.New)
 }

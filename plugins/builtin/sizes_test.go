@@ -5,25 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/process"
-	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/buildtest"
 	"github.com/scorekit/scorekit/internal/sizematrix"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 )
 
 // matrixConfigs gives a built-in scorer a config other than its defaults in the size
-// matrix: json_valid checks every item of an array, unique and by pattern.
+// matrix: json_valid checks every item of an array, unique and by pattern; the rubric,
+// which has no criteria of its own, shows the judge every field the run has.
 var matrixConfigs = map[string]string{
 	"json_valid": `{"schema": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]"}, "uniqueItems": true}}`,
+	"rubric":     `{"instructions": "Does the output answer the input?", "scale": {"min": 1, "max": 5}}`,
 }
 
 // allocLimit is the most a native built-in may allocate on one run of the matrix: 16 MiB
@@ -71,7 +70,6 @@ func outcomeOf(r sdk.Result) outcome {
 //     busy with other work cannot turn a result into a timeout; the built-ins' own cost
 //     limits are what bound their work, and they are the same in every runtime.
 func TestSizeMatrix(t *testing.T) {
-	root := moduleRoot(t)
 	sizes := sizematrix.Sizes
 	if testing.Short() {
 		sizes = sizes[:len(sizes)-1] // 1 MiB is most of the time, most of it in WASM
@@ -111,7 +109,7 @@ func TestSizeMatrix(t *testing.T) {
 
 	for _, rt := range []string{host.RuntimeWASM, host.RuntimeProcess} {
 		t.Run(rt, func(t *testing.T) {
-			reg := loadBuiltins(t, root, rt)
+			reg := loadBuiltins(t, rt)
 			h := host.New(reg, quiet, host.WithTimeout(matrixDeadline))
 			for _, name := range native.Names() {
 				s := open(t, h, name)
@@ -146,60 +144,15 @@ func open(t *testing.T, h *host.Host, name string) *host.Scorer {
 }
 
 // loadBuiltins registers the built-in scorers of build/RUNTIME/builtin.plugin.json.
-func loadBuiltins(t *testing.T, root, rt string) *host.Registry {
+func loadBuiltins(t *testing.T, rt string) *host.Registry {
 	t.Helper()
-	path := filepath.Join(root, "build", rt, "builtin"+host.ManifestSuffix)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%v: build the %s plugin with: make %s-plugins (make test builds it)", err, rt, rt)
-	}
-	m, err := host.ReadManifest(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	var ps []host.Plugin
-	switch rt {
-	case host.RuntimeWASM:
-		e, err := wasm.NewEngine(ctx, wasm.Options{Logger: slog.New(slog.DiscardHandler), Limits: host.Limits{TimeoutMS: int(matrixDeadline.Milliseconds())}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close(context.Background()) })
-		ps, err = e.Load(ctx, m)
-		if err != nil {
-			t.Fatalf("%v; rebuild with: make %s-plugins", err, rt)
-		}
-	case host.RuntimeProcess:
-		ps, err = process.Load(ctx, m, process.Options{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatalf("%v; rebuild with: make %s-plugins", err, rt)
-		}
-	}
 	reg := host.NewRegistry()
-	for _, p := range ps {
-		t.Cleanup(func() { p.Close(context.Background()) })
+	for _, p := range buildtest.Builtins(t, rt, host.Limits{TimeoutMS: int(matrixDeadline.Milliseconds())}) {
 		if err := reg.Register(p, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return reg
-}
-
-// moduleRoot is the folder holding go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the working directory")
-		}
-	}
 }
 
 // show prints an outcome short enough to read in a failure.

@@ -118,10 +118,9 @@ func TestToolTurnsInEveryRuntime(t *testing.T) {
 		}
 	}
 
-	root := moduleRoot(t)
 	for _, rt := range []string{host.RuntimeWASM, host.RuntimeProcess} {
 		t.Run(rt, func(t *testing.T) {
-			h := host.New(loadBuiltins(t, root, rt), quiet, host.WithJudge(b), host.WithTimeout(matrixDeadline))
+			h := host.New(loadBuiltins(t, rt), quiet, host.WithJudge(b), host.WithTimeout(matrixDeadline))
 			for _, scorer := range native.Names() {
 				s := open(t, h, scorer)
 				for name, run := range runs {

@@ -789,6 +789,7 @@ export interface components {
             dimensions?: components["schemas"]["Dimension"][] | null;
             name: string;
             range: components["schemas"]["Range"];
+            range_config?: string;
             runtime: string;
             /** Format: double */
             threshold: number;

@@ -1,4 +1,5 @@
-// Command genschemas writes the JSON Schemas under schemas/ from the sdk's Go types. Run it
+// Command genschemas writes the JSON Schemas under schemas/ from the sdk's Go types, and
+// the config schemas of the built-in scorers that generate theirs (plugins/rubric). Run it
 // through go generate from the module root:
 //
 //	go generate ./schemas
@@ -33,6 +34,16 @@ func run() error {
 	}
 	for _, f := range files {
 		path := filepath.Join(root, "schemas", f.Name)
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	configs, err := schemagen.GenerateConfigs(root)
+	if err != nil {
+		return err
+	}
+	for _, f := range configs {
+		path := filepath.Join(root, filepath.FromSlash(f.Name))
 		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}

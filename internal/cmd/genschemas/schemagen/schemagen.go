@@ -1,6 +1,7 @@
-// Package schemagen reflects the sdk's Go types into the JSON Schemas under schemas/. The
-// genschemas command writes them; the schemas package's test regenerates them in memory
-// and fails when the committed files are stale.
+// Package schemagen reflects the sdk's Go types into the JSON Schemas under schemas/, and
+// the config types of the built-in scorers that generate theirs into each scorer's
+// config.schema.json. The genschemas command writes them; the schemas package's test
+// regenerates them in memory and fails when the committed files are stale.
 package schemagen
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -65,22 +67,9 @@ var specs = []spec{
 // doc comments there become the schemas' descriptions. It changes the working directory
 // while it reads them, so it must not run concurrently with code that depends on it.
 func Generate(root string) ([]File, error) {
-	comments := &jsonschema.Reflector{}
-	// AddGoComments keys comments by base joined with the walked path, so it must walk
-	// "sdk" relative to the module root.
-	wd, err := os.Getwd()
+	comments, err := goComments(root, "sdk")
 	if err != nil {
 		return nil, err
-	}
-	if err := os.Chdir(root); err != nil {
-		return nil, err
-	}
-	err = comments.AddGoComments(modulePath, "sdk")
-	if cerr := os.Chdir(wd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read sdk comments: %w", err)
 	}
 	out := make([]File, 0, len(specs))
 	for _, s := range specs {
@@ -89,19 +78,14 @@ func Generate(root string) ([]File, error) {
 			AllowAdditionalProperties:  s.tolerant,
 			RequiredFromJSONSchemaTags: s.tolerant,
 			Mapper:                     mapper(s.tolerant),
-			CommentMap:                 comments.CommentMap,
+			CommentMap:                 comments,
 		}
 		sch := r.Reflect(s.v)
 		sch.ID = jsonschema.ID(baseID + s.name)
 		if err := relax(sch, s.optional); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
-		if s.shapes != nil {
-			if err := s.shapes(sch); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.name, err)
-			}
-		}
-		data, err := canonical(sch)
+		data, err := finish(sch, s.shapes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -109,6 +93,98 @@ func Generate(root string) ([]File, error) {
 	}
 	return out, nil
 }
+
+// configSpec says how to reflect one scorer's config schema. A plugin compiles to WASM
+// and embeds the file, so the reflection, and its library, stay here.
+type configSpec struct {
+	// pkg is the scorer's package folder, relative to the module root; the file is
+	// config.schema.json in it, and the package's doc comments are the descriptions.
+	pkg string
+	v   any
+	// shapes says what a struct tag cannot.
+	shapes func(*jsonschema.Schema) error
+}
+
+// configSpecs lists the scorers whose config schema is generated.
+var configSpecs = []configSpec{
+	{pkg: "plugins/rubric", v: rubric.Config{}, shapes: rubricShapes},
+}
+
+// ConfigSchemaFile is the name of a generated config schema in its scorer's folder.
+const ConfigSchemaFile = "config.schema.json"
+
+// GenerateConfigs reflects the config schemas of configSpecs. Each File's Name is its path
+// relative to the module root. Like Generate, it changes the working directory while it
+// reads comments.
+func GenerateConfigs(root string) ([]File, error) {
+	out := make([]File, 0, len(configSpecs))
+	for _, s := range configSpecs {
+		comments, err := goComments(root, s.pkg)
+		if err != nil {
+			return nil, err
+		}
+		r := &jsonschema.Reflector{ExpandedStruct: true, RequiredFromJSONSchemaTags: true, CommentMap: comments}
+		sch := r.Reflect(s.v)
+		sch.ID = ""
+		data, err := finish(sch, s.shapes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.pkg, err)
+		}
+		out = append(out, File{Name: filepath.ToSlash(filepath.Join(s.pkg, ConfigSchemaFile)), Data: data})
+	}
+	return out, nil
+}
+
+// goComments reads the doc comments of the package in dir (relative to the module root)
+// for the descriptions. AddGoComments keys comments by base joined with the walked path,
+// so it must walk dir relative to the module root.
+func goComments(root, dir string) (map[string]string, error) {
+	comments := &jsonschema.Reflector{}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(root); err != nil {
+		return nil, err
+	}
+	err = comments.AddGoComments(modulePath, dir)
+	if cerr := os.Chdir(wd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s comments: %w", dir, err)
+	}
+	return comments.CommentMap, nil
+}
+
+// finish applies shapes, when set, and renders the schema canonically.
+func finish(sch *jsonschema.Schema, shapes func(*jsonschema.Schema) error) ([]byte, error) {
+	if shapes != nil {
+		if err := shapes(sch); err != nil {
+			return nil, err
+		}
+	}
+	return canonical(sch)
+}
+
+// rubricShapes bounds the choices' scores and their number, and says that a rubric
+// grades by choices or by a scale, not both.
+func rubricShapes(sch *jsonschema.Schema) error {
+	choices, ok := sch.Properties.Get("choices")
+	if !ok || choices.AdditionalProperties == nil {
+		return errors.New("rubric config: no choices map to shape")
+	}
+	choices.AdditionalProperties.Minimum, choices.AdditionalProperties.Maximum = json.Number("0"), json.Number("1")
+	choices.MinProperties, choices.MaxProperties = ptr(uint64(2)), ptr(uint64(rubric.MaxChoices))
+	choices.PropertyNames = &jsonschema.Schema{MinLength: ptr(uint64(1)), MaxLength: ptr(uint64(rubric.MaxChoiceBytes))}
+	sch.OneOf = []*jsonschema.Schema{
+		{Title: "a grading by choices", Required: []string{"choices"}},
+		{Title: "a grading on a scale", Required: []string{"scale"}},
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 var passageType = reflect.TypeFor[sdk.Passage]()
 
