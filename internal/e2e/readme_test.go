@@ -113,7 +113,7 @@ func checkServiceWalkthrough(t *testing.T, got string) {
 		`{"stored":270,`,               // the import
 		`"status":"done"`, `"runs":10`, // the evaluation, read over HTTP
 		"40 stored, 0 already stored, 0 rejected", // runs import
-		"SCORER", "prescreen  10", "assistant-0040", // eval's table, newest run first
+		"10 runs of assistant", "SCORER", "prescreen  10", // eval's table
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
