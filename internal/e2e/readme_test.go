@@ -112,7 +112,7 @@ func checkServiceWalkthrough(t *testing.T, got string) {
 	for _, want := range []string{
 		`{"stored":270,`,               // the import
 		`"status":"done"`, `"runs":10`, // the evaluation, read over HTTP
-		"40 stored, 0 already stored, 0 rejected", // runs import
+		"40 stored, 0 already stored, 0 rejected",         // runs import
 		"10 runs of assistant", "SCORER", "prescreen  10", // eval's table
 	} {
 		if !strings.Contains(got, want) {
