@@ -100,7 +100,7 @@ func (s *series) besideGross(in *Insight, gross Insight) bool {
 		return gross.Severity.rank() < in.Severity.rank()
 	}
 	in.Evidence.Worst = s.worst(s.cur, s.isGross)
-	in.Title += fmt.Sprintf("; %d of its %d failures are gross failures, on their own insight", grossFailures, failures)
+	in.Title += fmt.Sprintf("; %d of the %d are gross failures, on their own insight", grossFailures, failures)
 	return true
 }
 

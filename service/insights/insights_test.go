@@ -518,7 +518,7 @@ func TestOneFindingOneCard(t *testing.T) {
 	if quality {
 		rate = got[KindQuality]
 	}
-	if rate.Severity != SeverityCritical || !strings.Contains(rate.Title, "30 of its 40 failures are gross failures") {
+	if rate.Severity != SeverityCritical || !strings.Contains(rate.Title, "30 of the 40 are gross failures") {
 		t.Errorf("%s %s %q: want critical, naming the gross failures it leaves to their card", rate.Kind, rate.Severity, rate.Title)
 	}
 	grossRuns := map[string]bool{}
