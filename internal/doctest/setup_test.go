@@ -14,7 +14,7 @@ import (
 // this test covers the other paths by hiding tools from PATH (.ci/without-tools) and,
 // when it runs as root, by running make as the nobody user.
 func TestMakeTestToolsNotInstalledUnasked(t *testing.T) {
-	root := repoRoot(t)
+	root := buildFiles(t)
 	hide := filepath.Join(root, ".ci", "without-tools")
 	cases := []struct {
 		name     string
@@ -77,4 +77,46 @@ func TestMakeTestToolsNotInstalledUnasked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildFiles copies what `make tools` reads (the Makefile, mk/, the client's package.json,
+// .ci/without-tools) into a folder every user may read, so that make runs there as nobody
+// whatever the permissions of the checkout (a home folder is often private).
+func buildFiles(t *testing.T) string {
+	t.Helper()
+	src := repoRoot(t)
+	dst, err := os.MkdirTemp("", "scorekit-tools-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dst) })
+	mks, err := filepath.Glob(filepath.Join(src, "mk", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"Makefile", filepath.Join("clients", "typescript", "package.json"), filepath.Join(".ci", "without-tools")}
+	for _, m := range mks {
+		files = append(files, strings.TrimPrefix(m, src+string(filepath.Separator)))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), b, info.Mode().Perm()|0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MkdirTemp makes a folder only its owner may enter.
+	if err := os.Chmod(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
