@@ -26,4 +26,23 @@ func checkDashboardWalkthrough(t *testing.T, got string) {
 	if strings.Count(got, `"status":"done"`) != 3 {
 		t.Errorf("want 3 evaluations done:\n%s", got)
 	}
+	// One finding, one card: the gross failures' card and one for the failure rate, and no
+	// run listed on both.
+	cards := strings.Split(got, "\nCRITICAL ")[1:]
+	if len(cards) != 2 {
+		t.Errorf("%d critical insights, want 2 (the gross failures, the failure rate):\n%s", len(cards), got)
+	}
+	listed := map[string]string{}
+	for _, c := range cards {
+		kind, _, _ := strings.Cut(c, " ")
+		for _, l := range strings.Split(c, "\n") {
+			if id, ok := strings.CutPrefix(strings.TrimSpace(l), "run "); ok {
+				id, _, _ = strings.Cut(id, ":")
+				if other, dup := listed[id]; dup && other != kind {
+					t.Errorf("run %s is listed by %s and by %s", id, other, kind)
+				}
+				listed[id] = kind
+			}
+		}
+	}
 }
