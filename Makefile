@@ -42,7 +42,7 @@ demo: build ## build, then score examples/runs.jsonl with the default scorer (ne
 
 # tools runs first: with -j or -k, a missing tool must still stop the test before a
 # half-built tree does.
-test: tools ## build the artifacts the tests need, then run every test
+test: tools ## install (as root with apt) or name what the tests lack, build their artifacts, then run every test
 	@$(MAKE) --no-print-directory test-artifacts
 	$(GO) test ./...
 
