@@ -5,27 +5,30 @@
 # `go generate` to GENERATE. `make test` builds every ARTIFACTS first; `make demo` needs
 # nothing but Go.
 #
-# TOOLS lists the commands `make test` needs besides Go, as COMMAND:DEBIAN-PACKAGE; when one
-# is missing, `make test` stops before building anything and prints the one command that
-# installs what is missing. mk/*.mk may append to it.
+# TOOLS lists the commands `make test` needs besides Go, GENERATE_TOOLS those `make
+# generate` needs, each as COMMAND:DEBIAN-PACKAGE:HOMEBREW-FORMULA (mk/tools.sh says more).
+# When one is missing, `make test` installs it as root with apt (a container, CI) and
+# otherwise stops before building anything, with the one command that installs it.
+# mk/*.mk may append to both.
 
 SHELL := bash
 .DEFAULT_GOAL := help
 
 ARTIFACTS :=
 GENERATE :=
+GENERATE_TOOLS :=
 # clang and wasm-ld build examples/wasm-c; wat2wasm the sandbox tests' modules; node and
-# npm the Node.js example plugin and the TypeScript client; bwrap confines process plugins;
-# initdb (Debian keeps it off PATH) starts the service tests' PostgreSQL; chromium runs the
-# dashboard's browser test. A name with a '/' is looked for as a file pattern.
-TOOLS := clang:clang wasm-ld:lld wat2wasm:wabt node:nodejs npm:npm bwrap:bubblewrap \
-	/usr/lib/postgresql/*/bin/initdb:postgresql chromium:chromium
+# npm the Node.js example plugin and the TypeScript client; bwrap confines process plugins
+# (Linux only); initdb (Debian keeps it off PATH) starts the service tests' PostgreSQL;
+# chromium runs the dashboard's browser test (Debian's /usr/bin/chromium).
+TOOLS := clang:clang:llvm wasm-ld:lld:lld wat2wasm:wabt:wabt node:nodejs:node npm:npm:node bwrap:bubblewrap:- \
+	/usr/lib/postgresql/*/bin/initdb:postgresql:postgresql@17 chromium:chromium:-
 -include mk/*.mk
 
 GO ?= go
 BIN := bin/scorekit
 
-.PHONY: help build demo test tools deps check fmt-check vet tidy-check generate generate-check schemas quality bench bench-cli clean
+.PHONY: help build demo test tools generate-tools deps check check-code fmt-check vet tidy-check generate generate-check schemas quality bench bench-cli clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
@@ -39,31 +42,25 @@ demo: build ## build, then score examples/runs.jsonl with the default scorer (ne
 
 # tools runs first: with -j or -k, a missing tool must still stop the test before a
 # half-built tree does.
-test: tools ## build the artifacts the tests need, then run every test
+test: tools ## install (as root with apt) or name what the tests lack, build their artifacts, then run every test
 	@$(MAKE) --no-print-directory test-artifacts
 	$(GO) test ./...
 
 .PHONY: test-artifacts
 test-artifacts: $(ARTIFACTS)
 
-tools: ## check that the commands make test needs are installed, and say how to install the missing ones
-	@missing=(); for t in $(TOOLS); do c="$${t%%:*}"; { command -v "$$c" || compgen -G "$$c"; } >/dev/null || missing+=("$$t"); done; \
-	if [ $${#missing[@]} -gt 0 ]; then \
-		pkgs=$$(printf '%s\n' "$${missing[@]}" | cut -d: -f2 | sort -u | tr "\n" " " | sed "s/ *$$//"); \
-		echo "make test needs $$(printf '%s\n' "$${missing[@]}" | cut -d: -f1 | sed 's,.*/,,' | tr '\n' ' ')which this machine lacks. Install them with:"; \
-		echo; echo "    sudo apt-get install -y --no-install-recommends $$pkgs"; echo; \
-		echo "(make deps runs it; on another system, install the same tools from its packages)"; \
-		exit 1; \
-	fi
+tools: ## check that the commands make test needs are installed; as root with apt, install the missing ones, else say how
+	@NODE_MIN=$(NODE_MIN) bash mk/tools.sh "make test" $(TOOLS)
 
-deps: ## install the Debian packages the build and the tests need (.ci/apt.txt)
-	@pkgs=$$(sed -e 's/#.*//' -e 's/[[:space:]]*$$//' .ci/apt.txt | grep -v '^$$' | tr "\n" " " | sed "s/ *$$//"); \
-	for t in $(TOOLS); do c="$${t%%:*}"; { command -v "$$c" || compgen -G "$$c"; } >/dev/null || pkgs="$$pkgs $${t##*:}"; done; \
-	sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
-	echo "$$sudo apt-get install -y --no-install-recommends $$pkgs"; \
-	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$pkgs
+generate-tools: ## the same for the commands make generate needs
+	@NODE_MIN=$(NODE_MIN) bash mk/tools.sh "make generate" $(GENERATE_TOOLS)
 
-check: fmt-check vet tidy-check generate-check test ## the gate before merge: format, vet, tidy, regenerate, test
+deps: ## install what make test and make generate need (apt; through sudo when not root)
+	@NODE_MIN=$(NODE_MIN) bash mk/tools.sh --install "make deps" $(TOOLS) $(GENERATE_TOOLS)
+
+check: check-code test ## the gate before merge: format, vet, tidy, regenerate, test
+
+check-code: fmt-check vet tidy-check generate-check ## the gate without the tests: format, vet, tidy, regenerate (CI runs it after make test)
 
 fmt-check: ## fail when a Go file is not gofmt-formatted
 	@files=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -75,7 +72,7 @@ vet: ## go vet every package
 tidy-check: ## fail when go.mod or go.sum is not tidy
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy (fix: go mod tidy)"; exit 1; }
 
-generate: ## regenerate every generated file (go generate and the mk/*.mk generators)
+generate: generate-tools ## regenerate every generated file (go generate and the mk/*.mk generators)
 	$(GO) generate ./...
 	$(if $(strip $(GENERATE)),$(MAKE) $(GENERATE))
 

@@ -2,7 +2,8 @@
 # scorers as a process plugin, and the Node.js example plugin's dependencies.
 
 # Generator versions are pinned so `make proto` is reproducible; protoc itself comes from
-# Debian's protobuf-compiler (.ci/apt.txt).
+# Debian's protobuf-compiler (make generate installs it as root, else says how).
+GENERATE_TOOLS += protoc:protobuf-compiler:protobuf
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTO_BIN := $(CURDIR)/bin/proto
@@ -23,7 +24,7 @@ $(PROTO_BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
 # proto regenerates internal/pluginpb from proto/. `make check` fails when the committed
 # code differs from what this produces.
 proto: proto-tools ## regenerate internal/pluginpb from proto/ (pinned generators, Debian protoc)
-	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler"; exit 1; }
+	@NODE_MIN= bash mk/tools.sh "make proto" protoc:protobuf-compiler:protobuf
 	PATH=$(PROTO_BIN):$$PATH protoc -I proto \
 		--go_out=. --go_opt=module=github.com/scorekit/scorekit \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/scorekit/scorekit \

@@ -5,12 +5,18 @@
 TS_CLIENT := clients/typescript
 TS_CLIENT_NODE_MODULES := $(TS_CLIENT)/node_modules/.package-lock.json
 
+# The one Node.js version the repository asks for: the client's package.json "engines"
+# (">=20"). make tools checks the node on PATH against it (mk/tools.sh), and so does the
+# client's npm test (scripts/check-node.mjs).
+NODE_MIN := $(shell sed -n 's/^ *"node": *">=\([0-9.]*\)".*/\1/p' $(TS_CLIENT)/package.json | head -1)
+GENERATE_TOOLS += node:nodejs:node npm:npm:node
+
 .PHONY: ts-client-deps ts-generate ts-test
 
 ts-client-deps: $(TS_CLIENT_NODE_MODULES) ## npm ci the TypeScript client's pinned dependencies
 
 $(TS_CLIENT_NODE_MODULES): $(TS_CLIENT)/package-lock.json $(TS_CLIENT)/package.json
-	@command -v npm >/dev/null || { echo "npm not found: the TypeScript client needs Node.js 20+ and npm (apt-get install nodejs npm, or nodejs.org)"; exit 1; }
+	@command -v npm >/dev/null || { echo "npm not found: the TypeScript client needs Node.js $(NODE_MIN) or later and npm (make deps, or nodejs.org)"; exit 1; }
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund
 	touch $@
 

@@ -2,7 +2,7 @@
 # with a manifest that pins its sha256:
 #   scorekit score --runtime wasm ...            (loads build/wasm)
 #   scorekit score --plugins build/wasm-c ...    (the C example)
-# Tools: Go for the reactor; clang and lld for the C guest (.ci/apt.txt).
+# Tools: Go for the reactor; clang and lld for the C guest (TOOLS in the Makefile).
 
 WASM_DIR   := build/wasm
 WASM_C_DIR := build/wasm-c

@@ -1,13 +1,7 @@
-// Command scorekit scores what LLM agents did with pluggable scorers. See README.md.
+// Command scorekit scores what LLM agents did with pluggable scorers. See README.md; to
+// build one with scorers of your own linked in, see the package cli.
 package main
 
-import (
-	"context"
-	"os"
+import "github.com/scorekit/scorekit/cli"
 
-	"github.com/scorekit/scorekit/internal/cli"
-)
-
-func main() {
-	os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
+func main() { cli.Main() }

@@ -18,7 +18,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/abiversion"
 	"github.com/scorekit/scorekit/plugins/builtin"
+	"github.com/scorekit/scorekit/sdk"
 )
 
 // Exit codes.
@@ -63,6 +65,13 @@ type env struct {
 // The first Ctrl-C ends the work in progress and lets the command report what was
 // finished; a second one stops the process at once, as usual.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunWith(ctx, nil, args, stdin, stdout, stderr)
+}
+
+// RunWith is [Run] with scorers linked in beside the built-ins, running in-process in
+// every command: the public package cli builds a scorekit of a user's own with it. A
+// scorer that declares no ABIVersion is given this sdk's, as serve.Register does.
+func RunWith(ctx context.Context, scorers []func() sdk.Scorer, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -73,7 +82,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		stdin:            stdin,
 		stdout:           stdout,
 		stderr:           stderr,
-		registry:         builtinRegistry,
+		registry:         registryWith(scorers),
 		stderrIsTerminal: isTerminal(stderr),
 	}
 	return e.run(ctx, args)
@@ -123,14 +132,31 @@ func (e *env) rootCommand() *cobra.Command {
 }
 
 // builtinRegistry registers every built-in scorer, running in-process.
-func builtinRegistry() (*host.Registry, error) {
-	reg := host.NewRegistry()
-	for _, f := range builtin.Factories() {
-		if err := reg.Register(host.Native(f), false); err != nil {
-			return nil, fmt.Errorf("register built-in scorers: %w", err)
+func builtinRegistry() (*host.Registry, error) { return registryWith(nil)() }
+
+// registryWith returns a func that registers the built-in scorers and then scorers, all
+// running in-process. A linked-in scorer takes no built-in's name: the command would
+// otherwise run a different scorer than the one its name documents.
+func registryWith(scorers []func() sdk.Scorer) func() (*host.Registry, error) {
+	return func() (*host.Registry, error) {
+		reg := host.NewRegistry()
+		for _, f := range builtin.Factories() {
+			if err := reg.Register(host.Native(f), false); err != nil {
+				return nil, fmt.Errorf("register built-in scorers: %w", err)
+			}
 		}
+		for _, f := range scorers {
+			f = abiversion.Fill(f)
+			name := f().Info().Name
+			if err := reg.Register(host.Native(f), false); err != nil {
+				if errors.Is(err, host.ErrDuplicate) {
+					return nil, fmt.Errorf("register the linked-in scorer %s: %w: a built-in or another linked-in scorer has that name; give yours another name in its Info", name, err)
+				}
+				return nil, fmt.Errorf("register the linked-in scorer %q: %w", name, err)
+			}
+		}
+		return reg, nil
 	}
-	return reg, nil
 }
 
 // isTerminal reports whether w is a terminal.

@@ -126,7 +126,7 @@ func printEvaluation(w io.Writer, v service.EvaluationView, worst int) error {
 		lines[i].results[index[r.Scorer]] = sdk.Result{Status: sdk.Status(r.Status), Score: r.Score, Passed: r.Passed,
 			Flags: r.Flags, Reason: r.Reason, Error: r.Error, Dimensions: r.Dimensions}
 	}
-	sink := newTableSink(w, names, worst)
+	sink := newTableSink(w, names, worst, nil)
 	for _, l := range lines {
 		if err := sink.add(l); err != nil {
 			return err

@@ -138,6 +138,9 @@ type tally struct {
 	sum     []float64
 	failed  int
 	results int
+	// noJudge marks the scorers that need a judge the command does not have: they did
+	// not run, so a gate on their mean fails, saying why.
+	noJudge []bool
 }
 
 func newTally(names []string) *tally {
@@ -171,6 +174,11 @@ func (g *gates) check(t *tally, scale float64, w io.Writer) int {
 	for i, name := range t.names {
 		gv, ok := g.failUnder[name]
 		if !ok {
+			continue
+		}
+		if i < len(t.noJudge) && t.noJudge[i] {
+			fmt.Fprintf(w, "gate %s: %s did not run (it needs an LLM judge and none is configured: pass --judge-url and --judge-model), so no mean to hold to %s: %s\n",
+				gv.source, name, num(gv.min), verdict(false))
 			continue
 		}
 		if t.scored[i] == 0 {

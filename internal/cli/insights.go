@@ -213,7 +213,7 @@ func evidenceLines(in store.Insight) []string {
 	ev := in.Evidence
 	m := ev.Measured
 	var out []string
-	out = append(out, fmt.Sprintf("measured: %s %s (%d of %d runs), %.0f%% confidence interval %s to %s, level %s",
+	out = append(out, fmt.Sprintf("measured: %s: %s (%d of %d runs), %.0f%% confidence interval %s to %s, level %s",
 		m.What, pctOf(m.Value), m.K, m.N, m.Confidence*100, pctOf(m.Low), pctOf(m.High), pctOf(m.Level)))
 	wc := ev.Window
 	window := fmt.Sprintf("window: %d runs (%d scored, %d skipped, %d failed), %s to %s, scorer %s %s",

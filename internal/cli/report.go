@@ -84,6 +84,10 @@ type scorerStats struct {
 	worst                  []runNote // lowest scores first, at most maxWorst
 	failures               []runNote // first maxFailures failed results
 	moreFailures, maxWorst int
+	// noJudge: the scorer needs an LLM judge and the command has none, so it scored only
+	// what needs no judge (an empty output, an error in place of an answer) and skipped the
+	// rest; a mean of that would read as the scorer's verdict, so the table leaves it out.
+	noJudge bool
 	// skips counts skipped results by reason, in order of first appearance, so that a
 	// scorer that skipped everything says why (often: how to configure a judge).
 	skips      []reasonCount // at most maxSkipReasons
@@ -116,10 +120,12 @@ type tableSink struct {
 	stats []*scorerStats
 }
 
-func newTableSink(w io.Writer, names []string, worst int) *tableSink {
+// newTableSink returns a table of names' results listing worst runs per scorer; noJudge,
+// when set, marks the scorers that need a judge the command does not have.
+func newTableSink(w io.Writer, names []string, worst int, noJudge []bool) *tableSink {
 	t := &tableSink{w: w}
-	for _, n := range names {
-		t.stats = append(t.stats, &scorerStats{name: n, maxWorst: worst})
+	for i, n := range names {
+		t.stats = append(t.stats, &scorerStats{name: n, maxWorst: worst, noJudge: i < len(noJudge) && noJudge[i]})
 	}
 	return t
 }
@@ -144,7 +150,10 @@ func (s *scorerStats) add(l scoredLine, r sdk.Result) {
 				s.passedN++
 			}
 		}
-		s.keepWorst(runNote{line: l.line, runID: l.runID, score: v, flags: r.Flags, reason: r.Reason})
+		// A run that passed is not a low score, however few runs failed.
+		if r.Passed == nil || !*r.Passed {
+			s.keepWorst(runNote{line: l.line, runID: l.runID, score: v, flags: r.Flags, reason: r.Reason})
+		}
 	case sdk.StatusSkipped:
 		s.skipped++
 		s.countSkip(r.Reason)
@@ -202,15 +211,26 @@ func (t *tableSink) finish(interrupted bool) error {
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCORER\tRUNS\tSCORED\tMEAN\tPASS RATE\tFAILED\tSKIPPED")
 	for _, s := range t.stats {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\n", s.name, s.runs, s.scored,
-			ratio(s.sum, s.scored, "%.2f"), ratio(float64(s.passedN)*100, s.judged, "%.0f%%"), s.failed, s.skipped)
+		mean, pass := ratio(s.sum, s.scored, "%.2f"), ratio(float64(s.passedN)*100, s.judged, "%.0f%%")
+		if s.noJudge {
+			mean, pass = "no judge", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\n", s.name, s.runs, s.scored, mean, pass, s.failed, s.skipped)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(bw, "\nMean and pass rate count scored results only; failed and skipped runs are never scores of 0.")
 	for _, s := range t.stats {
-		if len(s.worst) > 0 {
+		if s.noJudge {
+			// In place of its lowest scores and skip reasons: it did not run, and why.
+			fmt.Fprintf(bw, "\n%s: did not run, for want of an LLM judge\n  %s.\n", s.name, sdk.NoJudge(s.name).Reason)
+			if s.scored > 0 {
+				fmt.Fprintf(bw, "  Without one it scored only the %d run(s) it grades without a call (an empty output, an error in place of an answer); "+
+					"their mean is not its verdict on the runs, so MEAN and PASS RATE are left out.\n", s.scored)
+			}
+		}
+		if len(s.worst) > 0 && !s.noJudge {
 			fmt.Fprintf(bw, "\n%s: lowest scores\n", s.name)
 			for _, n := range s.worst {
 				fmt.Fprintf(bw, "  %-6.2f %s (line %d)", n.score, n.runID, n.line)
@@ -232,9 +252,14 @@ func (t *tableSink) finish(interrupted bool) error {
 				fmt.Fprintf(bw, "  ... and %d more (use --format jsonl for all)\n", s.moreFailures)
 			}
 		}
-		if len(s.skips) > 0 {
+		skips := s.skips
+		if s.noJudge { // the note above says why those were skipped
+			noJudge := sdk.NoJudge(s.name).Reason
+			skips = slices.DeleteFunc(slices.Clone(skips), func(c reasonCount) bool { return c.reason == noJudge })
+		}
+		if len(skips) > 0 {
 			fmt.Fprintf(bw, "\n%s: skipped\n", s.name)
-			for _, c := range s.skips {
+			for _, c := range skips {
 				fmt.Fprintf(bw, "  %d run(s): %s\n", c.n, oneLine(c.reason, 240))
 			}
 			if s.otherSkips > 0 {

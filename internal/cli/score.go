@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -183,6 +184,10 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		}
 	}()
 	thresholds := make([]float64, 0, len(names))
+	// A scorer that needs a judge the command does not have did not run: the table and the
+	// gates say so rather than show the mean of what it grades without one.
+	hasJudge := cfg.Judge.merge(o.judge).URL != ""
+	noJudge := make([]bool, 0, len(names))
 	for _, n := range names {
 		s, err := h.Open(ctx, n, host.OpenOptions{Config: cfg.Scorers[n], Scale: scale})
 		if err != nil {
@@ -190,6 +195,8 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		}
 		scorers = append(scorers, s)
 		thresholds = append(thresholds, s.Info().Threshold*o.scale)
+		info := s.Info()
+		noJudge = append(noJudge, !hasJudge && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)))
 	}
 
 	in, inName, total, err := e.openInput(path)
@@ -214,10 +221,11 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	case "junit":
 		sink = newJUnitSink(out, names, thresholds)
 	default:
-		sink = newTableSink(out, names, o.worst)
+		sink = newTableSink(out, names, o.worst, noJudge)
 	}
 	bar := e.progress(total)
 	counts := newTally(names)
+	counts.noJudge = noJudge
 	bad, scoredLines := 0, 0
 	emit := func(l scoredLine) error {
 		if l.bad != nil {
@@ -342,6 +350,10 @@ func (e *env) openInput(path string) (rc io.ReadCloser, name string, total int64
 func (e *env) openOutput(path string) (io.Writer, func() error, error) {
 	if path == "" {
 		return e.stdout, func() error { return nil }, nil
+	}
+	// Like go build -o, --out build/report.xml makes build/ when it is missing.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("score: --out %s: %w", path, err)
 	}
 	f, err := os.Create(path)
 	if err != nil {

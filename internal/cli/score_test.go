@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/scorekit/scorekit/internal/judgetest"
 )
 
 const mixedDataset = `{"id":"ok-1","input":"q","output":"one two three four"}
@@ -181,13 +183,15 @@ func TestScoreTable(t *testing.T) {
 	if got := strings.Fields(lines[1]); !slices.Equal(got[:4], []string{"words", "5", "3", "0.42"}) || got[5] != "1" || got[6] != "1" {
 		t.Errorf("words row %q", lines[1])
 	}
-	// judged: nothing scored, so no mean and no pass rate; every run skipped.
-	if got := strings.Fields(lines[2]); !slices.Equal(got, []string{"judged", "5", "0", "-", "-", "0", "5"}) {
+	// judged needs a judge and has none: it did not run, and the row says so.
+	if got := strings.Fields(lines[2]); !slices.Equal(got, []string{"judged", "5", "0", "no", "judge", "-", "0", "5"}) {
 		t.Errorf("judged row %q", lines[2])
 	}
+	// The runs that did not pass, lowest first; long (1.00) passed, so it is not listed,
+	// though --worst 5 leaves room for it.
 	worst := after(r.stdout, "words: lowest scores\n")
-	for i, want := range []string{"0.00   empty (line 2) [empty_output]: the output is empty", "0.25   short (line 3)", "1.00   long (line 1)"} {
-		if l := strings.TrimSpace(worst[i]); !strings.HasPrefix(l, want) {
+	for i, want := range []string{"0.00   empty (line 2) [empty_output]: the output is empty", "0.25   short (line 3)", ""} {
+		if l := strings.TrimSpace(worst[i]); !strings.HasPrefix(l, want) || want == "" && l != "" {
 			t.Errorf("worst[%d] = %q, want prefix %q", i, l, want)
 		}
 	}
@@ -199,10 +203,56 @@ func TestScoreTable(t *testing.T) {
 	if want := "  1 run(s): no input to compare with"; skipped[0] != want {
 		t.Errorf("words skipped section %q, want %q", skipped[0], want)
 	}
-	// Every run skipped for the same reason: one line that says how to configure a judge.
-	skipped = after(r.stdout, "judged: skipped\n")
-	if !strings.HasPrefix(skipped[0], "  5 run(s): judged needs an LLM judge") || !strings.Contains(skipped[0], "--judge-url") || skipped[1] != "" {
-		t.Errorf("judged skipped section %q", skipped[:2])
+	// In place of its skip reasons: that it did not run, and how to configure a judge.
+	notRun := after(r.stdout, "judged: did not run, for want of an LLM judge\n")
+	if !strings.HasPrefix(notRun[0], "  judged needs an LLM judge and none is configured") || !strings.Contains(notRun[0], "--judge-url") || notRun[1] != "" {
+		t.Errorf("judged section %q", notRun[:2])
+	}
+	if strings.Contains(r.stdout, "judged: skipped") {
+		t.Errorf("the skip reason is repeated:\n%s", r.stdout)
+	}
+}
+
+// TestScoreJudgeScorersWithoutJudge is the first run of a user who picks the judge scorers
+// and configures no judge: they grade the empty output and the stack trace without a call
+// (0) and skip the rest. The table must not read as "mean 0.00, pass rate 0%": their rows
+// say there was no judge, a note says what to pass, and a gate on them fails saying why.
+// With a judge, the same rows carry a mean.
+func TestScoreJudgeScorersWithoutJudge(t *testing.T) {
+	r := runCLIWith(t, builtinRegistry, "", "score", "--scorers", "prescreen,relevancy,masis", "--fail-under", "masis=0.5", examplesPath)
+	if r.code != ExitGate {
+		t.Fatalf("exit %d, want %d (the masis gate); stderr:\n%s", r.code, ExitGate, r.stderr)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(r.stdout, "\n")[1:4] {
+		f := strings.Fields(l)
+		rows[f[0]] = f[1:]
+	}
+	if got := rows["prescreen"]; got[2] != "0.71" {
+		t.Errorf("prescreen row %q: want its mean", got)
+	}
+	for _, name := range []string{"relevancy", "masis"} {
+		if got, want := rows[name], []string{"12", "2", "no", "judge", "-", "0", "10"}; !slices.Equal(got, want) {
+			t.Errorf("%s row %q, want %q", name, got, want)
+		}
+		note := after(r.stdout, name+": did not run, for want of an LLM judge\n")
+		if !strings.Contains(note[0], "--judge-url URL and --judge-model NAME") || !strings.Contains(note[1], "scored only the 2 run(s) it grades without a call") {
+			t.Errorf("%s note %q", name, note[:2])
+		}
+		if strings.Contains(r.stdout, name+": lowest scores") {
+			t.Errorf("%s lists lowest scores it did not judge:\n%s", name, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "gate --fail-under masis=0.5: masis did not run (it needs an LLM judge and none is configured") {
+		t.Errorf("gate message:\n%s", r.stderr)
+	}
+
+	srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it does what was asked", "score": 0.9}`})
+	defer srv.Close()
+	r = runCLIWith(t, builtinRegistry, "", "score", "--scorers", "relevancy", "--judge-url", srv.URL(), "--judge-model", "m",
+		"--judge-key-env", "none", examplesPath)
+	if got := strings.Fields(strings.Split(r.stdout, "\n")[1]); r.code != ExitOK || got[0] != "relevancy" || got[3] == "no" {
+		t.Errorf("with a judge: exit %d, row %q; stderr:\n%s", r.code, got, r.stderr)
 	}
 }
 

@@ -57,7 +57,7 @@ func (e *env) scorersCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(e.stdout, list)
 			}
-			return writeScorerText(e.stdout, list)
+			return writeScorerText(e.stdout, list, plugins)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of each scorer's Info and runtime")
@@ -92,7 +92,9 @@ func listScorers(reg *host.Registry) ([]scorerListing, error) {
 	return list, nil
 }
 
-func writeScorerText(w io.Writer, list []scorerListing) error {
+// writeScorerText prints the listing; plugins are the --plugins it was made with, which
+// the commands it prints for a plugin's scorer need too.
+func writeScorerText(w io.Writer, list []scorerListing, plugins []string) error {
 	bw := bufio.NewWriter(w)
 	if len(list) == 0 {
 		fmt.Fprintln(bw, "no scorers registered")
@@ -138,10 +140,32 @@ func writeScorerText(w io.Writer, list []scorerListing) error {
 		}
 		fmt.Fprintf(bw, "  needs: %s\n", caps)
 		if len(s.ConfigSchema) > 0 {
-			fmt.Fprintf(bw, "  config: scorekit schema %s\n", s.Name)
+			fmt.Fprintf(bw, "  config: scorekit schema %s%s\n", pluginFlags(s, plugins), s.Name)
 		}
 	}
 	return bw.Flush()
+}
+
+// pluginFlags returns the --plugins flags a command about s needs, as shell words ending in
+// a space: none for a scorer linked into the command, all of them for a plugin's, which
+// exists (or replaces a built-in) only where its plugin is loaded.
+func pluginFlags(s scorerListing, plugins []string) string {
+	if s.Runtime == host.RuntimeNative && s.Replaced == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, dir := range plugins {
+		b.WriteString("--plugins " + shellQuote(dir) + " ")
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // formatRange prints a native range; the zero Range means the default 0-1.

@@ -74,7 +74,7 @@ func New(tb testing.TB) *Cluster {
 func Start() (*Cluster, error) {
 	bin := binDir()
 	if bin == "" {
-		return nil, fmt.Errorf("pgtest: PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH): apt-get install postgresql (listed in .ci/apt.txt)")
+		return nil, fmt.Errorf("pgtest: PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH): apt-get install postgresql (make test installs it as root)")
 	}
 	dir, err := os.MkdirTemp("", "scorekit-pg-")
 	if err != nil {

@@ -36,13 +36,72 @@ func Assess(cfg Config, agent, scorer string, results []Result, open []Insight) 
 	if len(s.cur) == 0 {
 		return nil, nil
 	}
+	return s.cards(), nil
+}
+
+// cards returns the insights the rules want, one card per finding: the failures a
+// gross_failures card shows are not shown again on the quality or regression card (which
+// is not raised when they are all its failures), and a failure rate that is too high and
+// rose is one card, not two with the same runs.
+func (s *series) cards() []Insight {
+	health, hok := s.health()
+	gross, gok := s.gross()
+	quality, qok := s.quality()
+	regression, rok := s.regression()
+	if gok {
+		qok = qok && s.besideGross(&quality, gross)
+		rok = rok && s.besideGross(&regression, gross)
+	}
+	if qok && rok {
+		// The more severe; on a tie the one already open, so that the same failures do
+		// not alert twice; else quality, which stays true while the failures last, where a
+		// regression gives way to quality once the window before fails too (a second alert
+		// for the same failures). Quality then says what the window before was.
+		qr, rr := quality.Severity.rank(), regression.Severity.rank()
+		keepQuality := qr > rr || qr == rr && !(s.open[KindRegression] && !s.open[KindQuality])
+		if keepQuality {
+			quality.Evidence.Previous = regression.Evidence.Previous
+			if p := s.prevCounts; p.Passed+p.NotPassed > 0 {
+				quality.Title += fmt.Sprintf("; %.0f%% of the %d runs before failed", 100*float64(p.NotPassed)/float64(p.Passed+p.NotPassed), p.Runs)
+			}
+		}
+		qok, rok = keepQuality, !keepQuality
+	}
 	var out []Insight
-	for _, f := range []func() (Insight, bool){s.health, s.gross, s.quality, s.regression} {
-		if in, ok := f(); ok {
-			out = append(out, in)
+	for _, c := range []struct {
+		in Insight
+		ok bool
+	}{{health, hok}, {gross, gok}, {quality, qok}, {regression, rok}} {
+		if c.ok {
+			out = append(out, c.in)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// besideGross fits a quality or regression card beside the gross_failures card: its worst
+// runs leave out the gross failures (their card lists them) and its title says how many of
+// its failures they are. It reports false, for no card, when every failure is a gross
+// failure and their card is at least as severe: that card says it all.
+func (s *series) besideGross(in *Insight, gross Insight) bool {
+	failures, grossFailures := 0, 0
+	for _, r := range s.cur {
+		if r.Status == sdk.StatusScored && r.Passed != nil && !*r.Passed {
+			failures++
+			if s.isGross(r) {
+				grossFailures++
+			}
+		}
+	}
+	switch {
+	case grossFailures == 0:
+		return true
+	case grossFailures == failures:
+		return gross.Severity.rank() < in.Severity.rank()
+	}
+	in.Evidence.Worst = s.worst(s.cur, s.isGross)
+	in.Title += fmt.Sprintf("; %d of the %d are gross failures, on their own insight", grossFailures, failures)
+	return true
 }
 
 // series is one (agent, scorer) ready to assess.
@@ -346,8 +405,13 @@ func (s *series) gross() (Insight, bool) {
 		return Insight{}, false
 	}
 	m.What = "share of gross failures (" + strings.Join(s.cfg.GrossFlags, ", ") + ")"
+	if m.N < len(scored) {
+		m.What += fmt.Sprintf(" in the newest %d runs, where they are densest", m.N)
+	}
+	// The title and the flags count the window the card shows; the measure says where
+	// the evidence is strongest, which decided the severity.
 	ev := Evidence{Measured: m, Held: held, Flags: map[string]int{}}
-	for _, r := range scored[:m.N] {
+	for _, r := range scored {
 		if !s.isGross(r) {
 			continue
 		}
@@ -358,7 +422,18 @@ func (s *series) gross() (Insight, bool) {
 			ev.Worst = append(ev.Worst, example(r))
 		}
 	}
-	title := fmt.Sprintf("%d of the last %d runs of %s are gross failures (%s), by %s", m.K, m.N, s.agent, flagSummary(ev.Flags), s.scorer)
+	runs := "runs"
+	if len(scored) < s.curCounts.Runs {
+		runs = "scored runs"
+	}
+	title := fmt.Sprintf("%d of the last %d %s of %s are gross failures (%s), by %s", s.curCounts.Gross, len(scored), runs, s.agent, flagSummary(ev.Flags), s.scorer)
+	switch {
+	case m.N == len(scored):
+	case m.K == s.curCounts.Gross:
+		title += fmt.Sprintf(", all in the newest %d", m.N)
+	default:
+		title += fmt.Sprintf(", %d of them in the newest %d", m.K, m.N)
+	}
 	return s.insight(KindGrossFailures, sev, title, ev), true
 }
 
@@ -377,7 +452,7 @@ func (s *series) quality() (Insight, bool) {
 	ev := Evidence{
 		Measured: Measure{What: "failure rate (scored runs that did not pass)", K: c.NotPassed, N: n, Value: est, Low: low, High: high, Confidence: s.cfg.Confidence, Level: level},
 		Held:     held,
-		Worst:    s.worst(s.cur),
+		Worst:    s.worst(s.cur, nil),
 	}
 	title := fmt.Sprintf("%s fails %d of the last %d scored runs of %s (%s)", s.scorer, c.NotPassed, n, s.agent, pct(est, low, high, s.cfg.Confidence))
 	return s.insight(KindQuality, sev, title, ev), true
@@ -393,7 +468,7 @@ func (s *series) regression() (Insight, bool) {
 			return
 		}
 		prev := p
-		best = s.insight(KindRegression, sev, title, Evidence{Measured: m, Previous: &prev, Held: held, Worst: s.worst(s.cur)})
+		best = s.insight(KindRegression, sev, title, Evidence{Measured: m, Previous: &prev, Held: held, Worst: s.worst(s.cur, nil)})
 		found = true
 	}
 	if n1 >= s.cfg.MinScored && n2 >= s.cfg.MinScored {
@@ -423,11 +498,12 @@ func (s *series) regression() (Insight, bool) {
 	return best, found
 }
 
-// worst returns the lowest-scored runs, newest first among equal scores.
-func (s *series) worst(rows []*Result) []Example {
+// worst returns the lowest-scored runs that did not pass, newest first among equal
+// scores, leaving out those skip says (nil for none).
+func (s *series) worst(rows []*Result, skip func(*Result) bool) []Example {
 	var scored []*Result
 	for _, r := range rows {
-		if r.Status == sdk.StatusScored && (r.Passed == nil || !*r.Passed) {
+		if r.Status == sdk.StatusScored && (r.Passed == nil || !*r.Passed) && (skip == nil || !skip(r)) {
 			scored = append(scored, r)
 		}
 	}

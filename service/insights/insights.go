@@ -23,6 +23,12 @@
 //     experimental, raises no critical insight until its current version has results
 //     for a full window; the insight says so. Only the current version's results are
 //     measured: a fixed scorer is not blamed for its predecessor's scores.
+//   - One finding, one card. The gross failures are listed on their own card and left
+//     out of the quality or regression card's worst runs, whose title says how many of its
+//     failures they are; when they are all its failures and their card is as severe, that
+//     card is not raised. A failure rate that is too high and rose is one card: the more
+//     severe of quality and regression, on a tie the one already open, else quality with
+//     the window before as its Previous.
 //   - One open insight per (agent, scorer, kind). [Reconcile] compares the insights the
 //     rules want with the open ones: it opens, updates (new evidence, a new severity) and
 //     resolves. An open insight stays open while its estimate stays above the warning
@@ -137,18 +143,21 @@ func (i Insight) Key() Key { return Key{Agent: i.Agent, Scorer: i.Scorer, Kind: 
 type Evidence struct {
 	// ScorerVersion is the scorer version whose results were measured.
 	ScorerVersion string `json:"scorer_version"`
-	// Window counts the results in the window; Previous the previous window's (for
-	// regressions). Both count only ScorerVersion's results.
+	// Window counts the results in the window; Previous the previous window's (for a
+	// regression, or a quality insight that stands for one). Both count only
+	// ScorerVersion's results.
 	Window   Counts  `json:"window"`
 	Previous *Counts `json:"previous,omitempty"`
 	// Measured is the number the severity was decided on.
 	Measured Measure `json:"measured"`
-	// Flags counts the flags of the measured runs (gross failures) by flag.
+	// Flags counts the flags of the window's gross failures by flag.
 	Flags map[string]int `json:"flags,omitempty"`
 	// Causes are the error codes and messages (failed) or reasons (skipped) that dominate,
 	// most frequent first (evaluation health).
 	Causes []Cause `json:"causes,omitempty"`
-	// Worst are example runs: the lowest scores, the gross failures or the failed results.
+	// Worst are example runs: the lowest scores of the runs that did not pass (less the
+	// gross failures when they have their own insight), the gross failures, or the failed
+	// results.
 	Worst []Example `json:"worst,omitempty"`
 	// Capped, when set, says why a critical finding is reported as a warning.
 	Capped string `json:"capped,omitempty"`

@@ -487,3 +487,128 @@ func TestUpdateLeavesOtherSeries(t *testing.T) {
 		t.Errorf("changes %+v err %v, want none", ch, err)
 	}
 }
+
+// refusal is a scored failure that is not a gross failure: a matter of judgement.
+func refusal() row { return row{status: sdk.StatusScored, score: 0, flags: []string{"refusal"}} }
+
+// TestOneFindingOneCard is the README's bad deploy: after a clean window, the newest 100
+// runs hold 30 gross failures (all among the newest 39) and 10 refusals. Each card says one
+// thing: the gross failures, counted over the window the card shows and listed on their
+// own card; and one card for the failure rate, whose worst runs are the other failures.
+func TestOneFindingOneCard(t *testing.T) {
+	newest := cat(times(60, pass()), times(10, refusal()), mix(10, 2, gross("error_text"), gross("empty_output")),
+		times(19, gross("error_text")), []row{gross("empty_output")})
+	got := assess(t, Config{}, cat(times(100, pass()), newest))
+	g, ok := got[KindGrossFailures]
+	if !ok || g.Severity != SeverityCritical {
+		t.Fatalf("gross failures %+v, want critical", g)
+	}
+	if want := "30 of the last 100 runs of email-triage are gross failures (error_text 24, empty_output 6), by prescreen, all in the newest "; !strings.HasPrefix(g.Title, want) {
+		t.Errorf("gross title %q, want prefix %q: the count of the window the card shows", g.Title, want)
+	}
+	if g.Evidence.Measured.N >= 100 || !strings.Contains(g.Evidence.Measured.What, fmt.Sprintf("in the newest %d runs", g.Evidence.Measured.N)) {
+		t.Errorf("measured %+v: the spike says where it was measured", g.Evidence.Measured)
+	}
+	_, quality := got[KindQuality]
+	_, regression := got[KindRegression]
+	if quality == regression {
+		t.Fatalf("quality %v, regression %v: want one card for the failure rate: %v", quality, regression, got)
+	}
+	rate := got[KindRegression]
+	if quality {
+		rate = got[KindQuality]
+	}
+	if rate.Severity != SeverityCritical || !strings.Contains(rate.Title, "30 of the 40 are gross failures") {
+		t.Errorf("%s %s %q: want critical, naming the gross failures it leaves to their card", rate.Kind, rate.Severity, rate.Title)
+	}
+	grossRuns := map[string]bool{}
+	for _, w := range g.Evidence.Worst {
+		grossRuns[w.RunID] = true
+	}
+	for _, w := range rate.Evidence.Worst {
+		if grossRuns[w.RunID] || len(w.Flags) != 1 || w.Flags[0] != "refusal" {
+			t.Errorf("%s lists %s %v; want the refusals, not the gross failures' card again", rate.Kind, w.RunID, w.Flags)
+		}
+	}
+	if len(rate.Evidence.Worst) == 0 {
+		t.Errorf("%s lists no run", rate.Kind)
+	}
+
+	// When every failure is a gross failure, their card says it all.
+	got = assess(t, Config{}, cat(times(100, pass()), times(70, pass()), mix(30, 1, gross("error_text"), gross("error_text"))))
+	if _, ok := got[KindGrossFailures]; !ok || len(got) != 1 {
+		t.Errorf("%d insights (%v), want the gross failures' alone", len(got), kinds(got))
+	}
+}
+
+// TestQualityOrRegression: a failure rate that is too high and that rose is one card. The
+// more severe of the two wins; on a tie, the one already open stays (a second card for
+// the same failures would alert twice), else quality, which says what the window before
+// was.
+func TestQualityOrRegression(t *testing.T) {
+	rs := cat(times(100, pass()), mix(100, 2, pass(), fail())) // 50% failing after 0%: both critical
+	for _, c := range []struct {
+		name string
+		open []Kind
+		want Kind
+	}{
+		{"none open: quality", nil, KindQuality},
+		{"quality open: it stays", []Kind{KindQuality}, KindQuality},
+		{"regression open: it stays", []Kind{KindRegression}, KindRegression},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var open []Insight
+			for _, k := range c.open {
+				open = append(open, Insight{Agent: "email-triage", Scorer: "prescreen", Kind: k, Severity: SeverityCritical})
+			}
+			all, err := Assess(Config{}, "email-triage", "prescreen", build(rs...), open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Kind
+			for _, in := range all {
+				got = append(got, in.Kind)
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Errorf("insights %v, want %s alone", got, c.want)
+			}
+		})
+	}
+	// When the two differ in severity, the more severe is kept, whichever it is.
+	for _, rs := range [][]row{
+		cat(mix(100, 4, pass(), fail()), mix(100, 3, pass(), fail())),  // 25% then 33%: quality above, a small rise
+		cat(mix(100, 10, pass(), fail()), mix(100, 5, pass(), fail())), // 10% then 20%
+		cat(mix(100, 20, pass(), fail()), mix(100, 8, pass(), fail())), // 5% then 12%
+		cat(times(100, pass()), mix(100, 2, pass(), fail())),           // 0% then 50%
+	} {
+		s, err := newSeries(Config{}.WithDefaults(), "email-triage", "prescreen", build(rs...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, qok := s.quality()
+		r, rok := s.regression()
+		got := assess(t, Config{}, rs)
+		_, gq := got[KindQuality]
+		_, gr := got[KindRegression]
+		switch {
+		case qok && rok && q.Severity.rank() >= r.Severity.rank():
+			if !gq || gr || got[KindQuality].Evidence.Previous == nil || !strings.Contains(got[KindQuality].Title, "of the 100 runs before failed") {
+				t.Errorf("quality %s, regression %s: kept %v (%q), want quality with the window before", q.Severity, r.Severity, kinds(got), got[KindQuality].Title)
+			}
+		case qok && rok:
+			if gq || !gr {
+				t.Errorf("quality %s, regression %s: kept %v, want the regression", q.Severity, r.Severity, kinds(got))
+			}
+		case gq != qok || gr != rok:
+			t.Errorf("quality %v, regression %v, alone: kept %v", qok, rok, kinds(got))
+		}
+	}
+}
+
+func kinds(m map[Kind]Insight) []Kind {
+	var out []Kind
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,16 +220,14 @@ func TestIncidentReplayed(t *testing.T) {
 }
 
 // TestBrokenBatch is the README's walkthrough: after the 270 correct runs, the broken batch
-// arrives and the email-triage agent gets critical insights with their evidence.
+// arrives and the email-triage agent gets critical insights with their evidence: one card
+// for the gross failures (error texts, empty outputs) and one for the failure rate, whose
+// worst runs are the other failures (the refusals), never three cards with one list.
 func TestBrokenBatch(t *testing.T) {
 	set := loadSeed(t)
 	p := newPlatform(t, soundJudge(set.Broken), broker.Config{})
 	runs := append(append([]sdk.Run{}, set.EmailTriage...), set.Broken...)
-	want := map[string][]insights.Kind{
-		"prescreen": {insights.KindGrossFailures, insights.KindQuality, insights.KindRegression},
-		"relevancy": {insights.KindQuality, insights.KindRegression},
-	}
-	for scorer, kinds := range want {
+	for _, scorer := range []string{"prescreen", "relevancy"} {
 		t.Run(scorer, func(t *testing.T) {
 			tl := feed(t, insights.Config{}, seed.AgentEmailTriage, scorer, p.score(t, scorer, runs))
 			if i := tl.firstAt(0, insights.SeverityCritical); i < len(set.EmailTriage) {
@@ -237,22 +236,27 @@ func TestBrokenBatch(t *testing.T) {
 			got := map[insights.Kind]insights.Insight{}
 			for _, in := range tl.open {
 				got[in.Kind] = in
+				t.Logf("%s %s: %s", in.Severity, in.Kind, in.Title)
 			}
-			for _, k := range kinds {
-				in, ok := got[k]
-				if !ok || in.Severity != insights.SeverityCritical {
-					t.Errorf("%s: %+v, want critical", k, in)
-					continue
-				}
+			rate, ok := got[insights.KindQuality]
+			if _, both := got[insights.KindRegression]; both == ok {
+				t.Fatalf("quality %v, regression %v: want one card for the failure rate", ok, both)
+			} else if both {
+				rate = got[insights.KindRegression]
+			}
+			gross := got[insights.KindGrossFailures]
+			for _, in := range []insights.Insight{gross, rate} {
 				ev := in.Evidence
-				if ev.ScorerVersion == "" || len(ev.Worst) == 0 || ev.Measured.Low <= ev.Measured.Level {
-					t.Errorf("%s: evidence %+v lacks the version, the worst runs or an interval above the level", k, ev)
+				if in.Severity != insights.SeverityCritical || ev.ScorerVersion == "" || len(ev.Worst) == 0 || ev.Measured.Low <= ev.Measured.Level {
+					t.Errorf("%s %s: evidence %+v lacks the version, the worst runs or an interval above the level", in.Severity, in.Kind, ev)
 				}
-				t.Logf("%s %s: %s", in.Severity, k, in.Title)
 			}
-			if g, ok := got[insights.KindGrossFailures]; ok && scorer == "prescreen" {
-				if g.Evidence.Flags["error_text"] == 0 || g.Evidence.Flags["empty_output"] == 0 {
-					t.Errorf("gross failures flags %v, want error_text and empty_output", g.Evidence.Flags)
+			if gross.Evidence.Flags["error_text"] == 0 || gross.Evidence.Flags["empty_output"] == 0 {
+				t.Errorf("gross failures flags %v, want error_text and empty_output", gross.Evidence.Flags)
+			}
+			for _, w := range rate.Evidence.Worst {
+				if slices.Contains(w.Flags, "error_text") || slices.Contains(w.Flags, "empty_output") {
+					t.Errorf("%s lists the gross failure %s %v, which their own card lists", rate.Kind, w.RunID, w.Flags)
 				}
 			}
 			if _, ok := got[insights.KindEvaluationHealth]; ok {

@@ -31,7 +31,7 @@ var screenshots = filepath.Join("..", "..", "build", "dashboard")
 // screenshot of each, and fail on any console error or exception.
 func TestDashboardInBrowser(t *testing.T) {
 	if _, err := os.Stat(Chromium); err != nil {
-		t.Fatalf("the browser test drives Debian's chromium at %s (%v): install it with apt-get install chromium (listed in .ci/apt.txt)", Chromium, err)
+		t.Fatalf("the browser test drives Debian's chromium at %s (%v): install it with apt-get install chromium (make test installs it as root)", Chromium, err)
 	}
 	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 10000, web.Options{})
 	if err := os.MkdirAll(screenshots, 0o755); err != nil {

@@ -2,11 +2,15 @@ import createClient, { type Client } from "openapi-fetch";
 
 import { ScorekitError, problemError, unreachableError } from "./errors.js";
 import type { paths } from "./openapi.js";
+import { roundEvaluation, roundInsight } from "./round.js";
 import type {
   AgentsPage,
   Evaluation,
   EvaluationRequest,
   ImportResult,
+  Insight,
+  InsightQuery,
+  InsightsPage,
   Policy,
   Result,
   Run,
@@ -109,7 +113,9 @@ export class ScorekitClient {
    * {@link getEvaluation} or {@link waitForEvaluation}, or call {@link evaluate}.
    */
   async createEvaluation(agent: string, request: EvaluationRequest, init?: { signal?: AbortSignal }): Promise<Evaluation> {
-    return this.#call(() => this.api.POST("/v1/agents/{agent}/evaluations", { params: { path: { agent } }, body: request, ...init }));
+    return roundEvaluation(
+      await this.#call(() => this.api.POST("/v1/agents/{agent}/evaluations", { params: { path: { agent } }, body: request, ...init })),
+    );
   }
 
   /**
@@ -121,8 +127,8 @@ export class ScorekitClient {
     options: { wait?: string; results?: boolean; steps?: boolean; signal?: AbortSignal } = {},
   ): Promise<Evaluation> {
     const { signal, ...query } = options;
-    return this.#call(() =>
-      this.api.GET("/v1/evaluations/{id}", { params: { path: { id }, query }, ...(signal ? { signal } : {}) }),
+    return roundEvaluation(
+      await this.#call(() => this.api.GET("/v1/evaluations/{id}", { params: { path: { id }, query }, ...(signal ? { signal } : {}) })),
     );
   }
 
@@ -164,7 +170,7 @@ export class ScorekitClient {
     const list = await this.#call(() =>
       this.api.GET("/v1/agents/{agent}/evaluations", { params: { path: { agent }, query: options } }),
     );
-    return list ?? [];
+    return (list ?? []).map(roundEvaluation);
   }
 
   /** A stored run with every result it ever had, oldest first (GET /v1/runs/{id}). */
@@ -203,6 +209,29 @@ export class ScorekitClient {
     await this.#call(() => this.api.DELETE("/v1/agents/{agent}/policy", { params: { path: { agent } } }));
   }
 
+  /**
+   * The tenant's insights, most severe first (GET /v1/insights): open ones unless `state`
+   * says `resolved` or `all`, of one `severity` when given. `wait` ("30s", at most "60s")
+   * holds the answer until the insights being updated after new results are up to date.
+   */
+  async listInsights(options: InsightQuery & { signal?: AbortSignal } = {}): Promise<InsightsPage> {
+    const { signal, ...query } = options;
+    return roundInsights(await this.#call(() => this.api.GET("/v1/insights", { params: { query }, ...(signal ? { signal } : {}) })));
+  }
+
+  /** The insights of one agent (GET /v1/agents/{agent}/insights), with the options of {@link listInsights}. */
+  async listAgentInsights(agent: string, options: InsightQuery & { signal?: AbortSignal } = {}): Promise<InsightsPage> {
+    const { signal, ...query } = options;
+    return roundInsights(
+      await this.#call(() => this.api.GET("/v1/agents/{agent}/insights", { params: { path: { agent }, query }, ...(signal ? { signal } : {}) })),
+    );
+  }
+
+  /** One insight, open or resolved, with its evidence (GET /v1/insights/{id}). */
+  async getInsight(id: string): Promise<Insight> {
+    return roundInsight(await this.#call(() => this.api.GET("/v1/insights/{id}", { params: { path: { id } } })));
+  }
+
   // #call runs one openapi-fetch request and returns its data, or throws a ScorekitError.
   async #call<T>(request: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
     let out: { data?: T; error?: unknown; response: Response };
@@ -224,4 +253,9 @@ export class ScorekitClient {
     if (!out.response.ok) throw problemError(out.response, out.error);
     return out.data as T;
   }
+}
+
+function roundInsights(page: InsightsPage): InsightsPage {
+  page.insights = page.insights?.map(roundInsight) ?? page.insights;
+  return page;
 }

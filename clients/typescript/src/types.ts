@@ -39,3 +39,11 @@ export type Policy = Schemas["PolicyBody"];
 export type Problem = Schemas["Problem"];
 /** One field-level error inside a problem document. */
 export type ProblemDetail = Schemas["ErrorDetail"];
+/** An insight about one (agent, scorer): its kind, severity, title and evidence. */
+export type Insight = Schemas["Insight"];
+/** A page of insights, most severe first; `next` is the cursor of the next page. */
+export type InsightsPage = Schemas["InsightsPage"];
+/** What an insight rests on: the counts of its window, the measure, causes, worst runs. */
+export type Evidence = Schemas["Evidence"];
+/** The query of GET /v1/insights and GET /v1/agents/{agent}/insights. */
+export type InsightQuery = NonNullable<operations["list-insights"]["parameters"]["query"]>;

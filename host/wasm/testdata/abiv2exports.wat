@@ -1,5 +1,5 @@
 ;; Exports ABI v2 names instead of v1.
-;; Build: wat2wasm abiv2exports.wat -o abiv2exports.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm abiv2exports.wat -o abiv2exports.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"abiv2exports\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

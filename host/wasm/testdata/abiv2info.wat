@@ -1,5 +1,5 @@
 ;; Exports v1 names but declares abi_version 2 in its info.
-;; Build: wat2wasm abiv2info.wat -o abiv2info.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm abiv2info.wat -o abiv2info.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"abiv2info\",\"version\":\"1.0.0\",\"abi_version\":2,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

@@ -1,6 +1,6 @@
 ;; A module whose table starts with two million entries: more than an instance's tables may
 ;; hold (wasm.DefaultMaxTableEntries), so it must not load.
-;; Build: wat2wasm bigtable.wat -o bigtable.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm bigtable.wat -o bigtable.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (table $t 2000000 funcref)

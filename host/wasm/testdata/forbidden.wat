@@ -1,5 +1,5 @@
 ;; Imports a function from a module the sandbox does not grant.
-;; Build: wat2wasm forbidden.wat -o forbidden.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm forbidden.wat -o forbidden.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (import "env" "open_socket" (func $open (param i32) (result i32)))
   (memory (export "memory") 1)

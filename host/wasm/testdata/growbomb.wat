@@ -1,5 +1,5 @@
 ;; Grows its memory a page at a time until the limit refuses, then traps.
-;; Build: wat2wasm growbomb.wat -o growbomb.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm growbomb.wat -o growbomb.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"growbomb\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

@@ -1,6 +1,6 @@
 ;; Its start function (the start section, which runs at instantiation) never returns: the
 ;; host must stop it at the load deadline and load the other plugins.
-;; Build: wat2wasm loopstart.wat -o loopstart.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm loopstart.wat -o loopstart.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"loopstart\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

@@ -1,6 +1,6 @@
 ;; Offers the binary codec at a revision the host does not speak (0), and answers in
 ;; JSON: the host must speak JSON to it, not misread its replies.
-;; Build: wat2wasm oldcodec.wat -o oldcodec.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm oldcodec.wat -o oldcodec.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"ok\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

@@ -1,6 +1,6 @@
 ;; Recurses exponentially (fib 60) without a single loop: a deadline check on loops alone
 ;; never runs, so the host checks at function entries too.
-;; Build: wat2wasm recurse.wat -o recurse.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm recurse.wat -o recurse.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"recurse\",\"version\":\"1.0.0\",\"abi_version\":1,\"description\":\"WAT test module\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

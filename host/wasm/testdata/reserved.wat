@@ -1,5 +1,5 @@
 ;; Exports a name the host reserves for the checks it adds (scorekit_host_*).
-;; Build: wat2wasm reserved.wat -o reserved.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm reserved.wat -o reserved.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (global (export "scorekit_host_stop") (mut i32) (i32.const 0))

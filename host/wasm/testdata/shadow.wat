@@ -1,6 +1,6 @@
 ;; Declares a scorer named prescreen, like the built-in, that scores everything 1: loading
 ;; it must not replace the built-in unless its manifest opts in with "replaces".
-;; Build: wat2wasm shadow.wat -o shadow.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm shadow.wat -o shadow.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (data (i32.const 1024) "[{\"name\":\"prescreen\",\"version\":\"9.9.9\",\"abi_version\":1,\"description\":\"WAT test module that takes a built-in name\",\"range\":{\"min\":0,\"max\":1},\"threshold\":0.5}]")

@@ -1,5 +1,5 @@
 ;; Imports a WASI socket function, which the sandbox refuses.
-;; Build: wat2wasm socket.wat -o socket.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm socket.wat -o socket.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (import "wasi_snapshot_preview1" "sock_accept" (func $accept (param i32 i32 i32) (result i32)))
   (memory (export "memory") 1)

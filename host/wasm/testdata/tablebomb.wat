@@ -1,7 +1,7 @@
 ;; A table bomb: its table has no maximum, and each call grows it 200 times by a million
 ;; entries, ignoring the answer. Nothing in its linear memory grows, so only a bound on
 ;; tables keeps the host's memory under the instance's limits.
-;; Build: wat2wasm tablebomb.wat -o tablebomb.wasm (the tests do this; wabt is in .ci/apt.txt)
+;; Build: wat2wasm tablebomb.wat -o tablebomb.wasm (the tests do this; wabt is in the Makefile's TOOLS)
 (module
   (memory (export "memory") 1)
   (table $t 0 funcref)
