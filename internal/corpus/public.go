@@ -37,6 +37,10 @@ const (
 	LabelPlaceholder = "placeholder"
 	LabelTruncated   = "truncated"
 	LabelRepetition  = "repetition"
+	// LabelPermission: a product declined the request for want of permission ("You are
+	// not allowed to access the device", "Operation not permitted"). A pre-screen catches
+	// it by failing the run as a refusal or as an error message.
+	LabelPermission = "permission_refusal"
 )
 
 // shippedRow is one line of a shipped cases.jsonl.
@@ -147,6 +151,11 @@ func loadShipped(string) ([]Case, error) {
 		out = append(out, Case{Source: src, Label: LabelAppropriateRefusal, Lang: r.Lang,
 			Run: sdk.Run{ID: src + "/" + r.ID, Input: r.Input, Output: r.Output}})
 	}
+	second, err := loadSecondPass()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, second...)
 	rows, err = readShipped("refusals_multilingual")
 	if err != nil {
 		return nil, err

@@ -62,6 +62,11 @@ var goals = []goal{
 			return (c.Label == corpus.LabelRefusal || c.Label == corpus.LabelAppropriateRefusal) && c.Lang != "en"
 		},
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagRefusal) }},
+	{name: "permission refusals of products caught (as refusal or error_text), every language", want: 0.80,
+		in: func(c corpus.Case) bool { return c.Label == corpus.LabelPermission },
+		ok: func(_ corpus.Case, r caseResult) bool {
+			return !r.passed && (r.has(heuristic.FlagRefusal) || r.has(heuristic.FlagErrorText))
+		}},
 	{name: "placeholder leaks caught", now: "66%", want: 0.90,
 		in: func(c corpus.Case) bool { return c.Label == corpus.LabelPlaceholder },
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagPlaceholder) }},

@@ -1,0 +1,62 @@
+package corpus
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// The sets added for the pre-screen's second pass (QUALITY.md), measured with the rules
+// frozen before their misses were read: GNOME Help answers in 34 languages, product
+// failure and permission messages and null-rendered message templates from Debian
+// packages' translation catalogues (internal/corpus/tools/debian_sets.py builds them), a
+// second model's refusals in seven languages (gemma-2-9b-it, PolyRefuse) and MT-Bench
+// answers of two models (drafted emails with slots, outlines, code, extractions).
+
+// secondPassSets says, per set, which labels its rows may carry and how they load.
+var secondPassSets = []struct {
+	set    string
+	labels map[string]string // row label -> case label
+	kind   string
+}{
+	{"gnome_help", map[string]string{LabelCorrect: LabelCorrect}, KindStatement},
+	{"product_failures", map[string]string{LabelError: LabelError}, ""},
+	{"product_permission", map[string]string{LabelRefusal: LabelPermission}, ""},
+	{"null_templates", map[string]string{LabelCorrect: LabelCorrect, LabelPlaceholder: LabelPlaceholder}, KindShort},
+	// Refusals of harmful requests: appropriate, failed like every refusal.
+	{"gemma_refusals", map[string]string{LabelRefusal: LabelAppropriateRefusal}, ""},
+	{"mt_bench", map[string]string{LabelCorrect: LabelCorrect}, KindInstruction},
+}
+
+func loadSecondPass() ([]Case, error) {
+	var out []Case
+	for _, s := range secondPassSets {
+		rows, err := readShipped(s.set)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			label, ok := s.labels[r.Label]
+			if !ok {
+				return nil, fmt.Errorf("corpus: %s %s: label %q is not one this set carries; fix the row or secondPassSets", s.set, r.ID, r.Label)
+			}
+			if r.Lang == "" {
+				return nil, fmt.Errorf("corpus: %s %s: no lang; every row of this set names its language", s.set, r.ID)
+			}
+			c := Case{Source: s.set, Label: label, WantPass: label == LabelCorrect, Lang: r.Lang,
+				Run: sdk.Run{ID: s.set + "/" + r.ID, Input: r.Input, Output: r.Output}}
+			if c.WantPass {
+				c.Kind = s.kind
+				if strings.Contains(r.Output, "```") {
+					c.Kind = KindCode
+				}
+			}
+			if s.set == "null_templates" {
+				c.Derived = r.ID
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
