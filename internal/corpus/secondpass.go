@@ -12,7 +12,10 @@ import (
 // failure and permission messages and null-rendered message templates from Debian
 // packages' translation catalogues (internal/corpus/tools/debian_sets.py builds them), a
 // second model's refusals in seven languages (gemma-2-9b-it, PolyRefuse) and MT-Bench
-// answers of two models (drafted emails with slots, outlines, code, extractions).
+// answers of two models (drafted emails with slots, outlines, code, extractions); then
+// product failure sentences and scope refusals quoted from public issue threads, complete
+// Go and Python code from Debian's sources (internal/corpus/tools/code_sets.py) and the
+// same code cut mid-way.
 
 // secondPassSets says, per set, which labels its rows may carry and how they load.
 var secondPassSets = []struct {
@@ -27,6 +30,11 @@ var secondPassSets = []struct {
 	// Refusals of harmful requests: appropriate, failed like every refusal.
 	{"gemma_refusals", map[string]string{LabelRefusal: LabelAppropriateRefusal}, ""},
 	{"mt_bench", map[string]string{LabelCorrect: LabelCorrect}, KindInstruction},
+	{"issue_failures", map[string]string{LabelError: LabelError}, ""},
+	{"scope_refusals", map[string]string{LabelRefusal: LabelRefusal}, ""},
+	{"go_examples", map[string]string{LabelCorrect: LabelCorrect}, KindCode},
+	{"python_examples", map[string]string{LabelCorrect: LabelCorrect}, KindCode},
+	{"code_cut", map[string]string{LabelTruncated: LabelTruncated}, ""},
 }
 
 func loadSecondPass() ([]Case, error) {
@@ -52,8 +60,11 @@ func loadSecondPass() ([]Case, error) {
 					c.Kind = KindCode
 				}
 			}
-			if s.set == "null_templates" {
+			if s.set == "null_templates" || s.set == "code_cut" {
 				c.Derived = r.ID
+			}
+			if r.URL != "" {
+				c.Run.Metadata = map[string]any{"source_url": r.URL}
 			}
 			out = append(out, c)
 		}
