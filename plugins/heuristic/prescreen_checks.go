@@ -322,6 +322,10 @@ func findPlaceholder(t *screenText) (string, bool) {
 		}
 	}
 	// A null where a value should be: "Total: undefined", "The answer is None.", "Hello None,".
+	// Code assigns and compares nulls ("lastrow = None").
+	if looksLikeCode(prose) {
+		return "", false
+	}
 	var hit string
 	forEachLine(prose, func(l string) bool {
 		if v, ok := nullSlot(l); ok && !strings.Contains(t.in, v) {
@@ -667,44 +671,53 @@ func declinesRequest(head, m string, creation bool) bool {
 	return ok
 }
 
-// findRepetition finds degenerate loops: a line repeated over and over, a word stuttered, or
-// text that keeps repeating the same phrases.
+// findRepetition finds degenerate loops: the same line or block of lines back to back, a
+// word stuttered, or text that keeps repeating the same phrases.
+//
+// Repeated structure is not a loop: the same bold heading on every day of an itinerary, the
+// same label line in every section of a list, "if err != nil {" after every call. A loop
+// repeats with nothing between the copies, so only back-to-back copies count. Code repeats
+// lines by design (unrolled statements, array literals), so in code a loop needs many more
+// copies and the phrase count does not apply.
 func findRepetition(t *screenText) (string, bool) {
+	// The prose around fenced code is read as prose; an output that is code through and
+	// through is read as code.
+	prose := t.outLow
 	ws := t.outWords
-	// The same word many times in a row: "the the the the ...".
+	if strings.Contains(prose, "```") {
+		prose = stripCode(prose)
+		ws = splitWords(prose)
+	}
+	code := looksLikeCode(t.out)
+	stutter, copies := 6, 4
+	if code {
+		stutter, copies = 12, 10
+	}
+	// The same word many times in a row: "the the the the ...". Numbers repeat in the data
+	// code holds ("0, 0, 0, 0").
 	run := 1
 	for i := 1; i < len(ws); i++ {
-		if ws[i] == ws[i-1] {
+		if ws[i] == ws[i-1] && !(code && isNumberToken(ws[i])) {
 			run++
-			if run >= 6 {
+			if run >= stutter {
 				return strconv.Quote(ws[i]) + " repeated " + strconv.Itoa(run) + " times in a row", true
 			}
 		} else {
 			run = 1
 		}
 	}
-	// The same line again and again.
-	seen := map[string]int{}
-	var loop string
-	forEachLine(t.outLow, func(l string) bool {
-		if len(l) < 12 {
-			return true
-		}
-		seen[l]++
-		if seen[l] >= 4 {
-			loop = l
-			return false
-		}
-		return true
-	})
-	if loop != "" {
-		if len(loop) > 40 {
-			loop = loop[:40] + "..."
-		}
-		return "the line " + strconv.Quote(loop) + " repeats", true
+	block, n := backToBackLines(prose, copies)
+	if n == 0 && len(prose) < len(t.outLow) {
+		block, n = backToBackLines(t.outLow, 10) // inside the fences, as code
 	}
-	// Few distinct 4-word phrases in a long text: it loops.
-	if len(ws) < 40 {
+	if n > 0 {
+		if len(block) > 40 {
+			block = block[:40] + "..."
+		}
+		return strconv.Quote(block) + " repeats " + strconv.Itoa(n) + " times back to back", true
+	}
+	// Few distinct 4-word phrases in a long text: it loops. Code is not read this way.
+	if code || len(ws) < 40 {
 		return "", false
 	}
 	// A 4-word phrase is keyed by a hash of its words' hashes: no strings are built.
@@ -721,6 +734,54 @@ func findRepetition(t *screenText) (string, bool) {
 		return strconv.Itoa(distinct) + " distinct 4-word phrases in " + strconv.Itoa(total), true
 	}
 	return "", false
+}
+
+// isNumberToken reports whether a word is a number: "0", "42", "0xfc".
+func isNumberToken(w string) bool {
+	return w != "" && w[0] >= '0' && w[0] <= '9'
+}
+
+// backToBackLines finds a block of one to three lines (of 12 characters or more in all) that
+// repeats at least minCopies times with nothing between the copies but blank lines. It
+// returns the block's first line and the number of copies.
+func backToBackLines(s string, minCopies int) (string, int) {
+	var lines []string
+	forEachLine(s, func(l string) bool {
+		lines = append(lines, l)
+		return len(lines) < 400
+	})
+	for k := 1; k <= 3; k++ {
+		need := minCopies
+		if k > 1 {
+			need = max(3, minCopies-1)
+		}
+		for i := 0; i+k*need <= len(lines); i++ {
+			size := 0
+			for _, l := range lines[i : i+k] {
+				size += len(l)
+			}
+			if size < 12 {
+				continue
+			}
+			copies := 1
+			for j := i + k; j+k <= len(lines) && sameLines(lines[i:i+k], lines[j:j+k]); j += k {
+				copies++
+			}
+			if copies >= need {
+				return lines[i], copies
+			}
+		}
+	}
+	return "", 0
+}
+
+func sameLines(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // findTruncation finds outputs that stop mid-way: an unclosed code fence, or a long text that
