@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // findErrorText finds error messages, stack traces and provider failures in the output.
@@ -332,6 +333,10 @@ func findPlaceholder(t *screenText) (string, bool) {
 			hit = l
 			return false
 		}
+		if v, ok := nullInSentence(l); ok && !strings.Contains(t.in, v) {
+			hit = l
+			return false
+		}
 		return true
 	})
 	if hit != "" {
@@ -339,6 +344,121 @@ func findPlaceholder(t *screenText) (string, bool) {
 	}
 	return "", false
 }
+
+// nullInSentence finds a serialized null standing where a name or a number belongs inside
+// a sentence, in any language: "undefined has signed on.", "None ولج.", "„NaN“ ist bereit",
+// "Your order of null items". A null that prose speaks of is a word of the sentence's
+// grammar instead: a predicate or an object of a technical verb ("the slope is undefined",
+// "returns None", "set to null"), the head of a technical noun ("undefined behavior", "null
+// hypothesis", "null and void"), English "None of ..." and "None has ...", "nil-nil"; and a
+// sentence about code ("In JavaScript, ...") may name them freely.
+func nullInSentence(l string) (string, bool) {
+	for _, null := range [...]string{"undefined", "NaN", "null", "nil", "None"} {
+		for off := 0; ; {
+			k := strings.Index(l[off:], null)
+			if k < 0 {
+				break
+			}
+			i := off + k
+			off = i + len(null)
+			before, _ := utf8.DecodeLastRuneInString(l[:i])
+			after, _ := utf8.DecodeRuneInString(l[off:])
+			if isWordRune(before) || isWordRune(after) {
+				continue // part of a longer word or name: "nullable", "Nil's", "Nonesuch"
+			}
+			if strings.ContainsRune("._$`/-", before) || strings.ContainsRune("_(`-/=", after) {
+				continue // code or a path: "obj.null", "nil-nil", "NaN()"
+			}
+			if codeTalk.has(foldLower(l)) {
+				return "", false
+			}
+			if hasNonASCIILetter(l) {
+				// The sentence is in another language: English grammar does not apply, and
+				// the null stands where the program put a value.
+				return null, true
+			}
+			prev, next := wordBefore(l[:i]), wordAfter(strings.TrimLeft(l[off:], "\"'”’»"))
+			if nullGrammar.has(prev) || nullHeads.has(next) || null == "None" && (next == "" || noneEnglish.has(next)) {
+				continue
+			}
+			if prev != "" && prev[0] >= '0' && prev[0] <= '9' {
+				continue // "2 nil", "3 NaN"
+			}
+			return null, true
+		}
+	}
+	return "", false
+}
+
+// isWordRune reports whether r continues a word: a letter, a digit or an underscore.
+func isWordRune(r rune) bool {
+	return r == '_' || r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// hasNonASCIILetter reports whether s holds a letter outside ASCII.
+func hasNonASCIILetter(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c continues an ASCII word: a letter, a digit, an underscore or
+// an apostrophe.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '\''
+}
+
+// wordBefore returns the lower-case word that ends s, skipping spaces; "" when s ends in
+// punctuation other than a space (the start of a sentence, a quote, a colon).
+func wordBefore(s string) string {
+	s = strings.TrimRight(s, " ")
+	end := len(s)
+	i := end
+	for i > 0 && isWordByte(s[i-1]) {
+		i--
+	}
+	return strings.ToLower(s[i:end])
+}
+
+// wordAfter returns the lower-case word that opens s, skipping spaces.
+func wordAfter(s string) string {
+	s = strings.TrimLeft(s, " ")
+	i := 0
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	return strings.ToLower(s[:i])
+}
+
+// nullGrammar are the words after which prose names a null as a value: a copula, a verb that
+// returns, sets or compares, an article or a preposition of technical talk.
+var nullGrammar = newWordSet("is", "are", "was", "were", "be", "been", "being", "remains", "remain", "stays", "stay", "left",
+	"becomes", "become", "returns", "return", "returned", "returning", "yields", "gives", "equals", "equal", "to", "as", "or",
+	"than", "into", "of", "the", "a", "an", "not", "set", "sets", "with", "without", "any", "no", "contains", "contain", "handle",
+	"handles", "check", "checks", "against", "like", "get", "gets", "got", "produce", "produces", "assign", "assigns", "pass",
+	"passes", "and", "either", "neither", "nor", "in", "from", "if", "for", "when", "are", "also", "even", "still", "both")
+
+// nullHeads are the words a null modifies or opens in technical and legal prose.
+var nullHeads = newWordSet("behavior", "behaviour", "reference", "references", "value", "values", "pointer", "pointers", "check",
+	"checks", "safety", "hypothesis", "and", "set", "sets", "terminator", "character", "byte", "bytes", "coalescing", "object",
+	"objects", "type", "types", "result", "results", "model", "space", "string", "strings", "field", "fields", "entry", "entries",
+	"or", "is", "are", "was", "were", "means", "indicates", "represents", "stands", "literal", "literals", "propagation",
+	"handling", "pattern", "cell", "cells", "modem", "element", "elements", "constraint", "constraints", "vector", "matrix",
+	"operator", "operation", "operations", "input", "inputs", "case", "cases", "when", "if", "in", "to", "for", "as", "by")
+
+// noneEnglish are the words after which "None" is the English pronoun: "None of them",
+// "None has been found"; so is a "None" that ends its clause ("None.", "None, really").
+var noneEnglish = newWordSet("of", "other", "whatsoever", "at", "was", "were", "is", "are", "have", "has", "had", "can",
+	"could", "would", "will", "shall", "should", "may", "might", "must", "seemed", "seem", "seems", "but", "else", "too", "so",
+	"the", "that", "who", "which", "really", "yet", "knew", "know", "came", "survived", "remain", "remains", "left")
+
+// codeTalk are words of a sentence about code, where nulls are named on purpose.
+var codeTalk = newPhraseSet("javascript", "typescript", "python", "java", "sql", "json", "variable", "function", "property",
+	"typeof", "pointer", "database", "column", "api", "ruby", "swift", "kotlin", "golang", " go ", "lisp", "object", "array",
+	"nullable", "optional", "ieee", "float", "division", "divide", "zero", "undefined behavior", "compiler", "programming", "code")
 
 // nullSlot finds a serialized null standing for a value in a line of prose: at the end of
 // a "key: value" line ("Total: undefined"), after a greeting ("Hello None,"), or closing a
