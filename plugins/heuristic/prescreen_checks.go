@@ -67,9 +67,48 @@ func findErrorText(t *screenText) (string, bool) {
 		if m, ok := failureNotices.find(t.outLow); ok && !quotesInput(t, m) && !exempt() {
 			return "reports a failure: " + strconv.Quote(m), true
 		}
+		if m, ok := failureReport(t.outLow); ok && !quotesInput(t, m) && !exempt() {
+			return "reports a failure: " + strconv.Quote(m), true
+		}
 	}
 	return "", false
 }
+
+// failureReport finds a short output that reports, in a sentence of its own, that the
+// service, the request or the response failed: a failure statement ("something seems to have
+// gone wrong", "Remote Server Returned Code 500", "This model is currently experiencing high
+// demand", "JacksonBot not responding") that either asks the user to come back ("try again",
+// "check back", "contact us", a request id) or is the whole output (a dozen words or fewer).
+func failureReport(out string) (string, bool) {
+	head := out
+	if len(head) > 200 {
+		head = head[:200]
+	}
+	m, ok := failureStatements.find(head)
+	if !ok {
+		return "", false
+	}
+	if retryDirectives.has(out) || len(strings.Fields(out)) <= 12 {
+		return m, true
+	}
+	return "", false
+}
+
+// failureStatements say that a service, a request or a response failed.
+var failureStatements = newPhraseSet("went wrong", "gone wrong", "not responding", "isn't responding", "is unavailable",
+	"are unavailable", "currently unavailable", "temporarily unavailable", "overloaded", "at capacity", "high demand",
+	"capacity constraints", "timed out", "request failed", "request has failed", "response failure", "failed to respond",
+	"failed to load", "failed to process", "failed to generate", "returned code 4", "returned code 5", "returned status 4",
+	"returned status 5", "error occurred", "error has occurred", "error has occured", "error occured", "encountered an error",
+	"encountered a problem", "encountered an issue", "ran into an issue", "ran into a problem", "ran into an error",
+	"couldn't process", "could not process", "couldn't complete your", "could not complete your", "unable to complete your",
+	"couldn't connect", "could not connect", "unable to connect", "unable to reach", "couldn't reach", "could not reach",
+	"can't reach", "cannot reach", "no response from", "having a problem responding", "having trouble responding",
+	"error handling the response", "error processing your", "error while processing")
+
+// retryDirectives send the user back: to retry, to wait, to support.
+var retryDirectives = newPhraseSet("try again", "try me again", "again in a", "retry", "check back", "later", "help center", "contact us", "contact support",
+	"request id", "persists", "reload", "refresh")
 
 // quotesInput reports whether the output's line that holds the marker m is quoted from the
 // input: an answer that repeats the user's own traceback or error line.

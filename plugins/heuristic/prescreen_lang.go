@@ -28,6 +28,18 @@ var refusalPhrases = newPhraseSet(
 	"as a responsible ai", "i'm just an ai", "i am just an ai", "i must respectfully", "i'm not programmed", "i am not programmed",
 	"do not condone", "don't condone", "i strongly advise against", "this request goes against",
 	"i cannot provide information or", "i'm not able to provide information",
+	// Scope and permission rather than ability: "that's beyond my current scope", "I'm only
+	// able to help with meals, guest Wi-Fi and leave", "I do not have permission to write to
+	// that file", a provider's block.
+	"beyond my current scope", "beyond my scope", "outside my scope", "outside of my scope", "outside the scope of what i",
+	"not within my scope", "outside my area of expertise", "outside of my area of expertise", "that's outside my area",
+	"outside what i'm allowed", "outside of what i'm allowed", "outside what i am allowed", "i can only help with",
+	"i can only assist with", "i can only answer questions", "assistant and can only", "i'm only able to help",
+	"i am only able to help", "i'm only able to assist", "i am only able to assist", "i'm only here to help with",
+	"i can't give a response to that", "i cannot give a response to that", "let's talk about something else",
+	"let's try a different topic", "i do not have permission to", "i don't have permission to", "i'm not permitted to",
+	"i am not permitted to", "i'm not allowed to", "i am not allowed to", "i'm not authorized to", "i am not authorized to",
+	"this request was blocked", "your request was blocked",
 	// Spanish
 	"no puedo ayudar", "no puedo cumplir", "no puedo proporcionar", "no puedo responder", "no puedo asistir", "no puedo hacer eso",
 	"no puedo brindar", "no puedo ofrecer", "no puedo realizar", "no me es posible", "no estoy en condiciones de", "me temo que no puedo",
@@ -193,6 +205,6 @@ var failureNotices = newPhraseSet(
 	"algo deu errado", "ocorreu um erro", "si è verificato un errore", "qualcosa è andato storto",
 	"er is iets misgegaan", "er is een fout opgetreden", "coś poszło nie tak", "wystąpił błąd",
 	"что-то пошло не так", "произошла ошибка", "bir hata oluştu", "bir şeyler ters gitti",
-	"エラーが発生しました", "問題が発生しました", "出错了", "发生错误", "出现错误", "服务暂时不可用",
+	"エラーが発生しました", "問題が発生しました", "出错了", "发生错误", "出现错误", "服务暂时不可用", "请求失败",
 	"오류가 발생했습니다", "문제가 발생했습니다", "حدث خطأ", "đã xảy ra lỗi", "terjadi kesalahan",
 )
