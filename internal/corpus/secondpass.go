@@ -1,7 +1,10 @@
 package corpus
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -67,6 +70,38 @@ func loadSecondPass() ([]Case, error) {
 				c.Run.Metadata = map[string]any{"source_url": r.URL}
 			}
 			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CatalogNeutral returns the neutral program messages of catalog_neutral, one case per
+// translation, labelled correct: the register of the product failure and permission sets
+// without their meaning. They train and test the notice model's false alarms; Load does
+// not return them, since they answer nothing.
+func CatalogNeutral() ([]Case, error) {
+	b, err := shipped.ReadFile("testdata/catalog_neutral/cases.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("corpus: shipped set catalog_neutral: %w", err)
+	}
+	var out []Case
+	for line, raw := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var r struct {
+			ID           string            `json:"id"`
+			Domain       string            `json:"domain"`
+			Translations map[string]string `json:"translations"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("corpus: testdata/catalog_neutral/cases.jsonl line %d: %w", line+1, err)
+		}
+		langs := make([]string, 0, len(r.Translations))
+		for l := range r.Translations {
+			langs = append(langs, l)
+		}
+		sort.Strings(langs)
+		for _, l := range langs {
+			out = append(out, Case{Source: "catalog_neutral", Label: LabelCorrect, WantPass: true, Lang: l, Kind: KindShort,
+				Run: sdk.Run{ID: "catalog_neutral/" + l + "/" + r.ID, Output: r.Translations[l]}})
 		}
 	}
 	return out, nil

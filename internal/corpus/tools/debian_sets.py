@@ -215,7 +215,44 @@ def build_nulls():
     write("null_templates", rows)
 
 
+# Neutral messages of the same programs: sentences that report no failure and refuse
+# nothing ("Send a message to the selected buddy", "Show the weather forecast"). They train
+# and test the notice model's false alarms on the register of program messages (the
+# failure and permission sets come from the same catalogues, so without them "a short
+# translated GNOME sentence" would be all the model learns). One row per message, with its
+# translations.
+NOT_NEUTRAL = re.compile(r"(error|fail|unable|could|cannot|can.t|not |n.t |denied|permi|unavailab|time[ds]? ?out|invalid|wrong|problem|"
+                         r"sorry|\bno\b|missing|unknown|refus|forbid|lost|disconnect|abort|crash|expire|too many|busy|offline|again|"
+                         r"retry|warn|allow|author|privile|access|block|reject|unsupported|incorrect|bad |broken|corrupt|cancel|"
+                         r"stop|kill|delete|remov|quit|exit|close|lock|secur|password|certificate|untrusted|large|detect|big|bug|illegal|"
+                         r"requir|attack|fallback|menu of|slot|abbreviation|too short|too long|already exist|fill out|damage)", re.I)
+
+
+def build_neutral():
+    rows = []
+    for pkg, domain in [("pidgin-data", "pidgin"), ("geary", "geary"), ("gnome-maps", "gnome-maps"),
+                        ("gnome-weather", "org.gnome.Weather"), ("gnome-software-common", "gnome-software"),
+                        ("epiphany-browser-data", "epiphany"), ("gnome-control-center-data", "gnome-control-center-2.0")]:
+        cats = catalogs(pkg, domain)
+        counts = {}
+        for lang, cat in cats.items():
+            for mid, ms in cat.items():
+                if (isinstance(mid, str) and ms and ms != mid and 20 <= len(mid) <= 110 and " " in mid and mid[0].isupper()
+                        and not re.search(r"[%{}<>_&$\\|/@\x04]|\.\.\.|\n", mid) and not NOT_NEUTRAL.search(mid)):
+                    counts[mid] = counts.get(mid, 0) + 1
+        best = sorted(counts, key=lambda m: (-counts[m], m))[:8]
+        for mid in best:
+            tr = {"en": mid}
+            for lang in sorted(cats):
+                s = cats[lang].get(mid)
+                if s and s != mid and "\n" not in s:
+                    tr[lang] = s.replace("_", "") if s.count("_") == 1 else s
+            rows.append({"id": f"{domain}/{slug(mid)}", "domain": domain, "translations": tr})
+    write("catalog_neutral", rows)
+
+
 titles = build_help()
 build_messages("product_failures", FAILURES, "error", titles)
 build_messages("product_permission", PERMISSION, "refusal", titles)
 build_nulls()
+build_neutral()
