@@ -132,6 +132,15 @@ var refusalApologies = newPhraseSet(
 	"maaf", "sayangnya", "sebagai model bahasa", "sebagai ai",
 	"متأسفم", "متاسفم", "ببخشید", "به عنوان یک مدل زبانی",
 	"माफ़ कीजिए", "माफ़ करें", "क्षमा करें", "खेद है", "एक एआई के रूप में",
+	// Greek, Ukrainian, Czech, Slovak, Romanian, Hungarian, Swedish, Danish and Norwegian,
+	// Finnish, Hebrew, Thai, Bengali, Tamil, Telugu, Marathi, Urdu, Swahili, Malay, Tagalog,
+	// Bulgarian, Serbian and Croatian.
+	"λυπάμαι", "συγγνώμη", "δυστυχώς", "ως μοντέλο", "вибачте", "на жаль", "перепрошую", "omlouvám se", "bohužel",
+	"je mi líto", "prepáčte", "ľutujem", "žiaľ", "îmi pare rău", "din păcate", "scuze", "sajnálom", "sajnos", "elnézést",
+	"tyvärr", "jag är ledsen", "beklager", "desværre", "dessverre", "valitettavasti", "pahoittelen", "olen pahoillani",
+	"מצטער", "מצטערת", "לצערי", "ขออภัย", "ขอโทษ", "เสียใจ", "দুঃখিত", "মাফ করবেন", "மன்னிக்கவும்", "வருந்துகிறேன்",
+	"క్షమించండి", "క్షమించాలి", "माफ करा", "क्षमस्व", "معذرت", "معاف کیجیے", "افسوس", "samahani", "kwa bahati mbaya",
+	"minta maaf", "paumanhin", "ikinalulungkot", "съжалявам", "за съжаление", "извините", "нажалост", "žao mi je", "nažalost",
 )
 
 // refusalOpeners open a refusal the way an apology does when they open the output: "I
@@ -165,6 +174,11 @@ var refusalInabilities = newPhraseSet(
 	"tidak dapat", "tidak bisa",
 	"نمی‌توانم", "نمی توانم", "قادر نیستم",
 	"नहीं कर सकता", "नहीं कर सकती", "असमर्थ",
+	"δεν μπορώ", "δεν είμαι σε θέση", "не можу", "не в змозі", "nemohu", "nemůžu", "nemôžem", "nu pot", "nu sunt în măsură",
+	"nem tudok", "nem tudom", "nem áll módomban", "kan jag inte", "jag kan inte", "kan jeg ikke", "jeg kan ikke", "en voi",
+	"en pysty", "לא יכול", "לא יכולה", "ไม่สามารถ", "পারব না", "পারি না", "পারছি না", "সম্ভব নয়", "முடியாது", "இயலாது",
+	"చేయలేను", "చేయలేము", "సాధ్యం కాదు", "शकत नाही", "नाही करू शकत", "نہیں کر سکتا", "نہیں کر سکتی", "siwezi", "haiwezekani",
+	"tidak boleh", "hindi ko magagawa", "hindi ko kaya", "не мога", "не могу да", "ne mogu", "ne mogu da",
 )
 
 // openingInabilities are first-person statements of inability that decline the request
@@ -182,14 +196,19 @@ var openingInabilities = newPhraseSet(
 	"لا أستطيع", "لا يمكنني",
 	"tôi không thể", "saya tidak dapat", "saya tidak bisa",
 	"ben bunu yapamam",
+	"δεν μπορώ ", "я не можу", "не можу ", "nemohu ", "nemůžu ", "nemôžem ", "nu pot ", "nem tudok ", "jag kan inte ", "jeg kan ikke ",
+	"en voi ", "אני לא יכול", "ฉันไม่สามารถ", "ผมไม่สามารถ", "ดิฉันไม่สามารถ", "siwezi ", "saya tidak boleh", "hindi ko ",
+	"не мога ", "ne mogu ",
 )
 
 // firstPersonOpenings open a Japanese or Korean sentence in the first person, or with an
 // apology, whose verb comes last.
-var firstPersonOpenings = newPhraseSet("私は", "私には", "わたしは", "申し訳", "저는", "제가", "죄송")
+var firstPersonOpenings = newPhraseSet("私は", "私には", "わたしは", "申し訳", "저는", "제가", "죄송", "আমি ", "நான் ", "నేను ",
+	"मी ", "میں ", "मैं ")
 
 // sentenceFinalInabilities end a Japanese or Korean sentence that declines.
-var sentenceFinalInabilities = newPhraseSet("できません", "いたしかねます", "できかねます", "수 없습니다", "수 없어요", "않겠습니다")
+var sentenceFinalInabilities = newPhraseSet("できません", "いたしかねます", "できかねます", "수 없습니다", "수 없어요", "않겠습니다",
+	"পারব না", "পারি না", "முடியாது", "இயலாது", "చేయలేను", "शकत नाही", "نہیں کر سکتا", "نہیں کر سکتی", "नहीं कर सकता", "नहीं कर सकती")
 
 // failureNotices are sentences that only report a failure, as chat front ends and agent
 // frameworks show them in place of an answer; they count in short outputs.
