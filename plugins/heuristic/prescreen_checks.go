@@ -70,6 +70,9 @@ func findErrorText(t *screenText) (string, bool) {
 		if m, ok := failureReport(t.outLow); ok && !quotesInput(t, m) && !exempt() {
 			return "reports a failure: " + strconv.Quote(m), true
 		}
+		if m, ok := findNotice(t, noticeFailures); ok && !exempt() {
+			return "a failure notice: " + strconv.Quote(m), true
+		}
 	}
 	return "", false
 }
@@ -93,6 +96,27 @@ func failureReport(out string) (string, bool) {
 	}
 	return "", false
 }
+
+// findNotice finds a short product notice of the set's kind in an output of its own: at most
+// noticeRunes runes on at most two lines, not code, not a list, and not the input's own words.
+// A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
+// später erneut") or be a few words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
+func findNotice(t *screenText, set *phraseSet) (string, bool) {
+	if utf8.RuneCountInString(t.out) > noticeRunes || strings.Count(t.out, "\n") > 1 || looksLikeCode(t.out) || isStructured(t.out) {
+		return "", false
+	}
+	m, ok := set.find(t.outLow)
+	if !ok || strings.Contains(t.inLow, m) {
+		return "", false
+	}
+	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 8 && utf8.RuneCountInString(t.out) > 24 {
+		return "", false
+	}
+	return m, true
+}
+
+// noticeRunes is the longest output read as a product notice.
+const noticeRunes = 200
 
 // failureStatements say that a service, a request or a response failed.
 var failureStatements = newPhraseSet("went wrong", "gone wrong", "not responding", "isn't responding", "is unavailable",
@@ -724,6 +748,11 @@ func isTemplateIdent(s string) bool {
 // an apology or an assistant's self-reference together with a statement of inability
 // ("Lo siento ... no puedo", "抱歉 ... 无法") in the same opening.
 func findRefusal(t *screenText) (string, bool) {
+	// A product notice that refuses for want of permission, in any of noticePermissions'
+	// languages: "Operation not permitted", "Sie haben keine Berechtigung ...".
+	if m, ok := findNotice(t, noticePermissions); ok {
+		return "refuses for want of permission (" + m + ")", true
+	}
 	head := t.head
 	m, ok := refusalPhrases.find(head)
 	generic := false

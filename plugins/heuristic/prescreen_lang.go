@@ -227,3 +227,75 @@ var failureNotices = newPhraseSet(
 	"エラーが発生しました", "問題が発生しました", "出错了", "发生错误", "出现错误", "服务暂时不可用", "请求失败",
 	"오류가 발생했습니다", "문제가 발생했습니다", "حدث خطأ", "đã xảy ra lỗi", "terjadi kesalahan",
 )
+
+// Short product notices in the languages programs are translated into most: a failure
+// (noticeFailures) with a request to retry (noticeRetries), or alone in a few words, and a
+// refusal for want of permission (noticePermissions). They count only in a short output of
+// its own (findNotice): in an answer they are its subject. English generic phrases ("not
+// allowed", "you are not allowed to") are not here: "You are not allowed to marry your
+// siblings" answers a question.
+var noticeFailures = newPhraseSet(
+	"fehler", "fehlgeschlagen", "nicht verfügbar", "nicht erreichbar", "zeitüberschreitung", "keine verbindung", "verbindung konnte nicht",
+	"erreur", "échec", "échoué", "indisponible", "non disponible", "délai d'attente", "délai de connexion", "impossible de se connecter", "connexion impossible",
+	"se produjo un error", "falló", "no disponible", "no está disponible", "tiempo de espera", "no se pudo conectar",
+	"erro", "falhou", "falha", "indisponível", "não está disponível", "tempo esgotado", "não foi possível conectar",
+	"errore", "non riuscit", "non disponibile", "tempo scaduto", "impossibile connettersi", "impossibile stabilire",
+	"mislukt", "niet beschikbaar", "time-out", "kon geen verbinding",
+	"błąd", "nie powiodło", "niedostępn", "przekroczono czas", "nie można połączyć",
+	"ошибка", "не удалось", "недоступ", "истекло время", "тайм-аут",
+	"помилка", "не вдалося", "недоступн", "час очікування",
+	"hata", "başarısız", "kullanılamıyor", "zaman aşımı", "bağlanılamadı", "bağlanamadı",
+	"エラー", "失敗しました", "利用できません", "タイムアウト", "接続できません", "接続できなかった",
+	"错误", "失败", "不可用", "超时", "无法连接", "錯誤", "逾時", "無法連線", "無法使用",
+	"오류", "실패", "사용할 수 없", "시간 초과", "연결할 수 없",
+	"خطأ", "فشل", "غير متاح", "غير متوفر", "انتهت مهلة", "تعذر الاتصال", "تعذّر",
+	"σφάλμα", "αποτυχία", "απέτυχε", "μη διαθέσιμ", "δεν είναι διαθέσιμ", "χρονικού ορίου", "αδυναμία σύνδεσης",
+	"त्रुटि", "विफल", "उपलब्ध नहीं", "समय समाप्त", "कनेक्ट नहीं",
+	"lỗi", "thất bại", "không khả dụng", "hết thời gian", "không thể kết nối",
+	"kesalahan", "gagal", "tidak tersedia", "waktu habis", "tidak dapat terhubung",
+	"ข้อผิดพลาด", "ล้มเหลว", "ไม่พร้อมใช้งาน", "หมดเวลา", "ไม่สามารถเชื่อมต่อ",
+	"שגיאה", "נכשל", "אינו זמין", "לא זמין", "פג הזמן",
+	"chyba", "selhal", "nedostupn", "vypršel", "hiba", "sikertelen", "nem érhető el", "időtúllépés",
+	"misslyckades", "inte tillgänglig", "tidsgräns", "mislykkedes", "ikke tilgængelig", "mislyktes", "ikke tilgjengelig",
+	"virhe", "epäonnistui", "ei ole käytettävissä", "aikakatkaisu", "eroare", "eșuat", "indisponibil", "nu este disponibil",
+	"خطا", "ناموفق", "در دسترس نیست",
+)
+
+// noticeRetries ask the user to try again or later.
+var noticeRetries = newPhraseSet(
+	"erneut", "später", "noch einmal", "réessay", "plus tard", "de nuevo", "vuelva a intentar", "más tarde", "novamente",
+	"mais tarde", "riprova", "più tardi", "opnieuw", "later", "spróbuj ponownie", "później", "повторите", "попробуйте", "позже",
+	"спробуйте", "пізніше", "tekrar dene", "daha sonra", "もう一度", "後で", "稍后", "重试", "再试", "稍後", "重試", "다시 시도",
+	"나중에", "مرة أخرى", "لاحق", "ξαναδοκιμάστε", "δοκιμάστε ξανά", "αργότερα", "पुनः प्रयास", "फिर प्रयास", "बाद में",
+	"thử lại", "coba lagi", "ลองใหม่", "อีกครั้ง", "נסה שוב", "מאוחר יותר", "znovu", "později", "újra", "később", "försök igen",
+	"senare", "prøv igen", "prøv igjen", "senere", "yritä uudelleen", "myöhemmin", "din nou", "mai târziu", "دوباره", "بعدا",
+)
+
+// noticePermissions refuse for want of permission.
+var noticePermissions = newPhraseSet(
+	"permission denied", "access denied", "operation not permitted", "you do not have permission", "you don't have permission",
+	"nicht erlaubt", "nicht gestattet", "keine berechtigung", "zugriff verweigert", "nicht zulässig",
+	"non autorisé", "pas autorisé", "permission refusée", "accès refusé", "pas la permission", "n'êtes pas autorisé",
+	"no permitido", "no está permitid", "permiso denegado", "acceso denegado", "no tiene permiso", "no tienes permiso",
+	"não permitid", "permissão negada", "acesso negado", "não tem permissão",
+	"non consentit", "non permess", "permesso negato", "accesso negato", "non hai il permesso", "non è consentit",
+	"niet toegestaan", "toegang geweigerd", "geen toestemming", "geen rechten",
+	"niedozwolon", "brak uprawnień", "odmowa dostępu", "nie masz uprawnień",
+	"не разрешено", "не позволен", "запрещен", "запрещён", "отказано в доступе", "доступ запрещ", "нет прав", "недостаточно прав",
+	"не дозволено", "заборонено", "відмовлено в доступі", "немає прав", "недостатньо прав",
+	"izin verilmedi", "izniniz yok", "erişim reddedildi", "izin verilmiyor", "yetkiniz yok",
+	"許可されていません", "権限がありません", "アクセスが拒否", "許可がありません",
+	"不允许", "没有权限", "权限不足", "拒绝访问", "不被允許", "沒有權限", "權限不足", "不允許",
+	"허용되지 않", "권한이 없", "액세스가 거부", "접근이 거부",
+	"غير مسموح", "الإذن مرفوض", "رفض الإذن", "ليس لديك إذن", "ليست لديك صلاحية", "غير مصرح",
+	"δεν επιτρέπεται", "άρνηση πρόσβασης", "δεν έχετε δικαίωμα", "δεν έχετε άδεια",
+	"अनुमति नहीं", "अनुमति अस्वीकृत", "पहुँच अस्वीकृत",
+	"không được phép", "không có quyền", "từ chối truy cập", "từ chối quyền",
+	"tidak diizinkan", "izin ditolak", "akses ditolak", "tidak memiliki izin",
+	"ไม่ได้รับอนุญาต", "ไม่อนุญาต", "ไม่มีสิทธิ์", "ปฏิเสธการเข้าถึง",
+	"אין הרשאה", "אין לך הרשאה", "הגישה נדחתה", "לא מורשה", "אינו מורשה", "אינה מותרת",
+	"není povolen", "přístup odepřen", "nemáte oprávnění", "nem engedélyezett", "hozzáférés megtagadva", "nincs jogosultság",
+	"inte tillåten", "åtkomst nekad", "saknar behörighet", "ikke tilladt", "adgang nægtet", "ingen tilladelse", "ikke tillatt",
+	"tilgang nektet", "ingen tillatelse", "ei sallittu", "pääsy estetty", "käyttöoikeus evätty", "nu este permis",
+	"permisiune refuzată", "acces interzis", "nu aveți permisiunea", "مجاز نیست", "اجازه داده نشد", "دسترسی رد شد",
+)
