@@ -432,6 +432,9 @@ func nullInSentence(l string) (string, bool) {
 			if strings.ContainsRune("._$`/-", before) || strings.ContainsRune("_(`-/=", after) {
 				continue // code or a path: "obj.null", "nil-nil", "NaN()"
 			}
+			if lead := strings.TrimRight(l[:i], " "); lead != "" && strings.ContainsRune("=<>!+*/([,", rune(lead[len(lead)-1])) && lead[len(lead)-1] != ',' {
+				continue // an operand: "x == NaN", "f(null)"
+			}
 			if codeTalk.has(foldLower(l)) {
 				return "", false
 			}
@@ -542,7 +545,7 @@ func nullSlot(l string) (string, bool) {
 			before := strings.TrimRight(l[:i], " ")
 			after := strings.TrimLeft(l[i+len(null):], ".!\"'")
 			switch {
-			case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=")):
+			case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") && !hasAnySuffix(before, "==", "!=", "<=", ">=")):
 				return null, true
 			case after == "" && len(strings.Fields(l)) <= 8 && hasAnySuffix(before, " is", " are", " was", " were", " be"):
 				return null, true
