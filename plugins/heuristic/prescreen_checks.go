@@ -100,7 +100,7 @@ func failureReport(out string) (string, bool) {
 // findNotice finds a short product notice of the set's kind in an output of its own: at most
 // noticeRunes runes on at most two lines, not code, not a list, and not the input's own words.
 // A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
-// später erneut") or be a few words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
+// später erneut") or be a dozen words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
 func findNotice(t *screenText, set *phraseSet) (string, bool) {
 	if utf8.RuneCountInString(t.out) > noticeRunes || strings.Count(t.out, "\n") > 1 || looksLikeCode(t.out) || isStructured(t.out) {
 		return "", false
@@ -109,7 +109,7 @@ func findNotice(t *screenText, set *phraseSet) (string, bool) {
 	if !ok || strings.Contains(t.inLow, m) {
 		return "", false
 	}
-	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 8 && utf8.RuneCountInString(t.out) > 24 {
+	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 12 && utf8.RuneCountInString(t.out) > 36 {
 		return "", false
 	}
 	return m, true

@@ -238,7 +238,7 @@ var noticeFailures = newPhraseSet(
 	"fehler", "fehlgeschlagen", "nicht verfügbar", "nicht erreichbar", "zeitüberschreitung", "keine verbindung", "verbindung konnte nicht",
 	"erreur", "échec", "échoué", "indisponible", "non disponible", "délai d'attente", "délai de connexion", "impossible de se connecter", "connexion impossible",
 	"se produjo un error", "falló", "no disponible", "no está disponible", "tiempo de espera", "no se pudo conectar",
-	"erro", "falhou", "falha", "indisponível", "não está disponível", "tempo esgotado", "não foi possível conectar",
+	"um erro", "erro ao", "falhou", "falha", "indisponível", "não está disponível", "tempo esgotado", "não foi possível conectar",
 	"errore", "non riuscit", "non disponibile", "tempo scaduto", "impossibile connettersi", "impossibile stabilire",
 	"mislukt", "niet beschikbaar", "time-out", "kon geen verbinding",
 	"błąd", "nie powiodło", "niedostępn", "przekroczono czas", "nie można połączyć",
@@ -259,6 +259,20 @@ var noticeFailures = newPhraseSet(
 	"misslyckades", "inte tillgänglig", "tidsgräns", "mislykkedes", "ikke tilgængelig", "mislyktes", "ikke tilgjengelig",
 	"virhe", "epäonnistui", "ei ole käytettävissä", "aikakatkaisu", "eroare", "eșuat", "indisponibil", "nu este disponibil",
 	"خطا", "ناموفق", "در دسترس نیست",
+	// Something went wrong, in the words each language uses for it.
+	"schief", "mal passé", "n'a pas marché", "salió mal", "correu mal", "deu errado", "andato storto", "ging iets mis",
+	"poszło nie tak", "пошло не так", "пішло не так", "не спрацювало", "yanlış gitti", "ters gitti", "問題が発生", "出现了问题",
+	"出了问题", "出错", "잘못되었", "πήγε στραβά", "πήγε λάθος", "गलत हो", "गलत हुआ", "tidak beres", "gick fel", "gik galt",
+	"gikk galt", "meni vikaan", "השתבש", "něco se stalo", "proběhlo špatně", "xảy ra sự cố",
+	// Not available, timed out, could not connect or install.
+	"pas disponible", "non disponibili", "não disponível", "não estava disponível", "není dostupn", "není k dispozici",
+	"ej tillgänglig", "tak tersedia", "אינה זמינה", "לא היתה זמינה", "không sử dụng được", "không có sẵn", "이용할 수 없",
+	"无法使用", "kullanılabilir değil", "не был доступен", "لم يكن متاح", "δεν ήταν διαθέσιμ",
+	"expiró", "expirou", "a expiré", "scaduta", "tempo esaurito", "verbinding verlopen", "przekroczyło czas", "превышено время",
+	"quá hạn", "waktu operasi habis", "אזל הזמן", "הזמן שהוקצב", "제한 시간", "टाइम आउट", "časový limit", "tidsgräns",
+	"nelze se připojit", "no se ha podido conectar", "não foi possível ligar", "gick inte att ansluta", "kunde inte ansluta",
+	"לא ניתן להתחבר", "tidak bisa menyambung", "nie można się połączyć", "не получилось подключиться", "konnte nicht hergestellt",
+	"no pudo instalarse", "nicht installiert werden", "non è riuscit", "không cài đặt được", "נכשלה", "selhalo", "misslyck",
 )
 
 // noticeRetries ask the user to try again or later.
@@ -298,4 +312,9 @@ var noticePermissions = newPhraseSet(
 	"inte tillåten", "åtkomst nekad", "saknar behörighet", "ikke tilladt", "adgang nægtet", "ingen tilladelse", "ikke tillatt",
 	"tilgang nektet", "ingen tillatelse", "ei sallittu", "pääsy estetty", "käyttöoikeus evätty", "nu este permis",
 	"permisiune refuzată", "acces interzis", "nu aveți permisiunea", "مجاز نیست", "اجازه داده نشد", "دسترسی رد شد",
+	"keine ausreichenden benutzerrechte", "nicht die erforderlichen rechte", "pas des permissions", "non permis", "non si hanno i permessi",
+	"no permitid", "no tiene permisos", "não tem permissões", "brak uprawnienia", "нет доступа", "бракує прав", "не разрешен",
+	"許可されていない", "허용하지 않", "권한 없음", "הרשאות", "אסורה", "hak untuk", "tak diizinkan", "tidak diijinkan",
+	"không có đủ quyền", "quyền hạn", "rättigheter att", "tillåts ej", "ej tillåten", "niet de rechten", "zamítnut",
+	"التصاريح", "لست مخول",
 )
