@@ -369,7 +369,11 @@ func findPlaceholder(t *screenText) (string, bool) {
 		}
 	}
 	// Code holds format strings and template syntax of its own.
-	if !looksLikeCode(prose) {
+	// A template, a draft letter or an email the user asked for is meant to be filled in: its
+	// slots ("Dear {{first_name}}", "[COMPANY NAME]") are the answer, not a leak. Nulls and
+	// stand-ins below still count.
+	template := requestedTemplate(t.inLow)
+	if !looksLikeCode(prose) && !template {
 		if m, ok := templateSlot(prose); ok && !strings.Contains(t.in, m) {
 			return "unfilled template slot " + m, true
 		}
@@ -381,6 +385,9 @@ func findPlaceholder(t *screenText) (string, bool) {
 	// "TODO:" but not "TODO app": the capitals and the colon are how stand-ins are written.
 	for found := standIns.mask(prose); found != 0; found &= found - 1 {
 		m := standIns.list[bits.TrailingZeros64(found)]
+		if template && (m[0] == '[' || m[0] == '<') {
+			continue // a slot of the template the user asked for
+		}
 		if !strings.Contains(t.in, m) {
 			return strconv.Quote(strings.TrimSpace(m)), true
 		}
@@ -407,6 +414,34 @@ func findPlaceholder(t *screenText) (string, bool) {
 	}
 	return "", false
 }
+
+// requestedTemplate reports whether a lower-case input asks for something to fill in: it
+// names a template ("template", "fill in", "placeholders", "mail merge"), or asks to write,
+// draft or prepare a document that carries the sender's and the recipient's details (a
+// letter, an email, a memo, an invitation, a contract).
+func requestedTemplate(in string) bool {
+	if templateWords.has(in) {
+		return true
+	}
+	head := in
+	if len(head) > 120 {
+		head = head[:120]
+	}
+	return creationVerbs.has(head) && documentNouns.has(in)
+}
+
+// templateWords name a document meant to be filled in.
+var templateWords = newPhraseSet("template", "placeholder", "fill in", "fill-in", "fillable", "boilerplate", "mail merge",
+	"mail-merge", "form letter", "reusable", "blank for", "blanks for")
+
+// creationVerbs ask for a document to be written.
+var creationVerbs = newPhraseSet("write", "draft", "compose", "create", "generate", "prepare", "make me", "give me", "put together",
+	"help me with a", "need a", "want a")
+
+// documentNouns are documents that carry the sender's and the recipient's own details.
+var documentNouns = newPhraseSet("letter", "email", "e-mail", "mail to", "message to", "memo", "invitation", "announcement",
+	"contract", "agreement", "proposal", "press release", "newsletter", "cover note", "resume", "résumé", " cv", "notice to",
+	"reference for", "recommendation for", "toast", "wedding speech", "thank-you note", "thank you note", "note to")
 
 // nullInSentence finds a serialized null standing where a name or a number belongs inside
 // a sentence, in any language: "undefined has signed on.", "None ولج.", "„NaN“ ist bereit",

@@ -228,6 +228,12 @@ func TestPrescreenFlags(t *testing.T) {
 		{"code checking every error is not a loop", "Show how to copy a file in Go.", goCopy, "", true},
 		{"unrolled statements in Python are not a loop", "Write a Python function read_list.", "def read_list(trials, a=[1]):\n    for t in trials:\n" + strings.Repeat("        a[0]; a[0]; a[0]; a[0]; a[0]\n", 5), "", true},
 		{"a Python null assignment is not a leak", "Write a Python function report.", "def report(rows):\n    last = None\n    for row in rows:\n        if row != last:\n            print(\"%s changed\" % row)\n        last = row", "", true},
+		// Second pass: a requested template's slots are the answer; a factual answer's are a leak.
+		{"a requested email template keeps its slots", "Write an email template welcoming new customers.", "Subject: Welcome to [COMPANY NAME]!\n\nHi {{first_name}},\n\nThanks for joining [COMPANY NAME]. Your account manager, [MANAGER'S NAME], will call you this week.\n\nBest,\n[YOUR NAME]", "", true},
+		{"a drafted letter keeps its slots", "Can you draft a letter to my landlord about the broken heating?", "Dear [LANDLORD NAME],\n\nI am writing about the heating at [ADDRESS], which has not worked since [DATE]. Please arrange a repair this week.\n\nSincerely,\n[YOUR NAME]", "", true},
+		{"a slot in a factual answer is a leak", "What is the capital of Australia?", "The capital of Australia is [CITY NAME].", heuristic.FlagPlaceholder, false},
+		{"a template slot in a factual answer is a leak", "Who wrote Hamlet?", "Hamlet was written by {author_name}.", heuristic.FlagPlaceholder, false},
+		{"a null in a requested letter is still a leak", "Write a letter to Maria.", "Dear undefined,\n\nThank you for your help last week.", heuristic.FlagPlaceholder, false},
 		// Second pass: failures reported in a plain sentence, in any language.
 		{"a failure with a request to retry", "Summarize this article.", "Hmm...something seems to have gone wrong. Maybe try me again in a little bit.", heuristic.FlagErrorText, false},
 		{"an overload notice", "Rewrite the summary.", "This model is currently experiencing high demand. Spikes in demand are usually temporary. Please try again later.", heuristic.FlagErrorText, false},
