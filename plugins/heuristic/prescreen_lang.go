@@ -141,6 +141,11 @@ var refusalApologies = newPhraseSet(
 	"מצטער", "מצטערת", "לצערי", "ขออภัย", "ขอโทษ", "เสียใจ", "দুঃখিত", "মাফ করবেন", "மன்னிக்கவும்", "வருந்துகிறேன்",
 	"క్షమించండి", "క్షమించాలి", "माफ करा", "क्षमस्व", "معذرت", "معاف کیجیے", "افسوس", "samahani", "kwa bahati mbaya",
 	"minta maaf", "paumanhin", "ikinalulungkot", "съжалявам", "за съжаление", "извините", "нажалост", "žao mi je", "nažalost",
+	// Gujarati, Kannada, Malayalam, Punjabi, Nepali, Azerbaijani, Kazakh, Uzbek, Catalan,
+	// Galician, Amharic.
+	"માફ કરશો", "દિલગીર", "ಕ್ಷಮಿಸಿ", "ಕ್ಷಮಿಸಬೇಕು", "ക്ഷമിക്കണം", "ക്ഷമിക്കുക", "ਮਾਫ਼ ਕਰਨਾ", "ਮਾਫ ਕਰਨਾ", "ਅਫ਼ਸੋਸ", "माफ गर्नुहोस्",
+	"क्षमा गर्नुहोस्", "bağışlayın", "üzr istəyirəm", "təəssüf ki", "кешіріңіз", "өкінішке орай", "kechirasiz", "afsuski",
+	"ho sento", "em sap greu", "malauradament", "síntoo", "desculpe, pero", "desafortunadamente", "ይቅርታ",
 )
 
 // refusalOpeners open a refusal the way an apology does when they open the output: "I
@@ -179,6 +184,9 @@ var refusalInabilities = newPhraseSet(
 	"en pysty", "לא יכול", "לא יכולה", "ไม่สามารถ", "পারব না", "পারি না", "পারছি না", "সম্ভব নয়", "முடியாது", "இயலாது",
 	"చేయలేను", "చేయలేము", "సాధ్యం కాదు", "शकत नाही", "नाही करू शकत", "نہیں کر سکتا", "نہیں کر سکتی", "siwezi", "haiwezekani",
 	"tidak boleh", "hindi ko magagawa", "hindi ko kaya", "не мога", "не могу да", "ne mogu", "ne mogu da",
+	"કરી શકતો નથી", "કરી શકતી નથી", "શક્ય નથી", "ಸಾಧ್ಯವಿಲ್ಲ", "ಮಾಡಲಾರೆ", "കഴിയില്ല", "സാധ്യമല്ല", "ਨਹੀਂ ਕਰ ਸਕਦਾ", "ਨਹੀਂ ਕਰ ਸਕਦੀ",
+	"सक्दिन", "सम्भव छैन", "bilmərəm", "edə bilmərəm", "алмаймын", "мүмкін емес", "olmayman", "qila olmayman", "no puc",
+	"non podo", "አልችልም",
 )
 
 // openingInabilities are first-person statements of inability that decline the request

@@ -42,10 +42,31 @@ func (t *screenText) fill(in, out, purpose string) {
 	t.inLow = foldLower(t.in)
 	t.outLow = foldLower(out)
 	t.purposeLow = foldLower(purpose)
-	t.head = t.outLow
-	if len(t.head) > 240 {
-		t.head = t.head[:240]
+	t.head = headOf(t.outLow)
+}
+
+// headOf returns the opening of a lower-case output where refusals and abstentions show: its
+// first 240 bytes, which hold a sentence or two of English, or as many characters of a
+// script that takes two to three bytes a character (Greek, Cyrillic, Arabic, Indic, Thai,
+// CJK), cut at a character boundary.
+func headOf(s string) string {
+	if len(s) <= 240 {
+		return s
 	}
+	n := 240
+	wide := 0
+	for i := 0; i < 240; i++ {
+		if s[i] >= 0x80 {
+			wide++
+		}
+	}
+	if wide > 80 {
+		n = min(len(s), 240+wide*2)
+	}
+	for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // foldLower lower-cases s and makes typographic apostrophes plain in one pass. It returns s
