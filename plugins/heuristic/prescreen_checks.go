@@ -102,7 +102,7 @@ func failureReport(out string) (string, bool) {
 // A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
 // später erneut") or be a dozen words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
 func findNotice(t *screenText, set *phraseSet) (string, bool) {
-	if utf8.RuneCountInString(t.out) > noticeRunes || strings.Count(t.out, "\n") > 1 || looksLikeCode(t.out) || isStructured(t.out) {
+	if len(t.out) > 4*noticeRunes || strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes || t.isCode() || isStructured(t.out) {
 		return "", false
 	}
 	m, ok := set.find(t.outLow)
@@ -372,12 +372,26 @@ func findPlaceholder(t *screenText) (string, bool) {
 	// A template, a draft letter or an email the user asked for is meant to be filled in: its
 	// slots ("Dear {{first_name}}", "[COMPANY NAME]") are the answer, not a leak. Nulls and
 	// stand-ins below still count.
-	template := requestedTemplate(t.inLow)
-	if !looksLikeCode(prose) && !template {
-		if m, ok := templateSlot(prose); ok && !strings.Contains(t.in, m) {
+	proseCode := t.isCode()
+	if len(prose) != len(t.out) {
+		proseCode = looksLikeCode(prose)
+	}
+	// Whether the input asks for a template is read only once a slot is found.
+	template := -1
+	asked := func() bool {
+		if template < 0 {
+			template = 0
+			if requestedTemplate(t.inLow) {
+				template = 1
+			}
+		}
+		return template == 1
+	}
+	if !proseCode {
+		if m, ok := templateSlot(prose); ok && !strings.Contains(t.in, m) && !asked() {
 			return "unfilled template slot " + m, true
 		}
-		if m, ok := standInSlot(prose, isCreation(t.inLow)); ok && !strings.Contains(t.in, m) {
+		if m, ok := standInSlot(prose, isCreation(t.inLow)); ok && !strings.Contains(t.in, m) && !asked() {
 			return "unfilled slot " + m, true
 		}
 	}
@@ -385,7 +399,7 @@ func findPlaceholder(t *screenText) (string, bool) {
 	// "TODO:" but not "TODO app": the capitals and the colon are how stand-ins are written.
 	for found := standIns.mask(prose); found != 0; found &= found - 1 {
 		m := standIns.list[bits.TrailingZeros64(found)]
-		if template && (m[0] == '[' || m[0] == '<') {
+		if (m[0] == '[' || m[0] == '<') && asked() {
 			continue // a slot of the template the user asked for
 		}
 		if !strings.Contains(t.in, m) {
@@ -394,11 +408,14 @@ func findPlaceholder(t *screenText) (string, bool) {
 	}
 	// A null where a value should be: "Total: undefined", "The answer is None.", "Hello None,".
 	// Code assigns and compares nulls ("lastrow = None").
-	if looksLikeCode(prose) {
+	if proseCode || !nullTokens.has(prose) {
 		return "", false
 	}
 	var hit string
 	forEachLine(prose, func(l string) bool {
+		if !nullTokens.has(l) {
+			return true
+		}
 		if v, ok := nullSlot(l); ok && !strings.Contains(t.in, v) {
 			hit = l
 			return false
@@ -490,6 +507,9 @@ func nullInSentence(l string) (string, bool) {
 	}
 	return "", false
 }
+
+// nullTokens are the serialized nulls nullSlot and nullInSentence look for, as written.
+var nullTokens = newPhraseSet("None", "null", "undefined", "NaN", "[object Object]", "nil")
 
 // isWordRune reports whether r continues a word: a letter, a digit or an underscore.
 func isWordRune(r rune) bool {
@@ -914,7 +934,7 @@ func findRepetition(t *screenText) (string, bool) {
 		prose = stripCode(prose)
 		ws = splitWords(prose)
 	}
-	code := looksLikeCode(t.out)
+	code := t.isCode()
 	stutter, copies := 6, 4
 	if code {
 		stutter, copies = 12, 10
@@ -968,47 +988,42 @@ func isNumberToken(w string) bool {
 }
 
 // backToBackLines finds a block of one to three lines (of 12 characters or more in all) that
-// repeats at least minCopies times with nothing between the copies but blank lines. It
-// returns the block's first line and the number of copies.
+// repeats at least minCopies times (three times for a block of two or three lines, when
+// minCopies is four) with nothing between the copies but blank lines. It returns the block's
+// first line and the number of copies. It reads the lines once, keeping the last three.
 func backToBackLines(s string, minCopies int) (string, int) {
-	var lines []string
+	var last [4]string // last[0] is the current line, last[k] the line k before it
+	var run [4]int     // run[k]: how many lines in a row equal the line k before them
+	seen := 0
+	found, copies := "", 0
 	forEachLine(s, func(l string) bool {
-		lines = append(lines, l)
-		return len(lines) < 400
-	})
-	for k := 1; k <= 3; k++ {
-		need := minCopies
-		if k > 1 {
-			need = max(3, minCopies-1)
-		}
-		for i := 0; i+k*need <= len(lines); i++ {
-			size := 0
-			for _, l := range lines[i : i+k] {
-				size += len(l)
-			}
-			if size < 12 {
+		copy(last[1:], last[:3])
+		last[0] = l
+		seen++
+		for k := 1; k <= 3; k++ {
+			if seen <= k || last[0] != last[k] {
+				run[k] = 0
 				continue
 			}
-			copies := 1
-			for j := i + k; j+k <= len(lines) && sameLines(lines[i:i+k], lines[j:j+k]); j += k {
-				copies++
+			run[k]++
+			size := 0
+			for _, b := range last[:k] {
+				size += len(b)
 			}
-			if copies >= need {
-				return lines[i], copies
+			need := minCopies
+			if k > 1 {
+				need = max(3, minCopies-1)
+			}
+			if n := run[k]/k + 1; size >= 12 && n >= need {
+				found, copies = last[k-1], n
+				return false
 			}
 		}
-	}
-	return "", 0
+		return seen < 400
+	})
+	return found, copies
 }
 
-func sameLines(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // findTruncation finds outputs that stop mid-way: an unclosed code fence, or a long text that
 // ends on a word that cannot end a sentence.

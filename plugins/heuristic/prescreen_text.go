@@ -17,6 +17,7 @@ type screenText struct {
 	head          string   // the first sentences of outLow, where refusals and errors show
 	outWords      []string // lower-case words of the output
 	truncated     bool     // the caller says the model stopped at its token limit
+	code          int8     // whether out looks like code: 0 not known yet, 1 yes, -1 no (isCode)
 }
 
 // maxScreenInput and maxScreenOutput bound the text a check reads, so a 100 KB document
@@ -43,6 +44,17 @@ func (t *screenText) fill(in, out, purpose string) {
 	t.outLow = foldLower(out)
 	t.purposeLow = foldLower(purpose)
 	t.head = headOf(t.outLow)
+}
+
+// isCode reports whether the output looks like code (looksLikeCode), computed once.
+func (t *screenText) isCode() bool {
+	if t.code == 0 {
+		t.code = -1
+		if looksLikeCode(t.out) {
+			t.code = 1
+		}
+	}
+	return t.code > 0
 }
 
 // headOf returns the opening of a lower-case output where refusals and abstentions show: its
