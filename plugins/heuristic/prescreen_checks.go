@@ -1024,7 +1024,6 @@ func backToBackLines(s string, minCopies int) (string, int) {
 	return found, copies
 }
 
-
 // findTruncation finds outputs that stop mid-way: an unclosed code fence, or a long text that
 // ends on a word that cannot end a sentence.
 func findTruncation(t *screenText, minWords int) (string, bool) {
