@@ -3,8 +3,10 @@ package heuristic
 // The pre-screen's multilingual word lists: refusals and failure notices in English and the
 // languages most used on the web (Spanish, German, French, Portuguese, Italian, Dutch,
 // Polish, Russian, Turkish, Japanese, Chinese, Korean, Arabic, Vietnamese, Indonesian,
-// Persian, Hindi). Phrases are lower case, as screenText folds the output; typographic
-// apostrophes are folded to "'".
+// Persian, Hindi), then apologies and inabilities in thirty more (Greek, Slavic, Nordic,
+// Indic, Turkic, Thai, Hebrew, Swahili, ...), and short product notices of failure or
+// refused permission in about thirty. Phrases are lower case, as screenText folds the
+// output; typographic apostrophes are folded to "'".
 
 // refusalPhrases decline a request on their own. The English generic inabilities at the
 // end ("i can't ") count only where declinesRequest says they decline the request.
