@@ -102,11 +102,13 @@ func failureReport(out string) (string, bool) {
 // A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
 // später erneut") or be a dozen words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
 func findNotice(t *screenText, set *phraseSet) (string, bool) {
-	if len(t.out) > 4*noticeRunes || strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes || t.isCode() || isStructured(t.out) {
+	if len(t.out) > 4*noticeRunes {
 		return "", false
 	}
+	// The phrase first: most outputs have none, and the shape checks cost more.
 	m, ok := set.find(t.outLow)
-	if !ok || strings.Contains(t.inLow, m) {
+	if !ok || strings.Contains(t.inLow, m) ||
+		strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes || t.isCode() || isStructured(t.out) {
 		return "", false
 	}
 	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 12 && utf8.RuneCountInString(t.out) > 36 {
@@ -927,32 +929,30 @@ func declinesRequest(head, m string, creation bool) bool {
 // copies and the phrase count does not apply.
 func findRepetition(t *screenText) (string, bool) {
 	// The prose around fenced code is read as prose; an output that is code through and
-	// through is read as code.
+	// through is read as code (asked only once something repeats: most outputs do not).
 	prose := t.outLow
 	ws := t.outWords
 	if strings.Contains(prose, "```") {
 		prose = stripCode(prose)
 		ws = splitWords(prose)
 	}
-	code := t.isCode()
-	stutter, copies := 6, 4
-	if code {
-		stutter, copies = 12, 10
-	}
 	// The same word many times in a row: "the the the the ...". Numbers repeat in the data
 	// code holds ("0, 0, 0, 0").
 	run := 1
 	for i := 1; i < len(ws); i++ {
-		if ws[i] == ws[i-1] && !(code && isNumberToken(ws[i])) {
+		if ws[i] == ws[i-1] {
 			run++
-			if run >= stutter {
+			if run >= 6 && !t.isCode() || run >= 12 && !isNumberToken(ws[i]) {
 				return strconv.Quote(ws[i]) + " repeated " + strconv.Itoa(run) + " times in a row", true
 			}
 		} else {
 			run = 1
 		}
 	}
-	block, n := backToBackLines(prose, copies)
+	block, n := backToBackLines(prose, 4)
+	if n > 0 && n < 10 && t.isCode() {
+		n = 0
+	}
 	if n == 0 && len(prose) < len(t.outLow) {
 		block, n = backToBackLines(t.outLow, 10) // inside the fences, as code
 	}
@@ -963,7 +963,7 @@ func findRepetition(t *screenText) (string, bool) {
 		return strconv.Quote(block) + " repeats " + strconv.Itoa(n) + " times back to back", true
 	}
 	// Few distinct 4-word phrases in a long text: it loops. Code is not read this way.
-	if code || len(ws) < 40 {
+	if len(ws) < 40 || t.isCode() {
 		return "", false
 	}
 	// A 4-word phrase is keyed by a hash of its words' hashes: no strings are built.
