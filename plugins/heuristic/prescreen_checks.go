@@ -102,13 +102,12 @@ func failureReport(out string) (string, bool) {
 // A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
 // später erneut") or be a dozen words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
 func findNotice(t *screenText, set *phraseSet) (string, bool) {
-	if len(t.out) > 4*noticeRunes {
+	if len(t.out) > 4*noticeRunes || strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes {
 		return "", false
 	}
-	// The phrase first: most outputs have none, and the shape checks cost more.
+	// The phrase before the shape: most outputs have none, and the shape costs more.
 	m, ok := set.find(t.outLow)
-	if !ok || strings.Contains(t.inLow, m) ||
-		strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes || t.isCode() || isStructured(t.out) {
+	if !ok || strings.Contains(t.inLow, m) || t.isCode() || isStructured(t.out) {
 		return "", false
 	}
 	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 12 && utf8.RuneCountInString(t.out) > 36 {
