@@ -469,7 +469,45 @@ var documentNouns = newPhraseSet("letter", "email", "e-mail", "mail to", "messag
 // hypothesis", "null and void"), English "None of ..." and "None has ...", "nil-nil"; and a
 // sentence about code ("In JavaScript, ...") may name them freely.
 func nullInSentence(l string) (string, bool) {
-	for _, null := range [...]string{"undefined", "NaN", "null", "nil", "None"} {
+	var found string
+	eachNull(l, func(null string, i, off int) bool {
+		before, _ := utf8.DecodeLastRuneInString(l[:i])
+		after, _ := utf8.DecodeRuneInString(l[off:])
+		if isWordRune(before) || isWordRune(after) {
+			return false // part of a longer word or name: "nullable", "Nil's", "Nonesuch"
+		}
+		if strings.ContainsRune("._$`/-", before) || strings.ContainsRune("_(`-/=", after) {
+			return false // code or a path: "obj.null", "nil-nil", "NaN()"
+		}
+		if lead := strings.TrimRight(l[:i], " "); lead != "" && strings.ContainsRune("=<>!+*/([", rune(lead[len(lead)-1])) {
+			return false // an operand: "x == NaN", "f(null)"
+		}
+		if codeTalk.has(foldLower(l)) {
+			return true // a sentence about code names nulls on purpose: stop looking
+		}
+		if hasNonASCIILetter(l) {
+			// The sentence is in another language: English grammar does not apply, and
+			// the null stands where the program put a value.
+			found = null
+			return true
+		}
+		prev, next := wordBefore(l[:i]), wordAfter(strings.TrimLeft(l[off:], "\"'”’»"))
+		if nullGrammar.has(prev) || nullHeads.has(next) || null == "None" && (next == "" || noneEnglish.has(next)) {
+			return false
+		}
+		if prev != "" && prev[0] >= '0' && prev[0] <= '9' {
+			return false // "2 nil", "3 NaN"
+		}
+		found = null
+		return true
+	})
+	return found, found != ""
+}
+
+// eachNull calls f with every serialized null in l and where it starts and ends, until f
+// returns true.
+func eachNull(l string, f func(null string, i, end int) bool) {
+	for _, null := range nullTokens.list {
 		for off := 0; ; {
 			k := strings.Index(l[off:], null)
 			if k < 0 {
@@ -477,36 +515,11 @@ func nullInSentence(l string) (string, bool) {
 			}
 			i := off + k
 			off = i + len(null)
-			before, _ := utf8.DecodeLastRuneInString(l[:i])
-			after, _ := utf8.DecodeRuneInString(l[off:])
-			if isWordRune(before) || isWordRune(after) {
-				continue // part of a longer word or name: "nullable", "Nil's", "Nonesuch"
+			if f(null, i, off) {
+				return
 			}
-			if strings.ContainsRune("._$`/-", before) || strings.ContainsRune("_(`-/=", after) {
-				continue // code or a path: "obj.null", "nil-nil", "NaN()"
-			}
-			if lead := strings.TrimRight(l[:i], " "); lead != "" && strings.ContainsRune("=<>!+*/([,", rune(lead[len(lead)-1])) && lead[len(lead)-1] != ',' {
-				continue // an operand: "x == NaN", "f(null)"
-			}
-			if codeTalk.has(foldLower(l)) {
-				return "", false
-			}
-			if hasNonASCIILetter(l) {
-				// The sentence is in another language: English grammar does not apply, and
-				// the null stands where the program put a value.
-				return null, true
-			}
-			prev, next := wordBefore(l[:i]), wordAfter(strings.TrimLeft(l[off:], "\"'”’»"))
-			if nullGrammar.has(prev) || nullHeads.has(next) || null == "None" && (next == "" || noneEnglish.has(next)) {
-				continue
-			}
-			if prev != "" && prev[0] >= '0' && prev[0] <= '9' {
-				continue // "2 nil", "3 NaN"
-			}
-			return null, true
 		}
 	}
-	return "", false
 }
 
 // nullTokens are the serialized nulls nullSlot and nullInSentence look for, as written.
@@ -587,30 +600,23 @@ var codeTalk = newPhraseSet("javascript", "typescript", "python", "java", "sql",
 // short sentence ("The answer is None."). Technical prose says "the default is None" in
 // longer sentences, which do not count.
 func nullSlot(l string) (string, bool) {
-	for _, null := range [...]string{"None", "null", "undefined", "NaN", "[object Object]", "nil"} {
-		for off := 0; ; {
-			k := strings.Index(l[off:], null)
-			if k < 0 {
-				break
-			}
-			i := off + k
-			off = i + len(null)
-			if i > 0 && l[i-1] != ' ' && l[i-1] != ':' && l[i-1] != '=' {
-				continue
-			}
-			before := strings.TrimRight(l[:i], " ")
-			after := strings.TrimLeft(l[i+len(null):], ".!\"'")
-			switch {
-			case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") && !hasAnySuffix(before, "==", "!=", "<=", ">=")):
-				return null, true
-			case after == "" && len(strings.Fields(l)) <= 8 && hasAnySuffix(before, " is", " are", " was", " were", " be"):
-				return null, true
-			case (after == "" || after[0] == ',' || after[0] == ' ') && hasAnySuffix(before, "Hello", "Hi", "Dear", "hello", "hi", "dear"):
-				return null, true
-			}
+	var found string
+	eachNull(l, func(null string, i, end int) bool {
+		if i > 0 && l[i-1] != ' ' && l[i-1] != ':' && l[i-1] != '=' {
+			return false
 		}
-	}
-	return "", false
+		before := strings.TrimRight(l[:i], " ")
+		after := strings.TrimLeft(l[end:], ".!\"'")
+		switch {
+		case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") && !hasAnySuffix(before, "==", "!=", "<=", ">=")),
+			after == "" && len(strings.Fields(l)) <= 8 && hasAnySuffix(before, " is", " are", " was", " were", " be"),
+			(after == "" || after[0] == ',' || after[0] == ' ') && hasAnySuffix(before, "Hello", "Hi", "Dear", "hello", "hi", "dear"):
+			found = null
+			return true
+		}
+		return false
+	})
+	return found, found != ""
 }
 
 func hasAnySuffix(s string, suffixes ...string) bool {
