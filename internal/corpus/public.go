@@ -41,6 +41,12 @@ const (
 	// not allowed to access the device", "Operation not permitted"). A pre-screen catches
 	// it by failing the run as a refusal or as an error message.
 	LabelPermission = "permission_refusal"
+	// LabelProductFailure: a program's own message that an operation failed ("Der Server
+	// ist nicht erreichbar; Versuchen Sie es später erneut"), in any language, where an
+	// answer should be. A pre-screen catches it as error_text, as it does LabelError; the
+	// label is separate because these messages measure the reading of other languages, not
+	// the output of an agent that breaks (the insight simulations draw LabelError only).
+	LabelProductFailure = "product_failure"
 )
 
 // shippedRow is one line of a shipped cases.jsonl.

@@ -27,7 +27,7 @@ var secondPassSets = []struct {
 	kind   string
 }{
 	{"gnome_help", map[string]string{LabelCorrect: LabelCorrect}, KindStatement},
-	{"product_failures", map[string]string{LabelError: LabelError}, ""},
+	{"product_failures", map[string]string{LabelError: LabelProductFailure}, ""},
 	{"product_permission", map[string]string{LabelRefusal: LabelPermission}, ""},
 	{"null_templates", map[string]string{LabelCorrect: LabelCorrect, LabelPlaceholder: LabelPlaceholder}, KindShort},
 	// Refusals of harmful requests: appropriate, failed like every refusal.

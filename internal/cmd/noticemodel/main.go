@@ -37,11 +37,10 @@ type example struct {
 // positive groups: failure notices and permission refusals, by the program that shows them.
 func groupOf(c corpus.Case) (string, bool) {
 	switch {
+	case c.Label == corpus.LabelProductFailure:
+		parts := strings.Split(c.Run.ID, "/")
+		return "product_failures:" + parts[2], true
 	case c.Label == corpus.LabelError:
-		if c.Source == "product_failures" {
-			parts := strings.Split(c.Run.ID, "/")
-			return "product_failures:" + parts[2], true
-		}
 		return c.Source, true
 	case c.Label == corpus.LabelPermission:
 		parts := strings.Split(c.Run.ID, "/")
