@@ -64,7 +64,8 @@ const (
 // How the run ended, when the caller recorded it in metadata (finish_reason, stop_reason,
 // finishReason, stopReason, error, status; see sdk.Run), is definitive: a model stopped at
 // its token limit is truncated, a provider's safety stop is a refusal, a recorded error is
-// error_text, whatever the output says.
+// error_text, and a model that ended its answer itself ("stop", "end_turn") was not cut off,
+// whatever the output says.
 //
 // # Refusals
 //
@@ -207,7 +208,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	}
 	if end == endTruncated {
 		hard(screenFinding{FlagTruncated, endDetail})
-	} else if d, ok := findTruncation(t, params.CutoffMinWords); ok {
+	} else if d, ok := findTruncation(t, params.CutoffMinWords); ok && end != endFinished {
 		hard(screenFinding{FlagTruncated, d})
 	}
 	if integrity > 0 {

@@ -433,3 +433,30 @@ func BenchmarkPrescreen(b *testing.B) {
 		})
 	}
 }
+
+// TestPrescreenNaturalStop: a model that ended its answer itself was not cut off, whatever
+// its last word; without the caller's word, the last word is the only evidence there is.
+func TestPrescreenNaturalStop(t *testing.T) {
+	s := openPrescreen(t)
+	output := "Rotate the key in Settings, then API keys: create a new key, deploy it to every service that calls " +
+		"the API, confirm traffic on the new key, and only then revoke the old one, checking the dashboards and"
+	tests := []struct {
+		name     string
+		metadata map[string]any
+		wantPass bool
+	}{
+		{"no stop reason: cut off by its last word", nil, false},
+		{"OpenAI stop", map[string]any{"finish_reason": "stop"}, true},
+		{"Anthropic end_turn", map[string]any{"stop_reason": "end_turn"}, true},
+		{"Gemini STOP", map[string]any{"finishReason": "STOP"}, true},
+		{"the token limit still cuts", map[string]any{"finish_reason": "length"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, passed := prescreenScore(t, s, sdk.Run{Input: "How do I rotate API keys?", Output: output, Metadata: tt.metadata})
+			if passed != tt.wantPass {
+				t.Errorf("passed = %v, want %v (%s)", passed, tt.wantPass, res.Reason)
+			}
+		})
+	}
+}
