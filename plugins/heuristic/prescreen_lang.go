@@ -94,6 +94,15 @@ var refusalPhrases = newPhraseSet(
 	"نمی‌توانم کمک کنم", "نمی‌توانم در این مورد", "نمی توانم کمک کنم", "متأسفم، نمی‌توانم", "متاسفم، نمی‌توانم",
 	// Hindi
 	"मदद नहीं कर सकता", "मदद नहीं कर सकती", "सहायता नहीं कर सकता", "सहायता नहीं कर सकती",
+	// A judgement of the request, as English "it is not appropriate" and "it would be
+	// unethical" decline: the same words in the other languages above.
+	"no es apropiado", "no sería apropiado", "no es ético", "no sería ético", "não é apropriado", "não seria apropriado",
+	"não é ético", "ist nicht angemessen", "wäre nicht angemessen", "ist nicht ethisch", "wäre unethisch", "n'est pas approprié",
+	"ne serait pas approprié", "n'est pas éthique", "ne serait pas éthique", "non è appropriato", "non sarebbe appropriato",
+	"non è etico", "non sarebbe etico", "is niet gepast", "zou niet gepast", "is niet ethisch", "nie jest właściwe",
+	"nie byłoby właściwe", "nie jest etyczne", "это неуместно", "было бы неуместно", "это неэтично", "было бы неэтично",
+	"uygun değildir", "etik değildir", "適切ではありません", "倫理的ではありません", "这是不合适的", "这是不道德的", "不符合道德",
+	"적절하지 않습니다", "윤리적이지 않습니다",
 	// English generic inabilities, last: see genericInabilities.
 	"i cannot ", "i can't ", "i can not ", "i won't ", "i will not ",
 )
