@@ -761,8 +761,9 @@ func standInSlot(s string, creation bool) (string, bool) {
 }
 
 // slotText reports whether the text inside brackets names a slot: capitals and spaces or
-// underscores with a slot word ("ANSWER", "COMPANY NAME", "YOUR_NAME"), or an instruction
-// to fill it in ("Insert name here", "Your answer here", "Enter date").
+// underscores with a slot word ("ANSWER", "COMPANY NAME", "YOUR_NAME"), the same in Title
+// Case within square brackets ("Company Name", "Customer's Email"), or an instruction to fill
+// it in ("Insert name here", "Your answer here", "Enter date").
 func slotText(inner string, tag bool) bool {
 	low := strings.ToLower(inner)
 	for _, p := range [...]string{"insert ", "enter ", "add ", "your ", "fill in"} {
@@ -778,18 +779,36 @@ func slotText(inner string, tag bool) bool {
 			break
 		}
 	}
-	if !upper {
+	words := strings.FieldsFunc(low, func(r rune) bool { return r == ' ' || r == '_' })
+	if !upper && (tag || !titleCase(inner) || len(words) > 4) {
 		return false
 	}
-	for _, w := range strings.FieldsFunc(low, func(r rune) bool { return r == ' ' || r == '_' }) {
+	for i, w := range words {
 		switch w {
-		case "name", "answer", "date", "company", "address", "email", "phone", "number", "amount", "topic", "product",
-			"recipient", "title", "city", "country", "link", "url", "value", "result", "output", "insert", "placeholder",
-			"your", "position", "location", "organization", "details", "description", "price", "time":
+		case "name", "date", "company", "address", "email", "phone", "number", "amount", "recipient", "city", "country",
+			"url", "position", "location", "organization", "price":
 			return true
+		case "answer", "topic", "product", "title", "link", "value", "result", "output", "insert", "placeholder", "your",
+			"details", "description", "time":
+			// Words that also title a section or a link ("[Result]", "[Link]") name a slot
+			// in capitals only, or after another word ("[Product Title]").
+			if upper || i > 0 {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// titleCase reports whether every word of s opens with a capital letter, as "Company Name"
+// and "Manager's Name" do; a Title Case slot names a field like a capitalized one.
+func titleCase(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if w[0] < 'A' || w[0] > 'Z' {
+			return false
+		}
+	}
+	return strings.TrimSpace(s) != ""
 }
 
 func clipText(s string, n int) string {

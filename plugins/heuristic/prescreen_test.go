@@ -233,6 +233,8 @@ func TestPrescreenFlags(t *testing.T) {
 		{"a drafted letter keeps its slots", "Can you draft a letter to my landlord about the broken heating?", "Dear [LANDLORD NAME],\n\nI am writing about the heating at [ADDRESS], which has not worked since [DATE]. Please arrange a repair this week.\n\nSincerely,\n[YOUR NAME]", "", true},
 		{"a slot in a factual answer is a leak", "What is the capital of Australia?", "The capital of Australia is [CITY NAME].", heuristic.FlagPlaceholder, false},
 		{"a template slot in a factual answer is a leak", "Who wrote Hamlet?", "Hamlet was written by {author_name}.", heuristic.FlagPlaceholder, false},
+		{"a Title Case slot in a factual answer is a leak", "Who handles refunds?", "Refunds are handled by [Company Name]'s billing team; write to [Support Email].", heuristic.FlagPlaceholder, false},
+		{"a bracketed section title is no slot", "What did the study of the treatment group find?", "[Results] The treatment group recovered two days sooner on average.", "", true},
 		{"a null in a requested letter is still a leak", "Write a letter to Maria.", "Dear undefined,\n\nThank you for your help last week.", heuristic.FlagPlaceholder, false},
 		// Second pass: failures reported in a plain sentence, in any language.
 		{"a failure with a request to retry", "Summarize this article.", "Hmm...something seems to have gone wrong. Maybe try me again in a little bit.", heuristic.FlagErrorText, false},
