@@ -80,8 +80,9 @@ func findErrorText(t *screenText) (string, bool) {
 // failureReport finds a short output that reports, in a sentence of its own, that the
 // service, the request or the response failed: a failure statement ("something seems to have
 // gone wrong", "Remote Server Returned Code 500", "This model is currently experiencing high
-// demand", "JacksonBot not responding") that either asks the user to come back ("try again",
-// "check back", "contact us", a request id) or is the whole output (a dozen words or fewer).
+// demand", "JacksonBot not responding") that asks the user to come back ("try again", "check
+// back", "contact us", a request id), comes with an apology or a first-person "I could not",
+// or is the whole output (a dozen words or fewer).
 func failureReport(out string) (string, bool) {
 	head := out
 	if len(head) > 200 {
@@ -91,11 +92,16 @@ func failureReport(out string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if retryDirectives.has(out) || len(strings.Fields(out)) <= 12 {
+	if retryDirectives.has(out) || len(strings.Fields(out)) <= 12 || failureVoices.has(head) {
 		return m, true
 	}
 	return "", false
 }
+
+// failureVoices are how an assistant reports its own failure: an apology or a first-person
+// "I could not" ("I'm sorry, but the knowledge base could not be reached").
+var failureVoices = newPhraseSet("sorry", "apolog", "unfortunately", "i was unable", "i wasn't able", "i was not able",
+	"i couldn't", "i could not", "i'm unable", "i am unable")
 
 // findNotice finds a short product notice of the set's kind in an output of its own: at most
 // noticeRunes runes on at most two lines, not code, not a list, and not the input's own words.
@@ -129,7 +135,10 @@ var failureStatements = newPhraseSet("went wrong", "gone wrong", "not responding
 	"couldn't process", "could not process", "couldn't complete your", "could not complete your", "unable to complete your",
 	"couldn't connect", "could not connect", "unable to connect", "unable to reach", "couldn't reach", "could not reach",
 	"can't reach", "cannot reach", "no response from", "having a problem responding", "having trouble responding",
-	"error handling the response", "error processing your", "error while processing")
+	"error handling the response", "error processing your", "error while processing", "could not be reached",
+	"couldn't be reached", "could not be loaded", "couldn't be loaded", "could not be completed", "could not be processed",
+	"failed to retrieve", "unable to retrieve", "couldn't retrieve", "could not retrieve", "unable to access the",
+	"couldn't access the", "could not access the", "service is down", "is currently down", "tool failed", "tool error")
 
 // retryDirectives send the user back: to retry, to wait, to support.
 var retryDirectives = newPhraseSet("try again", "try me again", "again in a", "retry", "check back", "later", "help center", "contact us", "contact support",

@@ -242,6 +242,8 @@ func TestPrescreenFlags(t *testing.T) {
 		{"a status code in a sentence", "What game are we playing tonight?", "Remote Server Returned Code 500", heuristic.FlagErrorText, false},
 		{"a German failure notice", "Nach einem Kontakt suchen", "Der Server ist nicht erreichbar; Versuchen Sie es später erneut", heuristic.FlagErrorText, false},
 		{"a Greek timeout alone", "Αναζήτηση επαφής", "Τέλος χρονικού ορίου σύνδεσης.", heuristic.FlagErrorText, false},
+		{"an apology for an unreachable store", "Summarize our refund policy.", "I'm sorry, but I wasn't able to look that up: the knowledge base could not be reached from here just now.", heuristic.FlagErrorText, false},
+		{"an explanation of an unreachable site is fine", "Why did the site go offline last night?", "Its certificate expired at midnight, so the site could not be reached over HTTPS until the new one was installed.", "", true},
 		{"an answer about a timeout is fine", "Why does my upload stop after a minute?", "Your proxy closes idle connections after sixty seconds, so long uploads time out; raise the proxy's idle timeout or upload in chunks.", "", true},
 		{"a Spanish answer that mentions an error is fine", "¿Qué es un error de redondeo?", "Es la diferencia entre el valor exacto de un número y su aproximación con un número finito de cifras, que se acumula en cálculos largos.", heuristic.FlagOffTopic, true},
 		// Second pass: refusals of scope and permission.
