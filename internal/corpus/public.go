@@ -17,7 +17,8 @@ import (
 // several languages (German among them), open-domain short answers, math, code,
 // instruction-following outputs of two models and human-written responses, error outputs
 // quoted from public issue threads, one model's refusals in nine languages, and one
-// labelled synthetic set of multilingual refusals. They are embedded, so they load from anywhere.
+// labelled synthetic set of multilingual refusals; then the second pass's sets (secondpass.go).
+// They are embedded, so they load from anywhere.
 //
 //go:embed testdata
 var shipped embed.FS
