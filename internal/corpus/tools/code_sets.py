@@ -13,10 +13,12 @@ examples, source segment as written. Every other snippet is shown in a markdown 
 one-line lead-in, the way chat answers show code; the rest are raw. code_cut holds every
 fourth snippet cut after 60% of its lines (a run stopped mid-way, no stop reason recorded).
 """
-import ast, glob, json, os, random, re, sys
+import ast, glob, os, random, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from debian_sets import write  # noqa: E402  (one writer for every set)
 
 ROOT = sys.argv[1]
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata")
 
 
 def go_examples():
@@ -62,15 +64,6 @@ def render(i, code, lang):
     if i % 2 == 0:
         return f"Here is one way to do it:\n\n```{lang}\n{code}\n```"
     return code
-
-
-def write(name, rows):
-    d = os.path.join(OUT, name)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "cases.jsonl"), "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(name, len(rows))
 
 
 rng = random.Random(25)

@@ -251,8 +251,9 @@ def build_neutral():
     write("catalog_neutral", rows)
 
 
-titles = build_help()
-build_messages("product_failures", FAILURES, "error", titles)
-build_messages("product_permission", PERMISSION, "refusal", titles)
-build_nulls()
-build_neutral()
+if __name__ == "__main__":
+    titles = build_help()
+    build_messages("product_failures", FAILURES, "error", titles)
+    build_messages("product_permission", PERMISSION, "refusal", titles)
+    build_nulls()
+    build_neutral()
