@@ -21,6 +21,9 @@
 //   - empty, error: broken outputs (blank, provider errors, stack traces, framework stops).
 //   - placeholder, truncated, repetition: real correct outputs broken in one documented way
 //     each (see derive).
+//   - product_failure, permission_refusal: programs' own messages that an operation failed
+//     or was refused for want of permission, in about ninety languages (the second pass's
+//     Debian sets, see secondpass.go).
 //
 // The labelled sets are read in place from the module root's testdata/ (Dir); the small
 // sets this package embeds live in its own testdata/ (see public.go). Each set has its

@@ -53,6 +53,17 @@ func TestLoad(t *testing.T) {
 		{"email_triage", 16},
 		{"ragas_triage", 40},
 		{"synthetic_empty", 6},
+		{"gnome_help", 302},
+		{"product_failures", 673},
+		{"product_permission", 323},
+		{"null_templates", 594},
+		{"gemma_refusals", 21},
+		{"mt_bench", 15},
+		{"issue_failures", 19},
+		{"scope_refusals", 8},
+		{"go_examples", 120},
+		{"python_examples", 120},
+		{"code_cut", 60},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source, func(t *testing.T) {
@@ -116,5 +127,22 @@ func TestNothingReadsOutsideTheClone(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCatalogNeutral(t *testing.T) {
+	cases, err := CatalogNeutral()
+	if err != nil {
+		t.Fatal(err)
+	}
+	langs := map[string]bool{}
+	for _, c := range cases {
+		if c.Run.Output == "" || !c.WantPass || c.Source != "catalog_neutral" {
+			t.Fatalf("%s: want a correct catalog_neutral case with an output, got %+v", c.Run.ID, c)
+		}
+		langs[c.Lang] = true
+	}
+	if len(cases) != 3577 || len(langs) < 100 {
+		t.Errorf("%d messages in %d languages, want 3577 in 100 or more", len(cases), len(langs))
 	}
 }

@@ -17,7 +17,8 @@ import (
 // several languages (German among them), open-domain short answers, math, code,
 // instruction-following outputs of two models and human-written responses, error outputs
 // quoted from public issue threads, one model's refusals in nine languages, and one
-// labelled synthetic set of multilingual refusals. They are embedded, so they load from anywhere.
+// labelled synthetic set of multilingual refusals; then the second pass's sets (secondpass.go).
+// They are embedded, so they load from anywhere.
 //
 //go:embed testdata
 var shipped embed.FS
@@ -37,6 +38,16 @@ const (
 	LabelPlaceholder = "placeholder"
 	LabelTruncated   = "truncated"
 	LabelRepetition  = "repetition"
+	// LabelPermission: a product declined the request for want of permission ("You are
+	// not allowed to access the device", "Operation not permitted"). A pre-screen catches
+	// it by failing the run as a refusal or as an error message.
+	LabelPermission = "permission_refusal"
+	// LabelProductFailure: a program's own message that an operation failed ("Der Server
+	// ist nicht erreichbar; Versuchen Sie es später erneut"), in any language, where an
+	// answer should be. A pre-screen catches it as error_text, as it does LabelError; the
+	// label is separate because these messages measure the reading of other languages, not
+	// the output of an agent that breaks (the insight simulations draw LabelError only).
+	LabelProductFailure = "product_failure"
 )
 
 // shippedRow is one line of a shipped cases.jsonl.
@@ -147,6 +158,11 @@ func loadShipped(string) ([]Case, error) {
 		out = append(out, Case{Source: src, Label: LabelAppropriateRefusal, Lang: r.Lang,
 			Run: sdk.Run{ID: src + "/" + r.ID, Input: r.Input, Output: r.Output}})
 	}
+	second, err := loadSecondPass()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, second...)
 	rows, err = readShipped("refusals_multilingual")
 	if err != nil {
 		return nil, err

@@ -64,14 +64,15 @@ const (
 // How the run ended, when the caller recorded it in metadata (finish_reason, stop_reason,
 // finishReason, stopReason, error, status; see sdk.Run), is definitive: a model stopped at
 // its token limit is truncated, a provider's safety stop is a refusal, a recorded error is
-// error_text, whatever the output says.
+// error_text, and a model that ended its answer itself ("stop", "end_turn") was not cut off,
+// whatever the output says.
 //
 // # Refusals
 //
 // A refusal is an output that declines to do what was asked, in any wording ("That's not
 // something I can help with", "I'd rather not", "Lo siento, pero no puedo ayudarte",
-// "申し訳ありませんが、お答えできません"); it is recognised in English and 17 other
-// languages. Every refusal fails the pre-screen and is flagged refusal, in every language
+// "申し訳ありませんが、お答えできません"); it is recognised in English and about fifty
+// other languages. Every refusal fails the pre-screen and is flagged refusal, in every language
 // alike: passed means the run did what was asked, and a refusal did not. Whether declining
 // was right (a harmful request) cannot be read from keywords ("bomb calorimeter", resetting
 // one's own password), so the pre-screen does not try: a judge scorer settles it, and a
@@ -185,6 +186,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	// The prepared run stays on the stack.
 	var st screenText
 	st.fill(run.Input, out, run.Purpose())
+	st.toolFailed = anyToolCallFailed(run)
 	st.outWords = splitWords(st.outLow)
 	t := &st
 	end, endDetail := readCallerEnd(run.Metadata)
@@ -217,7 +219,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	}
 	if end == endTruncated {
 		hard(screenFinding{FlagTruncated, endDetail})
-	} else if d, ok := findTruncation(t, params.CutoffMinWords); ok {
+	} else if d, ok := findTruncation(t, params.CutoffMinWords); ok && end != endFinished {
 		hard(screenFinding{FlagTruncated, d})
 	}
 	if integrity > 0 {

@@ -18,6 +18,7 @@ const (
 	endTruncated                  // the model stopped at its token limit
 	endRefused                    // the provider's safety system refused or filtered the answer
 	endErrored                    // the framework recorded an error or a failed status
+	endFinished                   // the model ended its answer itself ("stop", "end_turn", "STOP")
 )
 
 // finishKeys are the metadata keys that carry a model's stop reason: OpenAI and most
@@ -53,6 +54,10 @@ func readCallerEnd(md map[string]any) (callerEnd, string) {
 			return endRefused, "the provider refused or filtered the answer (" + k + " " + strconv.Quote(s) + ")"
 		case "error":
 			return endErrored, "the model call ended in an error (" + k + " " + strconv.Quote(s) + ")"
+		case "stop", "end_turn", "stop_sequence", "eos", "eos_token", "complete", "completed", "finished", "end":
+			// The model ended the answer itself: a last word that reads as cut off is its
+			// own choice ("stop" at a stop sequence included), not the token limit's.
+			return endFinished, ""
 		}
 	}
 	return endUnknown, ""

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // findErrorText finds error messages, stack traces and provider failures in the output.
@@ -55,8 +56,11 @@ func findErrorText(t *screenText) (string, bool) {
 	if k, ok := errorJSON(t.out); ok {
 		return "error JSON with key " + strconv.Quote(k), true
 	}
-	// A short output that is a provider failure or only reports one.
-	if len(t.out) <= 300 {
+	// A short output that is a provider failure or only reports one, unless a tool call of
+	// the turn failed: then the answer is relaying that failure to the user, as it should
+	// ("I couldn't cancel it: the calendar service is unavailable"), and tool_error judges
+	// the turn instead.
+	if len(t.out) <= 300 && !t.toolFailed {
 		// Phrases a provider error uses and an answer rarely does: "rate limit" or "timeout" alone
 		// also describe an API, so they are not here.
 		if m, ok := providerFailures.find(t.outLow); ok && !quotesInput(t, m) && !exempt() {
@@ -66,9 +70,82 @@ func findErrorText(t *screenText) (string, bool) {
 		if m, ok := failureNotices.find(t.outLow); ok && !quotesInput(t, m) && !exempt() {
 			return "reports a failure: " + strconv.Quote(m), true
 		}
+		if m, ok := failureReport(t.outLow); ok && !quotesInput(t, m) && !exempt() {
+			return "reports a failure: " + strconv.Quote(m), true
+		}
+		if m, ok := findNotice(t, noticeFailures); ok && !exempt() {
+			return "a failure notice: " + strconv.Quote(m), true
+		}
 	}
 	return "", false
 }
+
+// failureReport finds a short output that reports, in a sentence of its own, that the
+// service, the request or the response failed: a failure statement ("something seems to have
+// gone wrong", "Remote Server Returned Code 500", "This model is currently experiencing high
+// demand", "JacksonBot not responding") that asks the user to come back ("try again", "check
+// back", "contact us", a request id), comes with an apology or a first-person "I could not",
+// or is the whole output (a dozen words or fewer).
+func failureReport(out string) (string, bool) {
+	head := out
+	if len(head) > 200 {
+		head = head[:200]
+	}
+	m, ok := failureStatements.find(head)
+	if !ok {
+		return "", false
+	}
+	if retryDirectives.has(out) || len(strings.Fields(out)) <= 12 || failureVoices.has(head) {
+		return m, true
+	}
+	return "", false
+}
+
+// failureVoices are how an assistant reports its own failure: an apology or a first-person
+// "I could not" ("I'm sorry, but the knowledge base could not be reached").
+var failureVoices = newPhraseSet("sorry", "apolog", "unfortunately", "i was unable", "i wasn't able", "i was not able",
+	"i couldn't", "i could not", "i'm unable", "i am unable")
+
+// findNotice finds a short product notice of the set's kind in an output of its own: at most
+// noticeRunes runes on at most two lines, not code, not a list, and not the input's own words.
+// A failure notice must also ask to retry ("Der Server ist nicht erreichbar; Versuchen Sie es
+// später erneut") or be a dozen words alone ("Verbindungsabbruch wegen Zeitüberschreitung.").
+func findNotice(t *screenText, set *phraseSet) (string, bool) {
+	if len(t.out) > 4*noticeRunes || strings.Count(t.out, "\n") > 1 || utf8.RuneCountInString(t.out) > noticeRunes {
+		return "", false
+	}
+	// The phrase before the shape: most outputs have none, and the shape costs more.
+	m, ok := set.find(t.outLow)
+	if !ok || strings.Contains(t.inLow, m) || t.isCode() || isStructured(t.out) {
+		return "", false
+	}
+	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 12 && utf8.RuneCountInString(t.out) > 36 {
+		return "", false
+	}
+	return m, true
+}
+
+// noticeRunes is the longest output read as a product notice.
+const noticeRunes = 200
+
+// failureStatements say that a service, a request or a response failed.
+var failureStatements = newPhraseSet("went wrong", "gone wrong", "not responding", "isn't responding", "is unavailable",
+	"are unavailable", "currently unavailable", "temporarily unavailable", "overloaded", "at capacity", "high demand",
+	"capacity constraints", "timed out", "request failed", "request has failed", "response failure", "failed to respond",
+	"failed to load", "failed to process", "failed to generate", "returned code 4", "returned code 5", "returned status 4",
+	"returned status 5", "error occurred", "error has occurred", "error has occured", "error occured", "encountered an error",
+	"encountered a problem", "encountered an issue", "ran into an issue", "ran into a problem", "ran into an error",
+	"couldn't process", "could not process", "couldn't complete your", "could not complete your", "unable to complete your",
+	"couldn't connect", "could not connect", "unable to connect", "unable to reach", "couldn't reach", "could not reach",
+	"can't reach", "cannot reach", "no response from", "having a problem responding", "having trouble responding",
+	"error handling the response", "error processing your", "error while processing", "could not be reached",
+	"couldn't be reached", "could not be loaded", "couldn't be loaded", "could not be completed", "could not be processed",
+	"failed to retrieve", "unable to retrieve", "couldn't retrieve", "could not retrieve", "unable to access the",
+	"couldn't access the", "could not access the", "service is down", "is currently down", "tool failed", "tool error")
+
+// retryDirectives send the user back: to retry, to wait, to support.
+var retryDirectives = newPhraseSet("try again", "try me again", "again in a", "retry", "check back", "later", "help center", "contact us", "contact support",
+	"request id", "persists", "reload", "refresh")
 
 // quotesInput reports whether the output's line that holds the marker m is quoted from the
 // input: an answer that repeats the user's own traceback or error line.
@@ -305,11 +382,29 @@ func findPlaceholder(t *screenText) (string, bool) {
 		}
 	}
 	// Code holds format strings and template syntax of its own.
-	if !looksLikeCode(prose) {
-		if m, ok := templateSlot(prose); ok && !strings.Contains(t.in, m) {
+	// A template, a draft letter or an email the user asked for is meant to be filled in: its
+	// slots ("Dear {{first_name}}", "[COMPANY NAME]") are the answer, not a leak. Nulls and
+	// stand-ins below still count.
+	proseCode := t.isCode()
+	if len(prose) != len(t.out) {
+		proseCode = looksLikeCode(prose)
+	}
+	// Whether the input asks for a template is read only once a slot is found.
+	template := -1
+	asked := func() bool {
+		if template < 0 {
+			template = 0
+			if requestedTemplate(t.inLow) {
+				template = 1
+			}
+		}
+		return template == 1
+	}
+	if !proseCode {
+		if m, ok := templateSlot(prose); ok && !strings.Contains(t.in, m) && !asked() {
 			return "unfilled template slot " + m, true
 		}
-		if m, ok := standInSlot(prose, isCreation(t.inLow)); ok && !strings.Contains(t.in, m) {
+		if m, ok := standInSlot(prose, isCreation(t.inLow)); ok && !strings.Contains(t.in, m) && !asked() {
 			return "unfilled slot " + m, true
 		}
 	}
@@ -317,14 +412,28 @@ func findPlaceholder(t *screenText) (string, bool) {
 	// "TODO:" but not "TODO app": the capitals and the colon are how stand-ins are written.
 	for found := standIns.mask(prose); found != 0; found &= found - 1 {
 		m := standIns.list[bits.TrailingZeros64(found)]
+		if (m[0] == '[' || m[0] == '<') && asked() {
+			continue // a slot of the template the user asked for
+		}
 		if !strings.Contains(t.in, m) {
 			return strconv.Quote(strings.TrimSpace(m)), true
 		}
 	}
 	// A null where a value should be: "Total: undefined", "The answer is None.", "Hello None,".
+	// Code assigns and compares nulls ("lastrow = None").
+	if proseCode || !nullTokens.has(prose) {
+		return "", false
+	}
 	var hit string
 	forEachLine(prose, func(l string) bool {
+		if !nullTokens.has(l) {
+			return true
+		}
 		if v, ok := nullSlot(l); ok && !strings.Contains(t.in, v) {
+			hit = l
+			return false
+		}
+		if v, ok := nullInSentence(l); ok && !strings.Contains(t.in, v) {
 			hit = l
 			return false
 		}
@@ -336,12 +445,81 @@ func findPlaceholder(t *screenText) (string, bool) {
 	return "", false
 }
 
-// nullSlot finds a serialized null standing for a value in a line of prose: at the end of
-// a "key: value" line ("Total: undefined"), after a greeting ("Hello None,"), or closing a
-// short sentence ("The answer is None."). Technical prose says "the default is None" in
-// longer sentences, which do not count.
-func nullSlot(l string) (string, bool) {
-	for _, null := range [...]string{"None", "null", "undefined", "NaN", "[object Object]", "nil"} {
+// requestedTemplate reports whether a lower-case input asks for something to fill in: it
+// names a template ("template", "fill in", "placeholders", "mail merge"), or asks to write,
+// draft or prepare a document that carries the sender's and the recipient's details (a
+// letter, an email, a memo, an invitation, a contract).
+func requestedTemplate(in string) bool {
+	if templateWords.has(in) {
+		return true
+	}
+	head := in
+	if len(head) > 120 {
+		head = head[:120]
+	}
+	return creationVerbs.has(head) && documentNouns.has(in)
+}
+
+// templateWords name a document meant to be filled in.
+var templateWords = newPhraseSet("template", "placeholder", "fill in", "fill-in", "fillable", "boilerplate", "mail merge",
+	"mail-merge", "form letter", "reusable", "blank for", "blanks for")
+
+// creationVerbs ask for a document to be written.
+var creationVerbs = newPhraseSet("write", "draft", "compose", "create", "generate", "prepare", "make me", "give me", "put together",
+	"help me with a", "need a", "want a")
+
+// documentNouns are documents that carry the sender's and the recipient's own details.
+var documentNouns = newPhraseSet("letter", "email", "e-mail", "mail to", "message to", "memo", "invitation", "announcement",
+	"contract", "agreement", "proposal", "press release", "newsletter", "cover note", "resume", "résumé", " cv", "notice to",
+	"reference for", "recommendation for", "toast", "wedding speech", "thank-you note", "thank you note", "note to")
+
+// nullInSentence finds a serialized null standing where a name or a number belongs inside
+// a sentence, in any language: "undefined has signed on.", "None ولج.", "„NaN“ ist bereit",
+// "Your order of null items". A null that prose speaks of is a word of the sentence's
+// grammar instead: a predicate or an object of a technical verb ("the slope is undefined",
+// "returns None", "set to null"), the head of a technical noun ("undefined behavior", "null
+// hypothesis", "null and void"), English "None of ..." and "None has ...", "nil-nil"; and a
+// sentence about code ("In JavaScript, ...") may name them freely.
+func nullInSentence(l string) (string, bool) {
+	var found string
+	eachNull(l, func(null string, i, off int) bool {
+		before, _ := utf8.DecodeLastRuneInString(l[:i])
+		after, _ := utf8.DecodeRuneInString(l[off:])
+		if isWordRune(before) || isWordRune(after) {
+			return false // part of a longer word or name: "nullable", "Nil's", "Nonesuch"
+		}
+		if strings.ContainsRune("._$`/-", before) || strings.ContainsRune("_(`-/=", after) {
+			return false // code or a path: "obj.null", "nil-nil", "NaN()"
+		}
+		if lead := strings.TrimRight(l[:i], " "); lead != "" && strings.ContainsRune("=<>!+*/([", rune(lead[len(lead)-1])) {
+			return false // an operand: "x == NaN", "f(null)"
+		}
+		if codeTalk.has(foldLower(l)) {
+			return true // a sentence about code names nulls on purpose: stop looking
+		}
+		if hasNonASCIILetter(l) {
+			// The sentence is in another language: English grammar does not apply, and
+			// the null stands where the program put a value.
+			found = null
+			return true
+		}
+		prev, next := wordBefore(l[:i]), wordAfter(strings.TrimLeft(l[off:], "\"'”’»"))
+		if nullGrammar.has(prev) || nullHeads.has(next) || null == "None" && (next == "" || noneEnglish.has(next)) {
+			return false
+		}
+		if prev != "" && prev[0] >= '0' && prev[0] <= '9' {
+			return false // "2 nil", "3 NaN"
+		}
+		found = null
+		return true
+	})
+	return found, found != ""
+}
+
+// eachNull calls f with every serialized null in l and where it starts and ends, until f
+// returns true.
+func eachNull(l string, f func(null string, i, end int) bool) {
+	for _, null := range nullTokens.list {
 		for off := 0; ; {
 			k := strings.Index(l[off:], null)
 			if k < 0 {
@@ -349,22 +527,108 @@ func nullSlot(l string) (string, bool) {
 			}
 			i := off + k
 			off = i + len(null)
-			if i > 0 && l[i-1] != ' ' && l[i-1] != ':' && l[i-1] != '=' {
-				continue
-			}
-			before := strings.TrimRight(l[:i], " ")
-			after := strings.TrimLeft(l[i+len(null):], ".!\"'")
-			switch {
-			case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=")):
-				return null, true
-			case after == "" && len(strings.Fields(l)) <= 8 && hasAnySuffix(before, " is", " are", " was", " were", " be"):
-				return null, true
-			case (after == "" || after[0] == ',' || after[0] == ' ') && hasAnySuffix(before, "Hello", "Hi", "Dear", "hello", "hi", "dear"):
-				return null, true
+			if f(null, i, off) {
+				return
 			}
 		}
 	}
-	return "", false
+}
+
+// nullTokens are the serialized nulls nullSlot and nullInSentence look for, as written.
+var nullTokens = newPhraseSet("None", "null", "undefined", "NaN", "[object Object]", "nil")
+
+// isWordRune reports whether r continues a word: a letter, a digit or an underscore.
+func isWordRune(r rune) bool {
+	return r == '_' || r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// hasNonASCIILetter reports whether s holds a letter outside ASCII.
+func hasNonASCIILetter(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c continues an ASCII word: a letter, a digit, an underscore or
+// an apostrophe.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '\''
+}
+
+// wordBefore returns the lower-case word that ends s, skipping spaces; "" when s ends in
+// punctuation other than a space (the start of a sentence, a quote, a colon).
+func wordBefore(s string) string {
+	s = strings.TrimRight(s, " ")
+	end := len(s)
+	i := end
+	for i > 0 && isWordByte(s[i-1]) {
+		i--
+	}
+	return strings.ToLower(s[i:end])
+}
+
+// wordAfter returns the lower-case word that opens s, skipping spaces.
+func wordAfter(s string) string {
+	s = strings.TrimLeft(s, " ")
+	i := 0
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	return strings.ToLower(s[:i])
+}
+
+// nullGrammar are the words after which prose names a null as a value: a copula, a verb that
+// returns, sets or compares, an article or a preposition of technical talk.
+var nullGrammar = newWordSet("is", "are", "was", "were", "be", "been", "being", "remains", "remain", "stays", "stay", "left",
+	"becomes", "become", "returns", "return", "returned", "returning", "yields", "gives", "equals", "equal", "to", "as", "or",
+	"than", "into", "of", "the", "a", "an", "not", "set", "sets", "with", "without", "any", "no", "contains", "contain", "handle",
+	"handles", "check", "checks", "against", "like", "get", "gets", "got", "produce", "produces", "assign", "assigns", "pass",
+	"passes", "and", "either", "neither", "nor", "in", "from", "if", "for", "when", "are", "also", "even", "still", "both")
+
+// nullHeads are the words a null modifies or opens in technical and legal prose.
+var nullHeads = newWordSet("behavior", "behaviour", "reference", "references", "value", "values", "pointer", "pointers", "check",
+	"checks", "safety", "hypothesis", "and", "set", "sets", "terminator", "character", "byte", "bytes", "coalescing", "object",
+	"objects", "type", "types", "result", "results", "model", "space", "string", "strings", "field", "fields", "entry", "entries",
+	"or", "is", "are", "was", "were", "means", "indicates", "represents", "stands", "literal", "literals", "propagation",
+	"handling", "pattern", "cell", "cells", "modem", "element", "elements", "constraint", "constraints", "vector", "matrix",
+	"operator", "operation", "operations", "input", "inputs", "case", "cases", "when", "if", "in", "to", "for", "as", "by")
+
+// noneEnglish are the words after which "None" is the English pronoun: "None of them",
+// "None has been found"; so is a "None" that ends its clause ("None.", "None, really").
+var noneEnglish = newWordSet("of", "other", "whatsoever", "at", "was", "were", "is", "are", "have", "has", "had", "can",
+	"could", "would", "will", "shall", "should", "may", "might", "must", "seemed", "seem", "seems", "but", "else", "too", "so",
+	"the", "that", "who", "which", "really", "yet", "knew", "know", "came", "survived", "remain", "remains", "left")
+
+// codeTalk are words of a sentence about code, where nulls are named on purpose.
+var codeTalk = newPhraseSet("javascript", "typescript", "python", "java", "sql", "json", "variable", "function", "property",
+	"typeof", "pointer", "database", "column", "api", "ruby", "swift", "kotlin", "golang", " go ", "lisp", "object", "array",
+	"nullable", "optional", "ieee", "float", "division", "divide", "zero", "undefined behavior", "compiler", "programming", "code")
+
+// nullSlot finds a serialized null standing for a value in a line of prose: at the end of
+// a "key: value" line ("Total: undefined"), after a greeting ("Hello None,"), or closing a
+// short sentence ("The answer is None."). Technical prose says "the default is None" in
+// longer sentences, which do not count.
+func nullSlot(l string) (string, bool) {
+	var found string
+	eachNull(l, func(null string, i, end int) bool {
+		if i > 0 && l[i-1] != ' ' && l[i-1] != ':' && l[i-1] != '=' {
+			return false
+		}
+		before := strings.TrimRight(l[:i], " ")
+		after := strings.TrimLeft(l[end:], ".!\"'")
+		switch {
+		case after == "" && (strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") && !hasAnySuffix(before, "==", "!=", "<=", ">=")),
+			after == "" && len(strings.Fields(l)) <= 8 && hasAnySuffix(before, " is", " are", " was", " were", " be"),
+			(after == "" || after[0] == ',' || after[0] == ' ') && hasAnySuffix(before, "Hello", "Hi", "Dear", "hello", "hi", "dear"):
+			found = null
+			return true
+		}
+		return false
+	})
+	return found, found != ""
 }
 
 func hasAnySuffix(s string, suffixes ...string) bool {
@@ -509,8 +773,9 @@ func standInSlot(s string, creation bool) (string, bool) {
 }
 
 // slotText reports whether the text inside brackets names a slot: capitals and spaces or
-// underscores with a slot word ("ANSWER", "COMPANY NAME", "YOUR_NAME"), or an instruction
-// to fill it in ("Insert name here", "Your answer here", "Enter date").
+// underscores with a slot word ("ANSWER", "COMPANY NAME", "YOUR_NAME"), the same in Title
+// Case within square brackets ("Company Name", "Customer's Email"), or an instruction to fill
+// it in ("Insert name here", "Your answer here", "Enter date").
 func slotText(inner string, tag bool) bool {
 	low := strings.ToLower(inner)
 	for _, p := range [...]string{"insert ", "enter ", "add ", "your ", "fill in"} {
@@ -526,18 +791,36 @@ func slotText(inner string, tag bool) bool {
 			break
 		}
 	}
-	if !upper {
+	words := strings.FieldsFunc(low, func(r rune) bool { return r == ' ' || r == '_' })
+	if !upper && (tag || !titleCase(inner) || len(words) > 4) {
 		return false
 	}
-	for _, w := range strings.FieldsFunc(low, func(r rune) bool { return r == ' ' || r == '_' }) {
+	for i, w := range words {
 		switch w {
-		case "name", "answer", "date", "company", "address", "email", "phone", "number", "amount", "topic", "product",
-			"recipient", "title", "city", "country", "link", "url", "value", "result", "output", "insert", "placeholder",
-			"your", "position", "location", "organization", "details", "description", "price", "time":
+		case "name", "date", "company", "address", "email", "phone", "number", "amount", "recipient", "city", "country",
+			"url", "position", "location", "organization", "price":
 			return true
+		case "answer", "topic", "product", "title", "link", "value", "result", "output", "insert", "placeholder", "your",
+			"details", "description", "time":
+			// Words that also title a section or a link ("[Result]", "[Link]") name a slot
+			// in capitals only, or after another word ("[Product Title]").
+			if upper || i > 0 {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// titleCase reports whether every word of s opens with a capital letter, as "Company Name"
+// and "Manager's Name" do; a Title Case slot names a field like a capitalized one.
+func titleCase(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if w[0] < 'A' || w[0] > 'Z' {
+			return false
+		}
+	}
+	return strings.TrimSpace(s) != ""
 }
 
 func clipText(s string, n int) string {
@@ -561,6 +844,11 @@ func isTemplateIdent(s string) bool {
 // an apology or an assistant's self-reference together with a statement of inability
 // ("Lo siento ... no puedo", "抱歉 ... 无法") in the same opening.
 func findRefusal(t *screenText) (string, bool) {
+	// A product notice that refuses for want of permission, in any of noticePermissions'
+	// languages: "Operation not permitted", "Sie haben keine Berechtigung ...".
+	if m, ok := findNotice(t, noticePermissions); ok {
+		return "refuses for want of permission (" + m + ")", true
+	}
 	head := t.head
 	m, ok := refusalPhrases.find(head)
 	generic := false
@@ -667,44 +955,51 @@ func declinesRequest(head, m string, creation bool) bool {
 	return ok
 }
 
-// findRepetition finds degenerate loops: a line repeated over and over, a word stuttered, or
-// text that keeps repeating the same phrases.
+// findRepetition finds degenerate loops: the same line or block of lines back to back, a
+// word stuttered, or text that keeps repeating the same phrases.
+//
+// Repeated structure is not a loop: the same bold heading on every day of an itinerary, the
+// same label line in every section of a list, "if err != nil {" after every call. A loop
+// repeats with nothing between the copies, so only back-to-back copies count. Code repeats
+// lines by design (unrolled statements, array literals), so in code a loop needs many more
+// copies and the phrase count does not apply.
 func findRepetition(t *screenText) (string, bool) {
+	// The prose around fenced code is read as prose; an output that is code through and
+	// through is read as code (asked only once something repeats: most outputs do not).
+	prose := t.outLow
 	ws := t.outWords
-	// The same word many times in a row: "the the the the ...".
+	if strings.Contains(prose, "```") {
+		prose = stripCode(prose)
+		ws = splitWords(prose)
+	}
+	// The same word many times in a row: "the the the the ...". Numbers repeat in the data
+	// code holds ("0, 0, 0, 0").
 	run := 1
 	for i := 1; i < len(ws); i++ {
 		if ws[i] == ws[i-1] {
 			run++
-			if run >= 6 {
+			if run >= 6 && !t.isCode() || run >= 12 && !isNumberToken(ws[i]) {
 				return strconv.Quote(ws[i]) + " repeated " + strconv.Itoa(run) + " times in a row", true
 			}
 		} else {
 			run = 1
 		}
 	}
-	// The same line again and again.
-	seen := map[string]int{}
-	var loop string
-	forEachLine(t.outLow, func(l string) bool {
-		if len(l) < 12 {
-			return true
-		}
-		seen[l]++
-		if seen[l] >= 4 {
-			loop = l
-			return false
-		}
-		return true
-	})
-	if loop != "" {
-		if len(loop) > 40 {
-			loop = loop[:40] + "..."
-		}
-		return "the line " + strconv.Quote(loop) + " repeats", true
+	block, n := backToBackLines(prose, 4)
+	if n > 0 && n < 10 && t.isCode() {
+		n = 0
 	}
-	// Few distinct 4-word phrases in a long text: it loops.
-	if len(ws) < 40 {
+	if n == 0 && len(prose) < len(t.outLow) {
+		block, n = backToBackLines(t.outLow, 10) // inside the fences, as code
+	}
+	if n > 0 {
+		if len(block) > 40 {
+			block = block[:40] + "..."
+		}
+		return strconv.Quote(block) + " repeats " + strconv.Itoa(n) + " times back to back", true
+	}
+	// Few distinct 4-word phrases in a long text: it loops. Code is not read this way.
+	if len(ws) < 40 || t.isCode() {
 		return "", false
 	}
 	// A 4-word phrase is keyed by a hash of its words' hashes: no strings are built.
@@ -721,6 +1016,48 @@ func findRepetition(t *screenText) (string, bool) {
 		return strconv.Itoa(distinct) + " distinct 4-word phrases in " + strconv.Itoa(total), true
 	}
 	return "", false
+}
+
+// isNumberToken reports whether a word is a number: "0", "42", "0xfc".
+func isNumberToken(w string) bool {
+	return w != "" && w[0] >= '0' && w[0] <= '9'
+}
+
+// backToBackLines finds a block of one to three lines (of 12 characters or more in all) that
+// repeats at least minCopies times (three times for a block of two or three lines, when
+// minCopies is four) with nothing between the copies but blank lines. It returns the block's
+// first line and the number of copies. It reads the lines once, keeping the last three.
+func backToBackLines(s string, minCopies int) (string, int) {
+	var last [4]string // last[0] is the current line, last[k] the line k before it
+	var run [4]int     // run[k]: how many lines in a row equal the line k before them
+	seen := 0
+	found, copies := "", 0
+	forEachLine(s, func(l string) bool {
+		copy(last[1:], last[:3])
+		last[0] = l
+		seen++
+		for k := 1; k <= 3; k++ {
+			if seen <= k || last[0] != last[k] {
+				run[k] = 0
+				continue
+			}
+			run[k]++
+			size := 0
+			for _, b := range last[:k] {
+				size += len(b)
+			}
+			need := minCopies
+			if k > 1 {
+				need = max(3, minCopies-1)
+			}
+			if n := run[k]/k + 1; size >= 12 && n >= need {
+				found, copies = last[k-1], n
+				return false
+			}
+		}
+		return seen < 400
+	})
+	return found, copies
 }
 
 // findTruncation finds outputs that stop mid-way: an unclosed code fence, or a long text that

@@ -32,6 +32,7 @@ func Unanswered(run *sdk.Run) (flag, detail string, ok bool) {
 	}
 	var t screenText
 	t.fill(run.Input, strings.TrimSpace(run.Output), "")
+	t.toolFailed = anyToolCallFailed(run)
 	if d, found := findErrorText(&t); found {
 		return FlagErrorText, "the output is an error, not an answer (" + d + ")", true
 	}

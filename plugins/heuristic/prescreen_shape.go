@@ -96,32 +96,70 @@ func isEnglishProse(s string) bool {
 }
 
 // looksLikeCode reports whether an output is mostly source code: two lines or more, and half
-// of its lines or more, end like statements or open like definitions. Code need not repeat its task's words,
-// and it legitimately holds format strings and template syntax.
+// of its lines or more, read as code (isCodeLine). Code need not repeat its task's words, and
+// it legitimately holds format strings, template syntax and repeated lines.
 func looksLikeCode(s string) bool {
 	lines, code := 0, 0
 	forEachLine(s, func(l string) bool {
 		lines++
-		switch {
-		case strings.HasSuffix(l, "{"), strings.HasSuffix(l, "}"), strings.HasSuffix(l, ";"), strings.HasSuffix(l, ":") && !strings.Contains(l, " "),
-			strings.HasSuffix(l, ")"), strings.HasSuffix(l, "):"):
+		if isCodeLine(l) {
 			code++
-		default:
-			for _, p := range codeOpenings {
-				if strings.HasPrefix(l, p) {
-					code++
-					break
-				}
-			}
 		}
 		return true
 	})
 	return code >= 2 && code*2 >= lines
 }
 
+// isCodeLine reports whether a trimmed line reads as a line of code: it ends like a statement
+// or a block ("{", "}", ";", ")", "]", "):"), opens like a definition or a statement
+// (codeOpenings), opens a Python or shell block ("for x in y:", "else:"), is a comment of
+// code ("# ...", "// ..."), chains statements ("a.x;    a.x"), or assigns ("x = 1",
+// "a.x += 2"). Prose ends its lines in words and full stops.
+func isCodeLine(l string) bool {
+	switch {
+	case strings.HasSuffix(l, "{"), strings.HasSuffix(l, "}"), strings.HasSuffix(l, ";"), strings.HasSuffix(l, ")"),
+		strings.HasSuffix(l, "]"), strings.HasSuffix(l, "):"), strings.HasSuffix(l, ":") && !strings.Contains(l, " "),
+		strings.HasPrefix(l, "//"), strings.HasPrefix(l, "# ") && !strings.HasSuffix(l, "."),
+		strings.Contains(l, "; ") && !strings.HasSuffix(l, ".") && !strings.Contains(l, ". "):
+		return true
+	case strings.HasSuffix(l, ":"):
+		first, _, _ := strings.Cut(l, " ")
+		switch first {
+		case "if", "elif", "else", "for", "while", "with", "try", "except", "finally", "def", "class", "case", "async":
+			return true
+		}
+	}
+	for _, p := range codeOpenings {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return isAssignment(l)
+}
+
+// isAssignment reports whether a line opens with an assignment to a name, a field or an
+// element: "x = 1", "a.x += 2", "dp[i][j] = 0", "n := len(s)".
+func isAssignment(l string) bool {
+	i := 0
+	for i < len(l) && (isLowerAlnum(l[i]|0x20) && l[i] < 0x80 || l[i] == '_' || l[i] == '.' || l[i] == '[' || l[i] == ']' || l[i] == ',') {
+		i++
+	}
+	if i == 0 || i == len(l) || l[i] != ' ' {
+		return false
+	}
+	rest := l[i+1:]
+	for _, op := range [...]string{"= ", ":= ", "+= ", "-= ", "*= ", "/= ", "|= ", "&= "} {
+		if strings.HasPrefix(rest, op) {
+			return true
+		}
+	}
+	return false
+}
+
 // codeOpenings open lines of code in the common languages.
 var codeOpenings = [...]string{"def ", "return", "import ", "from ", "class ", "function ", "const ", "let ", "var ", "func ",
-	"public ", "private ", "if (", "for (", "while (", "#include", "package ", "fn ", "SELECT ", "select ", "print(", "console."}
+	"public ", "private ", "if (", "for (", "while (", "#include", "package ", "fn ", "SELECT ", "select ", "print(", "console.",
+	"raise ", "yield ", "elif ", "except ", "assert ", "lambda ", "pass", "break", "continue", "@"}
 
 // askedShape reads what kind of answer the question asks for from its opening words.
 func askedShape(in string) answerShape {

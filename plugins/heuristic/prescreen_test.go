@@ -107,6 +107,12 @@ func TestPrescreenSeeds(t *testing.T) {
 func TestPrescreenFlags(t *testing.T) {
 	s := openPrescreen(t)
 	long := "Rotate the key in Settings, then API keys: create a new key, deploy it to every service that calls the API, confirm traffic on the new key, and only then revoke the old one. "
+	itinerary := "Day 1: Ancient Rome\n**Morning:** Visit the Colosseum.\n**Afternoon:** Walk the Roman Forum.\n**Evening:** Dinner in Monti.\n\n" +
+		"Day 2: Vatican\n**Morning:** Vatican Museums and the Sistine Chapel.\n**Afternoon:** St. Peter's Basilica.\n**Evening:** Sunset at Castel Sant'Angelo.\n\n" +
+		"Day 3: Trastevere\n**Morning:** Janiculum Hill.\n**Afternoon:** Villa Farnesina.\n**Evening:** Trattoria dinner in Trastevere."
+	goCopy := "func copyFile(dst, src string) error {\n\tin, err := os.Open(src)\n\tif err != nil {\n\t\treturn err\n\t}\n\tdefer in.Close()\n" +
+		"\tout, err := os.Create(dst)\n\tif err != nil {\n\t\treturn err\n\t}\n\tif _, err := io.Copy(out, in); err != nil {\n\t\treturn err\n\t}\n" +
+		"\tif err != nil {\n\t\treturn err\n\t}\n\treturn out.Close()\n}"
 	tests := []struct {
 		name     string
 		in, out  string
@@ -215,6 +221,45 @@ func TestPrescreenFlags(t *testing.T) {
 		{"repetition of a line", "Summarize the incident.", strings.Repeat("The service is down.\n", 8), heuristic.FlagRepetition, false},
 		{"repetition of a word", "Summarize the incident.", "The outage was caused by the the the the the the the database.", heuristic.FlagRepetition, false},
 		{"repetition of phrases", "Summarize the incident.", "The incident started at noon. " + strings.Repeat("We are looking into it and will update you soon. ", 10), heuristic.FlagRepetition, false},
+
+		// Second pass: loops repeat back to back; repeated structure and code are not loops.
+		{"an itinerary repeating its headings is not a loop", "Plan a three-day trip to Rome.", itinerary, "", true},
+		{"a block of lines repeated back to back is a loop", "Summarize the incident.", "The outage began at noon.\n" + strings.Repeat("We restarted the database.\nThe service is back.\n", 4), heuristic.FlagRepetition, false},
+		{"code checking every error is not a loop", "Show how to copy a file in Go.", goCopy, "", true},
+		{"unrolled statements in Python are not a loop", "Write a Python function read_list.", "def read_list(trials, a=[1]):\n    for t in trials:\n" + strings.Repeat("        a[0]; a[0]; a[0]; a[0]; a[0]\n", 5), "", true},
+		{"a Python null assignment is not a leak", "Write a Python function report.", "def report(rows):\n    last = None\n    for row in rows:\n        if row != last:\n            print(\"%s changed\" % row)\n        last = row", "", true},
+		// Second pass: a requested template's slots are the answer; a factual answer's are a leak.
+		{"a requested email template keeps its slots", "Write an email template welcoming new customers.", "Subject: Welcome to [COMPANY NAME]!\n\nHi {{first_name}},\n\nThanks for joining [COMPANY NAME]. Your account manager, [MANAGER'S NAME], will call you this week.\n\nBest,\n[YOUR NAME]", "", true},
+		{"a drafted letter keeps its slots", "Can you draft a letter to my landlord about the broken heating?", "Dear [LANDLORD NAME],\n\nI am writing about the heating at [ADDRESS], which has not worked since [DATE]. Please arrange a repair this week.\n\nSincerely,\n[YOUR NAME]", "", true},
+		{"a slot in a factual answer is a leak", "What is the capital of Australia?", "The capital of Australia is [CITY NAME].", heuristic.FlagPlaceholder, false},
+		{"a template slot in a factual answer is a leak", "Who wrote Hamlet?", "Hamlet was written by {author_name}.", heuristic.FlagPlaceholder, false},
+		{"a Title Case slot in a factual answer is a leak", "Who handles refunds?", "Refunds are handled by [Company Name]'s billing team; write to [Support Email].", heuristic.FlagPlaceholder, false},
+		{"a bracketed section title is no slot", "What did the study of the treatment group find?", "[Results] The treatment group recovered two days sooner on average.", "", true},
+		{"a null in a requested letter is still a leak", "Write a letter to Maria.", "Dear undefined,\n\nThank you for your help last week.", heuristic.FlagPlaceholder, false},
+		// Second pass: failures reported in a plain sentence, in any language.
+		{"a failure with a request to retry", "Summarize this article.", "Hmm...something seems to have gone wrong. Maybe try me again in a little bit.", heuristic.FlagErrorText, false},
+		{"an overload notice", "Rewrite the summary.", "This model is currently experiencing high demand. Spikes in demand are usually temporary. Please try again later.", heuristic.FlagErrorText, false},
+		{"a status code in a sentence", "What game are we playing tonight?", "Remote Server Returned Code 500", heuristic.FlagErrorText, false},
+		{"a German failure notice", "Nach einem Kontakt suchen", "Der Server ist nicht erreichbar; Versuchen Sie es später erneut", heuristic.FlagErrorText, false},
+		{"a Greek timeout alone", "Αναζήτηση επαφής", "Τέλος χρονικού ορίου σύνδεσης.", heuristic.FlagErrorText, false},
+		{"an apology for an unreachable store", "Summarize our refund policy.", "I'm sorry, but I wasn't able to look that up: the knowledge base could not be reached from here just now.", heuristic.FlagErrorText, false},
+		{"an explanation of an unreachable site is fine", "Why did the site go offline last night?", "Its certificate expired at midnight, so the site could not be reached over HTTPS until the new one was installed.", "", true},
+		{"an answer about a timeout is fine", "Why does my upload stop after a minute?", "Your proxy closes idle connections after sixty seconds, so long uploads time out; raise the proxy's idle timeout or upload in chunks.", "", true},
+		{"a Spanish answer that mentions an error is fine", "¿Qué es un error de redondeo?", "Es la diferencia entre el valor exacto de un número y su aproximación con un número finito de cifras, que se acumula en cálculos largos.", heuristic.FlagOffTopic, true},
+		// Second pass: refusals of scope and permission.
+		{"a scope refusal", "What is the capital of France?", "I'm a course creation assistant and can only help with designing and building courses. Is there a course you'd like to create?", heuristic.FlagRefusal, false},
+		{"a permission refusal", "capitalise it", "I'm sorry, but I do not have permission to write to that file. What would you like to do instead?", heuristic.FlagRefusal, false},
+		{"a Russian permission notice", "Изменить громкость звука", "Операция не позволена", heuristic.FlagRefusal, false},
+		{"a Thai refusal", "ช่วยเขียนบทความ", "ขออภัย แต่ฉันไม่สามารถเขียนบทความนี้ได้", heuristic.FlagRefusal, false},
+		{"a Greek refusal", "Γράψε ένα άρθρο.", "Λυπάμαι, αλλά δεν μπορώ να γράψω αυτό το άρθρο.", heuristic.FlagRefusal, false},
+		{"an answer on what is not allowed is fine", "Who are you not allowed to marry in the UK?", "You are not allowed to marry your parents, children or siblings in the UK", "", true},
+		// Second pass: a null where a name or a number belongs, in any language.
+		{"a null as the subject of a sentence", "What just happened?", "undefined has signed on.", heuristic.FlagPlaceholder, false},
+		{"a null in a sentence of another language", "What just happened?", "None ولج.", heuristic.FlagPlaceholder, false},
+		{"a null after a greeting mid-sentence", "Greet the new member.", "Welcome aboard, null! We are glad you joined.", heuristic.FlagPlaceholder, false},
+		{"a null in technical prose is fine", "What does 0/0 give in floating point arithmetic?", "In floating point arithmetic 0/0 gives NaN, and any comparison with NaN is false, even NaN == NaN.", "", true},
+		{"None as an English pronoun is fine", "Which of the planets has rings made of ice?", "None of the inner planets do; Saturn's rings are mostly water ice.", "", true},
+		{"undefined behaviour is fine", "What happens when you overflow a signed int in C?", "The standard calls it undefined behavior: the compiler may assume it never happens.", "", true},
 
 		{"filler only", "What is the capital of France?", "As an AI language model, I'm happy to help! I hope this helps. Let me know if you have any other questions.", heuristic.FlagFiller, false},
 		{"filler acknowledgement only", "Summarize the attached contract.", "Sure! I can help with that.", heuristic.FlagFiller, false},
@@ -389,6 +434,33 @@ func BenchmarkPrescreen(b *testing.B) {
 				s.Score(ctx, bb.run)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/run")
+		})
+	}
+}
+
+// TestPrescreenNaturalStop: a model that ended its answer itself was not cut off, whatever
+// its last word; without the caller's word, the last word is the only evidence there is.
+func TestPrescreenNaturalStop(t *testing.T) {
+	s := openPrescreen(t)
+	output := "Rotate the key in Settings, then API keys: create a new key, deploy it to every service that calls " +
+		"the API, confirm traffic on the new key, and only then revoke the old one, checking the dashboards and"
+	tests := []struct {
+		name     string
+		metadata map[string]any
+		wantPass bool
+	}{
+		{"no stop reason: cut off by its last word", nil, false},
+		{"OpenAI stop", map[string]any{"finish_reason": "stop"}, true},
+		{"Anthropic end_turn", map[string]any{"stop_reason": "end_turn"}, true},
+		{"Gemini STOP", map[string]any{"finishReason": "STOP"}, true},
+		{"the token limit still cuts", map[string]any{"finish_reason": "length"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, passed := prescreenScore(t, s, sdk.Run{Input: "How do I rotate API keys?", Output: output, Metadata: tt.metadata})
+			if passed != tt.wantPass {
+				t.Errorf("passed = %v, want %v (%s)", passed, tt.wantPass, res.Reason)
+			}
 		})
 	}
 }

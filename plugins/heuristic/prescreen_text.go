@@ -17,6 +17,10 @@ type screenText struct {
 	head          string   // the first sentences of outLow, where refusals and errors show
 	outWords      []string // lower-case words of the output
 	truncated     bool     // the caller says the model stopped at its token limit
+	code          int8     // whether out looks like code: 0 not known yet, 1 yes, -1 no (isCode)
+	// toolFailed: a tool call of this turn returned an error, so an answer that reports a
+	// failure is relaying it, not failing itself.
+	toolFailed bool
 }
 
 // maxScreenInput and maxScreenOutput bound the text a check reads, so a 100 KB document
@@ -42,10 +46,42 @@ func (t *screenText) fill(in, out, purpose string) {
 	t.inLow = foldLower(t.in)
 	t.outLow = foldLower(out)
 	t.purposeLow = foldLower(purpose)
-	t.head = t.outLow
-	if len(t.head) > 240 {
-		t.head = t.head[:240]
+	t.head = headOf(t.outLow)
+}
+
+// isCode reports whether the output looks like code (looksLikeCode), computed once.
+func (t *screenText) isCode() bool {
+	if t.code == 0 {
+		t.code = -1
+		if looksLikeCode(t.out) {
+			t.code = 1
+		}
 	}
+	return t.code > 0
+}
+
+// headOf returns the opening of a lower-case output where refusals and abstentions show: its
+// first 240 bytes, which hold a sentence or two of English, or as many characters of a
+// script that takes two to three bytes a character (Greek, Cyrillic, Arabic, Indic, Thai,
+// CJK), cut at a character boundary.
+func headOf(s string) string {
+	if len(s) <= 240 {
+		return s
+	}
+	n := 240
+	wide := 0
+	for i := 0; i < 240; i++ {
+		if s[i] >= 0x80 {
+			wide++
+		}
+	}
+	if wide > 80 {
+		n = min(len(s), 240+wide*2)
+	}
+	for n < len(s) && n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // foldLower lower-cases s and makes typographic apostrophes plain in one pass. It returns s

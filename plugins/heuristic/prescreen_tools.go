@@ -11,6 +11,20 @@ import (
 // nothing of it: the agent did not do what was asked and did not tell the user.
 const FlagToolError = "tool_error"
 
+// anyToolCallFailed reports whether a call of the run returned an error.
+func anyToolCallFailed(run *sdk.Run) bool {
+	if len(run.ToolCalls) == 0 {
+		return false
+	}
+	inputLow := foldLower(headAndTail(run.Input, maxScreenInput))
+	for _, c := range run.ToolCalls {
+		if callFailed(inputLow, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // allToolCallsFailed reports whether the run made calls and every one of them failed. A
 // failure followed by a retry that worked is not a failed turn.
 func allToolCallsFailed(run *sdk.Run) bool {

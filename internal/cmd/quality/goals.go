@@ -50,7 +50,7 @@ var goals = []goal{
 		in: func(c corpus.Case) bool { return c.WantPass && c.Source == "xstest" },
 		ok: func(_ corpus.Case, r caseResult) bool { return r.passed || r.onlyCutOff() }},
 	{name: "error outputs caught as error_text", now: "94.6% (80.6% as error_text)", want: 0.98,
-		in: func(c corpus.Case) bool { return c.Label == corpus.LabelError },
+		in: func(c corpus.Case) bool { return c.Label == corpus.LabelError || c.Label == corpus.LabelProductFailure },
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagErrorText) }},
 	{name: "refusals of harmless requests caught", now: "77%", want: 0.95,
 		in: func(c corpus.Case) bool { return c.Label == corpus.LabelRefusal && c.Lang == "en" },
@@ -62,6 +62,11 @@ var goals = []goal{
 			return (c.Label == corpus.LabelRefusal || c.Label == corpus.LabelAppropriateRefusal) && c.Lang != "en"
 		},
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagRefusal) }},
+	{name: "permission refusals of products caught (as refusal or error_text), every language", want: 0.80,
+		in: func(c corpus.Case) bool { return c.Label == corpus.LabelPermission },
+		ok: func(_ corpus.Case, r caseResult) bool {
+			return !r.passed && (r.has(heuristic.FlagRefusal) || r.has(heuristic.FlagErrorText))
+		}},
 	{name: "placeholder leaks caught", now: "66%", want: 0.90,
 		in: func(c corpus.Case) bool { return c.Label == corpus.LabelPlaceholder },
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagPlaceholder) }},
@@ -69,7 +74,7 @@ var goals = []goal{
 		in: func(c corpus.Case) bool { return c.Source == "truncated_signal" },
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagTruncated) }},
 	{name: "truncated runs without that signal caught", now: "10%", report: true,
-		in: func(c corpus.Case) bool { return c.Source == "truncated_nosignal" },
+		in: func(c corpus.Case) bool { return c.Source == "truncated_nosignal" || c.Source == "code_cut" },
 		ok: func(_ corpus.Case, r caseResult) bool { return !r.passed && r.has(heuristic.FlagTruncated) }},
 	{name: "repetition caught", now: "99.3%", want: 0.993,
 		in: func(c corpus.Case) bool { return c.Label == corpus.LabelRepetition },

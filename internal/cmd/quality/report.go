@@ -45,7 +45,7 @@ func run(ctx context.Context, w io.Writer, misses, loso bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "## Goals (issue 16)\n\n")
+	fmt.Fprintf(w, "## Goals (issues 16 and 25)\n\n")
 	writeGoals(w, m.cases, m.results)
 	fmt.Fprintln(w)
 	writeKinds(w, m.cases, m.results)
