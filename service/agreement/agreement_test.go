@@ -64,8 +64,8 @@ func mustScores(t *testing.T, pairs []Pair[float64]) ScoreReport {
 // TestKappaPublished checks Cohen's kappa and its interval against published worked examples.
 func TestKappaPublished(t *testing.T) {
 	for _, tc := range []struct {
-		name                 string
-		pairs                []Pair[bool]
+		name                  string
+		pairs                 []Pair[bool]
 		kappa, low, high, tol float64
 	}{
 		// Wikipedia, "Cohen's kappa", worked example: 50 grant proposals read by two
