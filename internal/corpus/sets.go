@@ -37,31 +37,47 @@ func offTopic(source string, rows []qa) []Case {
 	return out
 }
 
-func loadHaluEval(dir string) ([]Case, error) {
+// haluRow is one line of HaluEval's QA set.
+type haluRow struct {
+	Knowledge          string `json:"knowledge"`
+	Question           string `json:"question"`
+	RightAnswer        string `json:"right_answer"`
+	HallucinatedAnswer string `json:"hallucinated_answer"`
+}
+
+func readHaluEval(dir string) ([]haluRow, error) {
 	const rel = "halueval/qa_one-turn_data.jsonl"
 	f, err := open(dir, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var rows []qa
+	var rows []haluRow
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		var r struct {
-			Question    string `json:"question"`
-			RightAnswer string `json:"right_answer"`
-		}
+		var r haluRow
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("corpus: %s line %d: %w", rel, line, err)
 		}
-		rows = append(rows, qa{id: fmt.Sprint(line), question: r.Question, answer: r.RightAnswer})
+		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
 	}
-	out := make([]Case, 0, 2*len(rows))
-	for _, r := range rows {
+	return rows, nil
+}
+
+func loadHaluEval(dir string) ([]Case, error) {
+	halu, err := readHaluEval(dir)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]qa, len(halu))
+	out := make([]Case, 0, 2*len(halu))
+	for i, h := range halu {
+		r := qa{id: fmt.Sprint(i + 1), question: h.Question, answer: h.RightAnswer}
+		rows[i] = r
 		out = append(out, Case{Source: "halueval", Label: LabelCorrect, WantPass: true,
 			Run: sdk.Run{ID: "halueval/" + r.id, Input: r.question, Output: r.answer}})
 	}
@@ -115,21 +131,28 @@ func loadTruthfulQA(dir string) ([]Case, error) {
 	return append(out, offTopic("truthfulqa", rows)...), nil
 }
 
+// aresFile holds ARES' human annotations.
+const aresFile = "ares/LLM_Judge_Test_Set_Human_Annotations.tsv"
+
+// aresRun is row i of the ARES annotations as a run: the document is its one passage.
+func aresRun(i int, m map[string]string) sdk.Run {
+	return sdk.Run{ID: fmt.Sprint("ares/", i+1), Input: m["Question"], Output: m["Answer"],
+		Context: []sdk.Passage{{ID: "1", Text: m["Document"]}}}
+}
+
 func loadARES(dir string) ([]Case, error) {
-	recs, err := readCSV(dir, "ares/LLM_Judge_Test_Set_Human_Annotations.tsv", '\t')
+	recs, err := readCSV(dir, aresFile, '\t')
 	if err != nil {
 		return nil, err
 	}
 	var rows []qa
 	var out []Case
 	for i, m := range recs {
-		id := fmt.Sprint(i + 1)
-		run := sdk.Run{ID: "ares/" + id, Input: m["Question"], Output: m["Answer"],
-			Context: []sdk.Passage{{ID: "1", Text: m["Document"]}}}
+		run := aresRun(i, m)
 		switch m["Answer_Relevance_Label"] {
 		case "1":
 			out = append(out, Case{Source: "ares", Label: LabelCorrect, WantPass: true, Run: run})
-			rows = append(rows, qa{id: id, question: m["Question"], answer: m["Answer"]})
+			rows = append(rows, qa{id: fmt.Sprint(i + 1), question: m["Question"], answer: m["Answer"]})
 		case "0":
 			out = append(out, Case{Source: "ares", Label: LabelIrrelevant, WantPass: false, Run: run})
 		}
@@ -137,12 +160,16 @@ func loadARES(dir string) ([]Case, error) {
 	return append(out, offTopic("ares", rows)...), nil
 }
 
+// xsTestModels are the five models of the v2 completions; the streval file repeats gpt4's
+// completions.
+var xsTestModels = []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
+
+func xsTestFile(model string) string { return "xstest/xstest_v2_completions_" + model + ".csv" }
+
 func loadXSTest(dir string) ([]Case, error) {
-	// The five models of the v2 completions; the streval file repeats gpt4's completions.
-	models := []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
 	var out []Case
-	for _, model := range models {
-		recs, err := readCSV(dir, "xstest/xstest_v2_completions_"+model+".csv", ',')
+	for _, model := range xsTestModels {
+		recs, err := readCSV(dir, xsTestFile(model), ',')
 		if err != nil {
 			return nil, err
 		}
