@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/service/agreement"
 )
 
 // labelJudge scripts the test judge to answer every judged run of sets from its label, the
@@ -128,11 +129,13 @@ func TestAgreementEndToEnd(t *testing.T) {
 			}
 			drawn := sampleRuns(all, tb.Set, 150, 1)
 			var wantDis []string
+			var conf agreement.Confusion
 			pass := 0
 			for _, j := range drawn {
 				if j.Pass {
 					pass++
 				}
+				conf = conf.Add(j.Pass, j.Pass != flipped[tb.Scorer+"/"+j.Run.ID])
 				if flipped[tb.Scorer+"/"+j.Run.ID] && (tb.Scores == nil || math.Abs(1-2*j.Score) > 0.3) {
 					wantDis = append(wantDis, j.Run.ID)
 				}
@@ -163,8 +166,8 @@ func TestAgreementEndToEnd(t *testing.T) {
 				return
 			}
 			pf := tb.PassFail
-			if pf.Runs != tb.Sampled {
-				t.Errorf("runs %d, want %d", pf.Runs, tb.Sampled)
+			if pf.Runs != tb.Sampled || pf.Confusion != conf {
+				t.Errorf("runs %d confusion %+v, want %d and %+v", pf.Runs, pf.Confusion, tb.Sampled, conf)
 			}
 			if a := pf.Accuracy; a.Low > 1-errRate || a.High < 1-errRate {
 				t.Errorf("accuracy %v: its interval does not hold 1 - %v", a, errRate)

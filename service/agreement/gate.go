@@ -86,7 +86,7 @@ func GatePassFail(runs []Triple[bool], o GateOptions) (GateReport, error) {
 	kappa := func(idx []int, got func(Triple[bool]) bool) Estimate {
 		var c Confusion
 		for _, i := range idx {
-			c = c.add(runs[i].Want, got(runs[i]))
+			c = c.Add(runs[i].Want, got(runs[i]))
 		}
 		return cohenKappa(c.table())
 	}
@@ -114,21 +114,6 @@ func GateScores(runs []Triple[float64], o GateOptions) (GateReport, error) {
 		}
 		return spearman(want, cand), spearman(want, cur)
 	})
-}
-
-// add counts one more run.
-func (c Confusion) add(want, got bool) Confusion {
-	switch {
-	case want && got:
-		c.BothPass++
-	case !want && !got:
-		c.BothFail++
-	case !want:
-		c.Missed++
-	default:
-		c.FalseAlarms++
-	}
-	return c
 }
 
 // decide runs the gate over n runs; figures returns both versions' figures on the runs

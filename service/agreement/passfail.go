@@ -22,6 +22,22 @@ type Confusion struct {
 // Runs is the number of runs counted.
 func (c Confusion) Runs() int { return c.BothPass + c.BothFail + c.Missed + c.FalseAlarms }
 
+// Add returns the confusion with one more run: want is the person's verdict, got the
+// scorer's.
+func (c Confusion) Add(want, got bool) Confusion {
+	switch {
+	case want && got:
+		c.BothPass++
+	case !want && !got:
+		c.BothFail++
+	case !want:
+		c.Missed++
+	default:
+		c.FalseAlarms++
+	}
+	return c
+}
+
 // table is the confusion as a 2x2 table of counts: rows the person (pass, fail), columns
 // the scorer (pass, fail).
 func (c Confusion) table() [][]float64 {
@@ -79,7 +95,7 @@ func PassFail(pairs []Pair[bool]) (PassFailReport, error) {
 func confusion(pairs []Pair[bool]) Confusion {
 	var c Confusion
 	for _, p := range pairs {
-		c = c.add(p.Want, p.Got)
+		c = c.Add(p.Want, p.Got)
 	}
 	return c
 }
