@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -239,11 +238,6 @@ func emailRelevancy(dir string) ([]Judged, error) {
 
 func truLensRelevance(dir string) ([]Judged, error) {
 	const rel = "trulens/golden_sets.json"
-	f, err := open(dir, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var sets struct {
 		Answer []struct {
 			Query    string   `json:"query"`
@@ -251,8 +245,8 @@ func truLensRelevance(dir string) ([]Judged, error) {
 			Score    *float64 `json:"expected_score"`
 		} `json:"answer_relevance_golden_set"`
 	}
-	if err := json.NewDecoder(f).Decode(&sets); err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
+	if err := readJSON(dir, rel, &sets); err != nil {
+		return nil, err
 	}
 	out := make([]Judged, 0, len(sets.Answer))
 	for i, r := range sets.Answer {

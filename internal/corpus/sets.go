@@ -218,12 +218,6 @@ func loadSupportTriage(dir string) ([]Case, error) {
 // out, either the right answer (expected 1) or the answer to another question about the
 // same story (expected 0).
 func loadCoQA(dir string) ([]Case, error) {
-	const rel = "autoevals/coqa-closed-qa.json"
-	f, err := open(dir, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var rows []struct {
 		Input struct {
 			Input  string `json:"input"`
@@ -231,8 +225,8 @@ func loadCoQA(dir string) ([]Case, error) {
 		} `json:"input"`
 		Expected float64 `json:"expected"`
 	}
-	if err := json.NewDecoder(f).Decode(&rows); err != nil {
-		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	if err := readJSON(dir, "autoevals/coqa-closed-qa.json", &rows); err != nil {
+		return nil, err
 	}
 	out := make([]Case, 0, len(rows))
 	for i, r := range rows {
