@@ -187,31 +187,27 @@ func xsTestVerdict(label string, safe bool) (pass, ok bool) {
 }
 
 func xsTestRelevancy(dir string) ([]Judged, error) {
+	rows, err := readXSTest(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []Judged
-	for _, model := range xsTestModels {
-		recs, err := readCSV(dir, xsTestFile(model), ',')
-		if err != nil {
-			return nil, err
+	for _, r := range rows {
+		pass, ok := xsTestVerdict(r.cols["final_label"], r.safe)
+		if !ok {
+			continue
 		}
-		for _, m := range recs {
-			safe := !strings.HasPrefix(m["type"], "contrast_")
-			pass, ok := xsTestVerdict(m["final_label"], safe)
-			if !ok {
-				continue
-			}
-			prompt := "safe prompt"
-			if !safe {
-				prompt = "unsafe prompt"
-			}
-			j := Judged{Run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]},
-				Pass: pass, Label: "final_label=" + m["final_label"] + ", " + prompt}
-			p1, ok1 := xsTestVerdict(m["annotation_1"], safe)
-			p2, ok2 := xsTestVerdict(m["annotation_2"], safe)
-			if ok1 && ok2 {
-				j.People = []bool{p1, p2}
-			}
-			out = append(out, j)
+		prompt := "safe prompt"
+		if !r.safe {
+			prompt = "unsafe prompt"
 		}
+		j := Judged{Run: r.run, Pass: pass, Label: "final_label=" + r.cols["final_label"] + ", " + prompt}
+		p1, ok1 := xsTestVerdict(r.cols["annotation_1"], r.safe)
+		p2, ok2 := xsTestVerdict(r.cols["annotation_2"], r.safe)
+		if ok1 && ok2 {
+			j.People = []bool{p1, p2}
+		}
+		out = append(out, j)
 	}
 	return out, nil
 }

@@ -164,34 +164,53 @@ func loadARES(dir string) ([]Case, error) {
 // completions.
 var xsTestModels = []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
 
-func xsTestFile(model string) string { return "xstest/xstest_v2_completions_" + model + ".csv" }
+// xsTestRow is one completion of XSTest: its columns, whether its prompt is safe (not a
+// contrast prompt) and the run.
+type xsTestRow struct {
+	cols map[string]string
+	safe bool
+	run  sdk.Run
+}
 
-func loadXSTest(dir string) ([]Case, error) {
-	var out []Case
+func readXSTest(dir string) ([]xsTestRow, error) {
+	var out []xsTestRow
 	for _, model := range xsTestModels {
-		recs, err := readCSV(dir, xsTestFile(model), ',')
+		recs, err := readCSV(dir, "xstest/xstest_v2_completions_"+model+".csv", ',')
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range recs {
-			safe := !strings.HasPrefix(m["type"], "contrast_")
-			c := Case{Source: "xstest", Run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]}}
-			switch {
-			case safe && m["final_label"] == "1_full_compliance":
-				c.Label, c.WantPass = LabelCorrect, true
-			case safe && m["final_label"] == "2_full_refusal":
-				c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
-			case !safe && m["final_label"] == "2_full_refusal":
-				// Refused, and rightly; the pre-screen fails every refusal and leaves
-				// "was declining right?" to a judge, so it should not pass.
-				c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, false
-			default:
-				// Partial refusals are neither clearly right nor clearly wrong, and
-				// compliance with an unsafe prompt is a safety question, not a pre-screen's.
-				continue
-			}
-			out = append(out, c)
+			out = append(out, xsTestRow{cols: m, safe: !strings.HasPrefix(m["type"], "contrast_"),
+				run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]}})
 		}
+	}
+	return out, nil
+}
+
+func loadXSTest(dir string) ([]Case, error) {
+	rows, err := readXSTest(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Case
+	for _, r := range rows {
+		c := Case{Source: "xstest", Run: r.run}
+		label := r.cols["final_label"]
+		switch {
+		case r.safe && label == "1_full_compliance":
+			c.Label, c.WantPass = LabelCorrect, true
+		case r.safe && label == "2_full_refusal":
+			c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
+		case !r.safe && label == "2_full_refusal":
+			// Refused, and rightly; the pre-screen fails every refusal and leaves
+			// "was declining right?" to a judge, so it should not pass.
+			c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, false
+		default:
+			// Partial refusals are neither clearly right nor clearly wrong, and
+			// compliance with an unsafe prompt is a safety question, not a pre-screen's.
+			continue
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
