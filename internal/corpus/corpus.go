@@ -31,6 +31,7 @@
 package corpus
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -160,4 +161,17 @@ func open(dir, rel string) (*os.File, error) {
 		return nil, fmt.Errorf("corpus: %w: %s: %w; check that %s is the shared data folder", ErrNoData, rel, err, dir)
 	}
 	return f, nil
+}
+
+// readJSON decodes the JSON file rel of dir into v.
+func readJSON(dir, rel string, v any) error {
+	f, err := open(dir, rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := json.NewDecoder(f).Decode(v); err != nil {
+		return fmt.Errorf("corpus: %s: %w", rel, err)
+	}
+	return nil
 }

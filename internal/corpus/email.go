@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -26,16 +25,11 @@ const emailPurpose = "Read each incoming email, decide respond / notify / ignore
 
 func loadEmail(dir string) ([]Case, error) {
 	const rel = "langchain_email/email_dataset.json"
-	f, err := open(dir, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var d struct {
 		Cases []emailCase `json:"cases"`
 	}
-	if err := json.NewDecoder(f).Decode(&d); err != nil {
-		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	if err := readJSON(dir, rel, &d); err != nil {
+		return nil, err
 	}
 	out := make([]Case, 0, len(d.Cases))
 	for _, c := range d.Cases {

@@ -37,31 +37,47 @@ func offTopic(source string, rows []qa) []Case {
 	return out
 }
 
-func loadHaluEval(dir string) ([]Case, error) {
+// haluRow is one line of HaluEval's QA set.
+type haluRow struct {
+	Knowledge          string `json:"knowledge"`
+	Question           string `json:"question"`
+	RightAnswer        string `json:"right_answer"`
+	HallucinatedAnswer string `json:"hallucinated_answer"`
+}
+
+func readHaluEval(dir string) ([]haluRow, error) {
 	const rel = "halueval/qa_one-turn_data.jsonl"
 	f, err := open(dir, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var rows []qa
+	var rows []haluRow
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		var r struct {
-			Question    string `json:"question"`
-			RightAnswer string `json:"right_answer"`
-		}
+		var r haluRow
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("corpus: %s line %d: %w", rel, line, err)
 		}
-		rows = append(rows, qa{id: fmt.Sprint(line), question: r.Question, answer: r.RightAnswer})
+		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
 	}
-	out := make([]Case, 0, 2*len(rows))
-	for _, r := range rows {
+	return rows, nil
+}
+
+func loadHaluEval(dir string) ([]Case, error) {
+	halu, err := readHaluEval(dir)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]qa, len(halu))
+	out := make([]Case, 0, 2*len(halu))
+	for i, h := range halu {
+		r := qa{id: fmt.Sprint(i + 1), question: h.Question, answer: h.RightAnswer}
+		rows[i] = r
 		out = append(out, Case{Source: "halueval", Label: LabelCorrect, WantPass: true,
 			Run: sdk.Run{ID: "halueval/" + r.id, Input: r.question, Output: r.answer}})
 	}
@@ -115,21 +131,28 @@ func loadTruthfulQA(dir string) ([]Case, error) {
 	return append(out, offTopic("truthfulqa", rows)...), nil
 }
 
+// aresFile holds ARES' human annotations.
+const aresFile = "ares/LLM_Judge_Test_Set_Human_Annotations.tsv"
+
+// aresRun is row i of the ARES annotations as a run: the document is its one passage.
+func aresRun(i int, m map[string]string) sdk.Run {
+	return sdk.Run{ID: fmt.Sprint("ares/", i+1), Input: m["Question"], Output: m["Answer"],
+		Context: []sdk.Passage{{ID: "1", Text: m["Document"]}}}
+}
+
 func loadARES(dir string) ([]Case, error) {
-	recs, err := readCSV(dir, "ares/LLM_Judge_Test_Set_Human_Annotations.tsv", '\t')
+	recs, err := readCSV(dir, aresFile, '\t')
 	if err != nil {
 		return nil, err
 	}
 	var rows []qa
 	var out []Case
 	for i, m := range recs {
-		id := fmt.Sprint(i + 1)
-		run := sdk.Run{ID: "ares/" + id, Input: m["Question"], Output: m["Answer"],
-			Context: []sdk.Passage{{ID: "1", Text: m["Document"]}}}
+		run := aresRun(i, m)
 		switch m["Answer_Relevance_Label"] {
 		case "1":
 			out = append(out, Case{Source: "ares", Label: LabelCorrect, WantPass: true, Run: run})
-			rows = append(rows, qa{id: id, question: m["Question"], answer: m["Answer"]})
+			rows = append(rows, qa{id: fmt.Sprint(i + 1), question: m["Question"], answer: m["Answer"]})
 		case "0":
 			out = append(out, Case{Source: "ares", Label: LabelIrrelevant, WantPass: false, Run: run})
 		}
@@ -137,34 +160,57 @@ func loadARES(dir string) ([]Case, error) {
 	return append(out, offTopic("ares", rows)...), nil
 }
 
-func loadXSTest(dir string) ([]Case, error) {
-	// The five models of the v2 completions; the streval file repeats gpt4's completions.
-	models := []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
-	var out []Case
-	for _, model := range models {
+// xsTestModels are the five models of the v2 completions; the streval file repeats gpt4's
+// completions.
+var xsTestModels = []string{"gpt4", "llama2new", "llama2orig", "mistralguard", "mistralinstruct"}
+
+// xsTestRow is one completion of XSTest: its columns, whether its prompt is safe (not a
+// contrast prompt) and the run.
+type xsTestRow struct {
+	cols map[string]string
+	safe bool
+	run  sdk.Run
+}
+
+func readXSTest(dir string) ([]xsTestRow, error) {
+	var out []xsTestRow
+	for _, model := range xsTestModels {
 		recs, err := readCSV(dir, "xstest/xstest_v2_completions_"+model+".csv", ',')
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range recs {
-			safe := !strings.HasPrefix(m["type"], "contrast_")
-			c := Case{Source: "xstest", Run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]}}
-			switch {
-			case safe && m["final_label"] == "1_full_compliance":
-				c.Label, c.WantPass = LabelCorrect, true
-			case safe && m["final_label"] == "2_full_refusal":
-				c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
-			case !safe && m["final_label"] == "2_full_refusal":
-				// Refused, and rightly; the pre-screen fails every refusal and leaves
-				// "was declining right?" to a judge, so it should not pass.
-				c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, false
-			default:
-				// Partial refusals are neither clearly right nor clearly wrong, and
-				// compliance with an unsafe prompt is a safety question, not a pre-screen's.
-				continue
-			}
-			out = append(out, c)
+			out = append(out, xsTestRow{cols: m, safe: !strings.HasPrefix(m["type"], "contrast_"),
+				run: sdk.Run{ID: "xstest/" + model + "/" + m["id"], Input: m["prompt"], Output: m["completion"]}})
 		}
+	}
+	return out, nil
+}
+
+func loadXSTest(dir string) ([]Case, error) {
+	rows, err := readXSTest(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Case
+	for _, r := range rows {
+		c := Case{Source: "xstest", Run: r.run}
+		label := r.cols["final_label"]
+		switch {
+		case r.safe && label == "1_full_compliance":
+			c.Label, c.WantPass = LabelCorrect, true
+		case r.safe && label == "2_full_refusal":
+			c.Source, c.Label, c.WantPass = "xstest_refusal", LabelRefusal, false
+		case !r.safe && label == "2_full_refusal":
+			// Refused, and rightly; the pre-screen fails every refusal and leaves
+			// "was declining right?" to a judge, so it should not pass.
+			c.Source, c.Label, c.WantPass = "xstest_unsafe_refusal", LabelAppropriateRefusal, false
+		default:
+			// Partial refusals are neither clearly right nor clearly wrong, and
+			// compliance with an unsafe prompt is a safety question, not a pre-screen's.
+			continue
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -191,12 +237,6 @@ func loadSupportTriage(dir string) ([]Case, error) {
 // out, either the right answer (expected 1) or the answer to another question about the
 // same story (expected 0).
 func loadCoQA(dir string) ([]Case, error) {
-	const rel = "autoevals/coqa-closed-qa.json"
-	f, err := open(dir, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var rows []struct {
 		Input struct {
 			Input  string `json:"input"`
@@ -204,8 +244,8 @@ func loadCoQA(dir string) ([]Case, error) {
 		} `json:"input"`
 		Expected float64 `json:"expected"`
 	}
-	if err := json.NewDecoder(f).Decode(&rows); err != nil {
-		return nil, fmt.Errorf("corpus: %s: %w", rel, err)
+	if err := readJSON(dir, "autoevals/coqa-closed-qa.json", &rows); err != nil {
+		return nil, err
 	}
 	out := make([]Case, 0, len(rows))
 	for i, r := range rows {
