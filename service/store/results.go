@@ -18,16 +18,19 @@ type Result struct {
 	RunID         string // filled in by reads
 	Scorer        string
 	ScorerVersion string
-	JudgeModel    string
-	Status        string
-	Score         *float64
-	Passed        *bool
+	// ScorerDigest is a published scorer's module digest or config hash; empty for the
+	// host's own scorers.
+	ScorerDigest string
+	JudgeModel   string
+	Status       string
+	Score        *float64
+	Passed       *bool
 	// Body is the whole sdk.Result as JSON.
 	Body      json.RawMessage
 	CreatedAt time.Time
 }
 
-// resultBatch is how many results one INSERT carries (11 parameters each).
+// resultBatch is how many results one INSERT carries (12 parameters each).
 const resultBatch = 400
 
 // InsertResults stores results; one whose (evaluation, run, scorer) is stored already is
@@ -42,19 +45,19 @@ func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) 
 	for start := 0; start < len(rs); start += resultBatch {
 		chunk := rs[start:min(start+resultBatch, len(rs))]
 		b.Reset()
-		args := make([]any, 0, 11*len(chunk))
-		b.WriteString(`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, judge_model, status, score, passed, result, created_at) VALUES `)
+		args := make([]any, 0, 12*len(chunk))
+		b.WriteString(`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, scorer_digest, judge_model, status, score, passed, result, created_at) VALUES `)
 		for i, r := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12)
 			at := now
 			if !r.CreatedAt.IsZero() {
 				at = micros(r.CreatedAt)
 			}
-			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
+			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.ScorerDigest, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
 		}
 		b.WriteString(` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`)
 		n, err := q.q.exec(ctx, b.String(), args...)
@@ -111,7 +114,7 @@ func inList[T any](vals []T, leading ...any) (string, []any) {
 }
 
 const resultCols = `res.id, res.tenant_id, res.evaluation_id, e.public_id, res.run_pk, r.run_id, res.scorer, res.scorer_version,
-	res.judge_model, res.status, res.score, res.passed, res.result, res.created_at`
+	res.scorer_digest, res.judge_model, res.status, res.score, res.passed, res.result, res.created_at`
 
 const resultFrom = ` FROM results res JOIN runs r ON r.id = res.run_pk JOIN evaluations e ON e.id = res.evaluation_id `
 
@@ -128,7 +131,7 @@ func scanResults(rs rows, err error) ([]Result, error) {
 			at   int64
 		)
 		if err := rs.Scan(&r.ID, &r.TenantID, &r.EvaluationPK, &r.EvaluationID, &r.RunPK, &r.RunID, &r.Scorer, &r.ScorerVersion,
-			&r.JudgeModel, &r.Status, &r.Score, &r.Passed, &body, &at); err != nil {
+			&r.ScorerDigest, &r.JudgeModel, &r.Status, &r.Score, &r.Passed, &body, &at); err != nil {
 			return nil, err
 		}
 		r.Body, r.CreatedAt = json.RawMessage(body), fromMicros(at)

@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kinds of published scorer.
+const (
+	// KindConfigured: a scorer the host has (a built-in) with a pinned config.
+	KindConfigured = "configured"
+	// KindWASM: a WASM module the tenant uploaded, with its manifest.
+	KindWASM = "wasm"
+)
+
+// ScorerVersion is one immutable version of a tenant's published scorer.
+type ScorerVersion struct {
+	TenantID int64
+	Name     string
+	Version  int
+	Kind     string
+	// Base is the scorer a configured scorer configures.
+	Base string
+	// Config is the pinned config ({} when none).
+	Config json.RawMessage
+	// Digest is the module's sha256 (wasm) or the hash of base and config (configured),
+	// as "sha256:HEX".
+	Digest string
+	// Manifest is what a WASM version runs under (limits, the scorer it picks), as JSON.
+	Manifest json.RawMessage
+	// Info is the scorer's sdk.Info as checked at publish, as JSON.
+	Info json.RawMessage
+	// JudgeModel is the judge model the version pins; empty for scorers without a judge.
+	JudgeModel string
+	// Replaces is true when the version takes the place of a scorer the host has under
+	// the same name, for this tenant only.
+	Replaces  bool
+	CreatedAt time.Time
+	// Deleted is set when the version was deleted; its results stay.
+	Deleted *time.Time
+}
+
+// Promotion is one promotion of a version; a name's latest is its promoted version.
+type Promotion struct {
+	Version    int
+	PromotedAt time.Time
+}
+
+const scorerVersionCols = `tenant_id, name, version, kind, base, config, digest, manifest, info, judge_model, replaces, created_at, deleted_at`
+
+func scanScorerVersions(rs rows, err error) ([]ScorerVersion, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []ScorerVersion
+	for rs.Next() {
+		var (
+			v                      ScorerVersion
+			config, manifest, info string
+			at                     int64
+			deleted                sql.NullInt64
+		)
+		if err := rs.Scan(&v.TenantID, &v.Name, &v.Version, &v.Kind, &v.Base, &config, &v.Digest, &manifest, &info,
+			&v.JudgeModel, &v.Replaces, &at, &deleted); err != nil {
+			return nil, err
+		}
+		v.Config, v.Manifest, v.Info, v.CreatedAt = json.RawMessage(config), json.RawMessage(manifest), json.RawMessage(info), fromMicros(at)
+		if deleted.Valid {
+			d := fromMicros(deleted.Int64)
+			v.Deleted = &d
+		}
+		out = append(out, v)
+	}
+	return out, rs.Err()
+}
+
+// PublishScorerVersion stores v as the name's next version (v.Version is set by it:
+// one more than the highest the name ever had, deleted versions included, so a number
+// is never reused). Run it in a transaction with StoreModule.
+func (q queries) PublishScorerVersion(ctx context.Context, v ScorerVersion) (ScorerVersion, error) {
+	var next int
+	if err := queryRow(ctx, q.q, `SELECT COALESCE(MAX(version), 0) + 1 FROM scorer_versions WHERE tenant_id = $1 AND name = $2`,
+		[]any{v.TenantID, v.Name}, &next); err != nil {
+		return v, fmt.Errorf("store: publish scorer %s: %w", v.Name, err)
+	}
+	v.Version, v.CreatedAt = next, time.Now().UTC().Truncate(time.Microsecond)
+	for _, raw := range []*json.RawMessage{&v.Config, &v.Manifest, &v.Info} {
+		if len(*raw) == 0 {
+			*raw = json.RawMessage(`{}`)
+		}
+	}
+	_, err := q.q.exec(ctx, `INSERT INTO scorer_versions (tenant_id, name, version, kind, base, config, digest, manifest, info, judge_model, replaces, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		v.TenantID, v.Name, v.Version, v.Kind, v.Base, jsonText(v.Config), v.Digest, jsonText(v.Manifest), jsonText(v.Info),
+		v.JudgeModel, v.Replaces, micros(v.CreatedAt))
+	if err != nil {
+		return v, fmt.Errorf("store: publish scorer %s: %w", v.Name, err)
+	}
+	return v, nil
+}
+
+// ScorerVersionOf returns version n of the tenant's scorer name, deleted or not.
+func (q queries) ScorerVersionOf(ctx context.Context, tenantID int64, name string, n int) (ScorerVersion, error) {
+	vs, err := scanScorerVersions(q.q.query(ctx, `SELECT `+scorerVersionCols+` FROM scorer_versions
+		WHERE tenant_id = $1 AND name = $2 AND version = $3`, tenantID, name, n))
+	if err != nil {
+		return ScorerVersion{}, err
+	}
+	if len(vs) == 0 {
+		return ScorerVersion{}, fmt.Errorf("scorer %s@%d: %w", name, n, ErrNotFound)
+	}
+	return vs[0], nil
+}
+
+// ScorerVersions lists the tenant's versions of name (every name when name is ""),
+// deleted ones included, by name then version.
+func (q queries) ScorerVersions(ctx context.Context, tenantID int64, name string) ([]ScorerVersion, error) {
+	return scanScorerVersions(q.q.query(ctx, `SELECT `+scorerVersionCols+` FROM scorer_versions
+		WHERE tenant_id = $1 AND ($2 = '' OR name = $2) ORDER BY name, version`, tenantID, name))
+}
+
+// PromotedVersion returns the version of name the tenant promoted last, or ErrNotFound
+// when it promoted none.
+func (q queries) PromotedVersion(ctx context.Context, tenantID int64, name string) (int, error) {
+	var n int
+	err := queryRow(ctx, q.q, `SELECT version FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC LIMIT 1`,
+		[]any{tenantID, name}, &n)
+	if err != nil {
+		return 0, notFound(err, fmt.Sprintf("promoted version of scorer %q", name))
+	}
+	return n, nil
+}
+
+// Promotions returns the tenant's promotions of name, newest first.
+func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([]Promotion, error) {
+	rs, err := q.q.query(ctx, `SELECT version, promoted_at FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC`, tenantID, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []Promotion
+	for rs.Next() {
+		var (
+			p  Promotion
+			at int64
+		)
+		if err := rs.Scan(&p.Version, &at); err != nil {
+			return nil, err
+		}
+		p.PromotedAt = fromMicros(at)
+		out = append(out, p)
+	}
+	return out, rs.Err()
+}
+
+// PromoteScorerVersion makes version n the one name follows. The caller checks that the
+// version exists and is not deleted.
+func (q queries) PromoteScorerVersion(ctx context.Context, tenantID int64, name string, n int) error {
+	_, err := q.q.exec(ctx, `INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) VALUES ($1, $2, $3, $4)`,
+		tenantID, name, n, micros(time.Now()))
+	return err
+}
+
+// DeleteScorerVersion marks version n deleted. The caller checks that it is not the
+// promoted one; its results stay.
+func (q queries) DeleteScorerVersion(ctx context.Context, tenantID int64, name string, n int) error {
+	c, err := q.q.exec(ctx, `UPDATE scorer_versions SET deleted_at = $4 WHERE tenant_id = $1 AND name = $2 AND version = $3 AND deleted_at IS NULL`,
+		tenantID, name, n, micros(time.Now()))
+	if err != nil {
+		return err
+	}
+	if c == 0 {
+		return fmt.Errorf("scorer %s@%d: %w", name, n, ErrNotFound)
+	}
+	return nil
+}
+
+// StoreModule stores a module under its digest for the tenant, once: storing the same
+// digest again is a no-op. Other tenants' modules are never looked at.
+func (q queries) StoreModule(ctx context.Context, tenantID int64, digest string, module []byte) error {
+	_, err := q.q.exec(ctx, `INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant_id, digest) DO NOTHING`, tenantID, digest, module, len(module), micros(time.Now()))
+	if err != nil {
+		return fmt.Errorf("store: module %s: %w", digest, err)
+	}
+	return nil
+}
+
+// Module returns the tenant's module of that digest.
+func (q queries) Module(ctx context.Context, tenantID int64, digest string) ([]byte, error) {
+	var b []byte
+	err := queryRow(ctx, q.q, `SELECT module FROM scorer_modules WHERE tenant_id = $1 AND digest = $2`, []any{tenantID, digest}, &b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("module %s: %w", digest, ErrNotFound)
+	}
+	return b, err
+}
+
+// ModuleUsage is how many modules the tenant stores and their bytes.
+func (q queries) ModuleUsage(ctx context.Context, tenantID int64) (count, bytes int64, err error) {
+	err = queryRow(ctx, q.q, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM scorer_modules WHERE tenant_id = $1`, []any{tenantID}, &count, &bytes)
+	return count, bytes, err
+}
