@@ -116,6 +116,22 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	if err != nil {
 		return nil, err
 	}
+	s, err := h.open(ctx, name, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.replaced, _ = h.reg.Replaced(name)
+	return s, nil
+}
+
+// OpenPlugin opens p, a plugin that is not in the host's registry (a tenant's published
+// WASM scorer, loaded for that tenant only), as [Host.Open] opens a registered one: the
+// same checks, config, limits, pipeline and judge.
+func (h *Host) OpenPlugin(ctx context.Context, p Plugin, opts OpenOptions) (*Scorer, error) {
+	return h.open(ctx, p.Info().Name, p, opts)
+}
+
+func (h *Host) open(ctx context.Context, name string, p Plugin, opts OpenOptions) (*Scorer, error) {
 	info := p.Info()
 	if _, err := newPlan(&info); err != nil {
 		return nil, err
@@ -156,7 +172,6 @@ func (h *Host) Open(ctx context.Context, name string, opts OpenOptions) (*Scorer
 	}
 	s := &Scorer{h: h, plugin: p, info: info, backend: b, scale: scale, plan: pl, tenant: tenant, runtime: p.Runtime(),
 		limits: h.runLimits.WithDefaults().Lower(opts.RunLimits)}
-	s.replaced, _ = h.reg.Replaced(name)
 	if o, ok := b.(ContextObserver); ok && o.ObservesContext() {
 		s.inline = true
 	}
