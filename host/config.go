@@ -43,6 +43,18 @@ func (c *configSchemas) get(name string, raw json.RawMessage) (*compiledSchema, 
 	return cs, err
 }
 
+// CheckConfig checks config against info as [Host.Open] does (merged over Defaults,
+// validated against ConfigSchema, the range it sets), without opening anything: for a
+// config pinned before the scorer runs (a published version). Errors wrap
+// [ErrInvalidConfig] and name the field.
+func (h *Host) CheckConfig(info sdk.Info, config json.RawMessage) error {
+	merged, err := h.configure(&info, config)
+	if err != nil {
+		return err
+	}
+	return configRange(&info, merged)
+}
+
 // configure merges info.Defaults under the caller's config (a shallow object merge: a
 // field the caller sets replaces the default whole) and validates the result against
 // info.ConfigSchema. It returns the config to hand to the scorer, always a JSON object.

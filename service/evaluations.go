@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,27 +42,48 @@ type EvaluationRequest struct {
 // spec checks the scorers and their configs for t (opening each once, which also warms
 // the cache the jobs use) and returns what the evaluation will run.
 func (s *Service) spec(ctx context.Context, t store.Tenant, names []string, config map[string]json.RawMessage, tiered bool) (store.Spec, error) {
-	spec := store.Spec{Config: config, Tiered: tiered}
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		sc, release, err := s.sc.Get(ctx, t, name, config[name])
+	spec := store.Spec{Config: map[string]json.RawMessage{}, Tiered: tiered}
+	seen := map[string]string{} // plain name -> the ref that named it
+	for _, ref := range names {
+		r, err := s.sc.Resolve(ctx, t, ref)
 		if err != nil {
-			return spec, s.scorerError(t, name, err)
+			return spec, s.scorerError(t, ref, err)
+		}
+		if prev, ok := seen[r.Name]; ok {
+			if prev == ref {
+				continue
+			}
+			return spec, invalid("scorers: %q and %q are the same scorer; an evaluation runs one version of a scorer, so name one (evaluate again with the other to compare them)", prev, ref)
+		}
+		seen[r.Name] = ref
+		sc, release, err := s.sc.GetResolved(ctx, t, r, config[ref])
+		if err != nil {
+			return spec, s.scorerError(t, ref, err)
 		}
 		info := sc.Info()
 		release()
-		spec.Scorers = append(spec.Scorers, store.ScorerRef{Name: name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)})
+		sr := store.ScorerRef{Name: r.Name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)}
+		if v := r.Published; v != nil {
+			sr.Version, sr.Published, sr.Digest, sr.JudgeModel = strconv.Itoa(v.Version), v.Version, v.Digest, v.JudgeModel
+		}
+		spec.Scorers = append(spec.Scorers, sr)
+		if c, ok := config[ref]; ok {
+			spec.Config[r.Name] = c
+		}
+	}
+	if len(spec.Config) == 0 {
+		spec.Config = nil
+	}
+	asked := map[string]bool{}
+	for _, ref := range seen {
+		asked[ref] = true
 	}
 	for name := range config {
-		if !seen[name] {
+		if !asked[name] {
 			return spec, invalid("config names scorer %q, which is not among the scorers evaluated (%s)", name, strings.Join(names, ", "))
 		}
 	}
-	if tiered && !seen[jobs.PrescreenScorer] {
+	if _, ok := seen[jobs.PrescreenScorer]; tiered && !ok {
 		if err := s.checkGate(ctx, t); err != nil {
 			return spec, err
 		}
@@ -99,10 +121,23 @@ func (s *Service) scorerError(t store.Tenant, name string, err error) error {
 		return &Error{kind: ErrUnknownScorer, msg: fmt.Sprintf("unknown scorer %q (known: %s); GET /v1/scorers lists them", name, strings.Join(s.ScorerNames(t), ", "))}
 	case errors.Is(err, scorers.ErrNotAllowed):
 		return &Error{kind: ErrNotAllowed, msg: fmt.Sprintf("scorer %q is not allowed for tenant %q (allowed: %s)", name, t.Name, strings.Join(t.Policy.Scorers, ", "))}
+	case errors.Is(err, scorers.ErrNoVersion):
+		return &Error{kind: ErrUnknownScorer, msg: fmt.Sprintf("scorer %q: %s; GET /v1/scorers lists your scorers and their versions", name, unwrapMsg(err))}
+	case errors.Is(err, scorers.ErrPinned):
+		return &Error{kind: ErrInvalidConfig, msg: fmt.Sprintf("config of scorer %s: %s", name, unwrapMsg(err))}
 	case errors.Is(err, host.ErrInvalidConfig):
 		return &Error{kind: ErrInvalidConfig, msg: fmt.Sprintf("config of scorer %s: %s", name, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "+name+": "), "config: "))}
 	}
 	return fmt.Errorf("open scorer %s: %w", name, err)
+}
+
+// unwrapMsg is err's message after its sentinel's ("no such scorer version: ...").
+func unwrapMsg(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ": "); ok {
+		return after
+	}
+	return msg
 }
 
 // ScorerNames lists the scorers t may run.

@@ -15,10 +15,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
@@ -91,6 +94,9 @@ type Config struct {
 	// DefaultScorers are evaluated when a request names none and the agent has no
 	// policy. Optional. Default is prescreen.
 	DefaultScorers []string
+	// Publish says what tenants may publish as their own scorers. Optional. Zero fields
+	// take PublishConfig's defaults.
+	Publish PublishConfig
 }
 
 // Service is the evaluation service. It is safe for concurrent use.
@@ -98,6 +104,7 @@ type Service struct {
 	st   *store.Store
 	eng  *jobs.Engine
 	sc   *scorers.Cache
+	wasm *wasm.Engine // runs tenants' published modules
 	opts Config
 
 	closeOnce sync.Once
@@ -135,14 +142,28 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	if c.Judge != nil {
 		lim, jo.JudgeModel = c.Judge, c.Judge.Config().Model
 	}
-	sc := scorers.New(c.Host, lim, c.ScorerCacheSize)
-	eng, err := jobs.New(ctx, st, sc, jo)
+	pc, err := c.Publish.withDefaults()
 	if err != nil {
-		_ = sc.Close(ctx)
 		st.Close()
 		return nil, err
 	}
-	s := &Service{st: st, eng: eng, sc: sc, opts: c}
+	c.Publish = pc
+	// Tenants' modules run in an engine of the service's own, whose ceilings are the
+	// publish ceilings, not those the operator's plugins were loaded under.
+	we, err := wasm.NewEngine(ctx, wasm.Options{CacheDir: filepath.Join(pc.CacheDir, "wazero"), Ceilings: pc.Ceilings, Logger: c.Jobs.Logger})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("service: published scorers: %w; set Config.Publish.CacheDir", err)
+	}
+	sc := scorers.New(c.Host, lim, c.ScorerCacheSize, scorers.WithPublished(scorers.Published{Source: st, Engine: we, ModuleDir: filepath.Join(pc.CacheDir, "modules")}))
+	eng, err := jobs.New(ctx, st, sc, jo)
+	if err != nil {
+		_ = sc.Close(ctx)
+		_ = we.Close(ctx)
+		st.Close()
+		return nil, err
+	}
+	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c}
 	if err := eng.Start(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start workers: %w", err)
@@ -159,7 +180,7 @@ func (s *Service) Close(ctx context.Context) error {
 		if err := s.eng.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop workers: %w", err))
 		}
-		errs = append(errs, s.sc.Close(ctx))
+		errs = append(errs, s.sc.Close(ctx), s.wasm.Close(ctx))
 		s.st.Close()
 		s.closeErr = errors.Join(errs...)
 	})
@@ -187,4 +208,30 @@ func (s *Service) maxRunBytes(t store.Tenant) int {
 		return t.Policy.MaxRunBytes
 	}
 	return s.opts.MaxRunBytes
+}
+
+func (pc PublishConfig) withDefaults() (PublishConfig, error) {
+	if pc.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return pc, fmt.Errorf("service: no user cache dir (%w); set Config.Publish.CacheDir", err)
+		}
+		pc.CacheDir = filepath.Join(dir, "scorekit", "published")
+	}
+	if pc.MaxModuleBytes <= 0 {
+		pc.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if pc.CompileTimeout <= 0 {
+		pc.CompileTimeout = DefaultCompileTimeout
+	}
+	d := wasm.DefaultCeilings()
+	for _, f := range []struct{ v, def *int }{
+		{&pc.Ceilings.MemoryMiB, &d.MemoryMiB}, {&pc.Ceilings.TimeoutMS, &d.TimeoutMS}, {&pc.Ceilings.MaxResultBytes, &d.MaxResultBytes},
+		{&pc.Ceilings.MaxOutputBytes, &d.MaxOutputBytes}, {&pc.Ceilings.PoolSize, &d.PoolSize}, {&pc.Ceilings.MaxCalls, &d.MaxCalls},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return pc, nil
 }

@@ -272,6 +272,9 @@ func (e *Engine) Start(ctx context.Context) error { return e.q.start(ctx) }
 // then is rescued and runs again (its stored results are not written twice).
 func (e *Engine) Stop(ctx context.Context) error { return e.q.stop(ctx) }
 
+// JudgeModel is the model recorded on results of scorers that use the judge.
+func (e *Engine) JudgeModel() string { return e.opts.JudgeModel }
+
 // ChunkSize is how many runs a job scores.
 func (e *Engine) ChunkSize() int { return e.opts.ChunkSize }
 
@@ -433,9 +436,13 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 			TenantID: t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.Name, ScorerVersion: version,
 			Status: string(res.Status), Body: body, CreatedAt: now,
 		}
-		if ref.Judge {
+		switch {
+		case ref.JudgeModel != "":
+			sr.JudgeModel = ref.JudgeModel
+		case ref.Judge:
 			sr.JudgeModel = e.opts.JudgeModel
 		}
+		sr.ScorerDigest = ref.Digest
 		if res.Status == sdk.StatusScored {
 			sr.Score, sr.Passed = res.Score, res.Passed
 		}
@@ -456,7 +463,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 	// that need the judge, and is the prescreen result when the evaluation selects it.
 	var gate *gateResult
 	if ev.Spec.Tiered {
-		res, version := e.scoreOne(ctx, t, ev, PrescreenScorer, &run)
+		res, version := e.scoreOne(ctx, t, ev, e.prescreenRef(ev), &run)
 		gate = &gateResult{res: res, version: version}
 	}
 	for _, ref := range ev.Spec.Scorers {
@@ -473,7 +480,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 				continue
 			}
 		}
-		res, version := e.scoreOne(ctx, t, ev, ref.Name, &run)
+		res, version := e.scoreOne(ctx, t, ev, ref, &run)
 		if version == "" {
 			version = ref.Version
 		}
@@ -509,15 +516,42 @@ func (g *gateResult) closed() (sdk.Result, bool) {
 	return sdk.Failed(code, "tiered evaluation: the pre-screen could not score this run, so the judge was not asked: "+msg), true
 }
 
+// prescreenRef is the pre-screen a tiered evaluation asks first: the evaluation's own
+// when it selects it (with the version it resolved), else the host's.
+func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
+	for _, ref := range ev.Spec.Scorers {
+		if ref.Name == PrescreenScorer {
+			return ref
+		}
+	}
+	return store.ScorerRef{Name: PrescreenScorer}
+}
+
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
-func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, name string, run *sdk.Run) (sdk.Result, string) {
-	sc, release, err := e.sc.Get(ctx, t, name, ev.Spec.Config[name])
+// A tenant's published scorer is the version the evaluation resolved when it was made,
+// read from the store on first use in this process: a version published or promoted
+// through another process needs no restart here.
+func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
+	name := ref.Name
+	var (
+		sc      *host.Scorer
+		release func()
+		err     error
+	)
+	if ref.Published > 0 {
+		sc, release, err = e.sc.GetVersion(ctx, t, ref.Name, ref.Published)
+	} else {
+		sc, release, err = e.sc.Get(ctx, t, name, ev.Spec.Config[name])
+	}
 	if err != nil {
 		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
 	}
 	defer release()
 	ctx, done := e.opts.Telemetry.ScorerCall(ctx, t.Name, name, run.ID)
 	res, version := sc.Score(ctx, *run), sc.Info().Version
+	if ref.Published > 0 {
+		version = ref.Version
+	}
 	done(&res, version)
 	return res, version
 }

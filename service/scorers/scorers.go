@@ -39,6 +39,7 @@ type Cache struct {
 	h     *host.Host
 	judge JudgeLimiter // nil: no broker
 	size  int
+	pub   *Published // nil: the host's scorers only
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -53,15 +54,21 @@ type entry struct {
 	ready chan struct{} // closed once sc or err is set
 	sc    *host.Scorer
 	err   error
+	// close releases what the scorer was opened from (a tenant's module), after it.
+	close func(context.Context) error
 }
 
 // New returns a cache of at most size scorers (DefaultSize when size <= 0) opened on h.
 // judge, when not nil, receives each tenant's judge limits.
-func New(h *host.Host, judge JudgeLimiter, size int) *Cache {
+func New(h *host.Host, judge JudgeLimiter, size int, opts ...Option) *Cache {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	return &Cache{h: h, judge: judge, size: size, entries: map[string]*entry{}, lru: list.New()}
+	c := &Cache{h: h, judge: judge, size: size, entries: map[string]*entry{}, lru: list.New()}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Host is the host the cache opens scorers on.
@@ -81,6 +88,14 @@ func (c *Cache) Get(ctx context.Context, t store.Tenant, name string, config jso
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.get(ctx, t, key, func(ctx context.Context) (*host.Scorer, func(context.Context) error, error) {
+		sc, err := c.h.Open(ctx, name, host.OpenOptions{Tenant: t.Name, Limits: t.Policy.Limits, Config: config})
+		return sc, nil, err
+	})
+}
+
+// get returns the scorer kept under key, opening it with open the first time.
+func (c *Cache) get(ctx context.Context, t store.Tenant, key string, open func(context.Context) (*host.Scorer, func(context.Context) error, error)) (*host.Scorer, func(), error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -109,7 +124,7 @@ func (c *Cache) Get(ctx context.Context, t store.Tenant, name string, config jso
 	}
 	if e.err == nil {
 		// The scorer outlives the request or job that opened it.
-		e.sc, e.err = c.h.Open(context.WithoutCancel(ctx), name, host.OpenOptions{Tenant: t.Name, Limits: t.Policy.Limits, Config: config})
+		e.sc, e.close, e.err = open(context.WithoutCancel(ctx))
 	}
 	close(e.ready)
 	if e.err != nil {
@@ -148,7 +163,7 @@ func (c *Cache) release(e *entry) {
 
 // evict closes the least recently used scorers nobody holds while the cache is over size.
 func (c *Cache) evict(ctx context.Context) {
-	var drop []*host.Scorer
+	var drop []*entry
 	c.mu.Lock()
 	for el := c.lru.Back(); el != nil && c.lru.Len() > c.size; {
 		e := el.Value.(*entry)
@@ -156,13 +171,13 @@ func (c *Cache) evict(ctx context.Context) {
 		if e.refs == 0 && e.sc != nil {
 			c.lru.Remove(el)
 			delete(c.entries, e.key)
-			drop = append(drop, e.sc)
+			drop = append(drop, e)
 		}
 		el = prev
 	}
 	c.mu.Unlock()
-	for _, sc := range drop {
-		_ = sc.Close(context.WithoutCancel(ctx))
+	for _, e := range drop {
+		_ = e.closeAll(context.WithoutCancel(ctx))
 	}
 }
 
@@ -187,9 +202,19 @@ func (c *Cache) Close(ctx context.Context) error {
 	c.mu.Unlock()
 	for _, e := range all {
 		<-e.ready
-		if e.sc != nil {
-			errs = append(errs, e.sc.Close(ctx))
-		}
+		errs = append(errs, e.closeAll(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// closeAll closes the entry's scorer, then what it was opened from.
+func (e *entry) closeAll(ctx context.Context) error {
+	var errs []error
+	if e.sc != nil {
+		errs = append(errs, e.sc.Close(ctx))
+	}
+	if e.close != nil {
+		errs = append(errs, e.close(ctx))
 	}
 	return errors.Join(errs...)
 }

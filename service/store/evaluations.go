@@ -39,6 +39,14 @@ type ScorerRef struct {
 	// Judge is true for a scorer that needs the judge (tiered evaluations skip it when
 	// the pre-screen fails).
 	Judge bool `json:"judge,omitempty"`
+	// Published is the version of the tenant's published scorer the evaluation runs,
+	// resolved when it was created (the promoted one for a plain name); 0 for the host's
+	// scorer.
+	Published int `json:"published,omitempty"`
+	// Digest is the published version's module digest or config hash.
+	Digest string `json:"digest,omitempty"`
+	// JudgeModel is the judge model the published version pins.
+	JudgeModel string `json:"judge_model,omitempty"`
 }
 
 // Evaluation is a stored evaluation.

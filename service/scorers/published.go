@@ -1,0 +1,297 @@
+package scorers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// Errors of published scorers callers branch on.
+var (
+	// ErrNoVersion: the tenant has no such version of the scorer (or it was deleted).
+	ErrNoVersion = errors.New("no such scorer version")
+	// ErrPinned: a config was given for a published scorer, whose config is pinned in
+	// its version.
+	ErrPinned = errors.New("config pinned in the published version")
+)
+
+// Source is where tenants' published scorers are kept: *store.Store is one. Every
+// process reads them from it on first use, so a version published through one process
+// is run by any other without a restart.
+type Source interface {
+	ScorerVersionOf(ctx context.Context, tenantID int64, name string, n int) (store.ScorerVersion, error)
+	PromotedVersion(ctx context.Context, tenantID int64, name string) (int, error)
+	Module(ctx context.Context, tenantID int64, digest string) ([]byte, error)
+}
+
+// Published says where tenants' published scorers come from and how their modules run.
+type Published struct {
+	// Source holds the versions and modules. Required.
+	Source Source
+	// Engine compiles and runs published WASM modules: its compilation cache on disk is
+	// shared by the processes of a machine, so a module is compiled once per machine.
+	// Optional. Default is none: a published WASM scorer is unavailable, with the reason.
+	Engine *wasm.Engine
+	// ModuleDir holds each tenant's modules as files, a folder per tenant, for Engine to
+	// load (it loads from a manifest on disk). Required with Engine.
+	ModuleDir string
+}
+
+// Option configures a Cache.
+type Option func(*Cache)
+
+// WithPublished makes the cache resolve tenants' published scorers (see [Cache.Resolve]).
+// Optional. Default is the host's scorers only.
+func WithPublished(p Published) Option { return func(c *Cache) { c.pub = &p } }
+
+// Ref is a scorer as a request names it: "name", or "name@N" for version N of a
+// tenant's published scorer ("name@0" is the host's own scorer of that name).
+type Ref struct {
+	Name string
+	// Version is N of name@N; -1 when the ref names no version.
+	Version int
+}
+
+// String is the ref as written.
+func (r Ref) String() string {
+	if r.Version < 0 {
+		return r.Name
+	}
+	return r.Name + "@" + strconv.Itoa(r.Version)
+}
+
+// ParseRef reads "name" or "name@N".
+func ParseRef(s string) (Ref, error) {
+	name, v, ok := strings.Cut(s, "@")
+	if !ok {
+		return Ref{Name: s, Version: -1}, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || strconv.Itoa(n) != v {
+		return Ref{}, fmt.Errorf("%w: scorer %q: a version is name@N with N a whole number (name@0 is the built-in)", host.ErrUnknownScorer, s)
+	}
+	return Ref{Name: name, Version: n}, nil
+}
+
+// Resolved is what a ref means for a tenant: the host's scorer, or a version the tenant
+// published.
+type Resolved struct {
+	Name string
+	// Published is the version, nil for the host's scorer.
+	Published *store.ScorerVersion
+}
+
+// Resolve says what ref means for t, reading the store each time (promotion changes
+// it): name@N is that published version; a plain name is the version the tenant
+// promoted, else the host's scorer. A deleted version and another tenant's scorer are
+// ErrNoVersion / host.ErrUnknownScorer alike.
+func (c *Cache) Resolve(ctx context.Context, t store.Tenant, ref string) (Resolved, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if c.pub == nil || r.Version == 0 {
+		if r.Version > 0 {
+			return Resolved{}, fmt.Errorf("%w: scorer %q: this service keeps no published scorers", ErrNoVersion, ref)
+		}
+		return Resolved{Name: r.Name}, nil
+	}
+	n := r.Version
+	if n < 0 {
+		n, err = c.pub.Source.PromotedVersion(ctx, t.ID, r.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return Resolved{Name: r.Name}, nil
+		}
+		if err != nil {
+			return Resolved{}, err
+		}
+	}
+	v, err := c.pub.Source.ScorerVersionOf(ctx, t.ID, r.Name, n)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Resolved{}, fmt.Errorf("%w: scorer %s@%d", ErrNoVersion, r.Name, n)
+	case err != nil:
+		return Resolved{}, err
+	case v.Deleted != nil:
+		return Resolved{}, fmt.Errorf("%w: scorer %s@%d was deleted; its results stay, but it runs no more", ErrNoVersion, r.Name, n)
+	}
+	return Resolved{Name: r.Name, Published: &v}, nil
+}
+
+// GetResolved is [Cache.Get] for what [Cache.Resolve] returned. A published version is
+// opened once per tenant, version and tenant limits and kept: a version never changes.
+func (c *Cache) GetResolved(ctx context.Context, t store.Tenant, r Resolved, config json.RawMessage) (*host.Scorer, func(), error) {
+	if r.Published == nil {
+		return c.Get(ctx, t, r.Name, config)
+	}
+	v := r.Published
+	if len(strings.TrimSpace(string(config))) > 0 {
+		return nil, nil, fmt.Errorf("%w: scorer %s@%d is published with its config; publish a new version to change it", ErrPinned, v.Name, v.Version)
+	}
+	return c.getVersion(ctx, t, v.Name, v.Version, func(context.Context) (*store.ScorerVersion, error) { return v, nil })
+}
+
+// GetVersion returns version n of the tenant's published scorer name, read from the
+// store only when this process has not opened it yet: a job asks for it per run, and a
+// version never changes.
+func (c *Cache) GetVersion(ctx context.Context, t store.Tenant, name string, n int) (*host.Scorer, func(), error) {
+	return c.getVersion(ctx, t, name, n, func(ctx context.Context) (*store.ScorerVersion, error) {
+		r, err := c.Resolve(ctx, t, fmt.Sprintf("%s@%d", name, n))
+		if err != nil {
+			return nil, err
+		}
+		if r.Published == nil {
+			return nil, fmt.Errorf("%w: scorer %s@%d", ErrNoVersion, name, n)
+		}
+		return r.Published, nil
+	})
+}
+
+func (c *Cache) getVersion(ctx context.Context, t store.Tenant, name string, n int, version func(context.Context) (*store.ScorerVersion, error)) (*host.Scorer, func(), error) {
+	lim, _ := json.Marshal([]any{t.Policy.Limits, t.Policy.Judge})
+	key := fmt.Sprintf("%s\x00@%s\x00%d\x00%s", t.Name, name, n, lim)
+	return c.get(ctx, t, key, func(ctx context.Context) (*host.Scorer, func(context.Context) error, error) {
+		v, err := version(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v.Kind == store.KindConfigured && !t.Policy.Allows(v.Base) {
+			return nil, nil, fmt.Errorf("scorer %s@%d configures %q: %w (allowed: %v)", v.Name, v.Version, v.Base, ErrNotAllowed, t.Policy.Scorers)
+		}
+		return c.openPublished(ctx, t, v)
+	})
+}
+
+// openPublished opens a version: a configured one on the host's scorer with its config,
+// a WASM one from its module, loaded for this tenant alone.
+func (c *Cache) openPublished(ctx context.Context, t store.Tenant, v *store.ScorerVersion) (*host.Scorer, func(context.Context) error, error) {
+	opts := host.OpenOptions{Tenant: t.Name, Limits: t.Policy.Limits, Config: v.Config}
+	if v.Kind == store.KindConfigured {
+		sc, err := c.h.Open(ctx, v.Base, opts)
+		return sc, nil, err
+	}
+	if c.pub.Engine == nil {
+		return nil, nil, fmt.Errorf("%w: scorer %s@%d is a WASM module and this process runs none; give the service a WASM engine", host.ErrUnavailable, v.Name, v.Version)
+	}
+	var man Manifest
+	if err := json.Unmarshal(v.Manifest, &man); err != nil {
+		return nil, nil, fmt.Errorf("scorer %s@%d: stored manifest: %w", v.Name, v.Version, err)
+	}
+	path, sum, err := c.moduleFile(ctx, t, v.Digest)
+	if err != nil {
+		return nil, nil, err
+	}
+	ps, err := c.pub.Engine.Load(ctx, host.Manifest{Name: v.Name, Runtime: host.RuntimeWASM, Artifact: path, SHA256: sum, Limits: man.Limits})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: scorer %s@%d: %w", host.ErrUnavailable, v.Name, v.Version, err)
+	}
+	var (
+		p      host.Plugin
+		others []host.Plugin
+	)
+	for _, q := range ps {
+		if q.Info().Name == man.Scorer && p == nil {
+			p = q
+		} else {
+			others = append(others, q)
+		}
+	}
+	for _, q := range others {
+		_ = q.Close(ctx)
+	}
+	if p == nil {
+		return nil, nil, fmt.Errorf("%w: scorer %s@%d: its module no longer declares %q", host.ErrUnavailable, v.Name, v.Version, man.Scorer)
+	}
+	sc, err := c.h.OpenPlugin(ctx, p, opts)
+	if err != nil {
+		_ = p.Close(ctx)
+		return nil, nil, err
+	}
+	return sc, p.Close, nil
+}
+
+// Manifest is what a published WASM version runs under, as the store keeps it.
+type Manifest struct {
+	// Scorer is the scorer of the module the version runs (a module may carry several).
+	Scorer string `json:"scorer"`
+	// Limits the module runs under, within the service's ceilings.
+	Limits host.Limits `json:"limits"`
+}
+
+// moduleFile writes the tenant's module of digest where Engine loads it from, once, and
+// returns its path and the sha256 of the file. The file is the module with a custom
+// section naming the tenant (ignored by the module's code): its bytes, and so the key
+// of the compilation cache shared on disk, differ per tenant, and how long a first use
+// takes never says whether another tenant runs the same module.
+func (c *Cache) moduleFile(ctx context.Context, t store.Tenant, digest string) (string, string, error) {
+	salt := sha256.Sum256([]byte("scorekit tenant\x00" + t.Name))
+	dir := filepath.Join(c.pub.ModuleDir, hex.EncodeToString(salt[:8]))
+	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
+	if b, err := os.ReadFile(path); err == nil {
+		sum := sha256.Sum256(b)
+		return path, hex.EncodeToString(sum[:]), nil
+	}
+	mod, err := c.pub.Source.Module(ctx, t.ID, digest)
+	if err != nil {
+		return "", "", fmt.Errorf("module %s: %w", digest, err)
+	}
+	if got := sha256.Sum256(mod); "sha256:"+hex.EncodeToString(got[:]) != digest {
+		return "", "", fmt.Errorf("module %s: the stored bytes hash to %x; the store is damaged", digest, got)
+	}
+	b := slices.Concat(mod, customSection("scorekit.tenant", salt[:]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("module dir: %w", err)
+	}
+	// Written aside and renamed: another process may be loading the same file.
+	tmp, err := os.CreateTemp(dir, ".module-*")
+	if err != nil {
+		return "", "", fmt.Errorf("module dir: %w", err)
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", "", fmt.Errorf("module file: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return path, hex.EncodeToString(sum[:]), nil
+}
+
+// customSection encodes a WebAssembly custom section (id 0) called name holding payload.
+func customSection(name string, payload []byte) []byte {
+	body := append(uleb(uint64(len(name))), name...)
+	body = append(body, payload...)
+	return append(append([]byte{0}, uleb(uint64(len(body)))...), body...)
+}
+
+func uleb(v uint64) []byte {
+	var out []byte
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b |= 0x80
+		}
+		out = append(out, b)
+		if v == 0 {
+			return out
+		}
+	}
+}
