@@ -336,3 +336,6 @@ func (s *Service) DeleteScorerVersion(ctx context.Context, t store.Tenant, name 
 	}
 	return s.st.DeleteScorerVersion(ctx, t.ID, name, n)
 }
+
+// PublishConfig is the service's publish settings, defaults filled in.
+func (s *Service) PublishConfig() PublishConfig { return s.opts.Publish }

@@ -227,22 +227,76 @@ func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run 
 	return sc.Score(ctx, run), nil
 }
 
-// Scorers lists the Info of every scorer t may run, with its runtime.
-func (s *Service) ScorerInfos(t store.Tenant) ([]ScorerInfo, error) {
+// ScorerInfos lists the Info of every scorer t may run, with its runtime: the host's,
+// then the tenant's own published scorers with their versions. A host scorer the tenant
+// replaced (a promoted version of its own under that name) is listed once, as the
+// tenant's.
+func (s *Service) ScorerInfos(ctx context.Context, t store.Tenant) ([]ScorerInfo, error) {
 	reg := s.sc.Host().Registry()
+	vs, err := s.st.ScorerVersions(ctx, t.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	own := map[string][]store.ScorerVersion{}
+	var names []string
+	for _, v := range vs {
+		if own[v.Name] == nil {
+			names = append(names, v.Name)
+		}
+		own[v.Name] = append(own[v.Name], v)
+	}
+	mine := map[string]ScorerInfo{}
+	for _, name := range names {
+		promoted, err := s.st.PromotedVersion(ctx, t.ID, name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		si := ScorerInfo{Source: SourceTenant, Promoted: promoted}
+		for _, v := range own[name] {
+			pv := publishedView(v, v.Version == promoted)
+			if pv.Info != nil && (v.Version == promoted || si.Info.Name == "") {
+				si.Info = *pv.Info
+				si.Runtime = "wasm"
+				if p, err := reg.Lookup(v.Base); v.Kind == store.KindConfigured && err == nil {
+					si.Runtime = p.Runtime()
+				}
+			}
+			pv.Info = nil
+			si.Versions = append(si.Versions, pv)
+		}
+		mine[name] = si
+	}
 	var out []ScorerInfo
 	for _, n := range s.ScorerNames(t) {
+		if si, ok := mine[n]; ok && si.Promoted > 0 {
+			continue // replaced for this tenant: listed below
+		}
 		p, err := reg.Lookup(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ScorerInfo{Info: p.Info(), Runtime: p.Runtime()})
+		out = append(out, ScorerInfo{Info: p.Info(), Runtime: p.Runtime(), Source: SourceHost})
+	}
+	for _, name := range names {
+		out = append(out, mine[name])
 	}
 	return out, nil
 }
+
+// Sources of a scorer in ScorerInfo.
+const (
+	SourceHost   = "host"
+	SourceTenant = "tenant"
+)
 
 // ScorerInfo is a scorer's Info and where it runs.
 type ScorerInfo struct {
 	sdk.Info
 	Runtime string `json:"runtime"`
+	// Source says whose scorer it is: the service's, or the tenant's own.
+	Source string `json:"source" enum:"host,tenant"`
+	// Promoted is the version the plain name follows (the tenant's scorers; 0: none yet).
+	Promoted int `json:"promoted,omitempty"`
+	// Versions are the tenant's published versions, oldest first.
+	Versions []PublishedVersion `json:"versions,omitempty"`
 }

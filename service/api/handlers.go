@@ -58,6 +58,7 @@ func (s *Server) register() {
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
+	s.registerPublish(op)
 }
 
 type healthzOutput struct {
@@ -74,7 +75,7 @@ type scorersOutput struct {
 }
 
 func (s *Server) listScorers(ctx context.Context, _ *struct{}) (*scorersOutput, error) {
-	list, err := s.svc.ScorerInfos(tenant(ctx))
+	list, err := s.svc.ScorerInfos(ctx, tenant(ctx))
 	if err != nil {
 		return nil, s.fail(err)
 	}

@@ -22,8 +22,8 @@ type Problem struct {
 	// Detail says what is wrong and, where it can, how to fix it.
 	Detail string `json:"detail,omitempty" example:"limit 0: want 1 to 10000 runs"`
 	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized, not_found,
-	// unknown_scorer, scorer_not_allowed, exists, body_too_large, rate_limited,
-	// overloaded, internal.
+	// unknown_scorer, scorer_not_allowed, scorer_refused, exists, body_too_large,
+	// rate_limited, overloaded, internal.
 	Code string `json:"code" example:"invalid_request"`
 	// Errors lists the places in the request that are wrong, when there are several.
 	Errors  []*huma.ErrorDetail `json:"errors,omitempty"`
@@ -39,11 +39,14 @@ const (
 	CodeNotFound         = "not_found"
 	CodeUnknownScorer    = "unknown_scorer"
 	CodeScorerNotAllowed = "scorer_not_allowed"
-	CodeExists           = "exists"
-	CodeBodyTooLarge     = "body_too_large"
-	CodeRateLimited      = "rate_limited"
-	CodeOverloaded       = "overloaded"
-	CodeInternal         = "internal"
+	// CodeScorerRefused: a scorer could not be published as asked (422); the detail says
+	// what is wrong and how to fix it.
+	CodeScorerRefused = "scorer_refused"
+	CodeExists        = "exists"
+	CodeBodyTooLarge  = "body_too_large"
+	CodeRateLimited   = "rate_limited"
+	CodeOverloaded    = "overloaded"
+	CodeInternal      = "internal"
 )
 
 func (p *Problem) Error() string             { return p.Detail }
@@ -181,6 +184,10 @@ func fromService(err error) *Problem {
 		return problem(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	case errors.Is(err, service.ErrExists):
 		return problem(http.StatusConflict, CodeExists, err.Error())
+	case errors.Is(err, service.ErrRefused):
+		return problem(http.StatusUnprocessableEntity, CodeScorerRefused, err.Error())
+	case errors.Is(err, service.ErrTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, err.Error())
 	}
 	return nil
 }

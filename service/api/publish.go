@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/scorers"
+)
+
+// registerPublish adds the operations on a tenant's own scorers. The module travels as
+// base64 in a JSON body, like every other body of the API: one content type, validated by
+// the same schema machinery, typed in the TypeScript client; it costs a third more bytes,
+// which the body limit of this operation allows for.
+func (s *Server) registerPublish(op func(id, method, path, summary string, more ...int) huma.Operation) {
+	maxModule := int64(service.DefaultMaxModuleBytes)
+	if s.svc != nil {
+		maxModule = s.svc.PublishConfig().MaxModuleBytes
+	}
+	pub := op("publish-scorer", http.MethodPost, "/v1/scorers", "Publish a new version of one of the tenant's scorers",
+		http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+	pub.DefaultStatus = http.StatusCreated
+	pub.MaxBodyBytes = int64(base64.StdEncoding.EncodedLen(int(maxModule))) + 1<<20
+	pub.Description = "A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) " +
+		"or a WASM scorer (`module`, base64, and `manifest`). Each version is immutable and gets the next number N; evaluations and " +
+		"policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that " +
+		"`replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. " +
+		"A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, " +
+		"speaks the ABI, answers its Info, and asks for limits within the service's ceilings."
+	huma.Register(s.api, pub, s.publishScorer)
+	huma.Register(s.api, op("list-scorer-versions", http.MethodGet, "/v1/scorers/{name}/versions", "The versions of one of the tenant's scorers", http.StatusNotFound), s.listScorerVersions)
+	huma.Register(s.api, op("get-scorer-version", http.MethodGet, "/v1/scorers/{name}/versions/{version}", "One version of one of the tenant's scorers", http.StatusNotFound), s.getScorerVersion)
+	pr := op("promote-scorer-version", http.MethodPost, "/v1/scorers/{name}/versions/{version}/promote", "Make the plain name follow this version (promoting an older one is the rollback)",
+		http.StatusNotFound, http.StatusUnprocessableEntity)
+	huma.Register(s.api, pr, s.promoteScorer)
+	del := op("delete-scorer-version", http.MethodDelete, "/v1/scorers/{name}/versions/{version}", "Delete a version that is not promoted (its results stay)",
+		http.StatusNotFound, http.StatusUnprocessableEntity)
+	del.DefaultStatus = http.StatusNoContent
+	huma.Register(s.api, del, s.deleteScorerVersion)
+}
+
+type publishInput struct {
+	Body struct {
+		Name     string            `json:"name" minLength:"1" maxLength:"64" doc:"The scorer's name in the tenant's namespace." example:"triage"`
+		Replaces bool              `json:"replaces,omitempty" doc:"Replace the service's scorer of the same name, for this tenant only, once a version is promoted."`
+		Base     string            `json:"base,omitempty" doc:"A configured scorer: the service's scorer it configures." example:"rubric"`
+		Config   map[string]any    `json:"config,omitempty" doc:"The config pinned in the version: of base, or given to the module."`
+		Module   []byte            `json:"module,omitempty" doc:"A WASM scorer: the module, base64."`
+		Manifest *scorers.Manifest `json:"manifest,omitempty" doc:"A WASM scorer: the scorer of the module to publish (when it carries several) and the limits it runs under."`
+	}
+}
+
+type versionOutput struct {
+	Location string `header:"Location"`
+	Body     service.PublishedVersion
+}
+
+func (s *Server) publishScorer(ctx context.Context, in *publishInput) (*versionOutput, error) {
+	req := service.PublishRequest{Name: in.Body.Name, Replaces: in.Body.Replaces, Base: in.Body.Base, Module: in.Body.Module, Manifest: in.Body.Manifest}
+	if in.Body.Config != nil {
+		b, err := json.Marshal(in.Body.Config)
+		if err != nil {
+			return nil, problem(http.StatusBadRequest, CodeInvalidRequest, "config: "+err.Error())
+		}
+		req.Config = b
+	}
+	v, err := s.svc.Publish(ctx, tenant(ctx), req)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &versionOutput{Location: "/v1/scorers/" + v.Name + "/versions/" + strconv.Itoa(v.Version), Body: v}, nil
+}
+
+type scorerNameInput struct {
+	Name string `path:"name"`
+}
+
+type versionsOutput struct {
+	Body []service.PublishedVersion
+}
+
+func (s *Server) listScorerVersions(ctx context.Context, in *scorerNameInput) (*versionsOutput, error) {
+	vs, err := s.svc.ScorerVersions(ctx, tenant(ctx), in.Name)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &versionsOutput{Body: vs}, nil
+}
+
+type scorerVersionInput struct {
+	Name    string `path:"name"`
+	Version int    `path:"version" minimum:"1"`
+}
+
+type oneVersionOutput struct {
+	Body service.PublishedVersion
+}
+
+func (s *Server) getScorerVersion(ctx context.Context, in *scorerVersionInput) (*oneVersionOutput, error) {
+	v, err := s.svc.ScorerVersion(ctx, tenant(ctx), in.Name, in.Version)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &oneVersionOutput{Body: v}, nil
+}
+
+func (s *Server) promoteScorer(ctx context.Context, in *scorerVersionInput) (*oneVersionOutput, error) {
+	v, err := s.svc.Promote(ctx, tenant(ctx), in.Name, in.Version)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &oneVersionOutput{Body: v}, nil
+}
+
+func (s *Server) deleteScorerVersion(ctx context.Context, in *scorerVersionInput) (*struct{}, error) {
+	if err := s.svc.DeleteScorerVersion(ctx, tenant(ctx), in.Name, in.Version); err != nil {
+		return nil, s.fail(err)
+	}
+	return nil, nil
+}
