@@ -41,11 +41,11 @@ type EvaluationRequest struct {
 
 // spec checks the scorers and their configs for t (opening each once, which also warms
 // the cache the jobs use) and returns what the evaluation will run.
-func (s *Service) spec(ctx context.Context, t store.Tenant, names []string, config map[string]json.RawMessage, tiered bool) (store.Spec, error) {
+func (s *Service) spec(ctx context.Context, src scorers.Source, t store.Tenant, names []string, config map[string]json.RawMessage, tiered bool) (store.Spec, error) {
 	spec := store.Spec{Config: map[string]json.RawMessage{}, Tiered: tiered}
 	seen := map[string]string{} // plain name -> the ref that named it
 	for _, ref := range names {
-		r, err := s.sc.Resolve(ctx, t, ref)
+		r, err := s.sc.ResolveIn(ctx, src, t, ref)
 		if err != nil {
 			return spec, s.scorerError(t, ref, err)
 		}
@@ -56,12 +56,28 @@ func (s *Service) spec(ctx context.Context, t store.Tenant, names []string, conf
 			return spec, invalid("scorers: %q and %q are the same scorer; an evaluation runs one version of a scorer, so name one (evaluate again with the other to compare them)", prev, ref)
 		}
 		seen[r.Name] = ref
-		sc, release, err := s.sc.GetResolved(ctx, t, r, config[ref])
-		if err != nil {
-			return spec, s.scorerError(t, ref, err)
+		var info sdk.Info
+		if v := r.Published; v != nil {
+			// A version was checked when it was published, and its Info kept: it is not
+			// opened here (evaluations made on arrival are made inside the import's
+			// transaction; the workers open it).
+			if _, ok := config[ref]; ok {
+				return spec, s.scorerError(t, ref, fmt.Errorf("%w: %s is published with its config; publish a new version to change it", scorers.ErrPinned, ref))
+			}
+			if v.Kind == store.KindConfigured && !t.Policy.Allows(v.Base) {
+				return spec, &Error{kind: ErrNotAllowed, msg: fmt.Sprintf("scorer %s configures %q, which is not allowed for tenant %q (allowed: %s)", ref, v.Base, t.Name, strings.Join(t.Policy.Scorers, ", "))}
+			}
+			if err := json.Unmarshal(v.Info, &info); err != nil {
+				return spec, fmt.Errorf("scorer %s: stored info: %w", ref, err)
+			}
+		} else {
+			sc, release, err := s.sc.Get(ctx, t, r.Name, config[ref])
+			if err != nil {
+				return spec, s.scorerError(t, ref, err)
+			}
+			info = sc.Info()
+			release()
 		}
-		info := sc.Info()
-		release()
 		sr := store.ScorerRef{Name: r.Name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)}
 		if v := r.Published; v != nil {
 			sr.Version, sr.Published, sr.Digest, sr.JudgeModel = strconv.Itoa(v.Version), v.Version, v.Digest, v.JudgeModel
@@ -187,7 +203,7 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 	if req.Tiered != nil {
 		tiered = *req.Tiered
 	}
-	spec, err := s.spec(ctx, t, names, config, tiered)
+	spec, err := s.spec(ctx, s.st, t, names, config, tiered)
 	if err != nil {
 		return EvaluationView{}, err
 	}
@@ -275,6 +291,7 @@ type ResultView struct {
 	RunID         string             `json:"run_id"`
 	Scorer        string             `json:"scorer"`
 	ScorerVersion string             `json:"scorer_version"`
+	ScorerDigest  string             `json:"scorer_digest,omitempty" doc:"A published scorer's module digest or config hash."`
 	JudgeModel    string             `json:"judge_model,omitempty"`
 	Status        string             `json:"status" enum:"scored,skipped,failed"`
 	Score         *float64           `json:"score"`
@@ -306,7 +323,7 @@ type PreviousResult struct {
 
 func resultView(r store.Result, steps bool) ResultView {
 	v := ResultView{EvaluationID: r.EvaluationID, RunID: r.RunID, Scorer: r.Scorer, ScorerVersion: r.ScorerVersion,
-		JudgeModel: r.JudgeModel, Status: r.Status, Score: r.Score, Passed: r.Passed, CreatedAt: r.CreatedAt}
+		ScorerDigest: r.ScorerDigest, JudgeModel: r.JudgeModel, Status: r.Status, Score: r.Score, Passed: r.Passed, CreatedAt: r.CreatedAt}
 	var res sdk.Result
 	if err := json.Unmarshal(r.Body, &res); err != nil {
 		// Reported on the result, not the whole answer: one damaged row must not hide the

@@ -181,7 +181,7 @@ func (s *Service) SetAgentPolicy(ctx context.Context, t store.Tenant, agent stri
 	if err := checkWindow(p.Window); err != nil {
 		return p, err
 	}
-	if _, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered); err != nil {
+	if _, err := s.spec(ctx, s.st, t, p.Scorers, p.Config, p.Tiered); err != nil {
 		return p, err
 	}
 	if err := s.st.SetAgentPolicy(ctx, t.ID, agent, p); err != nil {

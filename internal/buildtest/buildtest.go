@@ -1,12 +1,14 @@
 // Package buildtest loads, for tests, the artifacts `make test-artifacts` builds under
 // build/: the built-in scorers as one WASM module and as one process plugin. A missing or
 // stale artifact fails the test with the make target that rebuilds it, never skips it.
+// It also builds examples/first-scorer as a WASM module, the scorer a tenant publishes.
 package buildtest
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -68,4 +70,23 @@ func ModuleRoot(t testing.TB) string {
 			t.Fatal("no go.mod above the working directory")
 		}
 	}
+}
+
+// FirstScorerWASM builds examples/first-scorer (the word_budget scorer of
+// docs/FIRST-SCORER.md) as a WASM module, as its plugin's doc says, and returns the
+// module's bytes. The Go build cache makes builds after the first quick.
+func FirstScorerWASM(t testing.TB) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "word_budget.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./plugin")
+	cmd.Dir = filepath.Join(ModuleRoot(t), "examples", "first-scorer")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build examples/first-scorer for WASM (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared ./plugin): %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -38,6 +38,8 @@ type jobFlags struct {
 	attempts    int
 	rescueAfter time.Duration
 	poll        time.Duration
+	// scorerCache holds compiled WASM code and tenants' published modules.
+	scorerCache string
 }
 
 func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
@@ -47,6 +49,7 @@ func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
 	f.IntVar(&j.attempts, "max-attempts", 5, "attempts of a job before its transient failures (judge errors, timeouts) are stored as failed")
 	f.DurationVar(&j.rescueAfter, "rescue-after", 10*time.Minute, "give a job whose worker died to another worker after this long")
 	f.DurationVar(&j.poll, "poll", time.Second, "how often workers look for jobs when not notified")
+	f.StringVar(&j.scorerCache, "scorer-cache", "", "keep tenants' published WASM modules and their compiled code in DIR, shared by the processes of this machine (default: the user cache folder's scorekit/published)")
 }
 
 func (j jobFlags) check() error {
@@ -93,6 +96,7 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 			Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
 			PollInterval: jf.poll, Logger: e.logger(), Telemetry: ho.telemetry,
 		},
+		Publish: service.PublishConfig{CacheDir: jf.scorerCache},
 	})
 	if err != nil {
 		_ = hp.close(ctx)

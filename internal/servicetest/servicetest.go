@@ -140,6 +140,9 @@ type Options struct {
 	Jobs jobs.Options
 	// NoWorkers makes an engine that only enqueues.
 	NoWorkers bool
+	// Publish configures tenants' published scorers. Zero fields take the service's
+	// defaults, except CacheDir: a folder of the test's.
+	Publish service.PublishConfig
 }
 
 // New opens a service on the store at dsn with service.Open; it is closed when tb ends.
@@ -167,7 +170,10 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if jo.RescueAfter == 0 {
 		jo.RescueAfter = 5 * time.Second
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo})
+	if o.Publish.CacheDir == "" {
+		o.Publish.CacheDir = tb.TempDir()
+	}
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Publish: o.Publish})
 	if err != nil {
 		tb.Fatal(err)
 	}

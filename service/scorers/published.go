@@ -98,6 +98,16 @@ type Resolved struct {
 // promoted, else the host's scorer. A deleted version and another tenant's scorer are
 // ErrNoVersion / host.ErrUnknownScorer alike.
 func (c *Cache) Resolve(ctx context.Context, t store.Tenant, ref string) (Resolved, error) {
+	var src Source
+	if c.pub != nil {
+		src = c.pub.Source
+	}
+	return c.ResolveIn(ctx, src, t, ref)
+}
+
+// ResolveIn is [Cache.Resolve] reading from src: a transaction in progress (on SQLite,
+// the store's one connection is the transaction's until it ends).
+func (c *Cache) ResolveIn(ctx context.Context, src Source, t store.Tenant, ref string) (Resolved, error) {
 	r, err := ParseRef(ref)
 	if err != nil {
 		return Resolved{}, err
@@ -110,7 +120,7 @@ func (c *Cache) Resolve(ctx context.Context, t store.Tenant, ref string) (Resolv
 	}
 	n := r.Version
 	if n < 0 {
-		n, err = c.pub.Source.PromotedVersion(ctx, t.ID, r.Name)
+		n, err = src.PromotedVersion(ctx, t.ID, r.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return Resolved{Name: r.Name}, nil
 		}
@@ -118,7 +128,7 @@ func (c *Cache) Resolve(ctx context.Context, t store.Tenant, ref string) (Resolv
 			return Resolved{}, err
 		}
 	}
-	v, err := c.pub.Source.ScorerVersionOf(ctx, t.ID, r.Name, n)
+	v, err := src.ScorerVersionOf(ctx, t.ID, r.Name, n)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Resolved{}, fmt.Errorf("%w: scorer %s@%d", ErrNoVersion, r.Name, n)

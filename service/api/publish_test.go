@@ -1,0 +1,343 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/api"
+)
+
+// wordRuns are n runs of agent, the i-th answering with words(i) words, a minute apart.
+func wordRuns(agent, prefix string, from, n int) []byte {
+	var b strings.Builder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := from; i < from+n; i++ {
+		out := strings.TrimSpace(strings.Repeat("word ", words(i)))
+		fmt.Fprintf(&b, `{"id": "%s%02d", "agent": %q, "input": "summarise", "output": %q, "time": %q}`+"\n",
+			prefix, i, agent, out, t0.Add(time.Duration(i)*time.Minute).Format(time.RFC3339))
+	}
+	return []byte(b.String())
+}
+
+// words is 1 to 40: under and over a budget of 10 words.
+func words(i int) int { return i*7%40 + 1 }
+
+func publish(t *testing.T, c client, body any) (service.PublishedVersion, reply) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.do("POST", "/v1/scorers", b)
+	var v service.PublishedVersion
+	if r.status == http.StatusCreated {
+		r.json(t, &v)
+	}
+	return v, r
+}
+
+// passed lists the runs a scorer's results passed.
+func passed(v service.EvaluationView) []string {
+	var out []string
+	for _, r := range v.Results {
+		if r.Passed != nil && *r.Passed {
+			out = append(out, r.RunID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPublishSwapFlow is the loop a team runs without the operator and without a
+// restart: publish a WASM scorer built from examples/first-scorer, evaluate the agent's
+// last 10 runs, publish v2 (the same module with a budget of 10 words pinned in its
+// config), compare on the same runs, promote v2 (evaluations, and runs evaluated on
+// arrival, use it), roll back to v1, delete v2 (its results stay).
+func TestPublishSwapFlow(t *testing.T) {
+	module := buildtest.FirstScorerWASM(t)
+	backends(t, func(t *testing.T, dsn string) {
+		h := newHarness(t, dsn, servicetest.Options{}, "acme", "other")
+		c := h.as(t, "acme")
+		if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 0, 12)); r.status != 200 {
+			t.Fatalf("import: %d %s", r.status, r.body)
+		}
+		v1, r := publish(t, c, map[string]any{"name": "triage", "module": module})
+		if r.status != http.StatusCreated || v1.Version != 1 || !v1.Promoted || v1.Kind != "wasm" || !strings.HasPrefix(v1.Digest, "sha256:") ||
+			v1.Manifest == nil || v1.Manifest.Scorer != "word_budget" || r.header.Get("Location") != "/v1/scorers/triage/versions/1" {
+			t.Fatalf("publish v1: %d %s", r.status, r.body)
+		}
+		first := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`)
+		if s := first.Scorers[0]; s.Name != "triage" || s.Version != "1" || s.Scored != 10 || *s.PassRate != 1 {
+			t.Fatalf("v1 summary: %+v", s)
+		}
+		for _, res := range first.Results {
+			if res.ScorerVersion != "1" || res.ScorerDigest != v1.Digest {
+				t.Fatalf("v1 result %+v: want version 1, digest %s", res, v1.Digest)
+			}
+		}
+
+		// v2: the same module, a budget of 10 words pinned. Not promoted yet.
+		v2, r := publish(t, c, map[string]any{"name": "triage", "module": module, "config": map[string]any{"max_words": 10}})
+		if r.status != http.StatusCreated || v2.Version != 2 || v2.Promoted || v2.Config == nil {
+			t.Fatalf("publish v2: %d %s", r.status, r.body)
+		}
+		n, size, err := h.env.Store.ModuleUsage(context.Background(), tenantID(t, h, "acme"))
+		if err != nil || n != 1 || size != int64(len(module)) {
+			t.Fatalf("modules stored: %d (%d bytes), %v; want the module once", n, size, err)
+		}
+		// The plain name still follows v1.
+		if v := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`); v.Scorers[0].Version != "1" {
+			t.Fatalf("before promotion, triage is version %s", v.Scorers[0].Version)
+		}
+		cmp := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage@2"]}`)
+		s := cmp.Scorers[0]
+		if s.Version != "2" || s.Previous == nil || s.Previous.Runs != 10 || !slices.Equal(s.Previous.Versions, []string{"1"}) || *s.Previous.PassRate != 1 {
+			t.Fatalf("v2 beside v1: %+v previous %+v", s, s.Previous)
+		}
+		var want []string
+		for i := 2; i < 12; i++ {
+			if words(i) <= 15 { // within 1.5 x the budget: a score of 0.5 or more
+				want = append(want, fmt.Sprintf("r%02d", i))
+			}
+		}
+		if got := passed(cmp); !slices.Equal(got, want) || len(want) == 10 || len(want) == 0 {
+			t.Fatalf("v2 passed %v; want %v", got, want)
+		}
+		for _, res := range cmp.Results {
+			if res.Previous == nil || res.Previous.ScorerVersion != "1" {
+				t.Fatalf("v2 result %s without v1's beside it: %+v", res.RunID, res.Previous)
+			}
+		}
+
+		// Promote v2: new evaluations, and runs evaluated on arrival, use it.
+		if r := c.do("POST", "/v1/scorers/triage/versions/2/promote", nil); r.status != 200 {
+			t.Fatalf("promote v2: %d %s", r.status, r.body)
+		}
+		if v := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`); v.Scorers[0].Version != "2" || !slices.Equal(passed(v), want) {
+			t.Fatalf("after promotion: version %s passed %v", v.Scorers[0].Version, passed(v))
+		}
+		if r := c.do("PUT", "/v1/agents/bot/policy", []byte(`{"scorers": ["triage"], "sample_rate": 1}`)); r.status != 200 {
+			t.Fatalf("policy: %d %s", r.status, r.body)
+		}
+		if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 12, 1)); r.status != 200 {
+			t.Fatalf("import: %d %s", r.status, r.body)
+		}
+		arrival := waitArrival(t, c, "bot")
+		if arrival.Scorers[0].Version != "2" || arrival.Results[0].ScorerVersion != "2" {
+			t.Fatalf("arriving run scored by version %s", arrival.Scorers[0].Version)
+		}
+
+		// Roll back to v1.
+		if r := c.do("POST", "/v1/scorers/triage/versions/1/promote", nil); r.status != 200 {
+			t.Fatalf("promote v1: %d %s", r.status, r.body)
+		}
+		if v := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`); v.Scorers[0].Version != "1" || len(passed(v)) != 10 {
+			t.Fatalf("after rollback: version %s passed %v", v.Scorers[0].Version, passed(v))
+		}
+		var vs []service.PublishedVersion
+		r = c.do("GET", "/v1/scorers/triage/versions", nil)
+		r.json(t, &vs)
+		if len(vs) != 2 || !vs[0].Promoted || vs[1].Promoted {
+			t.Fatalf("versions: %s", r.body)
+		}
+
+		// Delete v2 (not promoted): it runs no more, its results stay.
+		if r := c.do("DELETE", "/v1/scorers/triage/versions/1", nil); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.problem(t).Detail, "promote another first") {
+			t.Fatalf("delete the promoted version: %d %s", r.status, r.body)
+		}
+		if r := c.do("DELETE", "/v1/scorers/triage/versions/2", nil); r.status != http.StatusNoContent {
+			t.Fatalf("delete v2: %d %s", r.status, r.body)
+		}
+		if r := c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 10, "scorers": ["triage@2"]}`)); r.status != http.StatusNotFound ||
+			!strings.Contains(r.problem(t).Detail, "deleted") {
+			t.Fatalf("evaluate a deleted version: %d %s", r.status, r.body)
+		}
+		var kept service.EvaluationView
+		c.do("GET", "/v1/evaluations/"+cmp.ID, nil).json(t, &kept)
+		if len(kept.Results) != 10 || kept.Results[0].ScorerVersion != "2" {
+			t.Fatalf("v2's results after its deletion: %d", len(kept.Results))
+		}
+		// A version number is never given again.
+		if v3, r := publish(t, c, map[string]any{"name": "triage", "module": module, "config": map[string]any{"max_words": 20}}); v3.Version != 3 {
+			t.Fatalf("publish after a deletion: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// waitArrival waits for the agent's newest evaluation made on arrival to be done.
+func waitArrival(t *testing.T, c client, agent string) service.EvaluationView {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var evs []service.EvaluationView
+		c.do("GET", "/v1/agents/"+agent+"/evaluations?limit=1", nil).json(t, &evs)
+		if len(evs) == 1 && evs[0].Trigger == "arrival" {
+			var v service.EvaluationView
+			c.do("GET", "/v1/evaluations/"+evs[0].ID+"?wait=30s", nil).json(t, &v)
+			if v.Status == service.StatusDone {
+				return v
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no arrival evaluation of %s done within 30s", agent)
+	return service.EvaluationView{}
+}
+
+// TestPublishedScorersAreTheTenantsAlone: another tenant cannot list, read, run, promote
+// or delete a tenant's scorer, by name, version or digest, and every answer is the one
+// it gets for a name nobody has; a tenant's replacement of a built-in leaves the other
+// tenant's results as they were.
+func TestPublishedScorersAreTheTenantsAlone(t *testing.T) {
+	module := buildtest.FirstScorerWASM(t)
+	backends(t, func(t *testing.T, dsn string) {
+		h := newHarness(t, dsn, servicetest.Options{}, "acme", "other")
+		a, b := h.as(t, "acme"), h.as(t, "other")
+		for _, c := range []client{a, b} {
+			if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 0, 5)); r.status != 200 {
+				t.Fatalf("import: %d %s", r.status, r.body)
+			}
+		}
+		v, r := publish(t, a, map[string]any{"name": "triage", "module": module})
+		if r.status != http.StatusCreated {
+			t.Fatalf("publish: %d %s", r.status, r.body)
+		}
+		// B's view of A's scorer is B's view of a scorer nobody has.
+		for _, name := range []string{"triage", "nonesuch"} {
+			for _, q := range []struct{ method, path, body string }{
+				{"GET", "/v1/scorers/" + name + "/versions", ""},
+				{"GET", "/v1/scorers/" + name + "/versions/1", ""},
+				{"POST", "/v1/scorers/" + name + "/versions/1/promote", ""},
+				{"DELETE", "/v1/scorers/" + name + "/versions/1", ""},
+				{"POST", "/v1/agents/bot/evaluations", `{"limit": 1, "scorers": ["` + name + `"]}`},
+				{"POST", "/v1/agents/bot/evaluations", `{"limit": 1, "scorers": ["` + name + `@1"]}`},
+				{"POST", "/v1/score", `{"scorer": "` + name + `", "run": {"output": "x"}}`},
+			} {
+				var body []byte
+				if q.body != "" {
+					body = []byte(q.body)
+				}
+				r := b.do(q.method, q.path, body)
+				if r.status != http.StatusNotFound || strings.Contains(string(r.body), v.Digest) {
+					t.Fatalf("other tenant %s %s: %d %s", q.method, q.path, r.status, r.body)
+				}
+			}
+		}
+		var list []service.ScorerInfo
+		b.do("GET", "/v1/scorers", nil).json(t, &list)
+		for _, s := range list {
+			if s.Name == "triage" || s.Source != service.SourceHost {
+				t.Fatalf("other tenant lists %+v", s)
+			}
+		}
+		a.do("GET", "/v1/scorers", nil).json(t, &list)
+		if i := slices.IndexFunc(list, func(s service.ScorerInfo) bool { return s.Name == "triage" }); i < 0 ||
+			list[i].Source != service.SourceTenant || list[i].Promoted != 1 || len(list[i].Versions) != 1 {
+			t.Fatalf("acme's list lacks its scorer: %+v", list)
+		}
+
+		// A replaces relevancy for itself; B's relevancy is the built-in still.
+		before := evaluate(t, b, "bot", `{"limit": 5, "scorers": ["relevancy"]}`)
+		if _, r := publish(t, a, map[string]any{"name": "relevancy", "module": module}); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.problem(t).Detail, `"replaces": true`) {
+			t.Fatalf("replace without saying so: %d %s", r.status, r.body)
+		}
+		rv, r := publish(t, a, map[string]any{"name": "relevancy", "replaces": true, "module": module})
+		if r.status != http.StatusCreated || rv.Promoted {
+			t.Fatalf("publish a replacement: %d %s", r.status, r.body)
+		}
+		if r := a.do("POST", "/v1/scorers/relevancy/versions/1/promote", nil); r.status != 200 {
+			t.Fatalf("promote: %d %s", r.status, r.body)
+		}
+		if got := evaluate(t, a, "bot", `{"limit": 5, "scorers": ["relevancy"]}`); got.Scorers[0].Version != "1" || got.Scorers[0].Scored != 5 {
+			t.Fatalf("acme's relevancy: %+v", got.Scorers[0])
+		}
+		after := evaluate(t, b, "bot", `{"limit": 5, "scorers": ["relevancy"]}`)
+		if after.Scorers[0].Version != before.Scorers[0].Version || len(after.Results) != len(before.Results) {
+			t.Fatalf("other's relevancy changed: %+v, was %+v", after.Scorers[0], before.Scorers[0])
+		}
+		for i := range after.Results {
+			x, y := after.Results[i], before.Results[i]
+			if x.Status != y.Status || x.Reason != y.Reason || x.ScorerDigest != "" || fmt.Sprint(x.Score) != fmt.Sprint(y.Score) {
+				t.Fatalf("other's result %s changed: %+v, was %+v", x.RunID, x, y)
+			}
+		}
+	})
+}
+
+// TestHostilePublishes: each refused at publish with what is wrong and how to fix it,
+// nothing stored.
+func TestHostilePublishes(t *testing.T) {
+	root := buildtest.ModuleRoot(t)
+	forbidden := filepath.Join(t.TempDir(), "forbidden.wasm")
+	if out, err := exec.Command("wat2wasm", filepath.Join(root, "host", "wasm", "testdata", "forbidden.wat"), "-o", forbidden).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
+	}
+	forbiddenBin, err := os.ReadFile(forbidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxModule = 1 << 20
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{Publish: service.PublishConfig{MaxModuleBytes: maxModule}}, "acme")
+	c := h.as(t, "acme")
+	big := append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, maxModule)...)
+	huge := make([]byte, 2*maxModule)
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status int
+		code   string
+		detail string
+	}{
+		{"bytes that are not WASM", map[string]any{"name": "x", "module": []byte("#!/bin/sh\nrm -rf /\n")}, 422, api.CodeScorerRefused, "not a WebAssembly module"},
+		{"a module over the cap", map[string]any{"name": "x", "module": big}, 413, api.CodeBodyTooLarge, "at most 1048576"},
+		{"an upload over the body limit", map[string]any{"name": "x", "module": huge}, 413, api.CodeBodyTooLarge, ""},
+		{"a manifest asking 4 GiB", map[string]any{"name": "x", "module": forbiddenBin, "manifest": map[string]any{"limits": map[string]any{"memory_mib": 4096}}}, 422, api.CodeScorerRefused, "limits.memory_mib is 4096"},
+		{"a forbidden import", map[string]any{"name": "x", "module": forbiddenBin}, 422, api.CodeScorerRefused, "env.open_socket"},
+		{"a name taken by a built-in", map[string]any{"name": "prescreen", "base": "json_valid"}, 422, api.CodeScorerRefused, `"replaces": true`},
+		{"both a base and a module", map[string]any{"name": "x", "base": "json_valid", "module": forbiddenBin}, 422, api.CodeScorerRefused, "either"},
+		{"a config the base refuses", map[string]any{"name": "x", "base": "prescreen", "config": map[string]any{"nope": 1}}, 422, api.CodeScorerRefused, "nope"},
+		{"a base that does not exist", map[string]any{"name": "x", "base": "nonesuch"}, 422, api.CodeScorerRefused, "no such scorer"},
+		{"a bad name", map[string]any{"name": "Bad Name", "base": "prescreen"}, 422, api.CodeScorerRefused, "lower case"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, r := publish(t, c, tc.body)
+			p := r.problem(t)
+			if r.status != tc.status || p.Code != tc.code || !strings.Contains(p.Detail, tc.detail) {
+				t.Fatalf("%d %s %q; want %d %s containing %q", r.status, p.Code, p.Detail, tc.status, tc.code, tc.detail)
+			}
+		})
+	}
+	var list []service.ScorerInfo
+	c.do("GET", "/v1/scorers", nil).json(t, &list)
+	for _, s := range list {
+		if s.Source == service.SourceTenant {
+			t.Fatalf("a refused publish left %+v", s)
+		}
+	}
+	if n, _, err := h.env.Store.ModuleUsage(context.Background(), tenantID(t, h, "acme")); err != nil || n != 0 {
+		t.Fatalf("modules stored after refusals: %d, %v", n, err)
+	}
+}
+
+func tenantID(t *testing.T, h *harness, name string) int64 {
+	t.Helper()
+	tn, err := h.env.Service.Tenant(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn.ID
+}
