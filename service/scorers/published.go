@@ -234,10 +234,12 @@ func (c *Cache) openPublished(ctx context.Context, t store.Tenant, v *store.Scor
 
 // Manifest is what a published WASM version runs under, as the store keeps it.
 type Manifest struct {
-	// Scorer is the scorer of the module the version runs (a module may carry several).
-	Scorer string `json:"scorer"`
-	// Limits the module runs under, within the service's ceilings.
-	Limits host.Limits `json:"limits"`
+	// Scorer is the scorer of the module the version runs. Optional when the module
+	// carries one scorer.
+	Scorer string `json:"scorer,omitempty"`
+	// Limits the module runs under, within the service's ceilings. Optional. Zero fields
+	// take the service's defaults.
+	Limits host.Limits `json:"limits,omitzero"`
 }
 
 // moduleFile writes the tenant's module of digest where Engine loads it from, once, and

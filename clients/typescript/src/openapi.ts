@@ -233,7 +233,63 @@ export interface paths {
         /** The scorers the tenant may run */
         get: operations["list-scorers"];
         put?: never;
+        /**
+         * Publish a new version of one of the tenant's scorers
+         * @description A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) or a WASM scorer (`module`, base64, and `manifest`). Each version is immutable and gets the next number N; evaluations and policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that `replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, speaks the ABI, answers its Info, and asks for limits within the service's ceilings.
+         */
+        post: operations["publish-scorer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scorers/{name}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The versions of one of the tenant's scorers */
+        get: operations["list-scorer-versions"];
+        put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scorers/{name}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version of one of the tenant's scorers */
+        get: operations["get-scorer-version"];
+        put?: never;
+        post?: never;
+        /** Delete a version that is not promoted (its results stay) */
+        delete: operations["delete-scorer-version"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scorers/{name}/versions/{version}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the plain name follow this version (promoting an older one is the rollback) */
+        post: operations["promote-scorer-version"];
         delete?: never;
         options?: never;
         head?: never;
@@ -425,6 +481,23 @@ export interface components {
             status: "stored" | "duplicate" | "rejected";
             warning?: string;
         };
+        Info: {
+            /** Format: int64 */
+            abi_version: number;
+            capabilities?: string[] | null;
+            config_schema?: unknown;
+            /** Format: int64 */
+            decimals?: number;
+            defaults?: unknown;
+            description: string;
+            dimensions?: components["schemas"]["Dimension"][] | null;
+            name: string;
+            range: components["schemas"]["Range"];
+            range_config?: string;
+            /** Format: double */
+            threshold: number;
+            version: string;
+        };
         Insight: {
             agent: string;
             evidence: components["schemas"]["Evidence"];
@@ -445,6 +518,26 @@ export interface components {
         InsightsPage: {
             insights: components["schemas"]["Insight"][] | null;
             next?: string;
+        };
+        Limits: {
+            /** Format: int64 */
+            cpu_seconds?: number;
+            /** Format: int64 */
+            max_calls?: number;
+            /** Format: int64 */
+            max_output_bytes?: number;
+            /** Format: int64 */
+            max_result_bytes?: number;
+            /** Format: int64 */
+            memory_mib?: number;
+            /** Format: int64 */
+            pool_size?: number;
+            /** Format: int64 */
+            timeout_ms?: number;
+        };
+        Manifest: {
+            limits?: components["schemas"]["Limits"];
+            scorer?: string;
         };
         Measure: {
             /** Format: double */
@@ -529,6 +622,52 @@ export interface components {
             /** @example Bad Request */
             title: string;
         };
+        PublishInputBody: {
+            /**
+             * @description A configured scorer: the service's scorer it configures.
+             * @example rubric
+             */
+            base?: string;
+            /** @description The config pinned in the version: of base, or given to the module. */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description A WASM scorer: the scorer of the module to publish (when it carries several) and the limits it runs under. */
+            manifest?: components["schemas"]["Manifest"];
+            /** @description A WASM scorer: the module, base64. */
+            module?: string;
+            /**
+             * @description The scorer's name in the tenant's namespace.
+             * @example triage
+             */
+            name: string;
+            /** @description Replace the service's scorer of the same name, for this tenant only, once a version is promoted. */
+            replaces?: boolean;
+        };
+        PublishedVersion: {
+            /** @description The scorer a configured scorer configures. */
+            base?: string;
+            config?: unknown;
+            /** Format: date-time */
+            created_at: string;
+            deleted: boolean;
+            /** @description The module's sha256 (wasm) or the hash of base and config (configured). */
+            digest: string;
+            info?: components["schemas"]["Info"];
+            /** @description The judge model the version pins. */
+            judge_model?: string;
+            /** @enum {string} */
+            kind: "configured" | "wasm";
+            manifest?: components["schemas"]["Manifest"];
+            name: string;
+            /** @description The plain name follows this version. */
+            promoted: boolean;
+            /** @description name@version: how an evaluation or a policy names this version. */
+            ref: string;
+            replaces: boolean;
+            /** Format: int64 */
+            version: number;
+        };
         Range: {
             /** Format: double */
             max: number;
@@ -576,6 +715,8 @@ export interface components {
             /** Format: double */
             score: number | null;
             scorer: string;
+            /** @description A published scorer's module digest or config hash. */
+            scorer_digest?: string;
             scorer_version: string;
             /** @enum {string} */
             status: "scored" | "skipped" | "failed";
@@ -788,12 +929,17 @@ export interface components {
             description: string;
             dimensions?: components["schemas"]["Dimension"][] | null;
             name: string;
+            /** Format: int64 */
+            promoted?: number;
             range: components["schemas"]["Range"];
             range_config?: string;
             runtime: string;
+            /** @enum {string} */
+            source: "host" | "tenant";
             /** Format: double */
             threshold: number;
             version: string;
+            versions?: components["schemas"]["PublishedVersion"][] | null;
         };
         ScorerSummary: {
             /** Format: int64 */
@@ -2036,6 +2182,399 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "publish-scorer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishInputBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedVersion"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-scorer-versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedVersion"][] | null;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-scorer-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedVersion"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-scorer-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "promote-scorer-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedVersion"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

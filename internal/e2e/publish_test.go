@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/service"
+)
+
+// A tenant publishes, compares, promotes and rolls back its own WASM scorer on a service
+// of separate processes over PostgreSQL: serve takes the requests and runs no jobs; a
+// worker started before anything was published, with a module cache of its own as on
+// another machine, scores every version without a restart.
+func TestPublishedScorerReachesARunningWorker(t *testing.T) {
+	module := buildtest.FirstScorerWASM(t)
+	dsn := postgres(t)
+	dir := t.TempDir()
+	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn)
+	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
+	addr := freeAddr(t)
+	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0", "--scorer-cache", filepath.Join(dir, "serve-cache"))
+	waitHealthy(t, api, addr)
+	worker := start(t, dir, "worker", "--db", dsn, "--workers", "2", "--poll", "100ms", "--scorer-cache", filepath.Join(dir, "worker-cache"))
+	c := client{url: "http://" + addr, key: key}
+
+	var runs strings.Builder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	words := func(i int) int { return i*7%40 + 1 }
+	for i := range 12 {
+		fmt.Fprintf(&runs, `{"id": "r%02d", "agent": "bot", "input": "summarise", "output": %q, "time": %q}`+"\n", i,
+			strings.TrimSpace(strings.Repeat("word ", words(i))), t0.Add(time.Duration(i)*time.Minute).Format(time.RFC3339))
+	}
+	if st := c.do(t, "POST", "/v1/runs", []byte(runs.String()), nil); st != 200 {
+		t.Fatalf("import: %d", st)
+	}
+	publish := func(body map[string]any) service.PublishedVersion {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		var v service.PublishedVersion
+		if st := c.do(t, "POST", "/v1/scorers", b, &v); st != 201 {
+			t.Fatalf("publish: %d", st)
+		}
+		return v
+	}
+	evaluate := func(scorer string) service.EvaluationView {
+		t.Helper()
+		var ev, v service.EvaluationView
+		if st := c.do(t, "POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 10, "scorers": ["`+scorer+`"]}`), &ev); st != 202 {
+			t.Fatalf("evaluate %s: %d", scorer, st)
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for v.Status != service.StatusDone {
+			if time.Now().After(deadline) {
+				t.Fatalf("evaluation of %s not done in 2 minutes: %+v\nworker:\n%s", scorer, v, worker.stderr.String())
+			}
+			if st := c.do(t, "GET", "/v1/evaluations/"+ev.ID+"?wait=5s", nil, &v); st != 200 {
+				t.Fatalf("get evaluation: %d", st)
+			}
+		}
+		for _, r := range v.Results {
+			if r.Status != "scored" {
+				t.Fatalf("%s on %s: %+v\nworker:\n%s", scorer, r.RunID, r, worker.stderr.String())
+			}
+		}
+		return v
+	}
+	passed := func(v service.EvaluationView) int {
+		n := 0
+		for _, r := range v.Results {
+			if r.Passed != nil && *r.Passed {
+				n++
+			}
+		}
+		return n
+	}
+
+	v1 := publish(map[string]any{"name": "triage", "module": module})
+	first := evaluate("triage")
+	if first.Scorers[0].Version != "1" || passed(first) != 10 || first.Results[0].ScorerDigest != v1.Digest {
+		t.Fatalf("v1: %+v, %d passed", first.Scorers[0], passed(first))
+	}
+	publish(map[string]any{"name": "triage", "module": module, "config": map[string]any{"max_words": 10}})
+	cmp := evaluate("triage@2")
+	strict := passed(cmp)
+	if s := cmp.Scorers[0]; s.Version != "2" || s.Previous == nil || s.Previous.Runs != 10 || strict == 10 || strict == 0 {
+		t.Fatalf("v2 beside v1: %+v, %d passed", s, strict)
+	}
+	var pv service.PublishedVersion
+	if st := c.do(t, "POST", "/v1/scorers/triage/versions/2/promote", nil, &pv); st != 200 || !pv.Promoted {
+		t.Fatalf("promote v2: %d", st)
+	}
+	if v := evaluate("triage"); v.Scorers[0].Version != "2" || passed(v) != strict {
+		t.Fatalf("after promotion: %+v, %d passed", v.Scorers[0], passed(v))
+	}
+	if st := c.do(t, "POST", "/v1/scorers/triage/versions/1/promote", nil, &pv); st != 200 {
+		t.Fatalf("roll back: %d", st)
+	}
+	if v := evaluate("triage"); v.Scorers[0].Version != "1" || passed(v) != 10 {
+		t.Fatalf("after rollback: %+v, %d passed", v.Scorers[0], passed(v))
+	}
+	// One worker, never restarted, did every job.
+	select {
+	case err := <-worker.done:
+		worker.done <- err
+		t.Fatalf("the worker exited: %v\n%s", err, worker.stderr.String())
+	default:
+	}
+	var vs []service.PublishedVersion
+	if st := c.do(t, "GET", "/v1/scorers/triage/versions", nil, &vs); st != 200 || len(vs) != 2 ||
+		!slices.EqualFunc(vs, []bool{true, false}, func(v service.PublishedVersion, p bool) bool { return v.Promoted == p }) {
+		t.Fatalf("versions: %d %+v", st, vs)
+	}
+}
