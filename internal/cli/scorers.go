@@ -62,6 +62,7 @@ func (e *env) scorersCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of each scorer's Info and runtime")
 	pluginDirsFlag(cmd, &plugins)
+	cmd.AddCommand(e.publishCommands()...)
 	return cmd
 }
 

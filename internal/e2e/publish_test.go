@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,19 +86,28 @@ func TestPublishedScorerReachesARunningWorker(t *testing.T) {
 	if first.Scorers[0].Version != "1" || passed(first) != 10 || first.Results[0].ScorerDigest != v1.Digest {
 		t.Fatalf("v1: %+v, %d passed", first.Scorers[0], passed(first))
 	}
-	publish(map[string]any{"name": "triage", "module": module, "config": map[string]any{"max_words": 10}})
+	// v2 through the command line, with the key in its environment variable.
+	modFile := filepath.Join(dir, "word_budget.wasm")
+	if err := os.WriteFile(modFile, module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCOREKIT_API_KEY", key)
+	server := "http://" + addr
+	if out := scorekit(t, dir, "scorers", "publish", "triage", "--module", modFile, "--config", `{"max_words": 10}`, "--server", server); !strings.HasPrefix(out, "triage@2  wasm  "+v1.Digest) {
+		t.Fatalf("scorers publish: %q", out)
+	}
 	cmp := evaluate("triage@2")
 	strict := passed(cmp)
 	if s := cmp.Scorers[0]; s.Version != "2" || s.Previous == nil || s.Previous.Runs != 10 || strict == 10 || strict == 0 {
 		t.Fatalf("v2 beside v1: %+v, %d passed", s, strict)
 	}
-	var pv service.PublishedVersion
-	if st := c.do(t, "POST", "/v1/scorers/triage/versions/2/promote", nil, &pv); st != 200 || !pv.Promoted {
-		t.Fatalf("promote v2: %d", st)
+	if out := scorekit(t, dir, "scorers", "promote", "triage@2", "--server", server); !strings.Contains(out, "triage@2") || !strings.Contains(out, "promoted") {
+		t.Fatalf("scorers promote: %q", out)
 	}
 	if v := evaluate("triage"); v.Scorers[0].Version != "2" || passed(v) != strict {
 		t.Fatalf("after promotion: %+v, %d passed", v.Scorers[0], passed(v))
 	}
+	var pv service.PublishedVersion
 	if st := c.do(t, "POST", "/v1/scorers/triage/versions/1/promote", nil, &pv); st != 200 {
 		t.Fatalf("roll back: %d", st)
 	}
@@ -110,6 +120,9 @@ func TestPublishedScorerReachesARunningWorker(t *testing.T) {
 		worker.done <- err
 		t.Fatalf("the worker exited: %v\n%s", err, worker.stderr.String())
 	default:
+	}
+	if out := scorekit(t, dir, "scorers", "versions", "triage", "--server", server); len(lines(out)) != 2 || !strings.HasSuffix(lines(out)[0], "promoted") {
+		t.Fatalf("scorers versions: %q", out)
 	}
 	var vs []service.PublishedVersion
 	if st := c.do(t, "GET", "/v1/scorers/triage/versions", nil, &vs); st != 200 || len(vs) != 2 ||
