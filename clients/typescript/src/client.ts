@@ -12,6 +12,8 @@ import type {
   InsightQuery,
   InsightsPage,
   Policy,
+  PublishRequest,
+  PublishedVersion,
   Result,
   Run,
   RunView,
@@ -194,6 +196,41 @@ export class ScorekitClient {
     return list ?? [];
   }
 
+  /**
+   * Publishes a new version of one of the tenant's scorers (POST /v1/scorers). A WASM
+   * module may be given as bytes; it is sent as base64. A refusal is a ScorekitError with
+   * code `scorer_refused` (422) or `body_too_large` (413) and a detail that says what to fix.
+   */
+  async publishScorer(request: Omit<PublishRequest, "module"> & { module?: Uint8Array | string }): Promise<PublishedVersion> {
+    const { module, ...rest } = request;
+    const body: PublishRequest = { ...rest };
+    if (module !== undefined) {
+      body.module = typeof module === "string" ? module : base64(module);
+    }
+    return this.#call(() => this.api.POST("/v1/scorers", { body }));
+  }
+
+  /** The versions of one of the tenant's scorers, oldest first (GET /v1/scorers/{name}/versions). */
+  async listScorerVersions(name: string): Promise<PublishedVersion[]> {
+    const list = await this.#call(() => this.api.GET("/v1/scorers/{name}/versions", { params: { path: { name } } }));
+    return list ?? [];
+  }
+
+  /** One version of one of the tenant's scorers (GET /v1/scorers/{name}/versions/{version}). */
+  async getScorerVersion(name: string, version: number): Promise<PublishedVersion> {
+    return this.#call(() => this.api.GET("/v1/scorers/{name}/versions/{version}", { params: { path: { name, version } } }));
+  }
+
+  /** Makes the plain name follow `version`; an older one is the rollback (POST .../promote). */
+  async promoteScorer(name: string, version: number): Promise<PublishedVersion> {
+    return this.#call(() => this.api.POST("/v1/scorers/{name}/versions/{version}/promote", { params: { path: { name, version } } }));
+  }
+
+  /** Deletes a version that is not promoted; its results stay (DELETE /v1/scorers/{name}/versions/{version}). */
+  async deleteScorerVersion(name: string, version: number): Promise<void> {
+    await this.#call(() => this.api.DELETE("/v1/scorers/{name}/versions/{version}", { params: { path: { name, version } } }));
+  }
+
   /** The agent's on-arrival policy (GET /v1/agents/{agent}/policy); `not_found` when it has none. */
   async getPolicy(agent: string): Promise<Policy> {
     return this.#call(() => this.api.GET("/v1/agents/{agent}/policy", { params: { path: { agent } } }));
@@ -258,4 +295,14 @@ export class ScorekitClient {
 function roundInsights(page: InsightsPage): InsightsPage {
   page.insights = page.insights?.map(roundInsight) ?? page.insights;
   return page;
+}
+
+// base64 encodes bytes with what browsers and Node both have (btoa), in chunks so that a
+// module of megabytes does not overflow the argument list.
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
 }

@@ -33,6 +33,12 @@ export type RunsPage = Schemas["RunsPage"];
 export type AgentsPage = Schemas["AgentsPage"];
 /** What a scorer declares about itself, and the runtime it runs in. */
 export type ScorerInfo = Schemas["ScorerInfo"];
+/** The body of POST /v1/scorers: a configured scorer (`base`, `config`) or a WASM one (`module` as base64, `manifest`). */
+export type PublishRequest = Schemas["PublishInputBody"];
+/** One immutable version of a tenant's published scorer; `ref` (`name@N`) names it in evaluations and policies. */
+export type PublishedVersion = Schemas["PublishedVersion"];
+/** What a published WASM module runs under: the scorer it carries and its limits. */
+export type ScorerManifest = Schemas["Manifest"];
 /** An agent's on-arrival policy. */
 export type Policy = Schemas["PolicyBody"];
 /** An RFC 9457 problem document with the service's stable `code`. */

@@ -248,3 +248,37 @@ describe("runs and evaluations", () => {
     assert.ok(agents.agents?.some((a) => a.name === "assistant" && a.runs === runs.length));
   });
 });
+
+describe("published scorers", () => {
+  test("publish, list versions, promote, roll back and delete a configured scorer", async () => {
+    const c = service.client;
+    const v1 = await c.publishScorer({ name: "order_json", base: "json_valid", config: { schema: { type: "object", required: ["order"] } } });
+    assert.equal(v1.ref, "order_json@1");
+    assert.equal(v1.kind, "configured");
+    assert.equal(v1.promoted, true);
+    assert.match(v1.digest, /^sha256:[0-9a-f]{64}$/);
+    const v2 = await c.publishScorer({ name: "order_json", base: "json_valid", config: { schema: { type: "object", required: ["order", "total"] } } });
+    assert.equal(v2.version, 2);
+    assert.equal(v2.promoted, false);
+    assert.notEqual(v2.digest, v1.digest);
+
+    const promoted = await c.promoteScorer("order_json", 2);
+    assert.equal(promoted.promoted, true);
+    assert.deepEqual((await c.listScorerVersions("order_json")).map((v) => [v.version, v.promoted]), [[1, false], [2, true]]);
+    await c.promoteScorer("order_json", 1);
+    assert.equal((await c.getScorerVersion("order_json", 1)).promoted, true);
+
+    await c.deleteScorerVersion("order_json", 2);
+    assert.equal((await c.getScorerVersion("order_json", 2)).deleted, true);
+    const mine = (await c.listScorers()).find((s) => s.name === "order_json");
+    assert.equal(mine?.source, "tenant");
+    assert.equal(mine?.promoted, 1);
+  });
+
+  test("a refused publish is 422 scorer_refused with what to fix", async () => {
+    const err = await rejects(service.client.publishScorer({ name: "not_wasm", module: new TextEncoder().encode("#!/bin/sh\n") }));
+    assert.equal(err.status, 422);
+    assert.equal(err.code, "scorer_refused");
+    assert.match(err.detail ?? "", /not a WebAssembly module/);
+  });
+});
