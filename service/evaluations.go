@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,19 +44,33 @@ type EvaluationRequest struct {
 // the cache the jobs use) and returns what the evaluation will run.
 func (s *Service) spec(ctx context.Context, src scorers.Source, t store.Tenant, names []string, config map[string]json.RawMessage, tiered bool) (store.Spec, error) {
 	spec := store.Spec{Config: map[string]json.RawMessage{}, Tiered: tiered}
-	seen := map[string]string{} // plain name -> the ref that named it
+	seen := map[string]string{}   // plain name -> the first ref that named it
+	versions := map[string]bool{} // results name of each version taken
+	asked := map[string]bool{}    // the refs taken, as named
 	for _, ref := range names {
 		r, err := s.sc.ResolveIn(ctx, src, t, ref)
 		if err != nil {
 			return spec, s.scorerError(t, ref, err)
 		}
-		if prev, ok := seen[r.Name]; ok {
-			if prev == ref {
-				continue
+		// Several versions of one scorer may score the same runs (a comparison); the
+		// results of a version other than the current one are kept under name@N, so
+		// that only the current one's count as the scorer's.
+		key := ""
+		if !r.Current {
+			n := 0
+			if r.Published != nil {
+				n = r.Published.Version
 			}
-			return spec, invalid("scorers: %q and %q are the same scorer; an evaluation runs one version of a scorer, so name one (evaluate again with the other to compare them)", prev, ref)
+			key = fmt.Sprintf("%s@%d", r.Name, n)
 		}
-		seen[r.Name] = ref
+		if versions[cmp.Or(key, r.Name)] {
+			continue // the same version named twice ("triage" and its promoted "triage@2")
+		}
+		versions[cmp.Or(key, r.Name)] = true
+		asked[ref] = true
+		if _, ok := seen[r.Name]; !ok {
+			seen[r.Name] = ref
+		}
 		var info sdk.Info
 		if v := r.Published; v != nil {
 			// A version was checked when it was published, and its Info kept: it is not
@@ -78,7 +93,7 @@ func (s *Service) spec(ctx context.Context, src scorers.Source, t store.Tenant, 
 			info = sc.Info()
 			release()
 		}
-		sr := store.ScorerRef{Name: r.Name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)}
+		sr := store.ScorerRef{Name: r.Name, Version: info.Version, Judge: info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed), Key: key}
 		if v := r.Published; v != nil {
 			sr.Version, sr.Published, sr.Digest, sr.JudgeModel = strconv.Itoa(v.Version), v.Version, v.Digest, v.JudgeModel
 		}
@@ -89,10 +104,6 @@ func (s *Service) spec(ctx context.Context, src scorers.Source, t store.Tenant, 
 	}
 	if len(spec.Config) == 0 {
 		spec.Config = nil
-	}
-	asked := map[string]bool{}
-	for _, ref := range seen {
-		asked[ref] = true
 	}
 	for name := range config {
 		if !asked[name] {
@@ -257,7 +268,29 @@ type EvaluationView struct {
 	ExpectedResults int64           `json:"expected_results"`
 	DoneResults     int64           `json:"done_results"`
 	Scorers         []ScorerSummary `json:"scorers"`
-	Results         []ResultView    `json:"results,omitempty"`
+	// Disagreements are the runs on which versions of one scorer the evaluation ran
+	// side by side (e.g. "triage@1" and "triage@2") gave different verdicts.
+	Disagreements []Disagreement `json:"disagreements,omitempty"`
+	Results       []ResultView   `json:"results,omitempty"`
+}
+
+// Disagreement is a run on which versions of one scorer disagree: one passed it and
+// another did not, or one scored it and another skipped or failed.
+type Disagreement struct {
+	RunID  string `json:"run_id"`
+	Scorer string `json:"scorer" doc:"The scorer's plain name."`
+	// Verdicts are each version's, in the evaluation's order.
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// Verdict is one version's result in a Disagreement.
+type Verdict struct {
+	Scorer  string   `json:"scorer" doc:"The name the results are under: the plain name for the promoted version, name@N for another."`
+	Version string   `json:"version"`
+	Status  string   `json:"status"`
+	Score   *float64 `json:"score"`
+	Passed  *bool    `json:"passed"`
+	Reason  string   `json:"reason,omitempty"`
 }
 
 // ScorerSummary sums up one scorer's results. Mean and pass rate count scored results
@@ -406,9 +439,14 @@ func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) 
 		v.Status = StatusDone
 	}
 	prev := map[store.ResultKey]store.Result{}
+	compared := false // several versions of one scorer
+	names := map[string]int{}
 	for _, ref := range ev.Spec.Scorers {
-		tl := byName[ref.Name]
-		sum := ScorerSummary{Name: ref.Name, Version: ref.Version, Scored: tl.Scored, Skipped: tl.Skipped, Failed: tl.Failed,
+		names[ref.Name]++
+		compared = compared || names[ref.Name] > 1
+		key := ref.ResultName()
+		tl := byName[key]
+		sum := ScorerSummary{Name: key, Version: ref.Version, Scored: tl.Scored, Skipped: tl.Skipped, Failed: tl.Failed,
 			Pending: ev.Runs - tl.Scored - tl.Skipped - tl.Failed, Mean: mean(tl.Sum, tl.Scored), PassRate: mean(float64(tl.PassedN), tl.Judged)}
 		old, err := s.st.PreviousResults(ctx, ev.TenantID, ev.PK, ref.Name, ref.Version)
 		if err != nil {
@@ -417,17 +455,23 @@ func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) 
 		if len(old) > 0 {
 			sum.Previous = previousSummary(old)
 			for _, r := range old {
-				prev[store.ResultKey{RunPK: r.RunPK, Scorer: r.Scorer}] = r
+				prev[store.ResultKey{RunPK: r.RunPK, Scorer: key}] = r
 			}
 		}
 		v.Scorers = append(v.Scorers, sum)
 	}
-	if !o.Results {
+	if !o.Results && !compared {
 		return v, nil
 	}
 	rs, err := s.st.EvaluationResults(ctx, ev.TenantID, ev.PK)
 	if err != nil {
 		return v, err
+	}
+	if compared {
+		v.Disagreements = disagreements(ev.Spec.Scorers, rs)
+	}
+	if !o.Results {
+		return v, nil
 	}
 	v.Results = make([]ResultView, 0, len(rs))
 	for _, r := range rs {
@@ -438,6 +482,57 @@ func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) 
 		v.Results = append(v.Results, rv)
 	}
 	return v, nil
+}
+
+// disagreements lists the runs on which the versions of a scorer that refs name more
+// than once give different verdicts (passed or not, or a different status).
+func disagreements(refs []store.ScorerRef, rs []store.Result) []Disagreement {
+	byKey := map[store.ResultKey]store.Result{}
+	var runs []store.Result // one per run, in the evaluation's order
+	seen := map[int64]bool{}
+	for _, r := range rs {
+		byKey[store.ResultKey{RunPK: r.RunPK, Scorer: r.Scorer}] = r
+		if !seen[r.RunPK] {
+			seen[r.RunPK] = true
+			runs = append(runs, r)
+		}
+	}
+	groups := map[string][]store.ScorerRef{}
+	var order []string
+	for _, ref := range refs {
+		if groups[ref.Name] == nil {
+			order = append(order, ref.Name)
+		}
+		groups[ref.Name] = append(groups[ref.Name], ref)
+	}
+	var out []Disagreement
+	for _, name := range order {
+		g := groups[name]
+		if len(g) < 2 {
+			continue
+		}
+		for _, run := range runs {
+			d := Disagreement{RunID: run.RunID, Scorer: name}
+			verdicts := map[string]bool{}
+			for _, ref := range g {
+				r, ok := byKey[store.ResultKey{RunPK: run.RunPK, Scorer: ref.ResultName()}]
+				if !ok {
+					continue
+				}
+				vd := Verdict{Scorer: r.Scorer, Version: r.ScorerVersion, Status: r.Status, Score: r.Score, Passed: r.Passed}
+				var res sdk.Result
+				if json.Unmarshal(r.Body, &res) == nil {
+					vd.Reason = res.Reason
+				}
+				d.Verdicts = append(d.Verdicts, vd)
+				verdicts[fmt.Sprintf("%s/%v", r.Status, r.Passed != nil && *r.Passed)] = true
+			}
+			if len(verdicts) > 1 {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 func previousSummary(old []store.Result) *PreviousSummary {

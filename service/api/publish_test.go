@@ -121,6 +121,23 @@ func TestPublishSwapFlow(t *testing.T) {
 			}
 		}
 
+		// Both versions on the same runs in one evaluation: each version's mean and pass
+		// rate, the runs whose verdicts differ; only v1, the promoted one, counts as triage.
+		both := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage@1", "triage@2"]}`)
+		if len(both.Scorers) != 2 || both.Scorers[0].Name != "triage" || both.Scorers[0].Version != "1" || *both.Scorers[0].PassRate != 1 ||
+			both.Scorers[1].Name != "triage@2" || both.Scorers[1].Version != "2" || *both.Scorers[1].PassRate != float64(len(want))/10 {
+			t.Fatalf("two versions side by side: %+v", both.Scorers)
+		}
+		if len(both.Disagreements) != 10-len(want) {
+			t.Fatalf("%d disagreements; want %d: %+v", len(both.Disagreements), 10-len(want), both.Disagreements)
+		}
+		for _, d := range both.Disagreements {
+			if slices.Contains(want, d.RunID) || d.Scorer != "triage" || len(d.Verdicts) != 2 || !*d.Verdicts[0].Passed || *d.Verdicts[1].Passed ||
+				!strings.Contains(d.Verdicts[1].Reason, "budget of 10") {
+				t.Fatalf("disagreement %+v", d)
+			}
+		}
+
 		// Promote v2: new evaluations, and runs evaluated on arrival, use it.
 		if r := c.do("POST", "/v1/scorers/triage/versions/2/promote", nil); r.status != 200 {
 			t.Fatalf("promote v2: %d %s", r.status, r.body)

@@ -109,6 +109,11 @@ func Verify(secret string, body []byte, signature string) bool {
 func (e *Engine) touchInsights(ctx context.Context, tx *store.Tx, ev store.Evaluation, results []store.Result) error {
 	var scorers []string
 	for _, r := range results {
+		// A version compared beside the promoted one (stored as name@N) is no series of
+		// its own: only the promoted version's results make the scorer's insights.
+		if strings.Contains(r.Scorer, "@") {
+			continue
+		}
 		if !slices.Contains(scorers, r.Scorer) {
 			scorers = append(scorers, r.Scorer)
 		}

@@ -433,7 +433,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 			res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
 		}
 		sr := store.Result{
-			TenantID: t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.Name, ScorerVersion: version,
+			TenantID: t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.ResultName(), ScorerVersion: version,
 			Status: string(res.Status), Body: body, CreatedAt: now,
 		}
 		switch {
@@ -453,7 +453,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 	run, err := host.DecodeRun(r.Body)
 	if err != nil {
 		for _, ref := range ev.Spec.Scorers {
-			if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.Name}] {
+			if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
 				keep(ref, ref.Version, sdk.Failed(sdk.CodeInvalidRun, "stored run does not decode: "+err.Error()))
 			}
 		}
@@ -467,7 +467,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 		gate = &gateResult{res: res, version: version}
 	}
 	for _, ref := range ev.Spec.Scorers {
-		if stored[store.ResultKey{RunPK: r.PK, Scorer: ref.Name}] {
+		if stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
 			continue
 		}
 		if gate != nil && ref.Name == PrescreenScorer {

@@ -91,6 +91,9 @@ type Resolved struct {
 	Name string
 	// Published is the version, nil for the host's scorer.
 	Published *store.ScorerVersion
+	// Current is true when the plain name means the same now: the promoted version, or
+	// the host's scorer of a name the tenant promoted none of.
+	Current bool
 }
 
 // Resolve says what ref means for t, reading the store each time (promotion changes
@@ -112,21 +115,25 @@ func (c *Cache) ResolveIn(ctx context.Context, src Source, t store.Tenant, ref s
 	if err != nil {
 		return Resolved{}, err
 	}
-	if c.pub == nil || r.Version == 0 {
+	if c.pub == nil {
 		if r.Version > 0 {
 			return Resolved{}, fmt.Errorf("%w: scorer %q: this service keeps no published scorers", ErrNoVersion, ref)
 		}
-		return Resolved{Name: r.Name}, nil
+		return Resolved{Name: r.Name, Current: true}, nil
+	}
+	promoted, err := src.PromotedVersion(ctx, t.ID, r.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		promoted = 0
+	case err != nil:
+		return Resolved{}, err
 	}
 	n := r.Version
 	if n < 0 {
-		n, err = src.PromotedVersion(ctx, t.ID, r.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return Resolved{Name: r.Name}, nil
-		}
-		if err != nil {
-			return Resolved{}, err
-		}
+		n = promoted
+	}
+	if n == 0 {
+		return Resolved{Name: r.Name, Current: promoted == 0}, nil
 	}
 	v, err := src.ScorerVersionOf(ctx, t.ID, r.Name, n)
 	switch {
@@ -137,7 +144,7 @@ func (c *Cache) ResolveIn(ctx context.Context, src Source, t store.Tenant, ref s
 	case v.Deleted != nil:
 		return Resolved{}, fmt.Errorf("%w: scorer %s@%d was deleted; its results stay, but it runs no more", ErrNoVersion, r.Name, n)
 	}
-	return Resolved{Name: r.Name, Published: &v}, nil
+	return Resolved{Name: r.Name, Published: &v, Current: n == promoted}, nil
 }
 
 // GetResolved is [Cache.Get] for what [Cache.Resolve] returned. A published version is

@@ -47,6 +47,19 @@ type ScorerRef struct {
 	Digest string `json:"digest,omitempty"`
 	// JudgeModel is the judge model the published version pins.
 	JudgeModel string `json:"judge_model,omitempty"`
+	// Key is the scorer name its results are stored under when it is not Name: "name@N"
+	// for a version of a tenant's scorer other than the one promoted when the evaluation
+	// was made, so that only the promoted version's results count as the scorer's (means,
+	// pass rates, insights) and several versions can score the same runs.
+	Key string `json:"key,omitempty"`
+}
+
+// ResultName is the scorer name the ref's results are stored under.
+func (r ScorerRef) ResultName() string {
+	if r.Key != "" {
+		return r.Key
+	}
+	return r.Name
 }
 
 // Evaluation is a stored evaluation.

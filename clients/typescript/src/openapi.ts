@@ -394,6 +394,12 @@ export interface components {
             /** Format: double */
             weight: number;
         };
+        Disagreement: {
+            run_id: string;
+            /** @description The scorer's plain name. */
+            scorer: string;
+            verdicts: components["schemas"]["Verdict"][] | null;
+        };
         Error: {
             code: string;
             message: string;
@@ -410,6 +416,7 @@ export interface components {
             agent: string;
             /** Format: date-time */
             created_at: string;
+            disagreements?: components["schemas"]["Disagreement"][] | null;
             /** Format: int64 */
             done_results: number;
             /** Format: int64 */
@@ -982,6 +989,16 @@ export interface components {
             /** Format: int64 */
             retries?: number;
             runtime?: string;
+        };
+        Verdict: {
+            passed: boolean | null;
+            reason?: string;
+            /** Format: double */
+            score: number | null;
+            /** @description The name the results are under: the plain name for the promoted version, name@N for another. */
+            scorer: string;
+            status: string;
+            version: string;
         };
     };
     responses: never;
