@@ -23,6 +23,8 @@ export type EvaluationRequest = Schemas["CreateEvaluationInputBody"];
 export type Evaluation = Schemas["EvaluationView"];
 /** One stored result of an evaluation, with the earlier scorer version's beside it. */
 export type EvaluationResult = Schemas["ResultView"];
+/** A run on which versions of one scorer, evaluated side by side, gave different verdicts. */
+export type Disagreement = Schemas["Disagreement"];
 /** Per scorer: scored, skipped, failed, pending, mean and pass rate (over scored results only). */
 export type ScorerSummary = Schemas["ScorerSummary"];
 /** A stored run with every result it ever had. */
