@@ -399,4 +399,3 @@ func timed(f func() error) (time.Duration, error) {
 	err := f()
 	return time.Since(t), err
 }
-
