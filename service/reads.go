@@ -216,10 +216,15 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 
 }
 
-// Score scores one run with one scorer for t, without storing anything (POST /v1/score).
-// The scorer is opened once per (tenant, scorer, config) and reused.
+// Score scores one run with one scorer for t, without storing anything (POST /v1/score):
+// the host's, or the tenant's own (name or name@N). The scorer is opened once per
+// (tenant, scorer, config) and reused.
 func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage) (sdk.Result, error) {
-	sc, release, err := s.sc.Get(ctx, t, scorer, config)
+	r, err := s.sc.Resolve(ctx, t, scorer)
+	if err != nil {
+		return sdk.Result{}, s.scorerError(t, scorer, err)
+	}
+	sc, release, err := s.sc.GetResolved(ctx, t, r, config)
 	if err != nil {
 		return sdk.Result{}, s.scorerError(t, scorer, err)
 	}

@@ -253,6 +253,17 @@ func TestPublishedScorersAreTheTenantsAlone(t *testing.T) {
 				}
 			}
 		}
+		// A's own /v1/score runs it, by name and by version.
+		for _, name := range []string{"triage", "triage@1"} {
+			var res struct {
+				Status string `json:"status"`
+			}
+			if r := a.do("POST", "/v1/score", []byte(`{"scorer": "`+name+`", "run": {"output": "three words here"}}`)); r.status != 200 {
+				t.Fatalf("acme scores with %s: %d %s", name, r.status, r.body)
+			} else if r.json(t, &res); res.Status != "scored" {
+				t.Fatalf("acme scores with %s: %s", name, r.body)
+			}
+		}
 		var list []service.ScorerInfo
 		b.do("GET", "/v1/scorers", nil).json(t, &list)
 		for _, s := range list {
