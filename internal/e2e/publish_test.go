@@ -130,3 +130,33 @@ func TestPublishedScorerReachesARunningWorker(t *testing.T) {
 		t.Fatalf("versions: %d %+v", st, vs)
 	}
 }
+
+// The README's "Bring your own scorer" walkthrough works as written: a module built from
+// examples/first-scorer published as v1, v2 with a tighter budget, both on the same 10
+// runs with the runs they disagree on, v2 promoted.
+func TestREADMEPublishWalkthrough(t *testing.T) {
+	got := runREADMEBlocks(t, 4*time.Minute, "publish")["publish"]
+	for _, want := range []string{
+		"triage@1  wasm  sha256:", // publish v1: promoted at once
+		`{"name":"triage","version":"1","scored":10,`, `"pass_rate":1}`,
+		`{"name":"triage@2","version":"2","scored":10,`, `"pass_rate":0.7}`,
+		`"disagreements":[`, `"reason":"107 words for a budget of 30"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	var ls []string // the scorers commands' lines; serve's go to the same output
+	for _, l := range lines(got) {
+		if strings.HasPrefix(l, "triage@") {
+			ls = append(ls, l)
+		}
+	}
+	if len(ls) < 2 {
+		t.Fatalf("no scorers versions output:\n%s", got)
+	}
+	if last := ls[len(ls)-2:]; !strings.HasPrefix(last[0], "triage@1  wasm") || strings.HasSuffix(last[0], "promoted") ||
+		!strings.HasPrefix(last[1], "triage@2  wasm") || !strings.HasSuffix(last[1], "promoted") {
+		t.Errorf("scorers versions after the promotion: %q", last)
+	}
+}
