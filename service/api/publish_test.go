@@ -369,3 +369,68 @@ func tenantID(t *testing.T, h *harness, name string) int64 {
 	}
 	return tn.ID
 }
+
+// watModule compiles host/wasm/testdata/NAME.wat with wabt's wat2wasm.
+func watModule(t *testing.T, name string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name+".wasm")
+	src := filepath.Join(buildtest.ModuleRoot(t), "host", "wasm", "testdata", name+".wat")
+	if b, err := exec.Command("wat2wasm", src, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s (apt-get install wabt): %v\n%s", src, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHostileModulesContainedAtCall: modules that pass the checks at publish and misbehave
+// when called (an endless loop, a memory.grow bomb, a trap) are failed with the reason,
+// never scored, while another tenant's evaluation at the same time finishes unharmed.
+func TestHostileModulesContainedAtCall(t *testing.T) {
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{}, "acme", "other")
+	a, b := h.as(t, "acme"), h.as(t, "other")
+	for _, c := range []client{a, b} {
+		if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 0, 5)); r.status != 200 {
+			t.Fatalf("import: %d %s", r.status, r.body)
+		}
+	}
+	for _, m := range []struct {
+		name   string
+		limits map[string]any
+	}{
+		{"loop", map[string]any{"timeout_ms": 200}},
+		{"growbomb", map[string]any{"memory_mib": 2}},
+		{"trap", nil},
+	} {
+		body := map[string]any{"name": m.name, "module": watModule(t, m.name)}
+		if m.limits != nil {
+			body["manifest"] = map[string]any{"limits": m.limits}
+		}
+		if _, r := publish(t, a, body); r.status != http.StatusCreated {
+			t.Fatalf("publish %s: %d %s", m.name, r.status, r.body)
+		}
+	}
+	// The other tenant's evaluation is queued first, and runs beside the hostile one.
+	r := b.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 5, "scorers": ["prescreen"]}`))
+	var queued service.EvaluationView
+	if r.status != http.StatusAccepted {
+		t.Fatalf("other's evaluation: %d %s", r.status, r.body)
+	}
+	r.json(t, &queued)
+	hostile := evaluate(t, a, "bot", `{"limit": 5, "scorers": ["loop", "growbomb", "trap"]}`)
+	for _, r := range hostile.Results {
+		if r.Status != "failed" || r.Error == nil || r.Error.Message == "" || r.Score != nil {
+			t.Fatalf("%s on %s: %+v; want failed with the reason", r.Scorer, r.RunID, r)
+		}
+		if r.Scorer == "loop" && r.Error.Code != "timeout" {
+			t.Fatalf("loop: %+v; want timeout", r.Error)
+		}
+	}
+	var other service.EvaluationView
+	b.do("GET", "/v1/evaluations/"+queued.ID+"?wait=30s", nil).json(t, &other)
+	if s := other.Scorers[0]; other.Status != service.StatusDone || s.Scored != 5 || s.Failed != 0 {
+		t.Fatalf("the other tenant's evaluation: %+v", s)
+	}
+}
