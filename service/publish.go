@@ -174,25 +174,27 @@ func (s *Service) checkConfigured(t store.Tenant, req PublishRequest, v *store.S
 	v.Kind, v.Base = store.KindConfigured, req.Base
 	sum := sha256.Sum256(append([]byte(req.Base+"\x00"), v.Config...))
 	v.Digest = "sha256:" + hex.EncodeToString(sum[:])
-	v.JudgeModel = s.judgeModel(info, v.Config)
+	v.JudgeModel = judgeModel(info, v.Config)
 	info.Name = req.Name
 	v.Info, _ = json.Marshal(info)
 	return nil
 }
 
-// judgeModel is the model a version pins: the config's "model" when it names one, else
-// the service's judge model for a scorer that asks the judge.
-func (s *Service) judgeModel(info sdk.Info, config json.RawMessage) string {
+// judgeModel is the model a version pins: the config's "model" when the scorer asks the
+// judge and its config names one (rubric does). A version that names none is called with
+// the service's judge model of the moment, and each result records the model it was
+// called with: a version cannot pin what its scorer does not choose.
+func judgeModel(info sdk.Info, config json.RawMessage) string {
 	if !info.Has(sdk.CapJudge) && !info.Has(sdk.CapEmbed) {
 		return ""
 	}
 	var c struct {
 		Model string `json:"model"`
 	}
-	if json.Unmarshal(config, &c) == nil && c.Model != "" {
+	if json.Unmarshal(config, &c) == nil {
 		return c.Model
 	}
-	return s.eng.JudgeModel()
+	return ""
 }
 
 // checkModule vets a WASM module and its manifest; it returns the module to store.
@@ -235,7 +237,7 @@ func (s *Service) checkModule(ctx context.Context, t store.Tenant, req PublishRe
 	sum := sha256.Sum256(req.Module)
 	v.Kind, v.Digest = store.KindWASM, "sha256:"+hex.EncodeToString(sum[:])
 	v.Manifest, _ = json.Marshal(man)
-	v.JudgeModel = s.judgeModel(info, v.Config)
+	v.JudgeModel = judgeModel(info, v.Config)
 	info.Name = req.Name
 	v.Info, _ = json.Marshal(info)
 	return req.Module, nil

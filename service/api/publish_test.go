@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
@@ -432,5 +434,54 @@ func TestHostileModulesContainedAtCall(t *testing.T) {
 	b.do("GET", "/v1/evaluations/"+queued.ID+"?wait=30s", nil).json(t, &other)
 	if s := other.Scorers[0]; other.Status != service.StatusDone || s.Scored != 5 || s.Failed != 0 {
 		t.Fatalf("the other tenant's evaluation: %+v", s)
+	}
+}
+
+// TestConfiguredRubricPinsItsJudgeModel: a configured rubric published with the team's
+// model is called with that model, and its results record the version, the config hash
+// and the model; v2 with another model is another version, compared on the same runs.
+func TestConfiguredRubricPinsItsJudgeModel(t *testing.T) {
+	srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "fine", "choice": "yes"}`})
+	t.Cleanup(srv.Close)
+	b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge-model", Models: []string{"team-judge", "team-judge-2"}, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{Judge: b}, "acme")
+	c := h.as(t, "acme")
+	if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 0, 3)); r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	config := func(model string) map[string]any {
+		return map[string]any{"instructions": "Does the reply answer? yes or no.", "choices": map[string]any{"yes": 1, "no": 0}, "model": model}
+	}
+	v1, r := publish(t, c, map[string]any{"name": "answers", "base": "rubric", "config": config("team-judge")})
+	if r.status != http.StatusCreated || v1.Kind != "configured" || v1.Base != "rubric" || v1.JudgeModel != "team-judge" || !v1.Promoted {
+		t.Fatalf("publish: %d %s", r.status, r.body)
+	}
+	ev := evaluate(t, c, "bot", `{"limit": 3, "scorers": ["answers"]}`)
+	for _, res := range ev.Results {
+		if res.Status != "scored" || res.JudgeModel != "team-judge" || res.ScorerVersion != "1" || res.ScorerDigest != v1.Digest {
+			t.Fatalf("result %+v", res)
+		}
+	}
+	for _, req := range srv.Requests() {
+		if req.Model != "team-judge" {
+			t.Fatalf("the judge was asked for %q", req.Model)
+		}
+	}
+	v2, _ := publish(t, c, map[string]any{"name": "answers", "base": "rubric", "config": config("team-judge-2")})
+	if v2.Version != 2 || v2.Digest == v1.Digest || v2.JudgeModel != "team-judge-2" {
+		t.Fatalf("v2 %+v", v2)
+	}
+	cmp := evaluate(t, c, "bot", `{"limit": 3, "scorers": ["answers@2"]}`)
+	if s := cmp.Scorers[0]; s.Version != "2" || s.Previous == nil || s.Previous.Runs != 3 || cmp.Results[0].JudgeModel != "team-judge-2" {
+		t.Fatalf("v2 beside v1: %+v %+v", s, cmp.Results[0])
+	}
+	// A config for a published scorer is refused: it is pinned in the version.
+	if r := c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 3, "scorers": ["answers"], "config": {"answers": {"model": "x"}}}`)); r.status != http.StatusBadRequest ||
+		!strings.Contains(r.problem(t).Detail, "publish a new version") {
+		t.Fatalf("config for a published scorer: %d %s", r.status, r.body)
 	}
 }

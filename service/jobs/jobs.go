@@ -272,9 +272,6 @@ func (e *Engine) Start(ctx context.Context) error { return e.q.start(ctx) }
 // then is rescued and runs again (its stored results are not written twice).
 func (e *Engine) Stop(ctx context.Context) error { return e.q.stop(ctx) }
 
-// JudgeModel is the model recorded on results of scorers that use the judge.
-func (e *Engine) JudgeModel() string { return e.opts.JudgeModel }
-
 // ChunkSize is how many runs a job scores.
 func (e *Engine) ChunkSize() int { return e.opts.ChunkSize }
 
