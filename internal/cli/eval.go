@@ -135,7 +135,52 @@ func printEvaluation(w io.Writer, v service.EvaluationView, worst int) error {
 	if err := sink.finish(false); err != nil {
 		return err
 	}
+	if err := printDisagreements(w, v); err != nil {
+		return err
+	}
 	return printComparison(w, v)
+}
+
+// printDisagreements prints, for versions of one scorer evaluated side by side
+// ("triage@1", "triage@2"), the runs on which their verdicts differ, with each one's
+// reason.
+func printDisagreements(w io.Writer, v service.EvaluationView) error {
+	if len(v.Disagreements) == 0 {
+		return nil
+	}
+	bw := bufio.NewWriter(w)
+	by := map[string][]service.Disagreement{}
+	var order []string
+	for _, d := range v.Disagreements {
+		if by[d.Scorer] == nil {
+			order = append(order, d.Scorer)
+		}
+		by[d.Scorer] = append(by[d.Scorer], d)
+	}
+	for _, name := range order {
+		ds := by[name]
+		fmt.Fprintf(bw, "\n%s: the versions disagree on %d of %d runs\n", name, len(ds), v.Runs)
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		for _, d := range ds {
+			for i, vd := range d.Verdicts {
+				run := d.RunID
+				if i > 0 {
+					run = ""
+				}
+				verdict := scoreText(vd.Status, vd.Score)
+				if vd.Passed != nil && *vd.Passed {
+					verdict += " pass"
+				} else if vd.Passed != nil {
+					verdict += " fail"
+				}
+				fmt.Fprintf(tw, "  %s\t%s (v%s)\t%s\t%s\n", run, vd.Scorer, vd.Version, verdict, vd.Reason)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 // printComparison prints, per scorer with earlier results, each run's old and new score.

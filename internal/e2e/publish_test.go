@@ -96,6 +96,14 @@ func TestPublishedScorerReachesARunningWorker(t *testing.T) {
 	if out := scorekit(t, dir, "scorers", "publish", "triage", "--module", modFile, "--config", `{"max_words": 10}`, "--server", server); !strings.HasPrefix(out, "triage@2  wasm  "+v1.Digest) {
 		t.Fatalf("scorers publish: %q", out)
 	}
+	// scorekit eval prints the two versions side by side and the runs they disagree on.
+	out := scorekit(t, dir, "eval", "--db", dsn, "--tenant", "acme", "--agent", "bot", "--last", "10", "--scorers", "triage@1,triage@2",
+		"--scorer-cache", filepath.Join(dir, "eval-cache"))
+	for _, want := range []string{"triage@2", "triage: the versions disagree on", "triage@2 (v2)", "for a budget of 10"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("scorekit eval lacks %q:\n%s", want, out)
+		}
+	}
 	cmp := evaluate("triage@2")
 	strict := passed(cmp)
 	if s := cmp.Scorers[0]; s.Version != "2" || s.Previous == nil || s.Previous.Runs != 10 || strict == 10 || strict == 0 {
