@@ -279,6 +279,18 @@ func TestPublishedScorersAreTheTenantsAlone(t *testing.T) {
 			t.Fatalf("acme's list lacks its scorer: %+v", list)
 		}
 
+		// The same module published by B is stored again, for B: nothing in the answer or
+		// the storage says A has it.
+		bv, r := publish(t, b, map[string]any{"name": "triage", "module": module})
+		if r.status != http.StatusCreated || bv.Version != 1 || !bv.Promoted {
+			t.Fatalf("other publishes the same module: %d %s", r.status, r.body)
+		}
+		for _, name := range []string{"acme", "other"} {
+			if n, size, err := h.env.Store.ModuleUsage(context.Background(), tenantID(t, h, name)); err != nil || n != 1 || size != int64(len(module)) {
+				t.Fatalf("%s stores %d modules (%d bytes), %v; want its own copy", name, n, size, err)
+			}
+		}
+
 		// A replaces relevancy for itself; B's relevancy is the built-in still.
 		before := evaluate(t, b, "bot", `{"limit": 5, "scorers": ["relevancy"]}`)
 		if _, r := publish(t, a, map[string]any{"name": "relevancy", "module": module}); r.status != http.StatusUnprocessableEntity ||
