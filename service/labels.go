@@ -337,6 +337,11 @@ func decodeLabelLine(raw []byte) (LabelLine, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ll); err != nil {
+		// The line is flat; Go names an embedded struct's field by its path of types.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Field = te.Field[strings.LastIndex(te.Field, ".")+1:]
+		}
 		return ll, fmt.Errorf("%s (fields: run_id, scorer, labeller, passed, score, choice, note)", jsonError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
