@@ -233,3 +233,36 @@ func scanLabels(rs rows, err error) ([]Label, error) {
 	}
 	return out, rs.Err()
 }
+
+// ResultHead is a result without its body: what choosing runs to review needs.
+type ResultHead struct {
+	ID      int64
+	RunPK   int64
+	RunID   string
+	Agent   string
+	Version string
+	Status  string
+	Score   *float64
+	Passed  *bool
+}
+
+// RecentResults returns the tenant's latest limit results of scorer, newest first,
+// without their bodies.
+func (q queries) RecentResults(ctx context.Context, tenantID int64, scorer string, limit int) ([]ResultHead, error) {
+	rs, err := q.q.query(ctx, `SELECT res.id, res.run_pk, r.run_id, r.agent, res.scorer_version, res.status, res.score, res.passed
+		FROM results res JOIN runs r ON r.id = res.run_pk
+		WHERE res.tenant_id = $1 AND res.scorer = $2 ORDER BY res.id DESC LIMIT $3`, tenantID, scorer, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []ResultHead
+	for rs.Next() {
+		var h ResultHead
+		if err := rs.Scan(&h.ID, &h.RunPK, &h.RunID, &h.Agent, &h.Version, &h.Status, &h.Score, &h.Passed); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rs.Err()
+}

@@ -22,6 +22,9 @@ CREATE TABLE labels (
 );
 CREATE INDEX labels_tenant_scorer ON labels (tenant_id, scorer, id);
 CREATE INDEX labels_run ON labels (run_pk);
+-- A scorer's latest results of a tenant: the runs worth reviewing, the versions used.
+CREATE INDEX results_tenant_scorer ON results (tenant_id, scorer, id);
 
 -- +goose Down
+DROP INDEX results_tenant_scorer;
 DROP TABLE labels;
