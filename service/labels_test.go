@@ -339,3 +339,74 @@ func TestScorerAgreement(t *testing.T) {
 		}
 	})
 }
+
+// The review queue: runs two versions disagree on first, then runs nearest the threshold,
+// nearest first, then a sample; runs the labeller labelled are left out, another
+// labeller's are not.
+func TestReviewQueue(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{NoWorkers: true})
+		svc, st := env.Service, env.Store
+		acme, _ := svc.CreateTenant(ctx, "acme", store.Policy{})
+		var body strings.Builder
+		for i := 1; i <= 7; i++ {
+			fmt.Fprintf(&body, `{"id": "r%d", "agent": "bot", "input": "q", "output": "a"}`+"\n", i)
+		}
+		if _, err := svc.ImportRuns(ctx, acme, []byte(body.String()), service.ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ := st.RunsByID(ctx, acme.ID, []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7"})
+		pk := map[string]int64{}
+		var pks []int64
+		for _, r := range runs {
+			pk[r.ID] = r.PK
+			pks = append(pks, r.PK)
+		}
+		// "custom" is no registered scorer: its threshold is taken as 0.5.
+		results := func(version string, scores map[string]float64) {
+			err := st.InTx(ctx, func(tx *store.Tx) error {
+				ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: acme.ID, Agent: "bot", Trigger: store.TriggerRequest,
+					Spec: store.Spec{Limit: len(pks), Scorers: []store.ScorerRef{{Name: "custom", Version: version}}}, RunPKs: pks})
+				if err != nil {
+					return err
+				}
+				var rs []store.Result
+				for id, s := range scores {
+					rs = append(rs, store.Result{TenantID: acme.ID, EvaluationPK: ev.PK, RunPK: pk[id], Scorer: "custom", ScorerVersion: version,
+						Status: "scored", Score: ptr(s), Passed: ptr(s >= 0.5), Body: []byte(`{"status":"scored"}`)})
+				}
+				_, err = tx.InsertResults(ctx, rs)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		results("1", map[string]float64{"r1": 0.9, "r2": 0.55, "r3": 0.4, "r4": 0.95, "r5": 0.1, "r6": 0.5, "r7": 0.98})
+		results("2", map[string]float64{"r1": 0.2}) // the new version fails r1
+		if _, _, err := svc.PutLabel(ctx, acme, "r6", "custom", service.LabelInput{Labeller: "ana", LabelValue: service.LabelValue{Passed: ptr(true)}}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := svc.ReviewQueue(ctx, acme, "custom", "", "ana", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range q {
+			got = append(got, it.RunID+":"+it.Why)
+		}
+		head := "[r1:versions_disagree r2:unsure r3:unsure"
+		if s := fmt.Sprint(got); !strings.HasPrefix(s, head) || len(got) != 6 || slices.Contains(got, "r6:unsure") {
+			t.Fatalf("queue = %v; want %s, then r4, r5 and r7 as a sample, and not r6 (ana labelled it)", got, head)
+		}
+		if !strings.Contains(q[0].Detail, "version 1 passed it, version 2 failed it") {
+			t.Fatalf("why r1: %q", q[0].Detail)
+		}
+		// ben has labelled nothing: r6, the nearest the threshold, comes right after r1.
+		q, _ = svc.ReviewQueue(ctx, acme, "custom", "", "ben", 2)
+		if len(q) != 2 || q[1].RunID != "r6" {
+			t.Fatalf("ben's queue = %+v", q)
+		}
+	})
+}
