@@ -302,6 +302,22 @@ func TestScorerAgreement(t *testing.T) {
 		if ns := got.NotScored; ns.Runs != 2 || ns.NoResult != 2 || ns.NeedsJudge || ns.JudgeCalls != 0 || !strings.Contains(ns.Basis, "no judge") {
 			t.Fatalf("not scored = %+v", ns)
 		}
+		// Scoring the two through the queue brings them into the figures.
+		sl, err := svc.ScoreLabelled(ctx, acme, "prescreen", "")
+		if err != nil || sl.Runs != 2 || len(sl.Evaluations) != 1 || sl.Version != version {
+			t.Fatalf("score labelled: %+v, %v", sl, err)
+		}
+		if v, err := svc.WaitEvaluation(ctx, acme, sl.Evaluations[0], 30*time.Second, service.ViewOptions{Results: true}); err != nil || v.Status != service.StatusDone ||
+			len(v.Results) != 2 || !slices.ContainsFunc(v.Results, func(r service.ResultView) bool { return r.RunID == unscored[0] }) {
+			t.Fatalf("the labelled runs' evaluation: %+v, %v", v, err)
+		}
+		got, err = svc.ScorerAgreement(ctx, acme, service.AgreementRequest{Scorer: "prescreen"})
+		if err != nil || got.NotScored.Runs != 0 || got.PassFail.Runs != exp.Runs+2 {
+			t.Fatalf("after scoring them: not scored %+v, %d runs compared, %v", got.NotScored, got.PassFail.Runs, err)
+		}
+		if again, err := svc.ScoreLabelled(ctx, acme, "prescreen", ""); err != nil || again.Runs != 0 || len(again.Evaluations) != 0 {
+			t.Fatalf("score labelled again: %+v, %v", again, err)
+		}
 		// One person's labels alone: no ties, no people beside.
 		alone, err := svc.ScorerAgreement(ctx, acme, service.AgreementRequest{Scorer: "prescreen", Labeller: "ben"})
 		if err != nil || alone.PassFail == nil || alone.PassFail.Runs != len(labels) || len(alone.People) != 0 {
@@ -334,7 +350,7 @@ func TestScorerAgreement(t *testing.T) {
 			}
 		}
 		now, err := env2.Service.ScorerAgreement(ctx, acme, service.AgreementRequest{Scorer: "prescreen"})
-		if err != nil || now.Version != version+"-fix" || len(now.Versions) != 2 || now.NotScored.OtherVersion != len(labels)-10 {
+		if err != nil || now.Version != version+"-fix" || len(now.Versions) != 2 || now.NotScored.OtherVersion != len(labels)+2-10 {
 			t.Fatalf("after the second version: version %q versions %v not scored %+v, %v", now.Version, now.Versions, now.NotScored, err)
 		}
 	})

@@ -155,9 +155,10 @@ with the key in $SCOREKIT_KEY, or the variable --key-env names).`,
 // tenantAgreementOptions are the flags of `scorekit agreement tenant`.
 type tenantAgreementOptions struct {
 	target
-	req  service.AgreementRequest
-	json bool
-	show int
+	req          service.AgreementRequest
+	json         bool
+	show         int
+	scoreMissing bool
 }
 
 func (e *env) tenantAgreementCommand() *cobra.Command {
@@ -191,11 +192,16 @@ Against the database (--db, --tenant), or a running service (--server, key in $S
 	f.Float64Var(&o.req.Tolerance, "tolerance", 0, "the score difference above which a run is a disagreement (default 0.3)")
 	f.BoolVar(&o.json, "json", false, "print the whole answer as JSON")
 	f.IntVar(&o.show, "disagreements", 10, "list at most N disagreements (0 for none; --json lists all)")
+	f.BoolVar(&o.scoreMissing, "score-missing", false, "after the figures and the judge cost, enqueue the scoring of the labelled runs the service's version has not scored "+
+		"(worked by scorekit serve or scorekit worker on the database)")
 	_ = cmd.MarkFlagRequired("scorer")
 	return cmd
 }
 
 func (e *env) tenantAgreement(ctx context.Context, o tenantAgreementOptions) error {
+	if o.scoreMissing && o.json {
+		return fmt.Errorf("--score-missing prints what it started as text: run it without --json")
+	}
 	var (
 		a   service.ScorerAgreement
 		err error
@@ -233,7 +239,47 @@ func (e *env) tenantAgreement(ctx context.Context, o tenantAgreementOptions) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(a)
 	}
-	return writeScorerAgreement(e.stdout, a, o.show)
+	if err := writeScorerAgreement(e.stdout, a, o.show); err != nil || !o.scoreMissing {
+		return err
+	}
+	return e.scoreMissing(ctx, o)
+}
+
+// scoreMissing enqueues the scoring of the labelled runs the service's version of the
+// scorer has not scored, and says how to follow it.
+func (e *env) scoreMissing(ctx context.Context, o tenantAgreementOptions) error {
+	var (
+		res service.ScoreLabelledResult
+		err error
+	)
+	if o.server != "" {
+		path := "/v1/scorers/" + url.PathEscape(o.req.Scorer) + "/agreement/score"
+		if o.req.Criterion != "" {
+			path += "?criterion=" + url.QueryEscape(o.req.Criterion)
+		}
+		err = o.call(ctx, http.MethodPost, path, "", nil, &res)
+	} else {
+		err = e.withStack(ctx, o.db, func(s *stack) error {
+			t, err := s.tenantFor(ctx, o.tenant)
+			if err != nil {
+				return err
+			}
+			res, err = s.svc.ScoreLabelled(ctx, t, o.req.Scorer, o.req.Criterion)
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if res.Runs == 0 {
+		fmt.Fprintf(e.stdout, "\nEvery labelled run has a scored result of %s %s: nothing to score.\n", res.Scorer, res.Version)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "\nScoring %d labelled runs with %s %s: evaluations %s.\n", res.Runs, res.Scorer, res.Version, strings.Join(res.Evaluations, ", "))
+	if o.server == "" {
+		fmt.Fprintln(e.stdout, "A running scorekit serve or scorekit worker on this database works them; run this command again when they are done.")
+	}
+	return nil
 }
 
 // writeScorerAgreement prints a ScorerAgreement as tables: the scorer's row, and each two

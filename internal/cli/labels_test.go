@@ -69,14 +69,24 @@ func TestLabelsAndTenantAgreement(t *testing.T) {
 			t.Fatalf("no row %s in\n%s", row, r.stdout)
 		}
 	}
+	// r1 is scored through the queue: enqueued here, worked by a worker on the database.
+	r = runCLI(t, "", "agreement", "tenant", "--scorer", "words", "--db", db, "--score-missing")
+	m := regexp.MustCompile(`Scoring 1 labelled runs with words 1\.2\.0: evaluations (ev_\w+)\.`).FindStringSubmatch(r.stdout)
+	if r.code != ExitOK || m == nil {
+		t.Fatalf("--score-missing: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, "", "agreement", "tenant", "--scorer", "words", "--db", db, "--score-missing", "--json"); r.code == ExitOK || !strings.Contains(r.stderr, "without --json") {
+		t.Fatalf("--score-missing --json: %d %s", r.code, r.stderr)
+	}
 	if r := runCLI(t, "", "agreement", "tenant", "--scorer", "judged", "--db", db); r.code == ExitOK || !strings.Contains(r.stderr, `no labels for "judged"`) {
 		t.Fatalf("no labels: %d %s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// The same through a running service, with the key from the environment.
+	// The same through a running service, with the key from the environment; its worker
+	// scores r1.
 	e := &env{stderr: &strings.Builder{}, registry: testRegistry}
 	s, err := e.openStack(t.Context(), db, hostOptions{timeout: time.Second},
-		jobFlags{workers: 0, chunk: 10, attempts: 1, rescueAfter: time.Minute, poll: 50 * time.Millisecond})
+		jobFlags{workers: 1, chunk: 10, attempts: 1, rescueAfter: time.Minute, poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +94,13 @@ func TestLabelsAndTenantAgreement(t *testing.T) {
 	key, _, err := s.svc.CreateKey(t.Context(), "acme")
 	if err != nil {
 		t.Fatal(err)
+	}
+	acme, err := s.svc.Tenant(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.svc.WaitEvaluation(t.Context(), acme, m[1], 30*time.Second, service.ViewOptions{}); err != nil || v.Status != service.StatusDone {
+		t.Fatalf("the labelled run's evaluation: %+v, %v", v, err)
 	}
 	ts := httptest.NewServer(api.New(s.svc, api.Options{}))
 	t.Cleanup(ts.Close)
@@ -98,7 +115,7 @@ func TestLabelsAndTenantAgreement(t *testing.T) {
 	if err := json.Unmarshal([]byte(remote.stdout), &b); err != nil {
 		t.Fatalf("--server --json: %v\n%s%s", err, remote.stdout, remote.stderr)
 	}
-	if !reflect.DeepEqual(a, b) || a.PassFail == nil || a.PassFail.Runs != 2 {
+	if !reflect.DeepEqual(a, b) || a.PassFail == nil || a.PassFail.Runs != 3 || a.NotScored.Runs != 0 {
 		t.Fatalf("--db and --server differ:\n%s\n%s", local.stdout, remote.stdout)
 	}
 	again := writeFile(t, "again.jsonl", `{"run_id": "r1", "scorer": "words", "labeller": "ana", "passed": false}`+"\n")

@@ -16,6 +16,8 @@ import (
 const (
 	scopeRead  = "read"
 	scopeLabel = "label"
+	// scopeEvaluate is what starting an evaluation needs (it spends the judge budget).
+	scopeEvaluate = "evaluate"
 )
 
 // MaxLabelsBodyBytes caps a POST /v1/labels body.
@@ -61,6 +63,30 @@ func (s *Server) registerLabels(op func(id, method, path, summary string, more .
 		"each two labellers' agreement with each other (the ceiling a scorer can reach), and the labelled runs the version has not scored with the judge " +
 		"cost of scoring them. Several labels of one run are combined: the majority verdict, the mean score."
 	huma.Register(s.api, scoped(ag, scopeRead), s.getAgreement)
+
+	sl := op("score-labelled", http.MethodPost, "/v1/scorers/{scorer}/agreement/score", "Score the labelled runs the scorer's current version has not scored",
+		http.StatusNotFound, http.StatusForbidden)
+	sl.DefaultStatus = http.StatusAccepted
+	sl.Description = "Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. " +
+		"GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation."
+	huma.Register(s.api, scoped(sl, scopeEvaluate), s.scoreLabelled)
+}
+
+type scoreLabelledInput struct {
+	Scorer    string `path:"scorer" doc:"The scorer to score the labelled runs with." example:"relevancy"`
+	Criterion string `query:"criterion" doc:"The labels whose runs to score. Default: the scorer's own."`
+}
+
+type scoreLabelledOutput struct {
+	Body service.ScoreLabelledResult
+}
+
+func (s *Server) scoreLabelled(ctx context.Context, in *scoreLabelledInput) (*scoreLabelledOutput, error) {
+	res, err := s.svc.ScoreLabelled(ctx, tenant(ctx), in.Scorer, in.Criterion)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &scoreLabelledOutput{Body: res}, nil
 }
 
 type putLabelInput struct {

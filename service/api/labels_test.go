@@ -100,6 +100,14 @@ func TestLabelsHTTP(t *testing.T) {
 			t.Fatalf("accuracy %+v: want a Wilson interval around 5/6 on 6 runs", ag.PassFail.Accuracy)
 		}
 
+		// Every labelled run is scored: nothing to start.
+		var sl service.ScoreLabelledResult
+		r = c.do("POST", "/v1/scorers/prescreen/agreement/score", nil)
+		r.json(t, &sl)
+		if r.status != http.StatusAccepted || sl.Runs != 0 || len(sl.Evaluations) != 0 {
+			t.Fatalf("score labelled: %d %s", r.status, r.body)
+		}
+
 		if r := c.do("DELETE", "/v1/runs/r1/labels/prescreen?labeller=ana", nil); r.status != http.StatusNoContent {
 			t.Fatalf("delete: %d %s", r.status, r.body)
 		}

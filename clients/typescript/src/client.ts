@@ -23,6 +23,7 @@ import type {
   Run,
   RunView,
   RunsPage,
+  ScoreLabelledResult,
   ScoreRequest,
   ScorerAgreement,
   ScorerInfo,
@@ -290,6 +291,16 @@ export class ScorekitClient {
    */
   async getAgreement(scorer: string, options: AgreementQuery = {}): Promise<ScorerAgreement> {
     return this.#call(() => this.api.GET("/v1/scorers/{scorer}/agreement", { params: { path: { scorer }, query: options } }));
+  }
+
+  /**
+   * Enqueues the scoring of the labelled runs the service's version of the scorer has not
+   * scored (POST /v1/scorers/{scorer}/agreement/score), one evaluation per agent; follow
+   * them with {@link waitForEvaluation}. {@link getAgreement}'s `not_scored` says how many
+   * runs and the judge cost first.
+   */
+  async scoreLabelled(scorer: string, options: { criterion?: string } = {}): Promise<ScoreLabelledResult> {
+    return this.#call(() => this.api.POST("/v1/scorers/{scorer}/agreement/score", { params: { path: { scorer }, query: options } }));
   }
 
   // #call runs one openapi-fetch request and returns its data, or throws a ScorekitError.

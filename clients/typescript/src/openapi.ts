@@ -319,6 +319,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scorers/{scorer}/agreement/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score the labelled runs the scorer's current version has not scored
+         * @description Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation.
+         */
+        post: operations["score-labelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1000,6 +1020,13 @@ export interface components {
             scorer: string;
             /** @description Include the pipeline steps (judge prompts and parsed answers), which are large. */
             steps?: boolean;
+        };
+        ScoreLabelledResult: {
+            evaluations: string[] | null;
+            /** Format: int64 */
+            runs: number;
+            scorer: string;
+            version: string;
         };
         ScoreReport: {
             disagreements: components["schemas"]["PairFloat64"][] | null;
@@ -2757,6 +2784,95 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "score-labelled": {
+        parameters: {
+            query?: {
+                /** @description The labels whose runs to score. Default: the scorer's own. */
+                criterion?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The scorer to score the labelled runs with. */
+                scorer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreLabelledResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -63,3 +63,5 @@ export type ScorerAgreement = Schemas["ScorerAgreement"];
 export type AgreementQuery = NonNullable<operations["get-agreement"]["parameters"]["query"]>;
 /** The query of GET /v1/labels. */
 export type LabelQuery = NonNullable<operations["list-labels"]["parameters"]["query"]>;
+/** What POST /v1/scorers/{scorer}/agreement/score started: the version, the runs and the evaluations to follow. */
+export type ScoreLabelledResult = Schemas["ScoreLabelledResult"];

@@ -55,9 +55,22 @@ describe("labels", () => {
     assert.deepEqual((agreement.disagreements ?? []).map((d) => d.run_id), ["lab-1"]);
     assert.equal(agreement.not_scored.runs, 0);
 
+    // A labelled run the scorer has not scored: counted, then scored through the queue.
+    await client.importRuns([{ id: "lab-late", agent: "labelled", input: "What is 7 plus 7?", output: "14" }]);
+    await client.putLabel("lab-late", "prescreen", { labeller: "ana", passed: true });
+    assert.equal((await client.getAgreement("prescreen")).not_scored.no_result, 1);
+    const started = await client.scoreLabelled("prescreen");
+    assert.equal(started.runs, 1);
+    assert.equal(started.evaluations?.length, 1);
+    await client.waitForEvaluation(started.evaluations![0]!, { timeoutMs: 60_000 });
+    const scoredNow = await client.getAgreement("prescreen");
+    assert.equal(scoredNow.not_scored.runs, 0);
+    assert.equal(scoredNow.pass_fail?.runs, 7);
+
     await client.deleteLabel("lab-1", "prescreen", "ana");
     assert.deepEqual(await client.listRunLabels("lab-1"), []);
     const after = await client.getAgreement("prescreen");
+    assert.equal(after.pass_fail?.runs, 6);
     assert.equal(after.pass_fail?.accuracy.value, 1);
 
     const err = await client.putLabel("lab-2", "prescreen", { labeller: "ana", passed: true, score: 1 }).then(
