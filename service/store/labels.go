@@ -181,13 +181,15 @@ func (q queries) LabelCounts(ctx context.Context, tenantID int64) ([]LabelCount,
 // result of scorer, of version when version is not empty; runs the scorer has no such
 // result for are left out.
 func (q queries) LabelledResults(ctx context.Context, tenantID int64, criterion, scorer, version string) ([]Result, error) {
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
-		WHERE res.tenant_id = $1 AND res.scorer = $3
-		AND res.run_pk IN (SELECT run_pk FROM labels WHERE tenant_id = $1 AND scorer = $2)
-		AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer
-			AND ($4 = '' OR x.scorer_version = $4))
-		ORDER BY res.run_pk`, tenantID, criterion, scorer, version))
+	return scanResults(q.q.query(ctx, labelledResultsSQL, tenantID, criterion, scorer, version))
 }
+
+const labelledResultsSQL = `SELECT ` + resultCols + resultFrom + `
+	WHERE res.tenant_id = $1 AND res.scorer = $3
+	AND res.run_pk IN (SELECT run_pk FROM labels WHERE tenant_id = $1 AND scorer = $2)
+	AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer
+		AND ($4 = '' OR x.scorer_version = $4))
+	ORDER BY res.run_pk`
 
 // ScorerVersions lists the versions of scorer with results on the tenant's runs labelled
 // for criterion, the most recently used first.
@@ -246,12 +248,14 @@ type ResultHead struct {
 	Passed  *bool
 }
 
+const recentResultsSQL = `SELECT res.id, res.run_pk, r.run_id, r.agent, res.scorer_version, res.status, res.score, res.passed
+	FROM results res JOIN runs r ON r.id = res.run_pk
+	WHERE res.tenant_id = $1 AND res.scorer = $2 ORDER BY res.id DESC LIMIT $3`
+
 // RecentResults returns the tenant's latest limit results of scorer, newest first,
 // without their bodies.
 func (q queries) RecentResults(ctx context.Context, tenantID int64, scorer string, limit int) ([]ResultHead, error) {
-	rs, err := q.q.query(ctx, `SELECT res.id, res.run_pk, r.run_id, r.agent, res.scorer_version, res.status, res.score, res.passed
-		FROM results res JOIN runs r ON r.id = res.run_pk
-		WHERE res.tenant_id = $1 AND res.scorer = $2 ORDER BY res.id DESC LIMIT $3`, tenantID, scorer, limit)
+	rs, err := q.q.query(ctx, recentResultsSQL, tenantID, scorer, limit)
 	if err != nil {
 		return nil, err
 	}
