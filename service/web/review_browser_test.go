@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/scorekit/scorekit/service/web"
@@ -26,7 +25,12 @@ func TestReviewInBrowser(t *testing.T) {
 	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 0, web.Options{})
 	bg := context.Background()
 
-	step := func(name string, steps ...chromedp.Action[chromedp.Void]) *network.Response {
+	// step runs the steps and returns the status and address of the page they load.
+	type loaded struct {
+		Status int64
+		URL    string
+	}
+	step := func(name string, steps ...chromedp.Action[chromedp.Void]) loaded {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -34,7 +38,7 @@ func TestReviewInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		return resp
+		return loaded{resp.Status, resp.URL}
 	}
 	attr := func(css, name string) string {
 		t.Helper()
