@@ -3,6 +3,8 @@ package service
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -157,4 +159,41 @@ func idHash(id string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(id))
 	return h.Sum64()
+}
+
+// Choice is one of a rubric's named answers and the score it gives.
+type Choice struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+// EvaluationChoices returns the choices the scorer was configured with in the tenant's
+// evaluation (a rubric's "choices", name to score), highest score first; none when its
+// config has no choices. A label given as one of them carries the score it gives, so it
+// can be compared with the scorer's scores.
+func (s *Service) EvaluationChoices(ctx context.Context, t store.Tenant, evaluationID, scorer string) ([]Choice, error) {
+	ev, err := s.st.Evaluation(ctx, t.ID, evaluationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", evaluationID)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Choices map[string]float64 `json:"choices"`
+	}
+	if raw := ev.Spec.Config[scorer]; raw == nil || json.Unmarshal(raw, &cfg) != nil {
+		return nil, nil
+	}
+	out := make([]Choice, 0, len(cfg.Choices))
+	for n, sc := range cfg.Choices {
+		out = append(out, Choice{Name: n, Score: sc})
+	}
+	slices.SortFunc(out, func(a, b Choice) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
 }

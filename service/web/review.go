@@ -62,7 +62,11 @@ type reviewData struct {
 	Rest      string
 	Results   []service.ResultView
 	Labels    []service.Label
-	CSRF      string
+	// Choices are the rubric's choices of the evaluation of the latest result (Choices
+	// From), a submit button each; none for a scorer without choices.
+	Choices     []service.Choice
+	ChoicesFrom string
+	CSRF        string
 	Saved     string
 	NextSkip  int
 	PrevSkip  int
@@ -135,6 +139,13 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, t store.Tenant)
 		h.fail(w, r, err)
 		return
 	}
+	if n := len(d.Results); n > 0 && d.Results[n-1].EvaluationID != "" {
+		d.ChoicesFrom = d.Results[n-1].EvaluationID
+		if d.Choices, err = h.svc.EvaluationChoices(r.Context(), t, d.ChoicesFrom, d.Scorer); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	h.render(w, r, "review", http.StatusOK, d)
 }
 
@@ -155,11 +166,19 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request, t store.Tenant) 
 		criterion = scorer
 	}
 	in := service.LabelInput{Labeller: labeller, LabelValue: service.LabelValue{Note: strings.TrimSpace(f.Get("note"))}}
-	switch v := f.Get("verdict"); v {
-	case "pass", "fail":
+	switch v := f.Get("verdict"); {
+	case f.Has("choice"):
+		// The score is the rubric's, read again from the evaluation, never the form's.
+		choice, err := h.choice(r, t, scorer, f.Get("choices_from"), f.Get("choice"))
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		in.Choice, in.Score = &choice.Name, &choice.Score
+	case v == "pass" || v == "fail":
 		passed := v == "pass"
 		in.Passed = &passed
-	case "score":
+	case v == "score":
 		s, err := strconv.ParseFloat(strings.TrimSpace(f.Get("score")), 64)
 		if err != nil {
 			h.fail(w, r, &formError{"score " + strconv.Quote(f.Get("score")) + ": give a number from 0 to 1"})
@@ -178,6 +197,20 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request, t store.Tenant) 
 	skip, _ := strconv.Atoi(f.Get("skip"))
 	// The labelled run leaves the queue, so the same place shows the next one.
 	http.Redirect(w, r, reviewQuery(scorer, criterion, labeller, max(skip, 0))+"&saved="+url.QueryEscape(id), http.StatusSeeOther)
+}
+
+// choice finds the choice named in the choices the scorer had in the evaluation.
+func (h *Handler) choice(r *http.Request, t store.Tenant, scorer, evaluationID, name string) (service.Choice, error) {
+	cs, err := h.svc.EvaluationChoices(r.Context(), t, evaluationID, scorer)
+	if err != nil {
+		return service.Choice{}, err
+	}
+	for _, c := range cs {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return service.Choice{}, &formError{"choice " + strconv.Quote(name) + ": not one of the rubric's choices in evaluation " + evaluationID + "; reload the review page"}
 }
 
 // formError is a form the dashboard cannot take; it answers 400 with the message.

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/web"
 )
 
@@ -98,5 +101,61 @@ func TestReviewForm(t *testing.T) {
 	}
 	if bg := b.get("/agreement"); bg.status != 200 || strings.Contains(bg.body, `data-scorer="prescreen"`) {
 		t.Fatalf("b's agreement page shows a's labels:\n%s", bg.body)
+	}
+}
+
+// A rubric's choices are a submit button each; the label keeps the choice and the score
+// the rubric gives it, read from the evaluation, not from the form.
+func TestReviewChoices(t *testing.T) {
+	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 0, web.Options{})
+	ctx := context.Background()
+	st := in.env.Store
+	run, err := st.Run(ctx, in.a.ID, "email-triage-0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: in.a.ID, Agent: run.Agent, Trigger: store.TriggerRequest, RunPKs: []int64{run.PK},
+			Spec: store.Spec{Limit: 1, Scorers: []store.ScorerRef{{Name: "rubric", Version: "1"}},
+				Config: map[string]json.RawMessage{"rubric": json.RawMessage(`{"choices": {"correct": 1, "partly correct": 0.5, "wrong": 0}}`)}}})
+		if err != nil {
+			return err
+		}
+		score, passed := 0.5, true
+		_, err = tx.InsertResults(ctx, []store.Result{{TenantID: in.a.ID, EvaluationPK: ev.PK, RunPK: run.PK, Scorer: "rubric", ScorerVersion: "1",
+			Status: "scored", Score: &score, Passed: &passed, Body: []byte(`{"status":"scored","score":0.5,"reason":"the judge's verdict: \"partly correct\""}`)}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newBrowser(t, in.srv.URL)
+	a.signIn(in.keyA)
+	p := a.get("/review/rubric?labeller=ana")
+	for _, want := range []string{`data-run="email-triage-0001"`, `name="choice" value="correct" id="choice-0" accesskey="1"`,
+		`name="choice" value="partly correct" id="choice-1" accesskey="2"`, `name="choice" value="wrong" id="choice-2" accesskey="3"`} {
+		if !strings.Contains(p.body, want) {
+			t.Fatalf("review page lacks %s:\n%s", want, p.body)
+		}
+	}
+	from := regexp.MustCompile(`name="choices_from" value="([^"]+)"`).FindStringSubmatch(p.body)[1]
+	form := url.Values{"csrf": {csrfField.FindStringSubmatch(p.body)[1]}, "labeller": {"ana"}, "choices_from": {from}, "score": {"0.9"}}
+	same := map[string]string{"Sec-Fetch-Site": "same-origin"}
+	form.Set("choice", "best")
+	if got := a.do("POST", "/review/rubric/runs/email-triage-0001", form, same); got.status != http.StatusBadRequest || !strings.Contains(got.body, "not one of the rubric") {
+		t.Fatalf("an unknown choice: %d\n%s", got.status, got.body)
+	}
+	form.Set("choice", "partly correct")
+	if got := a.do("POST", "/review/rubric/runs/email-triage-0001", form, same); got.status != http.StatusSeeOther {
+		t.Fatalf("a choice: %d\n%s", got.status, got.body)
+	}
+	ls, err := in.env.Service.RunLabels(ctx, in.a, "email-triage-0001", "rubric")
+	if err != nil || len(ls) != 1 || *ls[0].Choice != "partly correct" || *ls[0].Score != 0.5 || ls[0].Passed != nil {
+		t.Fatalf("stored: %+v, %v", ls, err)
+	}
+	// A choice with its score is compared with the rubric's scores.
+	ag, err := in.env.Service.ScorerAgreement(ctx, in.a, service.AgreementRequest{Scorer: "rubric"})
+	if err != nil || ag.Scores == nil || ag.Scores.Runs != 1 || ag.Scores.MAE.Value != 0 {
+		t.Fatalf("agreement: %+v, %v", ag.Scores, err)
 	}
 }
