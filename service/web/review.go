@@ -67,9 +67,9 @@ type reviewData struct {
 	Choices     []service.Choice
 	ChoicesFrom string
 	CSRF        string
-	Saved     string
-	NextSkip  int
-	PrevSkip  int
+	Saved       string
+	NextSkip    int
+	PrevSkip    int
 }
 
 // reviewQuery is the review's place: who labels, which labels, how many runs skipped.
@@ -228,8 +228,14 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, msg string) {
 type agreementRow struct {
 	service.LabelCount
 	Agreement *service.ScorerAgreement
-	Error     string
+	// Versions are the earlier versions' agreement on the same labels, the most recently
+	// used first (at most versionsShown in all).
+	Versions []service.ScorerAgreement
+	Error    string
 }
+
+// versionsShown caps the versions of a scorer the agreement page measures.
+const versionsShown = 5
 
 type agreementData struct {
 	pageData
@@ -253,6 +259,14 @@ func (h *Handler) agreement(w http.ResponseWriter, r *http.Request, t store.Tena
 		switch {
 		case err == nil:
 			row.Agreement = &a
+			for _, v := range a.Versions[min(1, len(a.Versions)):min(len(a.Versions), versionsShown)] {
+				old, err := h.svc.ScorerAgreement(r.Context(), t, service.AgreementRequest{Scorer: c.Scorer, Version: v})
+				if err != nil {
+					h.fail(w, r, err)
+					return
+				}
+				row.Versions = append(row.Versions, old)
+			}
 		case errors.Is(err, service.ErrNotFound) || errors.Is(err, service.ErrInvalid):
 			row.Error = err.Error()
 		default:

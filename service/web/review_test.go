@@ -114,21 +114,25 @@ func TestReviewChoices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.InTx(ctx, func(tx *store.Tx) error {
-		ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: in.a.ID, Agent: run.Agent, Trigger: store.TriggerRequest, RunPKs: []int64{run.PK},
-			Spec: store.Spec{Limit: 1, Scorers: []store.ScorerRef{{Name: "rubric", Version: "1"}},
-				Config: map[string]json.RawMessage{"rubric": json.RawMessage(`{"choices": {"correct": 1, "partly correct": 0.5, "wrong": 0}}`)}}})
-		if err != nil {
+	rubric := func(version string, score float64) {
+		t.Helper()
+		err := st.InTx(ctx, func(tx *store.Tx) error {
+			ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: in.a.ID, Agent: run.Agent, Trigger: store.TriggerRequest, RunPKs: []int64{run.PK},
+				Spec: store.Spec{Limit: 1, Scorers: []store.ScorerRef{{Name: "rubric", Version: version}},
+					Config: map[string]json.RawMessage{"rubric": json.RawMessage(`{"choices": {"correct": 1, "partly correct": 0.5, "wrong": 0}}`)}}})
+			if err != nil {
+				return err
+			}
+			passed := score >= 0.5
+			_, err = tx.InsertResults(ctx, []store.Result{{TenantID: in.a.ID, EvaluationPK: ev.PK, RunPK: run.PK, Scorer: "rubric", ScorerVersion: version,
+				Status: "scored", Score: &score, Passed: &passed, Body: []byte(`{"status":"scored","reason":"the judge's verdict"}`)}})
 			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		score, passed := 0.5, true
-		_, err = tx.InsertResults(ctx, []store.Result{{TenantID: in.a.ID, EvaluationPK: ev.PK, RunPK: run.PK, Scorer: "rubric", ScorerVersion: "1",
-			Status: "scored", Score: &score, Passed: &passed, Body: []byte(`{"status":"scored","score":0.5,"reason":"the judge's verdict: \"partly correct\""}`)}})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+	rubric("1", 0.5)
 	a := newBrowser(t, in.srv.URL)
 	a.signIn(in.keyA)
 	p := a.get("/review/rubric?labeller=ana")
@@ -157,5 +161,13 @@ func TestReviewChoices(t *testing.T) {
 	ag, err := in.env.Service.ScorerAgreement(ctx, in.a, service.AgreementRequest{Scorer: "rubric"})
 	if err != nil || ag.Scores == nil || ag.Scores.Runs != 1 || ag.Scores.MAE.Value != 0 {
 		t.Fatalf("agreement: %+v, %v", ag.Scores, err)
+	}
+	// A second version: the agreement page lists both, the newest first.
+	rubric("2", 1)
+	page := a.get("/agreement")
+	rows := regexp.MustCompile(`(?s)<table class="versions" data-scorer="rubric">.*?</table>`).FindString(page.body)
+	v2, v1 := strings.Index(rows, `data-version="2"`), strings.Index(rows, `data-version="1"`)
+	if page.status != 200 || v2 < 0 || v1 < v2 {
+		t.Fatalf("agreement by version: %d\n%s", page.status, page.body)
 	}
 }
