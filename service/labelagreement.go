@@ -249,13 +249,17 @@ func (s *Service) ScorerAgreement(ctx context.Context, t store.Tenant, req Agree
 		anyVersion[r.RunPK] = true
 	}
 	out.NotScored = s.notScored(t, req.Scorer, set, results, anyVersion)
+	if err := s.scoreChoices(ctx, t, req.Scorer, set, results); err != nil {
+		return out, err
+	}
 
 	passed, scores, ties, choices := set.reference()
 	if ties > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d runs left out of pass/fail: their labellers split evenly (add a label, or pick one labeller)", ties))
 	}
 	if choices > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d choice labels left out: a choice is compared by its score; give the score the rubric gives the choice with it", choices))
+		out.Notes = append(out.Notes, fmt.Sprintf("%d choice labels left out: a choice is compared by its score, and neither the label nor the rubric of the result compared gives one "+
+			"(give the choice's score with it)", choices))
 	}
 	id := func(pk int64) string { return set.runs[pk].RunID }
 	var pfPairs []agreement.Pair[bool]
@@ -308,6 +312,37 @@ func (s *Service) ScorerAgreement(ctx context.Context, t store.Tenant, req Agree
 		}
 	}
 	return out, nil
+}
+
+// scoreChoices gives a choice label without a score the score the scorer's rubric gave
+// that choice in the evaluation of the result it is compared with: the mapping the
+// scorer itself used.
+func (s *Service) scoreChoices(ctx context.Context, t store.Tenant, scorer string, set labelSet, results map[int64]store.Result) error {
+	cache := map[string]map[string]float64{}
+	for pk, ls := range set.byRun {
+		r, ok := results[pk]
+		for i, l := range ls {
+			if l.Choice == nil || l.Score != nil || !ok {
+				continue
+			}
+			m, seen := cache[r.EvaluationID]
+			if !seen {
+				cs, err := s.EvaluationChoices(ctx, t, r.EvaluationID, scorer)
+				if err != nil {
+					return err
+				}
+				m = map[string]float64{}
+				for _, c := range cs {
+					m[c.Name] = c.Score
+				}
+				cache[r.EvaluationID] = m
+			}
+			if sc, ok := m[*l.Choice]; ok {
+				ls[i].Score = &sc
+			}
+		}
+	}
+	return nil
 }
 
 func disagreement(set labelSet, r store.Result, kind string, people, scorer VerdictPair) Disagreement {

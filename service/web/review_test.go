@@ -162,6 +162,17 @@ func TestReviewChoices(t *testing.T) {
 	if err != nil || ag.Scores == nil || ag.Scores.Runs != 1 || ag.Scores.MAE.Value != 0 {
 		t.Fatalf("agreement: %+v, %v", ag.Scores, err)
 	}
+	// A choice given without its score (through the API or a file) takes the score the
+	// rubric of the compared result's evaluation gives it; an unknown choice is left out.
+	for who, choice := range map[string]string{"ben": "correct", "cem": "brilliant"} {
+		if _, _, err := in.env.Service.PutLabel(ctx, in.a, "email-triage-0001", "rubric", service.LabelInput{Labeller: who, LabelValue: service.LabelValue{Choice: &choice}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ag, err = in.env.Service.ScorerAgreement(ctx, in.a, service.AgreementRequest{Scorer: "rubric"})
+	if err != nil || ag.Scores == nil || ag.Scores.MAE.Value != 0.25 || len(ag.Notes) != 1 || !strings.HasPrefix(ag.Notes[0], "1 choice labels left out") {
+		t.Fatalf("choices without scores: %+v, notes %v, %v", ag.Scores, ag.Notes, err)
+	}
 	// A second version: the agreement page lists both, the newest first.
 	rubric("2", 1)
 	page := a.get("/agreement")
