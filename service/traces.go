@@ -160,19 +160,23 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		return res, err
 	}
 
-	used, err := s.st.OpenSpanBytes(ctx, t.ID, now)
-	if err != nil {
-		return res, err
-	}
-	room := s.opts.MaxOpenSpanBytes - used
 	out := make([]store.OpenSpan, 0, len(keep)+len(waiting))
+	var kept int64 // bytes of the spans kept bare, which the cap counts and never refuses
 	for _, k := range keep {
 		o, err := k.open()
 		if err != nil {
 			return res, err
 		}
-		room -= int64(len(o.Span))
+		kept += int64(len(o.Span))
 		out = append(out, o)
+	}
+	var room int64
+	if len(waiting) > 0 {
+		used, err := s.st.OpenSpanBytes(ctx, t.ID, now)
+		if err != nil {
+			return res, err
+		}
+		room = s.opts.MaxOpenSpanBytes - used - kept
 	}
 	for _, sp := range waiting {
 		// A GenAI span whole; another span only as a link to its parent.
