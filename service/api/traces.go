@@ -87,9 +87,15 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 	}
 	body, err := s.decompress(in.ContentEncoding, in.RawBody)
 	if err != nil {
-		var tl *tooLarge
-		if errors.As(err, &tl) {
+		var (
+			tl *tooLarge
+			ue *unknownEncoding
+		)
+		switch {
+		case errors.As(err, &tl):
 			return otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, err.Error(), ""), nil
+		case errors.As(err, &ue):
+			return otlpError(ct, http.StatusUnsupportedMediaType, codes.InvalidArgument, err.Error(), ""), nil
 		}
 		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
 	}
@@ -143,6 +149,13 @@ func (e *tooLarge) Error() string {
 		"(the exporter's batch span processor: OTEL_BSP_MAX_EXPORT_BATCH_SIZE)", e.limit)
 }
 
+// unknownEncoding is a Content-Encoding other than gzip.
+type unknownEncoding struct{ name string }
+
+func (e *unknownEncoding) Error() string {
+	return fmt.Sprintf("Content-Encoding %q: OTLP/HTTP bodies are sent as they are or gzip-compressed (OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip)", e.name)
+}
+
 // decompress returns the body as sent, or gunzipped, within MaxTraceBodyBytes: a body
 // that grows past it while it is decompressed (a gzip bomb) is refused before it is all
 // read.
@@ -156,7 +169,7 @@ func (s *Server) decompress(encoding string, raw []byte) ([]byte, error) {
 		return raw, nil
 	case "gzip":
 	default:
-		return nil, fmt.Errorf("Content-Encoding %q: OTLP/HTTP bodies are sent as they are or gzip-compressed", encoding)
+		return nil, &unknownEncoding{encoding}
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {

@@ -283,18 +283,8 @@ func TestOTLPLateSpan(t *testing.T) {
 // says so, a body over the cap (as sent, or once decompressed: a gzip bomb) is 413, an
 // unknown encoding is 415; each answer is a google.rpc.Status in the request's encoding.
 func TestOTLPRefusals(t *testing.T) {
-	env := servicetest.New(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true})
-	ctx := context.Background()
-	if _, err := env.Service.CreateTenant(ctx, "acme", store.Policy{}); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := env.Service.CreateKey(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const limit = 64 << 10
-	srv := httptest.NewServer(api.New(env.Service, api.Options{MaxTraceBodyBytes: limit}))
-	t.Cleanup(srv.Close)
+	url, key := otlpServer(t, api.Options{MaxTraceBodyBytes: limit})
 	good, err := ptraceotlp.NewExportRequestFromTraces(ptrace.NewTraces()).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
@@ -316,11 +306,11 @@ func TestOTLPRefusals(t *testing.T) {
 		{"not gzip", key, "application/x-protobuf", "gzip", good, 400, "not gzip"},
 		{"over the cap", key, "application/x-protobuf", "", bytes.Repeat([]byte{0}, limit+1), 413, "over the limit"},
 		{"gzip bomb", key, "application/x-protobuf", "gzip", bomb, 413, "after decompression"},
-		{"other encoding", key, "application/x-protobuf", "br", good, 400, "gzip"},
+		{"other encoding", key, "application/x-protobuf", "br", good, 415, "gzip"},
 		{"other type", key, "text/plain", "", good, 415, "application/x-protobuf or application/json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := postTraces(t, srv.URL, tc.key, tc.ct, tc.encoding, tc.body)
+			r := postTraces(t, url, tc.key, tc.ct, tc.encoding, tc.body)
 			if r.status != tc.status {
 				t.Fatalf("status %d %s; want %d", r.status, r.body, tc.status)
 			}
@@ -343,21 +333,11 @@ func TestOTLPRefusals(t *testing.T) {
 }
 
 // TestOTLPOverload: a tenant over its share of requests in flight is answered 429 with
-// Retry-After, which the exporter honours, before the body is read.
+// Retry-After and a google.rpc.Status, before the body is read.
 func TestOTLPOverload(t *testing.T) {
-	env := servicetest.New(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true})
-	ctx := context.Background()
-	if _, err := env.Service.CreateTenant(ctx, "acme", store.Policy{}); err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := env.Service.CreateKey(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(env.Service, api.Options{MaxInFlight: 8, MaxInFlightPerTenant: 1}))
-	t.Cleanup(srv.Close)
+	url, key := otlpServer(t, api.Options{MaxInFlight: 8, MaxInFlightPerTenant: 1})
 	// One request holds the tenant's only slot: its body never ends.
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +351,7 @@ func TestOTLPOverload(t *testing.T) {
 	// next one may pass. Bounded: the server reads the headers at once.
 	var r reply
 	for range 1000 {
-		if r = postTraces(t, srv.URL, key, "application/x-protobuf", "", good); r.status != 200 {
+		if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status != 200 {
 			break
 		}
 	}
@@ -383,11 +363,28 @@ func TestOTLPOverload(t *testing.T) {
 	conn.Close()
 	_, _ = bufio.NewReader(conn).ReadByte()
 	for range 1000 {
-		if r = postTraces(t, srv.URL, key, "application/x-protobuf", "", good); r.status == 200 {
+		if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status == 200 {
 			return
 		}
 	}
 	t.Fatalf("after the held request ended: %d %s", r.status, r.body)
+}
+
+// otlpServer serves a service with one tenant, acme, with o; it returns its URL and key.
+func otlpServer(t *testing.T, o api.Options) (string, string) {
+	t.Helper()
+	env := servicetest.New(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true})
+	ctx := context.Background()
+	if _, err := env.Service.CreateTenant(ctx, "acme", store.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := env.Service.CreateKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(env.Service, o))
+	t.Cleanup(srv.Close)
+	return srv.URL, key
 }
 
 func postTraces(t *testing.T, url, key, ct, encoding string, body []byte) reply {
