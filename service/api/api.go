@@ -181,8 +181,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-s.inflight }()
 	default:
 		closeUnread(w.Header(), r)
-		writeProblem(w, problem(http.StatusServiceUnavailable, CodeOverloaded,
-			"the server is handling as many requests as it takes; retry after the time in Retry-After"), "1")
+		p := problem(http.StatusServiceUnavailable, CodeOverloaded,
+			"the server is handling as many requests as it takes; retry after the time in Retry-After")
+		if isTracesRequest(r) {
+			writeOTLPTo(w, r, p, "1")
+		} else {
+			writeProblem(w, p, "1")
+		}
 		return
 	}
 	if s.refuseLargeTraces(w, r) {

@@ -211,32 +211,52 @@ func isTraces(op *huma.Operation) bool { return op != nil && op.OperationID == o
 // 413 before anything else reads it. (A body sent without a length is cut off at the cap
 // by the operation's MaxBodyBytes.)
 func (s *Server) refuseLargeTraces(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" || r.ContentLength <= s.opts.MaxTraceBodyBytes {
+	if !isTracesRequest(r) || r.ContentLength <= s.opts.MaxTraceBodyBytes {
 		return false
 	}
-	ct := contentProtobuf
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == contentJSON {
-		ct = contentJSON
-	}
-	out := otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, (&tooLarge{s.opts.MaxTraceBodyBytes}).Error(), "")
-	w.Header().Set("Content-Type", out.ContentType)
 	w.Header().Set("Connection", "close")
-	w.WriteHeader(out.Status)
-	_, _ = w.Write(out.Body)
+	writeOTLPTo(w, r, problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, (&tooLarge{s.opts.MaxTraceBodyBytes}).Error()), "")
 	return true
 }
 
-// writeOTLP writes p, a refusal before the handler (key, rate, caps, body size), as
-// OTLP/HTTP says errors are written.
+// writeOTLP writes p, a refusal before the handler (key, rate, caps), as OTLP/HTTP says
+// errors are written.
 func writeOTLP(ctx huma.Context, p *Problem) {
+	out := otlpRefusal(ctx.Header("Content-Type"), p)
+	ctx.SetHeader("Content-Type", out.ContentType)
+	ctx.SetHeader("Content-Length", strconv.Itoa(len(out.Body)))
+	ctx.SetStatus(p.Status)
+	_, _ = ctx.BodyWriter().Write(out.Body)
+}
+
+// isTracesRequest reports whether r is for POST /v1/traces, before routing.
+func isTracesRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/v1/traces"
+}
+
+// writeOTLPTo writes p, a refusal before routing (the server's cap), as writeOTLP does.
+func writeOTLPTo(w http.ResponseWriter, r *http.Request, p *Problem, retryAfter string) {
+	out := otlpRefusal(r.Header.Get("Content-Type"), p)
+	w.Header().Set("Content-Type", out.ContentType)
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(out.Body)
+}
+
+// otlpRefusal is p as OTLP's answer to a request of contentType.
+func otlpRefusal(contentType string, p *Problem) *tracesOutput {
 	ct := contentProtobuf
-	if mt, _, _ := mime.ParseMediaType(ctx.Header("Content-Type")); mt == contentJSON {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == contentJSON {
 		ct = contentJSON
 	}
 	code := codes.InvalidArgument
 	switch p.Status {
 	case http.StatusUnauthorized:
 		code = codes.Unauthenticated
+	case http.StatusForbidden:
+		code = codes.PermissionDenied
 	case http.StatusTooManyRequests:
 		code = codes.ResourceExhausted
 	case http.StatusServiceUnavailable:
@@ -244,9 +264,5 @@ func writeOTLP(ctx huma.Context, p *Problem) {
 	case http.StatusInternalServerError:
 		code = codes.Internal
 	}
-	out := otlpError(ct, p.Status, code, p.Detail, "")
-	ctx.SetHeader("Content-Type", out.ContentType)
-	ctx.SetHeader("Content-Length", strconv.Itoa(len(out.Body)))
-	ctx.SetStatus(p.Status)
-	_, _ = ctx.BodyWriter().Write(out.Body)
+	return otlpError(ct, p.Status, code, p.Detail, "")
 }

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -332,42 +331,53 @@ func TestOTLPRefusals(t *testing.T) {
 	}
 }
 
-// TestOTLPOverload: a tenant over its share of requests in flight is answered 429 with
-// Retry-After and a google.rpc.Status, before the body is read.
+// TestOTLPOverload: a request over the tenant's share of requests in flight is answered
+// 429, and one over the server's cap 503, each with Retry-After and a google.rpc.Status,
+// before its body is read; once the slot is free, the next request is taken.
 func TestOTLPOverload(t *testing.T) {
-	url, key := otlpServer(t, api.Options{MaxInFlight: 8, MaxInFlightPerTenant: 1})
-	// One request holds the tenant's only slot: its body never ends.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		o      api.Options
+		status int
+	}{
+		{"the tenant's share", api.Options{MaxInFlight: 8, MaxInFlightPerTenant: 1}, http.StatusTooManyRequests},
+		{"the server's cap", api.Options{MaxInFlight: 1}, http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, key := otlpServer(t, tc.o)
+			// One request holds the only slot: its body never ends.
+			conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000\r\n\r\n\x0a", key)
+			good, err := ptraceotlp.NewExportRequestFromTraces(ptrace.NewTraces()).MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The held request takes its slot when the server has read its headers; until
+			// then the next one may pass. Bounded: the server reads them at once.
+			var r reply
+			for range 1000 {
+				if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status != 200 {
+					break
+				}
+			}
+			var st rpcstatus.Status
+			if r.status != tc.status || r.header.Get("Retry-After") == "" || proto.Unmarshal(r.body, &st) != nil || !strings.Contains(st.GetMessage(), "retry after") {
+				t.Fatalf("%d Retry-After %q %q; want %d with Retry-After and a google.rpc.Status", r.status, r.header.Get("Retry-After"), r.body, tc.status)
+			}
+			// The held request ends; its slot frees.
+			conn.Close()
+			for range 1000 {
+				if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status == 200 {
+					return
+				}
+			}
+			t.Fatalf("after the held request ended: %d %s", r.status, r.body)
+		})
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000\r\n\r\n\x0a", key)
-	good, err := ptraceotlp.NewExportRequestFromTraces(ptrace.NewTraces()).MarshalProto()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The held request is admitted when the server has read its headers; until then the
-	// next one may pass. Bounded: the server reads the headers at once.
-	var r reply
-	for range 1000 {
-		if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status != 200 {
-			break
-		}
-	}
-	var st rpcstatus.Status
-	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || proto.Unmarshal(r.body, &st) != nil || !strings.Contains(st.GetMessage(), "in flight") {
-		t.Fatalf("%d Retry-After %q %q; want 429 with Retry-After and a google.rpc.Status", r.status, r.header.Get("Retry-After"), r.body)
-	}
-	// The held request ends; the next one is taken.
-	conn.Close()
-	_, _ = bufio.NewReader(conn).ReadByte()
-	for range 1000 {
-		if r = postTraces(t, url, key, "application/x-protobuf", "", good); r.status == 200 {
-			return
-		}
-	}
-	t.Fatalf("after the held request ended: %d %s", r.status, r.body)
 }
 
 // otlpServer serves a service with one tenant, acme, with o; it returns its URL and key.
