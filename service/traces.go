@@ -113,8 +113,12 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		nodes[o.TraceID+"/"+o.SpanID] = spanNode{parent: o.ParentSpanID, agent: o.Agent}
 		genAI[o.TraceID] = true // only GenAI traces' spans are kept
 	}
-	var fresh []*traceSpan
+	var (
+		fresh     []*traceSpan
+		requested = map[string]bool{} // every span of the request, sent before or not
+	)
 	for _, sp := range spans {
+		requested[sp.key()] = true
 		if _, ok := nodes[sp.key()]; ok {
 			continue // sent before: taken again without effect
 		}
@@ -126,13 +130,14 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	}
 
 	// Each fresh span: an agent span makes a run now; a span below a fresh agent span
-	// goes into its run; a span below an agent span that came earlier is late; any other
-	// span of a GenAI trace waits for its agent.
+	// goes into its run; a span below an agent span that came earlier is late, unless that
+	// agent span is sent again with it (a batch sent again); any other span of a GenAI
+	// trace waits for its agent.
 	var (
 		agentTraces []string
 		agents      = map[string]bool{} // fresh agent spans, by trace/span
 		withAgent   = map[string]bool{} // traces with a fresh agent span
-		keep        []keptSpan
+		out         []store.OpenSpan
 		waiting     []*traceSpan
 	)
 	for _, sp := range fresh {
@@ -141,16 +146,15 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 				agentTraces = append(agentTraces, sp.trace)
 			}
 			withAgent[sp.trace], agents[sp.key()] = true, true
-			// Kept bare: it bounds the calls below it for the agents above it.
-			keep = append(keep, keptSpan{sp, true})
+			// Kept without its body: it finds a late span, and is known if sent again.
+			out = append(out, idsOf(sp))
 			continue
 		}
-		switch a, ok := nearestAgent(nodes, sp.trace, sp.id); {
-		case ok && !a.fresh:
+		switch key, a, ok := nearestAgent(nodes, sp.trace, sp.id); {
+		case ok && a.fresh, ok && requested[key]:
+		case ok:
 			res.reject(1, fmt.Sprintf("span %s of trace %s arrived after its agent span's run was made; "+
 				"a run is made once, when its agent span arrives: export a span when it ends (a batch span processor does)", sp.id, sp.trace))
-		case ok: // in a fresh agent's run; kept bare, to know it if sent again
-			keep = append(keep, keptSpan{sp, true})
 		case genAI[sp.trace]:
 			waiting = append(waiting, sp)
 		}
@@ -159,24 +163,22 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	if err := s.traceRuns(ctx, t, spans, agentTraces, agents, now, &res); err != nil {
 		return res, err
 	}
-
-	out := make([]store.OpenSpan, 0, len(keep)+len(waiting))
-	var kept int64 // bytes of the spans kept bare, which the cap counts and never refuses
-	for _, k := range keep {
-		o, err := k.open()
-		if err != nil {
-			return res, err
+	// The kept spans that went into a run keep only their ids, which know them if they
+	// are sent again; their bodies no longer count against the cap.
+	var used []store.OpenSpan
+	for _, o := range stored {
+		if _, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && !o.Agent {
+			used = append(used, o)
 		}
-		kept += int64(len(o.Span))
-		out = append(out, o)
 	}
+
 	var room int64
 	if len(waiting) > 0 {
-		used, err := s.st.OpenSpanBytes(ctx, t.ID, now)
+		taken, err := s.st.OpenSpanBytes(ctx, t.ID, now)
 		if err != nil {
 			return res, err
 		}
-		room = s.opts.MaxOpenSpanBytes - used - kept
+		room = s.opts.MaxOpenSpanBytes - taken
 	}
 	for _, sp := range waiting {
 		// A GenAI span whole; another span only as a link to its parent.
@@ -193,17 +195,26 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		out = append(out, o)
 		res.Kept++
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(used) == 0 {
 		return res, nil
 	}
 	expires := now.Add(s.opts.TraceWindow)
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
+			return err
+		}
 		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires); err != nil {
 			return err
 		}
 		return tx.PutOpenSpans(ctx, t.ID, out, expires)
 	})
 	return res, err
+}
+
+// idsOf is a span as the store keeps it without its body.
+func idsOf(sp *traceSpan) store.OpenSpan {
+	return store.OpenSpan{TraceID: sp.trace, SpanID: sp.id, ParentSpanID: spanIDString(sp.span.ParentSpanID()),
+		Agent: sp.op == ingest.OpInvokeAgent, Span: []byte{}}
 }
 
 // keptSpan is a span to keep, whole or bare.
@@ -214,9 +225,10 @@ type keptSpan struct {
 
 // open is the span as the store keeps it.
 func (k keptSpan) open() (store.OpenSpan, error) {
-	b, err := oneSpan(k.sp, k.bare)
-	return store.OpenSpan{TraceID: k.sp.trace, SpanID: k.sp.id, ParentSpanID: spanIDString(k.sp.span.ParentSpanID()),
-		Agent: k.sp.op == ingest.OpInvokeAgent, Span: b}, err
+	o := idsOf(k.sp)
+	var err error
+	o.Span, err = oneSpan(k.sp, k.bare)
+	return o, err
 }
 
 // requestSpans lists the request's spans, each once, and the traces they belong to; a
@@ -285,7 +297,7 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 		sp.span.CopyTo(ss.Spans().AppendEmpty())
 	}
 	for _, o := range kept {
-		if known[o.TraceID+"/"+o.SpanID] {
+		if known[o.TraceID+"/"+o.SpanID] || len(o.Span) == 0 { // in the request, or in a run already
 			continue
 		}
 		one, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(o.Span)
@@ -329,20 +341,21 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	return nil
 }
 
-// nearestAgent walks up from a span to the nearest agent span known.
-func nearestAgent(nodes map[string]spanNode, trace, id string) (spanNode, bool) {
+// nearestAgent walks up from a span to the nearest agent span known, and returns its
+// key (trace/span) and node.
+func nearestAgent(nodes map[string]spanNode, trace, id string) (string, spanNode, bool) {
 	seen := map[string]bool{}
 	for n, ok := nodes[trace+"/"+id]; ok && n.parent != ""; {
 		key := trace + "/" + n.parent
 		if seen[key] {
-			return spanNode{}, false // a cycle of parent links: no agent above
+			return "", spanNode{}, false // a cycle of parent links: no agent above
 		}
 		seen[key] = true
 		if n, ok = nodes[key]; ok && n.agent {
-			return n, true
+			return key, n, true
 		}
 	}
-	return spanNode{}, false
+	return "", spanNode{}, false
 }
 
 // oneSpan encodes sp with its resource and scope as OTLP protobuf. A bare span keeps only

@@ -84,4 +84,9 @@ func TestIngestTracesKeepsWithinBounds(t *testing.T) {
 	if err != nil || rv.Agent != "helper" || !strings.Contains(string(rv.Run), `"output":"`+strings.Repeat("x", 1500)+`"`) {
 		t.Fatalf("the run: %+v, %v", rv, err)
 	}
+	// The model call went into the run: its room is free again.
+	res, err = svc.IngestTraces(ctx, tn, traceOf(4, spanSpec{2, 1, "chat", "chat", 1500}))
+	if err != nil || res.Kept != 1 || res.Rejected != 0 {
+		t.Fatalf("after the run was made: %+v, %v", res, err)
+	}
 }

@@ -248,6 +248,16 @@ func TestOTLPSpansAsTheyEnd(t *testing.T) {
 			}
 		}
 		checkAgentRuns(t, c, spans)
+		// The exporter sends each request again: nothing is late, nothing stored twice.
+		before := countRuns(t, h, "acme")
+		for _, s := range spans {
+			if err := first.ExportSpans(context.Background(), []sdktrace.ReadOnlySpan{s}); err != nil {
+				t.Fatalf("export %s again: %v", s.Name(), err)
+			}
+		}
+		if after := countRuns(t, h, "acme"); after != before {
+			t.Fatalf("sent again, the spans stored %d more runs", after-before)
+		}
 	})
 }
 

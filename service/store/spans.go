@@ -20,8 +20,27 @@ type OpenSpan struct {
 	Span []byte
 }
 
-// spanBatch is how many spans one INSERT carries: 7 parameters each.
+// spanBatch is how many spans one INSERT carries: 8 parameters each.
 const spanBatch = 500
+
+// valuesOf returns vals as a table of one column (column1), (VALUES ($n), ...), and the
+// arguments, leading first. Queries join it rather than test trace_id IN (...): where
+// PostgreSQL's plan scans the table, it tests such a list against every row, and a join
+// hashes it once.
+func valuesOf(vals []string, leading ...any) (string, []any) {
+	var b strings.Builder
+	args := append([]any(nil), leading...)
+	b.WriteString("(VALUES ")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		args = append(args, v)
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT))", len(args))
+	}
+	b.WriteByte(')')
+	return b.String(), args
+}
 
 // PutOpenSpans keeps spans of the tenant's open traces until expires; a span the tenant
 // has already (same trace and span id) is left as it is, so a batch sent again keeps
@@ -57,10 +76,12 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 	if withSpan {
 		cols += `, span`
 	}
+	cols = strings.ReplaceAll(cols, "trace_id", "open_spans.trace_id")
 	var out []OpenSpan
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		in, args := inList(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
-		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_spans WHERE tenant_id = $1 AND expires_at > $2 AND trace_id IN `+in, args...)
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
+			WHERE tenant_id = $1 AND expires_at > $2`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: open spans: %w", err)
 		}
@@ -89,9 +110,36 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 // stays open while its spans keep arriving.
 func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires time.Time) error {
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		in, args := inList(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires))
-		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $2 WHERE tenant_id = $1 AND expires_at < $2 AND trace_id IN `+in, args...); err != nil {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires))
+		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $2 FROM `+traces+` AS traces
+			WHERE open_spans.tenant_id = $1 AND open_spans.expires_at < $2 AND open_spans.trace_id = traces.column1`, args...); err != nil {
 			return fmt.Errorf("store: keep traces open: %w", err)
+		}
+	}
+	return nil
+}
+
+// DropSpanBodies empties the Span of the tenant's kept spans given (by trace and span
+// id): spans that went into a run, whose ids are still needed but whose bodies are not.
+func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []OpenSpan) error {
+	var b strings.Builder
+	for start := 0; start < len(spans); start += spanBatch {
+		chunk := spans[start:min(start+spanBatch, len(spans))]
+		b.Reset()
+		args := make([]any, 0, 2+len(chunk)*2)
+		args = append(args, tenantID, []byte{})
+		b.WriteString(`UPDATE open_spans SET span = $2 FROM (VALUES `)
+		for i, s := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
+			args = append(args, s.TraceID, s.SpanID)
+		}
+		b.WriteString(`) AS used WHERE open_spans.tenant_id = $1 AND open_spans.trace_id = used.column1 AND open_spans.span_id = used.column2`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: drop span bodies: %w", err)
 		}
 	}
 	return nil
