@@ -203,7 +203,8 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
 		}
-		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires); err != nil {
+		// A trace's spans are kept at least 90% of the window after its last span.
+		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
 			return err
 		}
 		return tx.PutOpenSpans(ctx, t.ID, out, expires)

@@ -106,13 +106,14 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 	return out, nil
 }
 
-// KeepOpenTraces moves the end of the tenant's traces' kept spans on to expires: a trace
-// stays open while its spans keep arriving.
-func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires time.Time) error {
+// KeepOpenTraces moves the end of the tenant's traces' kept spans that end before
+// ifBefore on to expires: a trace stays open while its spans keep arriving. (ifBefore a
+// little before expires spares rewriting every span of a trace at each of its requests.)
+func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires, ifBefore time.Time) error {
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires))
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires), micros(ifBefore))
 		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $2 FROM `+traces+` AS traces
-			WHERE open_spans.tenant_id = $1 AND open_spans.expires_at < $2 AND open_spans.trace_id = traces.column1`, args...); err != nil {
+			WHERE open_spans.tenant_id = $1 AND open_spans.expires_at < $3 AND open_spans.trace_id = traces.column1`, args...); err != nil {
 			return fmt.Errorf("store: keep traces open: %w", err)
 		}
 	}

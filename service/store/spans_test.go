@@ -70,7 +70,11 @@ func TestOpenSpans(t *testing.T) {
 			t.Fatalf("after a body went: %+v", got)
 		}
 		// t1 gets a span: it stays open past the hour; t2 does not.
-		if err := s.KeepOpenTraces(ctx, a.ID, []string{"t1"}, now.Add(2*time.Hour)); err != nil {
+		if err := s.KeepOpenTraces(ctx, a.ID, []string{"t1"}, now.Add(2*time.Hour), now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		// Asked to move only ends before the hour, it leaves t1's (two hours) alone.
+		if err := s.KeepOpenTraces(ctx, a.ID, []string{"t1"}, now.Add(4*time.Hour), hour); err != nil {
 			t.Fatal(err)
 		}
 		later := now.Add(90 * time.Minute)
