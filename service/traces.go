@@ -172,29 +172,11 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 
-	var room int64
-	if len(waiting) > 0 {
-		taken, err := s.st.OpenSpanBytes(ctx, t.ID, now)
-		if err != nil {
-			return res, err
-		}
-		room = s.opts.MaxOpenSpanBytes - taken
+	kept, err := s.keepWaiting(ctx, t, now, waiting, &res)
+	if err != nil {
+		return res, err
 	}
-	for _, sp := range waiting {
-		// A GenAI span whole; another span only as a link to its parent.
-		o, err := keptSpan{sp, sp.op == ""}.open()
-		if err != nil {
-			return res, err
-		}
-		if int64(len(o.Span)) > room {
-			res.reject(1, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
-				"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
-			continue
-		}
-		room -= int64(len(o.Span))
-		out = append(out, o)
-		res.Kept++
-	}
+	out = append(out, kept...)
 	if len(out) == 0 && len(used) == 0 {
 		return res, nil
 	}
@@ -210,6 +192,36 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		return tx.PutOpenSpans(ctx, t.ID, out, expires)
 	})
 	return res, err
+}
+
+// keepWaiting returns the spans that wait for their agent span as the store keeps them,
+// within the tenant's room (Config.MaxOpenSpanBytes); those beyond it are rejected.
+func (s *Service) keepWaiting(ctx context.Context, t store.Tenant, now time.Time, waiting []*traceSpan, res *TracesResult) ([]store.OpenSpan, error) {
+	if len(waiting) == 0 {
+		return nil, nil
+	}
+	taken, err := s.st.OpenSpanBytes(ctx, t.ID, now)
+	if err != nil {
+		return nil, err
+	}
+	room := s.opts.MaxOpenSpanBytes - taken
+	var out []store.OpenSpan
+	for _, sp := range waiting {
+		// A GenAI span whole; another span only as a link to its parent.
+		o, err := keptSpan{sp, sp.op == ""}.open()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(o.Span)) > room {
+			res.reject(1, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
+				"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+			continue
+		}
+		room -= int64(len(o.Span))
+		out = append(out, o)
+		res.Kept++
+	}
+	return out, nil
 }
 
 // idsOf is a span as the store keeps it without its body.
