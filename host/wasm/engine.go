@@ -126,17 +126,26 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	opts.Ceilings = merge(opts.Ceilings, DefaultCeilings())
 	opts.Limits = merge(opts.Limits, DefaultLimits()).Lower(opts.Ceilings)
 	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := defaultCacheDir()
 		if err != nil {
-			return nil, fmt.Errorf("wasm engine: no user cache dir (%w); set Options.CacheDir", err)
+			return nil, fmt.Errorf("wasm engine: %w; set Options.CacheDir", err)
 		}
-		opts.CacheDir = filepath.Join(dir, "scorekit", "wazero")
+		opts.CacheDir = dir
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
 	}
 	return &Engine{opts: opts, cache: cache}, nil
+}
+
+// defaultCacheDir is the compilation cache of Engines and Vet when none is set.
+func defaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache dir (%w)", err)
+	}
+	return filepath.Join(dir, "scorekit", "wazero"), nil
 }
 
 // LoadDir loads the WASM plugins whose manifests (*.plugin.json) are in dir and registers
@@ -247,9 +256,24 @@ type artifact struct {
 }
 
 func (a *artifact) init(ctx context.Context, bin []byte) error {
+	if err := a.compile(ctx, bin); err != nil {
+		return err
+	}
+	return a.probe(ctx)
+}
+
+// compile bounds the module's tables, adds the interrupt checks, compiles it (through the
+// compilation cache) and checks its imports and exports. Compilation is the step whose
+// time and memory wazero does not bound: Vet runs it in a child process first.
+func (a *artifact) compile(ctx context.Context, bin []byte) error {
 	bin, err := boundModule(bin, a.maxTableEntries)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	if pages, ok := initialPages(bin); ok && pages<<16 > uint64(a.limits.MemoryMiB)<<20 {
+		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"the module starts with %d MiB of memory, over the %d MiB limit; raise limits.memory_mib or shrink the module's initial memory",
+			pages>>4, a.limits.MemoryMiB)}
 	}
 	if a.termination == terminateChecks {
 		if bin, _, err = instrument(bin); err != nil {
@@ -267,6 +291,12 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	if mem, ok := cm.ExportedMemories()["memory"]; ok {
 		a.minMemory = int(mem.Min()) << 16
 	}
+	return nil
+}
+
+// probe instantiates the compiled module once, under the load deadline, and asks it for
+// its scorers and codecs.
+func (a *artifact) probe(ctx context.Context) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, a.rt); err != nil {
 		return fmt.Errorf("instantiate wasi: %w", err)
 	}
@@ -286,7 +316,7 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	defer inst.lin.unhold()
 	if err := inst.call(ctx, inst.info); err != nil {
 		kept, _ := inst.out.take()
-		return fmt.Errorf("call %s: %w", serve.ExportInfo, describe(err, kept))
+		return fmt.Errorf("call %s: %w", serve.ExportInfo, inst.failure(err, kept))
 	}
 	view, err := inst.reply(inst.stack[0], a.limits.MaxResultBytes)
 	if err != nil {

@@ -261,18 +261,26 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	return res, true, nil
 }
 
-// fail describes a failed guest call. A trap or a deadline reached with the guest at its
-// memory limit is the memory limit, and so is a Go guest's "out of memory" abort, which
-// can come well below the limit when one allocation asks for more than is left.
-func (b *Backend) fail(inst *instance, err error) error {
-	kept, _ := inst.out.take()
-	e := describe(err, kept).(*sdk.Error)
-	outOfMemory := e.Code == sdk.CodeTrap && strings.Contains(kept, "out of memory") // a Go guest's abort
+// failure describes a failed guest call, output being what the guest wrote meanwhile. A
+// trap or a deadline reached with the guest at its memory limit is the memory limit, and
+// so is a Go guest's "out of memory" abort, which can come well below the limit when one
+// allocation asks for more than is left.
+func (inst *instance) failure(err error, output string) *sdk.Error {
+	e := describe(err, output).(*sdk.Error)
+	outOfMemory := e.Code == sdk.CodeTrap && strings.Contains(output, "out of memory") // a Go guest's abort
 	if (e.Code == sdk.CodeTrap || e.Code == sdk.CodeTimeout) && inst.atMemoryLimit() || outOfMemory {
 		e = &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"memory limit of %d MiB reached (%s); raise limits.memory_mib in the manifest or use less memory",
 			inst.limit>>20, e.Message)}
 	}
+	return e
+}
+
+// fail describes a failed guest call for the caller (inst.failure, with the scorer named
+// on a timeout).
+func (b *Backend) fail(inst *instance, err error) error {
+	kept, _ := inst.out.take()
+	e := inst.failure(err, kept)
 	if e.Code == sdk.CodeTimeout {
 		e.Message = fmt.Sprintf("scorer %s %s", b.p.info.Name, e.Message)
 	}

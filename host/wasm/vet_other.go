@@ -1,0 +1,27 @@
+//go:build !linux
+
+package wasm
+
+import (
+	"errors"
+	"os/exec"
+	"runtime"
+)
+
+func vetSysProcAttr(*exec.Cmd) {}
+
+type vetLimiter struct{}
+
+// newVetLimiter refuses to vet: without a bound on the compiler's memory, vetting a
+// hostile module could exhaust the host's, which is what vetting is for.
+func newVetLimiter(int64) (*vetLimiter, error) {
+	return nil, errors.New("vetting bounds the compiler's memory with Linux's cgroups or RLIMIT_AS; on " + runtime.GOOS + " publish modules through a Linux host")
+}
+
+func (*vetLimiter) rlimitAS() bool        { return false }
+func (*vetLimiter) start(*exec.Cmd) error { return nil }
+func (*vetLimiter) kill(*exec.Cmd)        {}
+func (*vetLimiter) outOfMemory() bool     { return false }
+func (*vetLimiter) close()                {}
+
+func limitSelf(vetRequest) error { return nil }

@@ -1,0 +1,242 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scorekit/scorekit/host"
+)
+
+// vetFast are options that keep hostile probes short: a guest's info gets 500 ms.
+var vetFast = VetOptions{Ceilings: host.Limits{TimeoutMS: 500}, CacheDir: "-"}
+
+// TestVetRefuses: each hostile module is refused at publish with an error that names what
+// is wrong and the fix, wraps ErrRefused, and names no host path.
+func TestVetRefuses(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(watGuest(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		bin  []byte
+		opts VetOptions
+		// want are substrings of the error.
+		want []string
+	}{
+		{name: "endless loop in info", bin: read("infoloop"), opts: vetFast,
+			want: []string{"scorekit_v1_info", "deadline", "limits.timeout_ms"}},
+		{name: "endless loop in start", bin: read("loopstart"), opts: vetFast,
+			want: []string{"start function", "deadline"}},
+		{name: "memory.grow bomb in info", bin: read("infogrow"), opts: VetOptions{Ceilings: host.Limits{MemoryMiB: 16, TimeoutMS: 2000}, CacheDir: "-"},
+			want: []string{"memory limit of 16 MiB", "limits.memory_mib"}},
+		{name: "trap in info", bin: read("infotrap"), opts: vetFast,
+			want: []string{"scorekit_v1_info", "unreachable"}},
+		{name: "huge info", bin: read("infohuge"), opts: vetFast,
+			want: []string{"reply of 16777216 bytes exceeds the limit", "max_result_bytes"}},
+		{name: "forbidden import", bin: read("forbidden"), opts: vetFast,
+			want: []string{"forbidden import", "a plugin may import only"}},
+		{name: "socket import", bin: read("socket"), opts: vetFast,
+			want: []string{"forbidden import", "sock_"}},
+		{name: "ABI v2 exports", bin: read("abiv2exports"), opts: vetFast,
+			want: []string{"ABI v2", "rebuild"}},
+		{name: "ABI v2 info", bin: read("abiv2info"), opts: vetFast,
+			want: []string{"built for ABI v2", "rebuild"}},
+		{name: "missing exports", bin: read("noscore"), opts: vetFast,
+			want: []string{"missing export", "scorekit_v1_score"}},
+		{name: "manifest asking 4 GiB", bin: read("ok"), opts: VetOptions{Limits: host.Limits{MemoryMiB: 4096}, CacheDir: "-"},
+			want: []string{"limits.memory_mib is 4096", "at most 256", "ceilings"}},
+		{name: "module starting with 4 GiB", bin: read("startbig"), opts: vetFast,
+			want: []string{"starts with 4096 MiB", "limits.memory_mib"}},
+		{name: "not wasm", bin: []byte("#!/bin/sh\necho this is a shell script\n"), opts: vetFast,
+			want: []string{"not a WebAssembly module", ".wasm"}},
+		{name: "empty", bin: nil, opts: vetFast,
+			want: []string{"not a WebAssembly module"}},
+		{name: "component", bin: []byte("\x00asm\x0d\x00\x01\x00"), opts: vetFast,
+			want: []string{"component", "core module"}},
+		{name: "truncated module", bin: read("ok")[:40], opts: vetFast,
+			want: []string{"section 3: length 5 exceeds the 3 bytes left"}},
+		{name: "200 MB upload", bin: make([]byte, 200<<20), opts: vetFast,
+			want: []string{"209715200 bytes, over the limit of 33554432", "shrink it"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			infos, err := Vet(context.Background(), tt.bin, tt.opts)
+			if err == nil {
+				t.Fatalf("Vet accepted it: %+v", infos)
+			}
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("Vet: %v, want ErrRefused", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Vet: %v, want it to say %q", err, w)
+				}
+			}
+			if wd, _ := os.Getwd(); strings.Contains(err.Error(), wd) || strings.Contains(err.Error(), testBuilds.dir) || strings.Contains(err.Error(), os.TempDir()) {
+				t.Errorf("Vet: %v names a host path", err)
+			}
+		})
+	}
+}
+
+// TestVetUploadTooLarge: an upload over MaxBytes is refused before a child starts, with
+// ErrUploadTooLarge for the caller's 413.
+func TestVetUploadTooLarge(t *testing.T) {
+	_, err := Vet(context.Background(), make([]byte, 1025), VetOptions{MaxBytes: 1024})
+	if !errors.Is(err, ErrUploadTooLarge) || !errors.Is(err, ErrRefused) {
+		t.Fatalf("Vet: %v, want ErrUploadTooLarge", err)
+	}
+}
+
+// TestVetAccepts: a sound module passes, with its scorers, within the ceilings; a Go guest
+// too (the heaviest real compile).
+func TestVetAccepts(t *testing.T) {
+	for _, tt := range []struct{ name, path, scorer string }{
+		{"wat", watGuest(t, "ok"), "ok"},
+		{"go guest", goGuest(t, "goguest", "./testdata/goguest"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			infos, err := Vet(context.Background(), bin, VetOptions{CacheDir: "-"})
+			if err != nil {
+				t.Fatalf("Vet: %v", err)
+			}
+			if len(infos) == 0 || tt.scorer != "" && infos[0].Name != tt.scorer {
+				t.Fatalf("Vet: %+v, want scorer %q", infos, tt.scorer)
+			}
+		})
+	}
+}
+
+// heavyModule is a valid module of n functions that takes wazero long and much memory to
+// compile: each function is a chain of body multiply-adds of its parameter, which the
+// compiler builds into one graph (1 x 200,000 takes ~1.2 MB on disk, ~300 MB and seconds
+// to compile).
+func heavyModule(n, body int) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x00asm\x01\x00\x00\x00")
+	section := func(id byte, payload []byte) {
+		b.WriteByte(id)
+		b.Write(appendULEB(nil, uint64(len(payload))))
+		b.Write(payload)
+	}
+	section(1, []byte{1, 0x60, 1, 0x7f, 1, 0x7f}) // one type: (i32) -> i32
+	funcs := appendULEB(nil, uint64(n))
+	for range n {
+		funcs = append(funcs, 0)
+	}
+	section(3, funcs)
+	fn := []byte{0, 0x20, 0} // no locals; local.get 0
+	for range body {
+		fn = append(fn, 0x20, 0, 0x6c, 0x20, 0, 0x6a) // local.get 0; i32.mul; local.get 0; i32.add
+	}
+	fn = append(fn, 0x0b)
+	code := appendULEB(nil, uint64(n))
+	for range n {
+		code = appendULEB(code, uint64(len(fn)))
+		code = append(code, fn...)
+	}
+	section(10, code)
+	return b.Bytes()
+}
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// TestVetBoundsCompilation: a module that takes long or much memory to compile is killed
+// in its child by the timer or the memory limit; the refusal names the limit, and the
+// host goes on vetting.
+func TestVetBoundsCompilation(t *testing.T) {
+	heavy := heavyModule(1, 200_000)
+	tests := []struct {
+		name string
+		opts VetOptions
+		want []string
+	}{
+		{name: "compile timeout", opts: VetOptions{MaxBytes: 1 << 30, CompileTimeout: 300 * time.Millisecond, CacheDir: "-"},
+			want: []string{"compiling it took longer than 300ms", "compile timeout"}},
+		{name: "compile memory", opts: VetOptions{MaxBytes: 1 << 30, CompileTimeout: 10 * time.Minute, CompileMemoryBytes: 96 << 20, CacheDir: "-"},
+			want: []string{"needed more than 96 MiB of memory", "compile memory limit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Vet(context.Background(), heavy, tt.opts)
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("Vet: %v, want ErrRefused", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Vet: %v, want it to say %q", err, w)
+				}
+			}
+			bin, err := os.ReadFile(watGuest(t, "ok"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Vet(context.Background(), bin, VetOptions{CacheDir: "-"}); err != nil {
+				t.Fatalf("Vet after the refusal: %v", err)
+			}
+		})
+	}
+}
+
+// TestVetFillsCache: the child compiles into the compilation cache, under the key an
+// Engine with the same folder looks up, so the first load after publishing is warm.
+func TestVetFillsCache(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := os.ReadFile(watGuest(t, "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Vet(context.Background(), bin, VetOptions{CacheDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	entries := cacheEntries(t, dir)
+	if len(entries) != 1 {
+		t.Fatalf("after Vet the cache holds %v, want one compiled module", entries)
+	}
+	e := newEngineWith(t, Options{CacheDir: dir})
+	if _, err := e.Load(context.Background(), manifestFor(t, watGuest(t, "ok"), host.Limits{})); err != nil {
+		t.Fatal(err)
+	}
+	if after := cacheEntries(t, dir); len(after) != 1 || after[0] != entries[0] {
+		t.Fatalf("after Load the cache holds %v, want Vet's %v alone (the same key)", after, entries)
+	}
+}
+
+// cacheEntries lists the compiled modules in a wazero cache folder.
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, filepath.Base(p))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
