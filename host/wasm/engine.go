@@ -45,6 +45,11 @@ type Options struct {
 	// segments start larger does not load. Each entry takes 8 bytes of host memory, outside
 	// the instance's memory limit. Optional. Default is DefaultMaxTableEntries (8 MiB).
 	MaxTableEntries int
+	// MemoryBudgetBytes bounds the linear memory that the instances of all pools (every
+	// tenant, every artifact) keep between calls: past it the least recently used idle
+	// instances are closed. A call never fails for it; one that finds no idle instance
+	// makes one. Optional. Default is DefaultMemoryBudget; negative for none.
+	MemoryBudgetBytes int64
 
 	// termination selects how guests are stopped; only benchmarks set it, to measure
 	// the alternatives in the same run (RATIONALE.md).
@@ -94,8 +99,9 @@ func DefaultCeilings() host.Limits {
 // artifact gets its own runtime, because limits differ per manifest. It is safe for
 // concurrent use.
 type Engine struct {
-	opts  Options
-	cache wazero.CompilationCache
+	opts   Options
+	cache  wazero.CompilationCache
+	budget *memoryBudget
 
 	mu     sync.Mutex
 	arts   []*artifact
@@ -136,7 +142,10 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
 	}
-	return &Engine{opts: opts, cache: cache}, nil
+	if opts.MemoryBudgetBytes == 0 {
+		opts.MemoryBudgetBytes = DefaultMemoryBudget
+	}
+	return &Engine{opts: opts, cache: cache, budget: &memoryBudget{limit: opts.MemoryBudgetBytes}}, nil
 }
 
 // defaultCacheDir is the compilation cache of Engines and Vet when none is set.
@@ -185,6 +194,7 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		rt:     rt,
 		log:    e.opts.Logger.With("plugin", m.Name),
 		pools:  map[poolKey]*pool{},
+		budget: e.budget,
 
 		loadTimeout:     e.opts.LoadTimeout,
 		maxTableEntries: e.opts.MaxTableEntries,
@@ -249,6 +259,9 @@ type artifact struct {
 	// maxTableEntries bounds the instance's tables (Options.MaxTableEntries).
 	maxTableEntries int
 	termination     termination
+
+	// budget bounds the memory the engine's pools keep.
+	budget *memoryBudget
 
 	mu    sync.Mutex
 	refs  int
