@@ -340,6 +340,10 @@ func vetChild(reqJSON string, stdin io.Reader, stdout io.Writer) int {
 		return 0
 	}
 	_ = enc.Encode(vetReport{Phase: phaseCompiled})
+	if err := allowGuestMemory(req); err != nil {
+		_ = enc.Encode(vetReport{Failed: err.Error()})
+		return 1
+	}
 	if err := a.probe(ctx); err != nil {
 		_ = enc.Encode(vetReport{Refused: err.Error()})
 		return 0

@@ -35,8 +35,10 @@ func (l *vetLimiter) close()                    {}
 
 // limitSelf bounds the child's own memory: a soft limit that makes the Go collector work
 // before the hard one, and, where no memory cgroup holds the child, its address space
-// (RLIMIT_AS): what it has mapped already, plus the compilation's budget, plus the
-// guest's linear memory, which is reserved whole when instantiated (memory_mmap.go).
+// (RLIMIT_AS): what it has mapped already plus the compilation's budget. The hard limit
+// adds the guest's linear memory, reserved whole when the probe instantiates it
+// (memory_mmap.go); allowGuestMemory lifts the soft limit to it once compilation is done,
+// so that compilation alone is held to its budget.
 func limitSelf(req vetRequest) error {
 	debug.SetMemoryLimit(req.MemoryBytes * 3 / 4)
 	if !req.RlimitAS {
@@ -46,9 +48,25 @@ func limitSelf(req vetRequest) error {
 	if err != nil {
 		return fmt.Errorf("bound the compiler's address space: %w", err)
 	}
-	n := uint64(mapped + req.MemoryBytes + int64(req.Limits.MemoryMiB)<<20)
-	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+	lim := syscall.Rlimit{Cur: uint64(mapped + req.MemoryBytes), Max: uint64(mapped + req.MemoryBytes + int64(req.Limits.MemoryMiB)<<20)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
 		return fmt.Errorf("bound the compiler's address space (RLIMIT_AS): %w", err)
+	}
+	return nil
+}
+
+// allowGuestMemory raises the address-space limit to its hard limit, for the probe.
+func allowGuestMemory(req vetRequest) error {
+	if !req.RlimitAS {
+		return nil
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		return fmt.Errorf("raise the address-space limit for the probe: %w", err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		return fmt.Errorf("raise the address-space limit for the probe: %w", err)
 	}
 	return nil
 }
