@@ -96,7 +96,12 @@ func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	}
 	lim = merge(lim, DefaultLimits()).Lower(o.Ceilings)
 	req := vetRequest{Limits: lim, MaxTableEntries: o.MaxTableEntries, CacheDir: o.CacheDir, MemoryBytes: o.CompileMemoryBytes}
-	return runVetChild(ctx, bin, req, o.CompileTimeout)
+	limiter, err := newVetLimiter(req.MemoryBytes)
+	if err != nil {
+		return nil, fmt.Errorf("vet module: %w", err)
+	}
+	defer limiter.close()
+	return runVetChild(ctx, bin, req, o.CompileTimeout, limiter)
 }
 
 func (o VetOptions) withDefaults() VetOptions {
@@ -164,16 +169,11 @@ const phaseCompiled = "compiled"
 // runVetChild runs the vetting in a child process and reads its report. The child is
 // killed when compilation outlasts compileTimeout, or when the probe that follows outlasts
 // the time its own deadlines allow (they should stop it first).
-func runVetChild(ctx context.Context, bin []byte, req vetRequest, compileTimeout time.Duration) ([]sdk.Info, error) {
+func runVetChild(ctx context.Context, bin []byte, req vetRequest, compileTimeout time.Duration, limiter *vetLimiter) ([]sdk.Info, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("vet module: find this program to run the compiler in a child: %w", err)
 	}
-	limiter, err := newVetLimiter(req.MemoryBytes)
-	if err != nil {
-		return nil, fmt.Errorf("vet module: %w", err)
-	}
-	defer limiter.close()
 	req.RlimitAS = limiter.rlimitAS()
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -201,6 +201,7 @@ func runVetChild(ctx context.Context, bin []byte, req vetRequest, compileTimeout
 	compiled := false
 	var final *vetReport
 	var timedOut string
+	var hostErr error
 wait:
 	for {
 		select {
@@ -210,6 +211,10 @@ wait:
 			}
 			if r.Phase == phaseCompiled {
 				compiled = true
+				if err := limiter.allowGuest(req.MemoryBytes, int64(req.Limits.MemoryMiB)<<20); err != nil {
+					hostErr = fmt.Errorf("vet module: allow the probe its memory: %w", err)
+					break wait
+				}
 				timer.Reset(probeTimeout)
 				continue
 			}
@@ -231,6 +236,8 @@ wait:
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("vet module: %w", ctx.Err())
+	case hostErr != nil:
+		return nil, hostErr
 	case timedOut != "":
 		return nil, refuse(errors.New(timedOut))
 	case final != nil && final.Refused != "":

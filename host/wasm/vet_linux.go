@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 )
 
 // vetSysProcAttr kills the child with the host: a compiler left running would hold its
@@ -17,21 +19,50 @@ func vetSysProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// vetLimiter bounds the child's memory.
+// vetLimiter bounds the child's memory: with a memory cgroup of its own where the host
+// can make one (host/internal/cgroup, as process plugins get), which counts what the
+// child really holds and kills it at the limit; else with RLIMIT_AS, which the child sets
+// on itself (limitSelf), and which counts reserved address space as well.
 type vetLimiter struct {
-	memoryBytes int64
+	cg *cgroup.Proc // nil: RLIMIT_AS
 }
+
+// vetTasks caps the child's threads: the Go runtime's few plus the compiler's workers.
+const vetTasks = 256
 
 // newVetLimiter picks how the child's memory is bounded.
 func newVetLimiter(memoryBytes int64) (*vetLimiter, error) {
-	return &vetLimiter{memoryBytes: memoryBytes}, nil
+	cg := cgroup.Find()
+	if cg.MemoryVersion() == "" {
+		return &vetLimiter{}, nil
+	}
+	pc, err := cg.NewProc(memoryBytes, vetTasks)
+	if err != nil {
+		return nil, fmt.Errorf("make the compiler's cgroup: %w", err)
+	}
+	return &vetLimiter{cg: pc}, nil
 }
 
-func (l *vetLimiter) rlimitAS() bool            { return true }
-func (l *vetLimiter) start(cmd *exec.Cmd) error { return cmd.Start() }
-func (l *vetLimiter) kill(cmd *exec.Cmd)        { _ = cmd.Process.Kill() }
-func (l *vetLimiter) outOfMemory() bool         { return false }
-func (l *vetLimiter) close()                    {}
+func (l *vetLimiter) rlimitAS() bool { return l.cg == nil }
+
+// start starts the child born in its cgroup, from the host's one spawner thread (so
+// that Pdeathsig follows the host, not a thread the Go runtime retires).
+func (l *vetLimiter) start(cmd *exec.Cmd) error { return cgroup.Start(cmd, l.cg) }
+
+func (l *vetLimiter) kill(cmd *exec.Cmd) {
+	_ = cmd.Process.Kill()
+	l.cg.Kill()
+}
+
+// outOfMemory reports whether the kernel killed the child at the cgroup's limit.
+func (l *vetLimiter) outOfMemory() bool { return l.cg.OOMKills() > 0 }
+
+func (l *vetLimiter) close() { l.cg.Remove() }
+
+// allowGuest raises the cgroup's limit by the guest's memory once compilation is done,
+// so that compilation alone is held to its budget (the RLIMIT_AS path does the same in
+// the child: allowGuestMemory).
+func (l *vetLimiter) allowGuest(compile, guest int64) error { return l.cg.RaiseMemory(compile + guest) }
 
 // limitSelf bounds the child's own memory: a soft limit that makes the Go collector work
 // before the hard one, and, where no memory cgroup holds the child, its address space

@@ -18,11 +18,12 @@ func newVetLimiter(int64) (*vetLimiter, error) {
 	return nil, errors.New("vetting bounds the compiler's memory with Linux's cgroups or RLIMIT_AS; on " + runtime.GOOS + " publish modules through a Linux host")
 }
 
-func (*vetLimiter) rlimitAS() bool        { return false }
-func (*vetLimiter) start(*exec.Cmd) error { return nil }
-func (*vetLimiter) kill(*exec.Cmd)        {}
-func (*vetLimiter) outOfMemory() bool     { return false }
-func (*vetLimiter) close()                {}
+func (*vetLimiter) rlimitAS() bool              { return false }
+func (*vetLimiter) start(*exec.Cmd) error       { return nil }
+func (*vetLimiter) kill(*exec.Cmd)              {}
+func (*vetLimiter) outOfMemory() bool           { return false }
+func (*vetLimiter) close()                      {}
+func (*vetLimiter) allowGuest(_, _ int64) error { return nil }
 
 func limitSelf(vetRequest) error { return nil }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 )
 
 // vetFast are options that keep hostile probes short: a guest's info gets 500 ms.
@@ -239,4 +240,52 @@ func cacheEntries(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestVetMemoryLimiters: each way of bounding the child's memory lets a small module
+// through and stops the heavy compile by itself: the memory cgroup (the kernel kills the
+// child at the limit) where the host can make one, and RLIMIT_AS (the child's runtime
+// fails to map more).
+func TestVetMemoryLimiters(t *testing.T) {
+	heavy := heavyModule(1, 200_000)
+	ok, err := os.ReadFile(watGuest(t, "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := vetRequest{Limits: DefaultLimits(), MaxTableEntries: DefaultMaxTableEntries, MemoryBytes: 96 << 20}
+	// run vets bin with a limiter of its own (a limiter serves one child).
+	run := func(t *testing.T, bin []byte, rlimit bool) (*vetLimiter, error) {
+		t.Helper()
+		l := &vetLimiter{}
+		if !rlimit {
+			var err error
+			if l, err = newVetLimiter(req.MemoryBytes); err != nil {
+				t.Fatal(err)
+			}
+			if l.rlimitAS() {
+				t.Fatal("the limiter chose RLIMIT_AS although a memory cgroup is there")
+			}
+		}
+		t.Cleanup(l.close)
+		_, err := runVetChild(context.Background(), bin, req, 10*time.Minute, l)
+		return l, err
+	}
+	for _, rlimit := range []bool{true, false} {
+		name := map[bool]string{true: "rlimit_as", false: "cgroup"}[rlimit]
+		t.Run(name, func(t *testing.T) {
+			if why := cgroup.Find().Why(); !rlimit && cgroup.Find().MemoryVersion() == "" {
+				t.Skipf("no memory cgroup on this machine: %s", why)
+			}
+			if _, err := run(t, ok, rlimit); err != nil {
+				t.Fatalf("Vet of a small module: %v", err)
+			}
+			l, err := run(t, heavy, rlimit)
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "compiling it needed more than 96 MiB") {
+				t.Fatalf("Vet: %v, want the memory refusal", err)
+			}
+			if !rlimit && l.cg.OOMKills() == 0 {
+				t.Fatal("the child was not killed by its memory cgroup")
+			}
+		})
+	}
 }
