@@ -126,6 +126,7 @@ func BenchmarkTenantsMemory(b *testing.B) {
 			}
 			b.ReportMetric(float64(st.HeldBytes)/(1<<20), "held-MiB")
 			b.ReportMetric(float64(st.PeakHeldBytes)/(1<<20), "peak-held-MiB")
+			b.ReportMetric(float64(st.Evicted), "evicted")
 			if c.budget < 0 {
 				unbounded = float64(st.PeakHeldBytes)
 			} else if unbounded > 0 {
