@@ -249,7 +249,7 @@ wait:
 	}
 	// The child died without a report: the memory limit, or a crash.
 	kept, _ := stderr.take()
-	if limiter.outOfMemory() || strings.Contains(kept, "out of memory") || strings.Contains(kept, "cannot allocate memory") {
+	if limiter.outOfMemory() || outOfMemory(kept) {
 		what := "compiling it"
 		if compiled {
 			what = "running its start and info"
@@ -258,6 +258,18 @@ wait:
 			what, req.MemoryBytes>>20))
 	}
 	return nil, fmt.Errorf("vet module: the compiler's child process ended without a report (%s): %s", cmd.ProcessState, strings.TrimSpace(kept))
+}
+
+// outOfMemory reports whether the child's stderr says that it could not map more memory:
+// the Go runtime's "out of memory", an mmap's ENOMEM, or, in a binary built with the race
+// detector (whose heap lives at fixed addresses), its address-space collisions.
+func outOfMemory(stderr string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "address space collisions"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // readVetReports decodes the child's report lines, reading at most max bytes.

@@ -111,7 +111,9 @@ func TestVetAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			infos, err := Vet(context.Background(), bin, VetOptions{CacheDir: "-"})
+			// A generous compile timeout: this is about what is accepted, and a child
+			// built with -race on a busy machine compiles a Go guest slowly.
+			infos, err := Vet(context.Background(), bin, VetOptions{CacheDir: "-", CompileTimeout: 10 * time.Minute})
 			if err != nil {
 				t.Fatalf("Vet: %v", err)
 			}
