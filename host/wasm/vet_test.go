@@ -1,3 +1,7 @@
+//go:build linux
+
+// Vet runs on Linux only: it bounds the compiler's memory with cgroups or RLIMIT_AS.
+
 package wasm
 
 import (
@@ -168,8 +172,9 @@ func appendULEB(b []byte, v uint64) []byte {
 }
 
 // TestVetBoundsCompilation: a module that takes long or much memory to compile is killed
-// in its child by the timer or the memory limit; the refusal names the limit, and the
-// host goes on vetting.
+// in its child by the timer or the memory limit; the refusal names the limit, the host's
+// own peak memory does not grow by what compiling takes (~300 MB), and it goes on
+// vetting.
 func TestVetBoundsCompilation(t *testing.T) {
 	heavy := heavyModule(1, 200_000)
 	tests := []struct {
@@ -184,9 +189,16 @@ func TestVetBoundsCompilation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				t.Fatalf("reset the peak RSS: %v", err)
+			}
+			base := status(t, "VmRSS")
 			_, err := Vet(context.Background(), heavy, tt.opts)
 			if !errors.Is(err, ErrRefused) {
 				t.Fatalf("Vet: %v, want ErrRefused", err)
+			}
+			if grew := (status(t, "VmHWM") - base) >> 10; grew > 64 {
+				t.Errorf("the host's peak RSS grew by %d MiB while the child compiled; the compile ran in the host?", grew)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
