@@ -22,9 +22,8 @@ import (
 
 // VetOptions bounds [Vet]. Zero fields take the defaults named on each.
 type VetOptions struct {
-	// Ceilings are the most the module may run under (the tenant's ceilings): limits
-	// asking for more are refused, and the module's first instance and its info run
-	// under them. Optional. Zero fields take DefaultCeilings.
+	// Ceilings are the most the module may run under (the tenant's ceilings): Limits
+	// asking for more are refused. Optional. Zero fields take DefaultCeilings.
 	Ceilings host.Limits
 	// MaxBytes caps the module's size. Optional. Default is DefaultMaxModuleBytes.
 	MaxBytes int64
@@ -34,7 +33,9 @@ type VetOptions struct {
 	// asks it for its info. Optional. Default is 1 GiB.
 	CompileMemoryBytes int64
 	// Limits are the limits the module's manifest declares; a field above Ceilings is
-	// refused. Optional: zero fields take the ceiling.
+	// refused. The module's first instance, its start and its info run under them, as
+	// an Engine with default Options would run it: zero fields take DefaultLimits,
+	// lowered to Ceilings. Optional.
 	Limits host.Limits
 	// CacheDir is the compilation cache the child fills, so that an Engine with the same
 	// CacheDir loads the accepted module without compiling it again. Optional. Default is
@@ -90,11 +91,12 @@ func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	if err := checkMagic(bin); err != nil {
 		return nil, refuse(err)
 	}
-	lim, err := o.Limits.Within(o.Ceilings)
-	if err != nil {
+	if _, err := o.Limits.Within(o.Ceilings); err != nil {
 		return nil, refuse(fmt.Errorf("%w; these are the tenant's ceilings", err))
 	}
-	lim = merge(lim, DefaultLimits()).Lower(o.Ceilings)
+	// What an Engine with default Options gives the module: DefaultLimits where the
+	// manifest sets nothing, within the ceilings.
+	lim := merge(o.Limits, DefaultLimits().Lower(o.Ceilings))
 	req := vetRequest{Limits: lim, MaxTableEntries: o.MaxTableEntries, CacheDir: o.CacheDir, MemoryBytes: o.CompileMemoryBytes}
 	limiter, err := newVetLimiter(req.MemoryBytes)
 	if err != nil {
@@ -102,6 +104,24 @@ func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	}
 	defer limiter.close()
 	return runVetChild(ctx, bin, req, o.CompileTimeout, limiter)
+}
+
+// ReadModule reads an uploaded module from r, at most maxBytes of it (0:
+// DefaultMaxModuleBytes): an upload over the cap is refused (ErrUploadTooLarge, wrapped
+// with ErrRefused) after reading one byte past it, not the whole upload.
+func ReadModule(r io.Reader, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxModuleBytes
+	}
+	bin, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read module: %w", err)
+	}
+	if int64(len(bin)) > maxBytes {
+		return nil, refuse(fmt.Errorf("%w: over the limit of %d bytes; shrink it (Go: -ldflags='-s -w'; others: wasm-opt --strip-debug) or ask the operator to raise the limit",
+			ErrUploadTooLarge, maxBytes))
+	}
+	return bin, nil
 }
 
 func (o VetOptions) withDefaults() VetOptions {

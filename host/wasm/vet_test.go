@@ -103,6 +103,32 @@ func TestVetUploadTooLarge(t *testing.T) {
 	}
 }
 
+// zeros is an endless upload that counts what was read of it.
+type zeros struct{ read int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadModule: an upload over the cap is refused after one byte past it, however long
+// it is; one within the cap is read whole.
+func TestReadModule(t *testing.T) {
+	z := &zeros{}
+	_, err := ReadModule(z, 1<<20)
+	if !errors.Is(err, ErrUploadTooLarge) || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "over the limit of 1048576 bytes") {
+		t.Fatalf("ReadModule: %v, want ErrUploadTooLarge naming the limit", err)
+	}
+	if z.read != 1<<20+1 {
+		t.Fatalf("ReadModule read %d bytes of an endless upload, want the cap + 1", z.read)
+	}
+	bin, err := ReadModule(bytes.NewReader(make([]byte, 1<<20)), 1<<20)
+	if err != nil || len(bin) != 1<<20 {
+		t.Fatalf("ReadModule at the cap: %d bytes, %v", len(bin), err)
+	}
+}
+
 // TestVetAccepts: a sound module passes, with its scorers, within the ceilings; a Go guest
 // too (the heaviest real compile).
 func TestVetAccepts(t *testing.T) {
