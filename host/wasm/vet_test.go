@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/internal/cgroup"
+	"github.com/scorekit/scorekit/sdk"
 )
 
 // vetFast are options that keep hostile probes short: a guest's info gets 500 ms.
@@ -327,5 +329,55 @@ func TestVetMemoryLimiters(t *testing.T) {
 				t.Fatal("the child was not killed by its memory cgroup")
 			}
 		})
+	}
+}
+
+// TestVetBesideScoring: hostile modules vetted while another tenant scores: the
+// compile bomb and the endless info are refused, and every one of the other tenant's
+// calls, made meanwhile in the same host, succeeds.
+func TestVetBesideScoring(t *testing.T) {
+	e := newEngine(t, nil)
+	b := open(t, e, watGuest(t, "ok"), host.Limits{}, "ok", "bystander")
+	loop, err := os.ReadFile(watGuest(t, "infoloop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := []struct {
+		name string
+		bin  []byte
+		opts VetOptions
+	}{
+		{"compile bomb", heavyModule(1, 200_000), VetOptions{CompileMemoryBytes: 96 << 20, CacheDir: "-"}},
+		{"endless info", loop, vetFast},
+	}
+	done := make(chan error, len(hostile))
+	for _, h := range hostile {
+		go func() {
+			_, err := Vet(context.Background(), h.bin, h.opts)
+			if !errors.Is(err, ErrRefused) {
+				err = fmt.Errorf("%s: %v, want ErrRefused", h.name, err)
+			} else {
+				err = nil
+			}
+			done <- err
+		}()
+	}
+	calls := 0
+	for pending := len(hostile); pending > 0; {
+		select {
+		case err := <-done:
+			pending--
+			if err != nil {
+				t.Error(err)
+			}
+		default:
+			if res, err := b.Score(context.Background(), &sdk.Run{Output: "x"}, nil); err != nil || res.Score == nil || *res.Score != 1 {
+				t.Fatalf("the bystander's call %d: %+v, %v", calls, res, err)
+			}
+			calls++
+		}
+	}
+	if calls == 0 {
+		t.Fatal("the bystander made no call while the hostile modules were vetted")
 	}
 }
