@@ -30,6 +30,16 @@ type vetLimiter struct {
 // vetTasks caps the child's threads: the Go runtime's few plus the compiler's workers.
 const vetTasks = 256
 
+// VetMemoryBound says how Vet bounds the compiler's memory on this machine, for the
+// operator's log at start: a memory cgroup, or RLIMIT_AS and why no cgroup.
+func VetMemoryBound() string {
+	cg := cgroup.Find()
+	if v := cg.MemoryVersion(); v != "" {
+		return "a memory cgroup per compile (" + v + ")"
+	}
+	return "RLIMIT_AS (address space, a looser bound): " + cg.Why()
+}
+
 // newVetLimiter picks how the child's memory is bounded.
 func newVetLimiter(memoryBytes int64) (*vetLimiter, error) {
 	cg := cgroup.Find()

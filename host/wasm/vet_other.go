@@ -10,6 +10,12 @@ import (
 
 func vetSysProcAttr(*exec.Cmd) {}
 
+// VetMemoryBound says how Vet bounds the compiler's memory on this machine: here it
+// cannot, and Vet refuses to run.
+func VetMemoryBound() string {
+	return "none on " + runtime.GOOS + ": Vet refuses to run (it needs Linux's cgroups or RLIMIT_AS)"
+}
+
 type vetLimiter struct{}
 
 // newVetLimiter refuses to vet: without a bound on the compiler's memory, vetting a

@@ -188,17 +188,6 @@ func heavyModule(n, body int) []byte {
 	return b.Bytes()
 }
 
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
 // TestVetBoundsCompilation: a module that takes long or much memory to compile is killed
 // in its child by the timer or the memory limit; the refusal names the limit, the host's
 // own peak memory does not grow by what compiling takes (~300 MB), and it goes on
@@ -311,6 +300,9 @@ func TestVetMemoryLimiters(t *testing.T) {
 		t.Cleanup(l.close)
 		_, err := runVetChild(context.Background(), bin, req, 10*time.Minute, l)
 		return l, err
+	}
+	if got, cg := VetMemoryBound(), cgroup.Find().MemoryVersion(); cg != "" && !strings.Contains(got, cg) || cg == "" && !strings.Contains(got, "RLIMIT_AS") {
+		t.Errorf("VetMemoryBound: %q, with a memory cgroup %q", got, cg)
 	}
 	for _, rlimit := range []bool{true, false} {
 		name := map[bool]string{true: "rlimit_as", false: "cgroup"}[rlimit]
