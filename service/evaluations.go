@@ -270,21 +270,21 @@ type EvaluationView struct {
 	Scorers         []ScorerSummary `json:"scorers"`
 	// Disagreements are the runs on which versions of one scorer the evaluation ran
 	// side by side (e.g. "triage@1" and "triage@2") gave different verdicts.
-	Disagreements []Disagreement `json:"disagreements,omitempty"`
-	Results       []ResultView   `json:"results,omitempty"`
+	Disagreements []VersionDisagreement `json:"disagreements,omitempty"`
+	Results       []ResultView          `json:"results,omitempty"`
 }
 
-// Disagreement is a run on which versions of one scorer disagree: one passed it and
+// VersionDisagreement is a run on which versions of one scorer disagree: one passed it and
 // another did not, or one scored it and another skipped or failed.
-type Disagreement struct {
+type VersionDisagreement struct {
 	RunID  string `json:"run_id"`
 	Scorer string `json:"scorer" doc:"The scorer's plain name."`
 	// Verdicts are each version's, in the evaluation's order.
-	Verdicts []Verdict `json:"verdicts"`
+	Verdicts []VersionVerdict `json:"verdicts"`
 }
 
-// Verdict is one version's result in a Disagreement.
-type Verdict struct {
+// VersionVerdict is one version's result in a VersionDisagreement.
+type VersionVerdict struct {
 	Scorer  string   `json:"scorer" doc:"The name the results are under: the plain name for the promoted version, name@N for another."`
 	Version string   `json:"version"`
 	Status  string   `json:"status"`
@@ -486,7 +486,7 @@ func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) 
 
 // disagreements lists the runs on which the versions of a scorer that refs name more
 // than once give different verdicts (passed or not, or a different status).
-func disagreements(refs []store.ScorerRef, rs []store.Result) []Disagreement {
+func disagreements(refs []store.ScorerRef, rs []store.Result) []VersionDisagreement {
 	byKey := map[store.ResultKey]store.Result{}
 	var runs []store.Result // one per run, in the evaluation's order
 	seen := map[int64]bool{}
@@ -505,21 +505,21 @@ func disagreements(refs []store.ScorerRef, rs []store.Result) []Disagreement {
 		}
 		groups[ref.Name] = append(groups[ref.Name], ref)
 	}
-	var out []Disagreement
+	var out []VersionDisagreement
 	for _, name := range order {
 		g := groups[name]
 		if len(g) < 2 {
 			continue
 		}
 		for _, run := range runs {
-			d := Disagreement{RunID: run.RunID, Scorer: name}
+			d := VersionDisagreement{RunID: run.RunID, Scorer: name}
 			verdicts := map[string]bool{}
 			for _, ref := range g {
 				r, ok := byKey[store.ResultKey{RunPK: run.RunPK, Scorer: ref.ResultName()}]
 				if !ok {
 					continue
 				}
-				vd := Verdict{Scorer: r.Scorer, Version: r.ScorerVersion, Status: r.Status, Score: r.Score, Passed: r.Passed}
+				vd := VersionVerdict{Scorer: r.Scorer, Version: r.ScorerVersion, Status: r.Status, Score: r.Score, Passed: r.Passed}
 				var res sdk.Result
 				if json.Unmarshal(r.Body, &res) == nil {
 					vd.Reason = res.Reason

@@ -238,7 +238,7 @@ func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run 
 // tenant's.
 func (s *Service) ScorerInfos(ctx context.Context, t store.Tenant) ([]ScorerInfo, error) {
 	reg := s.sc.Host().Registry()
-	vs, err := s.st.ScorerVersions(ctx, t.ID, "")
+	vs, err := s.st.PublishedVersions(ctx, t.ID, "")
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func printDisagreements(w io.Writer, v service.EvaluationView) error {
 		return nil
 	}
 	bw := bufio.NewWriter(w)
-	by := map[string][]service.Disagreement{}
+	by := map[string][]service.VersionDisagreement{}
 	var order []string
 	for _, d := range v.Disagreements {
 		if by[d.Scorer] == nil {

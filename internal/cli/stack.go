@@ -76,8 +76,8 @@ type stack struct {
 
 // openStack assembles the host with its scorers and judge, and opens the service on it
 // with service.Open: the store at db (migrated) and the job engine, whose workers start
-// when jobs.workers > 0.
-func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags) (*stack, error) {
+// when jobs.workers > 0. tune sets the Config fields of one command's own flags.
+func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags, tune ...func(*service.Config)) (*stack, error) {
 	if err := jf.check(); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 	if err != nil {
 		return nil, err
 	}
-	svc, err := service.Open(ctx, service.Config{
+	cfg := service.Config{
 		DB:    db,
 		Host:  hp.host,
 		Judge: hp.judge,
@@ -97,7 +97,11 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 			PollInterval: jf.poll, Logger: e.logger(), Telemetry: ho.telemetry,
 		},
 		Publish: service.PublishConfig{CacheDir: jf.scorerCache},
-	})
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	svc, err := service.Open(ctx, cfg)
 	if err != nil {
 		_ = hp.close(ctx)
 		return nil, fmt.Errorf("--db %s: %w", db, err)

@@ -59,6 +59,8 @@ func (s *Server) register() {
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
 	s.registerPublish(op)
+	s.registerLabels(op)
+	s.registerTraces(errs)
 }
 
 type healthzOutput struct {

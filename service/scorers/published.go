@@ -269,7 +269,7 @@ func (c *Cache) moduleFile(ctx context.Context, t store.Tenant, digest string) (
 	if got := sha256.Sum256(mod); "sha256:"+hex.EncodeToString(got[:]) != digest {
 		return "", "", fmt.Errorf("module %s: the stored bytes hash to %x; the store is damaged", digest, got)
 	}
-	b := slices.Concat(mod, customSection("scorekit.tenant", salt[:]))
+	b := TenantModule(t.Name, mod)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("module dir: %w", err)
 	}
@@ -291,6 +291,22 @@ func (c *Cache) moduleFile(ctx context.Context, t store.Tenant, digest string) (
 	}
 	sum := sha256.Sum256(b)
 	return path, hex.EncodeToString(sum[:]), nil
+}
+
+// tenantSection names the custom section that makes a module's bytes the tenant's.
+const tenantSection = "scorekit.tenant"
+
+// TenantSectionBytes is how many bytes TenantModule adds to a module.
+const TenantSectionBytes = 1 + 1 + 1 + len(tenantSection) + 32
+
+// TenantModule is the module as the tenant's processes compile and run it: the module
+// with a custom section naming the tenant (a hash of its name), which the module's code
+// never sees. Its bytes, and so its key in the compilation cache the processes of a
+// machine share, are the tenant's own: a tenant's first use of a module is never quicker
+// because another tenant uses the same bytes.
+func TenantModule(tenant string, mod []byte) []byte {
+	salt := sha256.Sum256([]byte("scorekit tenant\x00" + tenant))
+	return slices.Concat(mod, customSection(tenantSection, salt[:]))
 }
 
 // customSection encodes a WebAssembly custom section (id 0) called name holding payload.

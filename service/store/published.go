@@ -117,9 +117,9 @@ func (q queries) ScorerVersionOf(ctx context.Context, tenantID int64, name strin
 	return vs[0], nil
 }
 
-// ScorerVersions lists the tenant's versions of name (every name when name is ""),
+// PublishedVersions lists the tenant's versions of name (every name when name is ""),
 // deleted ones included, by name then version.
-func (q queries) ScorerVersions(ctx context.Context, tenantID int64, name string) ([]ScorerVersion, error) {
+func (q queries) PublishedVersions(ctx context.Context, tenantID int64, name string) ([]ScorerVersion, error) {
 	return scanScorerVersions(q.q.query(ctx, `SELECT `+scorerVersionCols+` FROM scorer_versions
 		WHERE tenant_id = $1 AND ($2 = '' OR name = $2) ORDER BY name, version`, tenantID, name))
 }
