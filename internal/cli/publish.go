@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,12 +15,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// EnvAPIKey names the environment variable the commands that talk to a running service
-// read its API key from (a key on the command line would be in the shell's history and
-// in ps).
-const EnvAPIKey = "SCOREKIT_API_KEY"
-
-// serverFlags are how a command reaches a running service.
+// serverFlags are how a scorers command reaches a running service: --server, and the
+// key in the environment variable --key-env names ($SCOREKIT_KEY, as the labels
+// commands), so that it never shows in the process list or the shell's history.
 type serverFlags struct {
 	url    string
 	keyEnv string
@@ -32,59 +27,26 @@ type serverFlags struct {
 func addServerFlags(cmd *cobra.Command, s *serverFlags) {
 	f := cmd.Flags()
 	f.StringVar(&s.url, "server", "", "the service's URL, e.g. http://localhost:8080 (required)")
-	f.StringVar(&s.keyEnv, "key-env", EnvAPIKey, "the environment variable that holds the tenant's API key")
+	f.StringVar(&s.keyEnv, "key-env", EnvKey, "the environment variable that holds the tenant's API key (scorekit keys create)")
 	f.BoolVar(&s.json, "json", false, "print the service's answer as JSON")
 	_ = cmd.MarkFlagRequired("server")
 }
 
-// call sends a request to the service and decodes its answer into out; a problem answer
-// becomes an error with the service's detail.
+// call sends body as JSON to the service and decodes its answer into out, as the labels
+// commands do (target.call); a problem answer is an error with the service's detail.
 func (s serverFlags) call(ctx context.Context, method, path string, body, out any) error {
-	key := os.Getenv(s.keyEnv)
-	if key == "" {
+	if os.Getenv(s.keyEnv) == "" {
 		return fmt.Errorf("$%s is empty: set it to the tenant's API key (scorekit keys create --tenant NAME), or name another variable with --key-env", s.keyEnv)
 	}
-	base, err := url.Parse(strings.TrimSuffix(s.url, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return fmt.Errorf("--server %q: want the service's URL, e.g. http://localhost:8080", s.url)
-	}
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, base.String()+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
-	if err != nil {
-		return fmt.Errorf("--server %s: %w", s.url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		var p struct {
-			Detail string `json:"detail"`
-			Code   string `json:"code"`
-		}
-		if json.Unmarshal(b, &p) == nil && p.Detail != "" {
-			return fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, p.Code, p.Detail)
-		}
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(b))
-	}
-	if out != nil && len(b) > 0 {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	tg := target{server: s.url, keyEnv: s.keyEnv}
+	return tg.call(ctx, method, path, "application/json", b, out)
 }
 
 // publishedVersion is the part of a published version the commands print.
@@ -135,10 +97,10 @@ func (e *env) publishCommands() []*cobra.Command {
 		Short: "Publish a new version of one of your scorers to a running service",
 		Long: `Publish a new, immutable version of one of your tenant's scorers: a WASM module you
 built (--module), or one of the service's scorers with your config pinned (--base and
---config). The key is read from $` + EnvAPIKey + ` (or the variable --key-env names). The first version
+--config). The key is read from $` + EnvKey + ` (or the variable --key-env names). The first version
 of a new name is promoted at once; promote later versions with scorekit scorers promote after
 comparing them (evaluate with "scorers": ["NAME@N"]).`,
-		Example: `  export ` + EnvAPIKey + `=sk_...
+		Example: `  export ` + EnvKey + `=sk_...
   scorekit scorers publish triage --module build/word_budget.wasm --server http://localhost:8080
   scorekit scorers publish strict --base rubric --config rubric.json --server http://localhost:8080`,
 		Args: cobra.ExactArgs(1),

@@ -91,7 +91,7 @@ func TestPublishedScorerReachesARunningWorker(t *testing.T) {
 	if err := os.WriteFile(modFile, module, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SCOREKIT_API_KEY", key)
+	t.Setenv("SCOREKIT_KEY", key)
 	server := "http://" + addr
 	if out := scorekit(t, dir, "scorers", "publish", "triage", "--module", modFile, "--config", `{"max_words": 10}`, "--server", server); !strings.HasPrefix(out, "triage@2  wasm  "+v1.Digest) {
 		t.Fatalf("scorers publish: %q", out)
