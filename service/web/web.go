@@ -8,7 +8,9 @@
 // so. Every listing is paged, and every page reads a bounded number of rows through an
 // index, so an agent with 10,000 runs renders like one with 10.
 //
-// Signing in takes an API key in a form posted to /login (never in a URL); the server
+// Signing in takes an API key of scope read or admin (an ingest key reads nothing) in a
+// form posted to /login (never in a URL); the dashboard only reads, so a read key sees
+// every page and changes nothing. The server
 // answers with a session cookie (HttpOnly, SameSite=Lax) whose random token is stored
 // hashed, and ends with the key: a revoked key's sessions end too. Requests that change
 // state (sign in, sign out) must come from the dashboard's own origin
@@ -153,8 +155,8 @@ func (h *Handler) tenant(r *http.Request) (store.Tenant, error) {
 	if err != nil || c.Value == "" {
 		return store.Tenant{}, errSignedOut
 	}
-	t, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
-	if errors.Is(err, store.ErrNotFound) {
+	t, scope, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
+	if errors.Is(err, store.ErrNotFound) || err == nil && !scope.Grants(store.ScopeRead) {
 		return t, errSignedOut
 	}
 	return t, err
@@ -223,6 +225,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	// The dashboard reads; an ingest key (an exporter's) reads nothing.
+	if !k.Scope.Grants(store.ScopeRead) {
+		fail(fmt.Sprintf("That key has scope %s: it can send runs but not read them. Sign in with a key of scope read or admin "+
+			"(scorekit keys create --tenant NAME --scope read).", k.Scope))
 		return
 	}
 	var b [32]byte

@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's agents, by name */
+        /**
+         * The tenant's agents, by name
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["list-agents"];
         put?: never;
         post?: never;
@@ -45,12 +48,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's evaluations, newest first */
+        /**
+         * The agent's evaluations, newest first
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["list-evaluations"];
         put?: never;
         /**
          * Evaluate the agent's newest runs
-         * @description Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
+         * @description Needs a key with scope `admin` (or admin). Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
          */
         post: operations["create-evaluation"];
         delete?: never;
@@ -68,7 +74,7 @@ export interface paths {
         };
         /**
          * The agent's insights, newest first
-         * @description Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
+         * @description Needs a key with scope `read` (or admin). Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
          */
         get: operations["list-agent-insights"];
         put?: never;
@@ -86,12 +92,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How the agent's new runs are evaluated on arrival */
+        /**
+         * How the agent's new runs are evaluated on arrival
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["get-agent-policy"];
-        /** Set how the agent's new runs are evaluated on arrival */
+        /**
+         * Set how the agent's new runs are evaluated on arrival
+         * @description Needs a key with scope `admin` (or admin).
+         */
         put: operations["put-agent-policy"];
         post?: never;
-        /** Stop evaluating the agent's new runs on arrival */
+        /**
+         * Stop evaluating the agent's new runs on arrival
+         * @description Needs a key with scope `admin` (or admin).
+         */
         delete: operations["delete-agent-policy"];
         options?: never;
         head?: never;
@@ -105,7 +120,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's runs, newest first */
+        /**
+         * An agent's runs, newest first
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["list-runs"];
         put?: never;
         post?: never;
@@ -122,7 +140,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An evaluation: status, per-scorer summary and results */
+        /**
+         * An evaluation: status, per-scorer summary and results
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["get-evaluation"];
         put?: never;
         post?: never;
@@ -141,7 +162,7 @@ export interface paths {
         };
         /**
          * The tenant's insights across agents, newest first
-         * @description By default the open insights of every agent; ?severity=critical keeps the critical ones.
+         * @description Needs a key with scope `read` (or admin). By default the open insights of every agent; ?severity=critical keeps the critical ones.
          */
         get: operations["list-insights"];
         put?: never;
@@ -159,7 +180,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One insight with its evidence */
+        /**
+         * One insight with its evidence
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["get-insight"];
         put?: never;
         post?: never;
@@ -180,7 +204,7 @@ export interface paths {
         put?: never;
         /**
          * Store runs: one run, a JSON array of runs, or JSONL
-         * @description Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
+         * @description Needs a key with scope `ingest` (or admin). Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
          */
         post: operations["import-runs"];
         delete?: never;
@@ -196,7 +220,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A run with every result it ever had */
+        /**
+         * A run with every result it ever had
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["get-run"];
         put?: never;
         post?: never;
@@ -215,7 +242,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Score one run with one scorer (nothing is stored) */
+        /**
+         * Score one run with one scorer (nothing is stored)
+         * @description Needs a key with scope `admin` (or admin).
+         */
         post: operations["score"];
         delete?: never;
         options?: never;
@@ -230,7 +260,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The scorers the tenant may run */
+        /**
+         * The scorers the tenant may run
+         * @description Needs a key with scope `read` (or admin).
+         */
         get: operations["list-scorers"];
         put?: never;
         post?: never;
@@ -917,6 +950,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -979,6 +1021,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1154,6 +1205,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -1223,6 +1283,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1393,6 +1462,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -1467,6 +1545,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1550,6 +1637,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1642,6 +1738,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -1703,6 +1808,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1793,6 +1907,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Request Entity Too Large */
             413: {
                 headers: {
@@ -1866,6 +1989,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2036,6 +2168,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
