@@ -76,7 +76,7 @@ type Broker struct {
 	targets map[string]*target
 	order   []string
 	cache   *cache
-	log    *slog.Logger
+	log     *slog.Logger
 	// sleep waits d or until ctx is done; tests replace it to observe backoff.
 	sleep func(ctx context.Context, d time.Duration) error
 
