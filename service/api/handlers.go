@@ -62,6 +62,7 @@ func (s *Server) register() {
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
+	s.registerJudge(op)
 }
 
 type healthzOutput struct {
@@ -91,6 +92,7 @@ type scoreInput struct {
 		Run    RunJSON        `json:"run" doc:"The run to score."`
 		Config map[string]any `json:"config,omitempty" doc:"The scorer's config for this call; it replaces the defaults field by field. The scorer is opened once per (tenant, scorer, config) and reused."`
 		Steps  bool           `json:"steps,omitempty" doc:"Include the pipeline steps (judge prompts and parsed answers), which are large."`
+		Judge  *JudgeRoute    `json:"judge,omitempty" doc:"Where the scorer's judge calls go: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model."`
 	}
 }
 
@@ -109,7 +111,7 @@ func (s *Server) score(ctx context.Context, in *scoreInput) (*scoreOutput, error
 			return nil, problem(http.StatusBadRequest, CodeInvalidRequest, "config: "+err.Error())
 		}
 	}
-	res, err := s.svc.Score(ctx, tenant(ctx), in.Body.Scorer, run, cfg)
+	res, err := s.svc.Score(ctx, tenant(ctx), in.Body.Scorer, run, cfg, in.Body.Judge.route())
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -310,6 +312,7 @@ type policyBody struct {
 	Tiered     bool                      `json:"tiered,omitempty" doc:"Run the scorers that need a judge only on runs the pre-screen passed."`
 	Config     map[string]map[string]any `json:"config,omitempty" doc:"Per-scorer config."`
 	Window     int                       `json:"window,omitempty" minimum:"0" maximum:"10000" doc:"How many of the agent's latest runs its insights look at. Default 100." example:"100"`
+	Judge      *JudgeRoute               `json:"judge,omitempty" doc:"The judge the agent's runs are scored with, in every evaluation of the agent: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model."`
 	UpdatedAt  *time.Time                `json:"updated_at,omitempty" readOnly:"true"`
 }
 
@@ -318,7 +321,7 @@ type policyOutput struct {
 }
 
 func toPolicyBody(p store.AgentPolicy) (policyBody, error) {
-	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered, Window: p.Window}
+	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered, Window: p.Window, Judge: toJudgeRoute(p.Judge)}
 	if !p.UpdatedAt.IsZero() {
 		at := p.UpdatedAt
 		b.UpdatedAt = &at
@@ -358,7 +361,7 @@ func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*policyOutp
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg, Window: in.Body.Window})
+	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg, Window: in.Body.Window, Judge: in.Body.Judge.route()})
 	if err != nil {
 		return nil, s.fail(err)
 	}
