@@ -529,6 +529,9 @@ func (g *gateResult) closed() (sdk.Result, bool) {
 }
 
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
+// ctx carries the evaluation's judge route (broker.WithRoute, set in Work); a scorer
+// version that pins its own judge (a published scorer) sets its route on ctx here, before
+// the call, and it wins over the evaluation's.
 func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, name string, run *sdk.Run) (sdk.Result, string) {
 	sc, release, err := e.sc.Get(ctx, t, name, ev.Spec.Config[name])
 	if err != nil {

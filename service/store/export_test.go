@@ -49,21 +49,3 @@ func OpenAt(ctx context.Context, dsn string, version int64) (*Store, error) {
 func (s *Store) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	return s.q.exec(ctx, q, args...)
 }
-
-// QueryBytes returns the first column of every row q returns, as bytes.
-func (s *Store) QueryBytes(ctx context.Context, q string, args ...any) ([][]byte, error) {
-	rs, err := s.q.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out [][]byte
-	for rs.Next() {
-		var b []byte
-		if err := rs.Scan(&b); err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rs.Err()
-}
