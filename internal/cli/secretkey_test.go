@@ -3,12 +3,17 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
@@ -108,5 +113,64 @@ func TestJudgeEndpointsConfig(t *testing.T) {
 	}
 	if _, err := readConfig(writeFile(t, "bad.json", `{"judge": {"endpoints": [{"nam": "x"}]}}`)); err == nil || !strings.Contains(err.Error(), "judge.endpoints takes name") {
 		t.Fatalf("a mistyped endpoint key: %v", err)
+	}
+}
+
+// A tenant's route and key hold in every runtime: the relevancy scorer built for WASM and
+// as a process plugin, asked through the host with the route on the call's context, sends
+// the tenant's model with the tenant's key to the tenant's endpoint.
+func TestJudgeRouteEveryRuntime(t *testing.T) {
+	build, err := filepath.Abs(filepath.Join("..", "..", "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCOREKIT_BUILD", build)
+	main := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "operator", "score": 0.2}`})
+	defer main.Close()
+	team := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "team", "score": 0.9}`})
+	defer team.Close()
+	cfg := writeFile(t, "cfg.json", fmt.Sprintf(`{"judge": {"url": %q, "model": "judge-model", "key_env": "none",
+		"endpoints": [{"name": "team", "url": %q, "model": "team-small", "models": ["team-large"]}]}}`, main.URL(), team.URL()))
+	e := &env{stderr: io.Discard, stdout: io.Discard, registry: builtinRegistry}
+	for _, rt := range []string{"native", "wasm", "process"} {
+		t.Run(rt, func(t *testing.T) {
+			o := hostOptions{config: cfg, timeout: 30 * time.Second, scorers: []string{"relevancy"}}
+			if rt != "native" {
+				if o.builtins, err = builtinManifest(rt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hp, err := e.assembleHost(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hp.close(context.Background())
+			if err := hp.judge.SetTenantKey("acme", "team", "sk-acme-"+rt); err != nil {
+				t.Fatal(err)
+			}
+			sc, err := hp.host.Open(context.Background(), "relevancy", host.OpenOptions{Tenant: "acme"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close(context.Background())
+			if got := sc.Runtime(); got != rt {
+				t.Fatalf("relevancy runs %s, want %s", got, rt)
+			}
+			before := len(team.Requests())
+			ctx := broker.WithRoute(context.Background(), broker.Route{Endpoint: "team", Model: "team-large"})
+			res := sc.Score(ctx, sdk.Run{Input: "Which runtime is this, " + rt + "?", Output: rt})
+			if res.Status != sdk.StatusScored || !strings.Contains(res.Reason, "team") {
+				t.Fatalf("result %+v; want the team endpoint's verdict", res)
+			}
+			got := team.Requests()[before:]
+			if len(got) != 1 || got[0].Authorization != "Bearer sk-acme-"+rt || got[0].Model != "team-large" {
+				t.Fatalf("the team endpoint saw %+v; want acme's key and team-large", got)
+			}
+			for _, q := range main.Requests() {
+				if strings.Contains(q.LastUser(), "Which runtime is this, "+rt) {
+					t.Fatalf("the call went to the operator's endpoint")
+				}
+			}
+		})
 	}
 }
