@@ -71,10 +71,6 @@ func (s *Service) judgeRoute(r *broker.Route) (*broker.Route, error) {
 	return &out, nil
 }
 
-// JudgeRoute checks a tenant's choice of judge (as an agent policy or POST /v1/score
-// names it) and returns it with defaults filled in.
-func (s *Service) JudgeRoute(r *broker.Route) (*broker.Route, error) { return s.judgeRoute(r) }
-
 // endpoint returns the endpoint called name, or an error naming the ones there are.
 func (s *Service) endpoint(name string) (broker.EndpointInfo, error) {
 	if s.opts.Judge == nil {

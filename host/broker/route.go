@@ -221,11 +221,15 @@ func (b *Broker) SetTenantKey(tenant, endpoint, key string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	k := credKey{tenant, endpoint}
 	if key == "" {
-		delete(b.creds, credKey{tenant, endpoint})
+		delete(b.creds, k)
 		return nil
 	}
-	b.creds[credKey{tenant, endpoint}] = &cred{client: newClient(t.ep, key, b.cfg.HTTPClient), secret: key}
+	if c, ok := b.creds[k]; ok && c.unusable == "" && c.secret == key {
+		return nil // a service sets a tenant's keys before each job: the same key keeps its client
+	}
+	b.creds[k] = &cred{client: newClient(t.ep, key, b.cfg.HTTPClient), secret: key}
 	return nil
 }
 

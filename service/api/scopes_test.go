@@ -92,7 +92,7 @@ var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 func TestScopes(t *testing.T) {
 	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true}, "acme")
 	keys := map[store.Scope]string{}
-	for _, sc := range store.Scopes {
+	for _, sc := range store.Scopes() {
 		key, k, err := h.env.Service.CreateScopedKey(context.Background(), "acme", sc)
 		if err != nil || k.Scope != sc {
 			t.Fatalf("create %s key: %+v, %v", sc, k, err)
@@ -126,7 +126,7 @@ func TestScopes(t *testing.T) {
 			if o.method == http.MethodPost || o.method == http.MethodPut {
 				body = []byte(`{}`)
 			}
-			for _, sc := range store.Scopes {
+			for _, sc := range store.Scopes() {
 				r := client{t: t, url: h.srv.URL, key: keys[sc]}.do(o.method, path, body)
 				refused := r.status == http.StatusForbidden && strings.Contains(string(r.body), api.CodeInsufficientScope)
 				if sc.Grants(need) {

@@ -23,17 +23,18 @@ const (
 )
 
 // Scopes lists every scope, narrowest first.
-var Scopes = []Scope{ScopeIngest, ScopeRead, ScopeAdmin}
+func Scopes() []Scope { return []Scope{ScopeIngest, ScopeRead, ScopeAdmin} }
 
 // ParseScope returns the scope named s, or an error that lists the scopes.
 func ParseScope(s string) (Scope, error) {
-	for _, sc := range Scopes {
+	all := Scopes()
+	for _, sc := range all {
 		if string(sc) == s {
 			return sc, nil
 		}
 	}
-	names := make([]string, len(Scopes))
-	for i, sc := range Scopes {
+	names := make([]string, len(all))
+	for i, sc := range all {
 		names[i] = string(sc)
 	}
 	return "", fmt.Errorf("scope %q: want one of %s", s, strings.Join(names, ", "))
