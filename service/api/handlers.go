@@ -22,10 +22,13 @@ const MaxScoreBodyBytes = 8 << 20
 func (s *Server) register() {
 	errs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests}
 	op := func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation {
+		needsKey := "Needs a key with scope `" + string(scope) + "` or `admin`."
+		if scope == store.ScopeAdmin {
+			needsKey = "Needs a key with scope `admin`."
+		}
 		return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
 			Security: needs(scope), Extensions: map[string]any{ScopeExtension: string(scope)},
-			Description: "Needs a key with scope `" + string(scope) + "` (or admin).",
-			Errors:      append(append([]int(nil), errs...), more...), MaxBodyBytes: 1 << 20}
+			Description: needsKey, Errors: append(append([]int(nil), errs...), more...), MaxBodyBytes: 1 << 20}
 	}
 	huma.Register(s.api, huma.Operation{OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Summary: "Liveness: ok"}, s.healthz)
 

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * The tenant's agents, by name
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["list-agents"];
         put?: never;
@@ -50,13 +50,13 @@ export interface paths {
         };
         /**
          * The agent's evaluations, newest first
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["list-evaluations"];
         put?: never;
         /**
          * Evaluate the agent's newest runs
-         * @description Needs a key with scope `admin` (or admin). Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
+         * @description Needs a key with scope `admin`. Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
          */
         post: operations["create-evaluation"];
         delete?: never;
@@ -74,7 +74,7 @@ export interface paths {
         };
         /**
          * The agent's insights, newest first
-         * @description Needs a key with scope `read` (or admin). Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
+         * @description Needs a key with scope `read` or `admin`. Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
          */
         get: operations["list-agent-insights"];
         put?: never;
@@ -94,18 +94,18 @@ export interface paths {
         };
         /**
          * How the agent's new runs are evaluated on arrival
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["get-agent-policy"];
         /**
          * Set how the agent's new runs are evaluated on arrival
-         * @description Needs a key with scope `admin` (or admin).
+         * @description Needs a key with scope `admin`.
          */
         put: operations["put-agent-policy"];
         post?: never;
         /**
          * Stop evaluating the agent's new runs on arrival
-         * @description Needs a key with scope `admin` (or admin).
+         * @description Needs a key with scope `admin`.
          */
         delete: operations["delete-agent-policy"];
         options?: never;
@@ -122,7 +122,7 @@ export interface paths {
         };
         /**
          * An agent's runs, newest first
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["list-runs"];
         put?: never;
@@ -142,7 +142,7 @@ export interface paths {
         };
         /**
          * An evaluation: status, per-scorer summary and results
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["get-evaluation"];
         put?: never;
@@ -162,7 +162,7 @@ export interface paths {
         };
         /**
          * The tenant's insights across agents, newest first
-         * @description Needs a key with scope `read` (or admin). By default the open insights of every agent; ?severity=critical keeps the critical ones.
+         * @description Needs a key with scope `read` or `admin`. By default the open insights of every agent; ?severity=critical keeps the critical ones.
          */
         get: operations["list-insights"];
         put?: never;
@@ -182,7 +182,7 @@ export interface paths {
         };
         /**
          * One insight with its evidence
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["get-insight"];
         put?: never;
@@ -202,7 +202,7 @@ export interface paths {
         };
         /**
          * The judge endpoints the operator allows, with their models
-         * @description Needs a key with scope `read` (or admin). An agent policy's judge (or POST /v1/score's) names one of them and a model. Each says whether the tenant stored its own key there (never the key).
+         * @description Needs a key with scope `read` or `admin`. An agent policy's judge (or POST /v1/score's) names one of them and a model. Each says whether the tenant stored its own key there (never the key).
          */
         get: operations["list-judge-endpoints"];
         put?: never;
@@ -223,13 +223,13 @@ export interface paths {
         get?: never;
         /**
          * Store the tenant's own API key for a judge endpoint
-         * @description Needs a key with scope `admin` (or admin). The tenant's judge calls to the endpoint are sent with this key instead of the operator's, within the tenant's limits and budget as ever. It is sealed under the operator's secret key before it is stored, and no endpoint ever returns it; store it again to replace it.
+         * @description Needs a key with scope `admin`. The tenant's judge calls to the endpoint are sent with this key instead of the operator's, within the tenant's limits and budget as ever. It is sealed under the operator's secret key before it is stored, and no endpoint ever returns it; store it again to replace it.
          */
         put: operations["put-judge-key"];
         post?: never;
         /**
          * Remove the tenant's own API key for a judge endpoint
-         * @description Needs a key with scope `admin` (or admin).
+         * @description Needs a key with scope `admin`.
          */
         delete: operations["delete-judge-key"];
         options?: never;
@@ -248,7 +248,7 @@ export interface paths {
         put?: never;
         /**
          * Store runs: one run, a JSON array of runs, or JSONL
-         * @description Needs a key with scope `ingest` (or admin). Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
+         * @description Needs a key with scope `ingest` or `admin`. Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
          */
         post: operations["import-runs"];
         delete?: never;
@@ -266,7 +266,7 @@ export interface paths {
         };
         /**
          * A run with every result it ever had
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["get-run"];
         put?: never;
@@ -288,7 +288,7 @@ export interface paths {
         put?: never;
         /**
          * Score one run with one scorer (nothing is stored)
-         * @description Needs a key with scope `admin` (or admin).
+         * @description Needs a key with scope `admin`.
          */
         post: operations["score"];
         delete?: never;
@@ -306,7 +306,7 @@ export interface paths {
         };
         /**
          * The scorers the tenant may run
-         * @description Needs a key with scope `read` (or admin).
+         * @description Needs a key with scope `read` or `admin`.
          */
         get: operations["list-scorers"];
         put?: never;
