@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
@@ -207,5 +209,37 @@ func TestTenantKeyKeepsBudget(t *testing.T) {
 	}
 	if u := b.Usage("a"); u.Calls != 1 || u.Tokens() == 0 {
 		t.Fatalf("usage %+v: the tenant's key's calls are not accounted to it", u)
+	}
+}
+
+// The tenant's request rate holds on calls made with its own key: the second call in a
+// window with room for one waits for the limiter, and a deadline shorter than that wait
+// ends it with the rate named; nothing more is sent.
+func TestTenantKeyKeepsRate(t *testing.T) {
+	main := judgetest.New(judgetest.Rule{Reply: "ok"})
+	defer main.Close()
+	b, _ := newBroker(t, main, Config{})
+	if err := b.SetTenantKey("a", DefaultEndpoint, "sk-tenant-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetTenantLimits("a", Limits{RequestsPerSecond: 0.01, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meterCall(b, "a", Route{}, "first"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	j, _ := b.MeterJudge(ctx, "a", "s")
+	resp, err := j.Complete(ctx, ask("second"))
+	msg := fmt.Sprint(err)
+	if err == nil && len(resp) == 1 && resp[0].Error != nil {
+		msg = resp[0].Error.Message
+	}
+	if !strings.Contains(msg, "rate limit (0.01 requests/s)") {
+		t.Fatalf("second call within the rate: %v %+v; want it held by the tenant's rate", err, resp)
+	}
+	if main.Calls() != 1 {
+		t.Fatalf("%d calls reached the endpoint; want the rate to hold the second", main.Calls())
 	}
 }
