@@ -66,6 +66,7 @@ func (s *Server) register() {
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
 	s.registerJudge(op)
+	s.registerLabels(op)
 }
 
 type healthzOutput struct {

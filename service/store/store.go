@@ -130,10 +130,19 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	return &Store{backend: Postgres, queries: queries{pgxPoolQuerier(pool)}, pool: pool}, nil
 }
 
+// Migrations returns the goose migrations of backend (SQLite or Postgres), for tools that
+// apply or time them outside Open (bench/size times the newest at ten million runs).
+func Migrations(backend string) (fs.FS, error) {
+	if backend != SQLite && backend != Postgres {
+		return nil, fmt.Errorf("store: migrations: backend %q: want %q or %q", backend, SQLite, Postgres)
+	}
+	return fs.Sub(migrations, "migrations/"+backend)
+}
+
 // migrate runs the backend's migrations up to version to, or to the latest when to is 0
 // (a test opens an older schema to migrate rows written under it).
 func (s *Store) migrate(ctx context.Context, to int64) error {
-	sub, err := fs.Sub(migrations, "migrations/"+s.backend)
+	sub, err := Migrations(s.backend)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 // Package web is the evaluation service's dashboard, served by scorekit serve at /: the
 // tenant's agents with their pass rate and mean per scorer and a trend chart, the open
 // insights with their evidence, an evaluation's results (reason, flags, dimensions and
-// the adjustments the host applied), and one run with every result it ever had.
+// the adjustments the host applied), one run with every result it ever had, a review that
+// walks the runs worth a person's look for a scorer and takes their label, and each
+// scorer's agreement with the labels.
 //
 // Pages are rendered on the server from embedded html/template files; charts are SVG
 // drawn on the server; there is no script at all, and the Content-Security-Policy says
@@ -14,7 +16,8 @@
 // answers with a session cookie (HttpOnly, SameSite=Lax) whose random token is stored
 // hashed, and ends with the key: a revoked key's sessions end too. Requests that change
 // state (sign in, sign out) must come from the dashboard's own origin
-// (http.CrossOriginProtection). A service that runs open (no keys, loopback only) needs
+// (http.CrossOriginProtection). Labelling a run on the review page also needs a form token
+// tied to the session (review.go). A service that runs open (no keys, loopback only) needs
 // no sign-in.
 package web
 
@@ -63,6 +66,9 @@ type Handler struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	root  http.Handler
+	// csrfKey signs the review form's token (review.go); drawn at start, so a restart
+	// asks open forms to be reloaded.
+	csrfKey [32]byte
 }
 
 // New returns the dashboard of svc.
@@ -80,6 +86,9 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	if err := h.parse(); err != nil {
 		return nil, err
 	}
+	if _, err := rand.Read(h.csrfKey[:]); err != nil {
+		return nil, fmt.Errorf("web: form key: %w", err)
+	}
 	static, _ := fs.Sub(files, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /login", h.loginPage)
@@ -91,6 +100,9 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	h.mux.Handle("GET /insights/{id}", h.signedIn(h.insight))
 	h.mux.Handle("GET /evaluations/{id}", h.signedIn(h.evaluation))
 	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
+	h.mux.Handle("GET /agreement", h.signedIn(h.agreement))
+	h.mux.Handle("GET /review/{scorer}", h.signedIn(h.review))
+	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedInAs(store.ScopeAdmin, h.label))
 	h.mux.Handle("/", o.Next)
 	// State changes (sign in, sign out) come from this origin only; a page on another
 	// site cannot post a form here (Sec-Fetch-Site and Origin are checked).
@@ -100,10 +112,10 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 
 // dashboardPath reports whether path is one of the dashboard's own.
 func dashboardPath(p string) bool {
-	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" {
+	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" || p == "/agreement" {
 		return true
 	}
-	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/"} {
+	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/", "/review/"} {
 		if strings.HasPrefix(p, prefix) {
 			return true
 		}
@@ -125,12 +137,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.root.ServeHTTP(w, r)
 }
 
-type tenantKey struct{}
+type (
+	tenantKey struct{}
+	scopeKey  struct{}
+)
 
 // signedIn runs page for the session's tenant, or sends the browser to sign in.
 func (h *Handler) signedIn(page func(w http.ResponseWriter, r *http.Request, t store.Tenant)) http.Handler {
+	return h.signedInAs(store.ScopeRead, page)
+}
+
+// signedInAs is signedIn for a page that needs a key of scope need: a session opened
+// with a key without it is answered 403 with the scope it lacks (a read key looks at the
+// dashboard and changes nothing).
+func (h *Handler) signedInAs(need store.Scope, page func(w http.ResponseWriter, r *http.Request, t store.Tenant)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := h.tenant(r)
+		t, scope, err := h.tenant(r)
 		if errors.Is(err, errSignedOut) {
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -140,26 +162,42 @@ func (h *Handler) signedIn(page func(w http.ResponseWriter, r *http.Request, t s
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		page(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)), t)
+		ctx := context.WithValue(context.WithValue(r.Context(), tenantKey{}, t), scopeKey{}, scope)
+		r = r.WithContext(ctx)
+		if !scope.Grants(need) {
+			h.refuse(w, r, fmt.Sprintf("This needs a key with scope %s; you signed in with a key of scope %s, which can look but not change. "+
+				"Sign in with an %s key (scorekit keys create --tenant %s --scope %s).", need, scope, need, t.Name, need))
+			return
+		}
+		page(w, r, t)
 	})
+}
+
+// canChange reports whether the request's session may change what the dashboard changes
+// (labels): its key has scope admin.
+func canChange(r *http.Request) bool {
+	s, _ := r.Context().Value(scopeKey{}).(store.Scope)
+	return s.Grants(store.ScopeAdmin)
 }
 
 var errSignedOut = errors.New("signed out")
 
-// tenant returns the request's tenant: the open tenant, or the session's.
-func (h *Handler) tenant(r *http.Request) (store.Tenant, error) {
+// tenant returns the request's tenant and the scope of the key its session was opened
+// with: the open tenant (admin), or the session's.
+func (h *Handler) tenant(r *http.Request) (store.Tenant, store.Scope, error) {
 	if h.opts.Open {
-		return h.svc.Open(r.Context())
+		t, err := h.svc.Open(r.Context())
+		return t, store.ScopeAdmin, err
 	}
 	c, err := r.Cookie(CookieName)
 	if err != nil || c.Value == "" {
-		return store.Tenant{}, errSignedOut
+		return store.Tenant{}, "", errSignedOut
 	}
 	t, scope, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
 	if errors.Is(err, store.ErrNotFound) || err == nil && !scope.Grants(store.ScopeRead) {
-		return t, errSignedOut
+		return t, "", errSignedOut
 	}
-	return t, err
+	return t, scope, err
 }
 
 func hashToken(token string) []byte {
