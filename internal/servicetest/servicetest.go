@@ -23,6 +23,7 @@ import (
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -143,6 +144,8 @@ type Options struct {
 	// Publish configures tenants' published scorers. Zero fields take the service's
 	// defaults, except CacheDir: a folder of the test's.
 	Publish service.PublishConfig
+	// Secrets seals tenants' judge keys (service.Config.Secrets). Optional.
+	Secrets *secrets.Keyring
 }
 
 // New opens a service on the store at dsn with service.Open; it is closed when tb ends.
@@ -173,7 +176,7 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if o.Publish.CacheDir == "" {
 		o.Publish.CacheDir = tb.TempDir()
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Publish: o.Publish})
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets, Publish: o.Publish})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,9 +21,9 @@ type Problem struct {
 	Status int `json:"status" example:"400"`
 	// Detail says what is wrong and, where it can, how to fix it.
 	Detail string `json:"detail,omitempty" example:"limit 0: want 1 to 10000 runs"`
-	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized, not_found,
-	// unknown_scorer, scorer_not_allowed, scorer_refused, exists, body_too_large,
-	// rate_limited, overloaded, internal.
+	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized,
+	// insufficient_scope, not_found, unavailable, unknown_scorer, scorer_not_allowed,
+	// scorer_refused, exists, body_too_large, rate_limited, overloaded, internal.
 	Code string `json:"code" example:"invalid_request"`
 	// Errors lists the places in the request that are wrong, when there are several.
 	Errors  []*huma.ErrorDetail `json:"errors,omitempty"`
@@ -32,13 +32,16 @@ type Problem struct {
 
 // Problem codes.
 const (
-	CodeInvalidRequest   = "invalid_request"
-	CodeInvalidRun       = "invalid_run"
-	CodeInvalidConfig    = "invalid_config"
-	CodeUnauthorized     = "unauthorized"
-	CodeNotFound         = "not_found"
-	CodeUnknownScorer    = "unknown_scorer"
-	CodeScorerNotAllowed = "scorer_not_allowed"
+	CodeInvalidRequest = "invalid_request"
+	CodeInvalidRun     = "invalid_run"
+	CodeInvalidConfig  = "invalid_config"
+	CodeUnauthorized   = "unauthorized"
+	// CodeInsufficientScope: the key is valid but its scope does not allow the operation;
+	// the detail names the scope needed.
+	CodeInsufficientScope = "insufficient_scope"
+	CodeNotFound          = "not_found"
+	CodeUnknownScorer     = "unknown_scorer"
+	CodeScorerNotAllowed  = "scorer_not_allowed"
 	// CodeScorerRefused: a scorer could not be published as asked (422); the detail says
 	// what is wrong and how to fix it.
 	CodeScorerRefused = "scorer_refused"
@@ -47,6 +50,9 @@ const (
 	CodeRateLimited   = "rate_limited"
 	CodeOverloaded    = "overloaded"
 	CodeInternal      = "internal"
+	// CodeUnavailable: the service is not set up for the request; the detail says what
+	// the operator must do.
+	CodeUnavailable = "unavailable"
 )
 
 func (p *Problem) Error() string             { return p.Detail }
@@ -188,6 +194,8 @@ func fromService(err error) *Problem {
 		return problem(http.StatusUnprocessableEntity, CodeScorerRefused, err.Error())
 	case errors.Is(err, service.ErrTooLarge):
 		return problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, err.Error())
+	case errors.Is(err, service.ErrUnavailable):
+		return problem(http.StatusServiceUnavailable, CodeUnavailable, err.Error())
 	}
 	return nil
 }

@@ -11,34 +11,35 @@ import (
 
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/store"
 )
 
 // registerPublish adds the operations on a tenant's own scorers. The module travels as
 // base64 in a JSON body, like every other body of the API: one content type, validated by
 // the same schema machinery, typed in the TypeScript client; it costs a third more bytes,
 // which the body limit of this operation allows for.
-func (s *Server) registerPublish(op func(id, method, path, summary string, more ...int) huma.Operation) {
+func (s *Server) registerPublish(op func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation) {
 	maxModule := int64(service.DefaultMaxModuleBytes)
 	if s.svc != nil {
 		maxModule = s.svc.PublishConfig().MaxModuleBytes
 	}
-	pub := op("publish-scorer", http.MethodPost, "/v1/scorers", "Publish a new version of one of the tenant's scorers",
+	pub := op(store.ScopeAdmin, "publish-scorer", http.MethodPost, "/v1/scorers", "Publish a new version of one of the tenant's scorers",
 		http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
 	pub.DefaultStatus = http.StatusCreated
 	pub.MaxBodyBytes = int64(base64.StdEncoding.EncodedLen(int(maxModule))) + 1<<20
-	pub.Description = "A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) " +
+	pub.Description += " A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) " +
 		"or a WASM scorer (`module`, base64, and `manifest`). Each version is immutable and gets the next number N; evaluations and " +
 		"policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that " +
 		"`replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. " +
 		"A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, " +
 		"speaks the ABI, answers its Info, and asks for limits within the service's ceilings."
 	huma.Register(s.api, pub, s.publishScorer)
-	huma.Register(s.api, op("list-scorer-versions", http.MethodGet, "/v1/scorers/{name}/versions", "The versions of one of the tenant's scorers", http.StatusNotFound), s.listScorerVersions)
-	huma.Register(s.api, op("get-scorer-version", http.MethodGet, "/v1/scorers/{name}/versions/{version}", "One version of one of the tenant's scorers", http.StatusNotFound), s.getScorerVersion)
-	pr := op("promote-scorer-version", http.MethodPost, "/v1/scorers/{name}/versions/{version}/promote", "Make the plain name follow this version (promoting an older one is the rollback)",
+	huma.Register(s.api, op(store.ScopeRead, "list-scorer-versions", http.MethodGet, "/v1/scorers/{name}/versions", "The versions of one of the tenant's scorers", http.StatusNotFound), s.listScorerVersions)
+	huma.Register(s.api, op(store.ScopeRead, "get-scorer-version", http.MethodGet, "/v1/scorers/{name}/versions/{version}", "One version of one of the tenant's scorers", http.StatusNotFound), s.getScorerVersion)
+	pr := op(store.ScopeAdmin, "promote-scorer-version", http.MethodPost, "/v1/scorers/{name}/versions/{version}/promote", "Make the plain name follow this version (promoting an older one is the rollback)",
 		http.StatusNotFound, http.StatusUnprocessableEntity)
 	huma.Register(s.api, pr, s.promoteScorer)
-	del := op("delete-scorer-version", http.MethodDelete, "/v1/scorers/{name}/versions/{version}", "Delete a version that is not promoted (its results stay)",
+	del := op(store.ScopeAdmin, "delete-scorer-version", http.MethodDelete, "/v1/scorers/{name}/versions/{version}", "Delete a version that is not promoted (its results stay)",
 		http.StatusNotFound, http.StatusUnprocessableEntity)
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deleteScorerVersion)

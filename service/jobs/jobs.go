@@ -37,6 +37,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
@@ -86,9 +87,14 @@ type Options struct {
 	// PollInterval is how often workers look for jobs when not notified. Optional.
 	// Default is River's (1s).
 	PollInterval time.Duration
-	// JudgeModel is recorded on the results of scorers that use the judge. Optional.
-	// service.Open sets it to its judge's model.
+	// JudgeModel is recorded on the results of scorers that use the judge, unless the
+	// evaluation names its own judge (Spec.Judge). Optional. service.Open sets it to its
+	// judge's model.
 	JudgeModel string
+	// PrepareJudge is called once per job, before its runs are scored, with the job's
+	// tenant: the service gives the judge broker the tenant's current own keys there.
+	// An error fails the job (River retries it). Optional.
+	PrepareJudge func(ctx context.Context, t store.Tenant) error
 	// Logger. Optional. Default logs warnings to slog.Default's handler.
 	Logger *slog.Logger
 	// ID names this client among River's clients. Optional.
@@ -326,6 +332,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	if err != nil {
 		return err
 	}
+	if e.opts.PrepareJudge != nil {
+		if err := e.opts.PrepareJudge(ctx, t); err != nil {
+			return err
+		}
+	}
+	if ev.Spec.Judge != nil {
+		// Every judge call of the job's scorers goes where the evaluation says, in every
+		// runtime: the host meters each call with this context.
+		ctx = broker.WithRoute(ctx, *ev.Spec.Judge)
+	}
 	last := job.Attempt >= job.MaxAttempts
 	results, transient := e.score(ctx, t, ev, runs, stored, last)
 	if err := ctx.Err(); err != nil {
@@ -438,6 +454,9 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 			sr.JudgeModel = ref.JudgeModel
 		case ref.Judge:
 			sr.JudgeModel = e.opts.JudgeModel
+			if j := ev.Spec.Judge; j != nil && j.Model != "" {
+				sr.JudgeModel = j.Model
+			}
 		}
 		sr.ScorerDigest = ref.Digest
 		if res.Status == sdk.StatusScored {
@@ -527,7 +546,8 @@ func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
 // A tenant's published scorer is the version the evaluation resolved when it was made,
 // read from the store on first use in this process: a version published or promoted
-// through another process needs no restart here.
+// through another process needs no restart here. ctx carries the evaluation's judge
+// route (broker.WithRoute, set in Work).
 func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
 	name := ref.Name
 	var (
