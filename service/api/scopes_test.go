@@ -44,6 +44,13 @@ var apiScopes = map[string]store.Scope{
 	"create-evaluation":    store.ScopeAdmin,
 	"put-agent-policy":     store.ScopeAdmin,
 	"delete-agent-policy":  store.ScopeAdmin,
+	// A tenant's own scorers: reading them is a read; publishing, promoting and deleting
+	// change what its evaluations run.
+	"list-scorer-versions":   store.ScopeRead,
+	"get-scorer-version":     store.ScopeRead,
+	"publish-scorer":         store.ScopeAdmin,
+	"promote-scorer-version": store.ScopeAdmin,
+	"delete-scorer-version":  store.ScopeAdmin,
 }
 
 // keyless are the operations that need no key at all.
