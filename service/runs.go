@@ -26,6 +26,9 @@ const (
 	RunStored    = "stored"
 	RunDuplicate = "duplicate" // the tenant had a run with this id already; nothing changed
 	RunRejected  = "rejected"
+	// RunDeleted: the tenant deleted a run with this id (within store.TombstoneTTL); it
+	// is not stored again.
+	RunDeleted = "deleted"
 )
 
 // ImportedRun says what happened to one run of an import.
@@ -34,7 +37,7 @@ type ImportedRun struct {
 	// single run.
 	Line   int    `json:"line"`
 	ID     string `json:"id,omitempty"`
-	Status string `json:"status" enum:"stored,duplicate,rejected"`
+	Status string `json:"status" enum:"stored,duplicate,rejected,deleted"`
 	// Error says why a rejected run was rejected and what to fix.
 	Error string `json:"error,omitempty"`
 	// Repaired is true when the run held text no database stores (a NUL, invalid UTF-8,
@@ -53,6 +56,8 @@ type ImportResult struct {
 	Stored     int `json:"stored"`
 	Duplicates int `json:"duplicates"`
 	Rejected   int `json:"rejected"`
+	// Deleted counts runs not stored because the tenant deleted a run with their id.
+	Deleted int `json:"deleted"`
 	// Repaired counts stored runs whose text was repaired (ImportedRun.Repaired).
 	Repaired int `json:"repaired"`
 	// ContentDiffers counts duplicates whose content differs (ImportedRun.ContentDiffers).
@@ -122,7 +127,7 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		where = append(where, i)
 	}
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
-		pks, err := tx.PutRuns(ctx, t.ID, batch)
+		pks, deleted, err := tx.PutRunsDeleted(ctx, t.ID, batch)
 		if err != nil {
 			return err
 		}
@@ -132,6 +137,15 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		)
 		for j, pk := range pks {
 			ir := &res.Runs[where[j]]
+			if deleted[j] {
+				ir.Status, ir.Error = RunDeleted, "a run with this id was deleted; it is not stored again (send it under a new id to store it)"
+				res.Deleted++
+				if ir.Repaired {
+					ir.Repaired, ir.Warning = false, ""
+					res.Repaired--
+				}
+				continue
+			}
 			if pk == 0 {
 				ir.Status = RunDuplicate
 				res.Duplicates++
