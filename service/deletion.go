@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )
 
-// Actors of the audit log that are not an API key.
-const (
-	// ActorRetention is the periodic retention job.
-	ActorRetention = "retention"
-)
+// ActorRetention is the periodic retention job in the audit log.
+const ActorRetention = jobs.ActorRetention
 
 // KeyActor is the audit log's actor for a request made with key: its id (the first
 // characters, as keys list shows them), never the key.

@@ -17,6 +17,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -388,6 +389,93 @@ func TestDeleteAgent(t *testing.T) {
 		}
 		if _, err := svc.DeleteAgent(ctx, s.t, "cli test", seed.AgentEmailTriage); !errors.Is(err, service.ErrNotFound) {
 			t.Fatalf("again: %v; want not found", err)
+		}
+	})
+}
+
+func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{Jobs: jobs.Options{RetentionInterval: 100 * time.Millisecond}})
+		svc := env.Service
+		set := seedSet(t)
+		// The seed's runs are from 2025: older than 30 days. Two runs of today are kept.
+		s := seedTenant(t, env, "acme", set)
+		other := seedTenant(t, env, "other", set) // no retention: keeps everything
+		now := time.Now().UTC()
+		fresh := []sdk.Run{set.EmailTriage[20], set.EmailTriage[21]}
+		for i := range fresh {
+			fresh[i].Time = &now
+		}
+		if res, err := svc.ImportRuns(ctx, s.t, jsonl(t, seed.File{Runs: fresh}), service.ImportOptions{}); err != nil || res.Stored != 2 {
+			t.Fatalf("import: %+v, %v", res, err)
+		}
+		if err := svc.SetTenantPolicy(ctx, "acme", store.Policy{RetentionDays: 30}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, err := svc.Store().CountRuns(ctx, s.t.ID, seed.AgentEmailTriage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the retention job left %d email-triage runs after 30s; want the 2 of today", n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, r := range fresh {
+			if _, err := svc.Run(ctx, s.t, r.ID, false); err != nil {
+				t.Errorf("a run of today: %v", err)
+			}
+		}
+		if evs, err := svc.Evaluations(ctx, s.t, seed.AgentEmailTriage, 10); err != nil || len(evs) != 1 {
+			t.Errorf("evaluations left: %d, %v; want the one of today's runs (the others lost every run)", len(evs), err)
+		}
+		if n, err := svc.Store().CountRuns(ctx, other.t.ID, seed.AgentEmailTriage); err != nil || n != int64(len(other.runs)) {
+			t.Errorf("the tenant without retention has %d runs, %v; want %d", n, err, len(other.runs))
+		}
+		log, err := svc.AuditLog(ctx, s.t, 0, 10)
+		if err != nil || len(log) == 0 || log[0].Action != store.AuditRetention || log[0].Actor != service.ActorRetention {
+			t.Fatalf("audit log: %+v, %v", log, err)
+		}
+	})
+}
+
+func TestTombstonesExpire(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{NoWorkers: true})
+		svc := env.Service
+		tn, err := svc.CreateTenant(ctx, "acme", store.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := []byte(`{"id": "r1", "agent": "a", "input": "q", "output": "a"}`)
+		if _, err := svc.ImportRuns(ctx, tn, run, service.ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.DeleteRun(ctx, tn, "test", "r1"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			at   time.Time
+			want string
+		}{
+			{"within the TTL the id stays deleted", time.Now().Add(store.TombstoneTTL - time.Hour), service.RunDeleted},
+			{"after the TTL it may be stored again", time.Now().Add(store.TombstoneTTL + time.Hour), service.RunStored},
+		} {
+			if _, err := svc.Engine().SweepRetention(ctx, c.at); err != nil {
+				t.Fatal(err)
+			}
+			res, err := svc.ImportRuns(ctx, tn, run, service.ImportOptions{})
+			if err != nil || res.Runs[0].Status != c.want {
+				t.Fatalf("%s: %+v, %v", c.name, res, err)
+			}
 		}
 	})
 }

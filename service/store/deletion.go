@@ -227,7 +227,8 @@ type DeleteProgress func(Deleted)
 
 // deleteRunsInBatches deletes the runs selection finds, DeleteBatch at a time, each batch
 // in a transaction of its own.
-func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selection string, by any, progress DeleteProgress) (Deleted, error) {
+// With limit > 0 it stops once it has deleted at least limit runs.
+func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selection string, by any, limit int64, progress DeleteProgress) (Deleted, error) {
 	var (
 		total   Deleted
 		lastAt  int64 = -1 << 62
@@ -273,7 +274,7 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 		if progress != nil {
 			progress(total)
 		}
-		if len(pks) < DeleteBatch {
+		if len(pks) < DeleteBatch || (limit > 0 && total.Runs >= limit) {
 			return total, nil
 		}
 	}
@@ -283,7 +284,7 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 // transaction), then its evaluations, insights, insight series and policy. An agent the
 // tenant has nothing of is [ErrNotFound].
 func (s *Store) DeleteAgent(ctx context.Context, tenantID int64, agent string, progress DeleteProgress) (Deleted, error) {
-	d, err := s.deleteRunsInBatches(ctx, tenantID, agentRunsBatchSQL, agent, progress)
+	d, err := s.deleteRunsInBatches(ctx, tenantID, agentRunsBatchSQL, agent, 0, progress)
 	if err != nil {
 		return d, err
 	}
@@ -319,8 +320,10 @@ func (s *Store) DeleteAgent(ctx context.Context, tenantID int64, agent string, p
 
 // ExpireRuns deletes the tenant's runs whose time is before cutoff, with their results
 // (DeleteBatch runs a transaction), and the examples of those runs in insights' evidence.
-func (s *Store) ExpireRuns(ctx context.Context, tenantID int64, cutoff time.Time, progress DeleteProgress) (Deleted, error) {
-	d, err := s.deleteRunsInBatches(ctx, tenantID, expiredRunsBatchSQL, micros(cutoff), progress)
+// With limit > 0 it stops after about limit runs (the next call goes on), so that one
+// tenant's backlog does not hold up the others'.
+func (s *Store) ExpireRuns(ctx context.Context, tenantID int64, cutoff time.Time, limit int64) (Deleted, error) {
+	d, err := s.deleteRunsInBatches(ctx, tenantID, expiredRunsBatchSQL, micros(cutoff), limit, nil)
 	if err != nil || d.Runs == 0 {
 		return d, err
 	}
@@ -367,7 +370,7 @@ func (s *Store) DeleteTenant(ctx context.Context, t Tenant, actor string, progre
 	if _, err := s.RevokeAllKeys(ctx, t.ID); err != nil {
 		return Deleted{}, err
 	}
-	d, err := s.deleteRunsInBatches(ctx, t.ID, tenantRunsBatchSQL, nil, progress)
+	d, err := s.deleteRunsInBatches(ctx, t.ID, tenantRunsBatchSQL, nil, 0, progress)
 	if err != nil {
 		return d, err
 	}
