@@ -43,6 +43,9 @@ func runHash(id string) []byte {
 	return h[:]
 }
 
+// runByIDSQL finds a run by its id (the unique index on tenant_id, run_id).
+const runByIDSQL = `SELECT id, agent FROM runs WHERE tenant_id = $1 AND run_id = $2`
+
 // DeleteRun deletes the tenant's run with id, its results, its place in evaluations (an
 // evaluation left with no run goes too) and its examples in insights' evidence, and
 // leaves a tombstone so that the id is not stored again within TombstoneTTL. Call it in
@@ -52,7 +55,7 @@ func (q queries) DeleteRun(ctx context.Context, tenantID int64, id string) (Dele
 		pk    int64
 		agent string
 	)
-	err := queryRow(ctx, q.q, `SELECT id, agent FROM runs WHERE tenant_id = $1 AND run_id = $2`, []any{tenantID, id}, &pk, &agent)
+	err := queryRow(ctx, q.q, runByIDSQL, []any{tenantID, id}, &pk, &agent)
 	if err != nil {
 		return Deleted{}, notFound(err, fmt.Sprintf("run %q", id))
 	}
@@ -280,6 +283,17 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 	}
 }
 
+// agentDeletes remove what an agent has beside its runs: its evaluations (those that
+// selected no run: the others went with their last run), insights, insight series and
+// policy. Each takes the tenant ($1) and the agent ($2).
+var agentDeletes = []string{
+	`DELETE FROM evaluations WHERE tenant_id = $1 AND agent = $2
+		AND NOT EXISTS (SELECT 1 FROM evaluation_runs er WHERE er.evaluation_id = evaluations.id)`,
+	`DELETE FROM insights WHERE tenant_id = $1 AND agent = $2`,
+	`DELETE FROM insight_series WHERE tenant_id = $1 AND agent = $2`,
+	`DELETE FROM agent_policies WHERE tenant_id = $1 AND agent = $2`,
+}
+
 // DeleteAgent deletes the agent's runs with their results (DeleteBatch runs a
 // transaction), then its evaluations, insights, insight series and policy. An agent the
 // tenant has nothing of is [ErrNotFound].
@@ -290,22 +304,19 @@ func (s *Store) DeleteAgent(ctx context.Context, tenantID int64, agent string, p
 	}
 	var other int64
 	err = s.InTx(ctx, func(tx *Tx) error {
-		// Evaluations that selected no run have no evaluation_runs and no results.
-		n, err := tx.q.exec(ctx, `DELETE FROM evaluations WHERE tenant_id = $1 AND agent = $2
-			AND NOT EXISTS (SELECT 1 FROM evaluation_runs er WHERE er.evaluation_id = evaluations.id)`, tenantID, agent)
-		if err != nil {
-			return err
-		}
-		d.Evaluations += n
-		if d.Insights, err = tx.q.exec(ctx, `DELETE FROM insights WHERE tenant_id = $1 AND agent = $2`, tenantID, agent); err != nil {
-			return err
-		}
-		for _, table := range []string{"insight_series", "agent_policies"} {
-			n, err := tx.q.exec(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND agent = $2`, tenantID, agent)
+		for i, del := range agentDeletes {
+			n, err := tx.q.exec(ctx, del, tenantID, agent)
 			if err != nil {
 				return err
 			}
-			other += n
+			switch i {
+			case 0:
+				d.Evaluations += n
+			case 1:
+				d.Insights = n
+			default:
+				other += n
+			}
 		}
 		return nil
 	})
@@ -333,10 +344,13 @@ func (s *Store) ExpireRuns(ctx context.Context, tenantID int64, cutoff time.Time
 	return d, err
 }
 
+// expireTombstonesSQL: the tombstones older than $1 (index run_tombstones_deleted).
+const expireTombstonesSQL = `DELETE FROM run_tombstones WHERE deleted_at < $1`
+
 // ExpireTombstones deletes the tombstones older than TombstoneTTL at now and returns
 // how many.
 func (q queries) ExpireTombstones(ctx context.Context, now time.Time) (int64, error) {
-	return q.q.exec(ctx, `DELETE FROM run_tombstones WHERE deleted_at < $1`, micros(now.Add(-TombstoneTTL)))
+	return q.q.exec(ctx, expireTombstonesSQL, micros(now.Add(-TombstoneTTL)))
 }
 
 // RevokeAllKeys revokes every live key of the tenant and ends its dashboard sessions:

@@ -30,12 +30,18 @@ CREATE INDEX audit_log_tenant ON audit_log (tenant_id, id);
 -- the evaluations that cover it.
 CREATE INDEX runs_tenant_time ON runs (tenant_id, run_time, id);
 CREATE INDEX evaluation_runs_run ON evaluation_runs (run_pk);
+-- A tenant's deletion ends its sessions and deletes its keys (whose deletion checks
+-- that no session names them).
+CREATE INDEX web_sessions_tenant ON web_sessions (tenant_id);
+CREATE INDEX web_sessions_key ON web_sessions (key_id);
 
 -- What redaction replaced in a run, as counts by kind ({"email": 2}); NULL when nothing.
 ALTER TABLE runs ADD COLUMN redactions TEXT;
 
 -- +goose Down
 ALTER TABLE runs DROP COLUMN redactions;
+DROP INDEX web_sessions_key;
+DROP INDEX web_sessions_tenant;
 DROP INDEX evaluation_runs_run;
 DROP INDEX runs_tenant_time;
 DROP TABLE audit_log;
