@@ -2,8 +2,10 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
@@ -77,4 +79,34 @@ func (s *Service) AuditLog(ctx context.Context, t store.Tenant, before int64, li
 		return nil, invalid("limit %d: want 1 to 1000", limit)
 	}
 	return s.st.AuditLog(ctx, t.ID, before, limit)
+}
+
+// ExportEnd is the kind of an export's last line, whose data counts the lines of each
+// kind: an export without it was cut short.
+const ExportEnd = "end"
+
+// ExportLine is one line of an export.
+type ExportLine struct {
+	Kind string `json:"kind"`
+	Data any    `json:"data"`
+}
+
+// Export writes everything the tenant owns to w as JSONL, one ExportLine a line (kinds
+// store.ExportTenant ... store.ExportAudit), and last a line of kind ExportEnd with the
+// count of each kind. The export is recorded in the audit log first, so it lists itself.
+func (s *Service) Export(ctx context.Context, t store.Tenant, actor string, w io.Writer) error {
+	if err := s.st.AddAudit(ctx, t, store.AuditEntry{Actor: actor, Action: store.AuditExport, Subject: t.Name}, nil); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	counts := map[string]int{}
+	err := s.st.Export(ctx, t, func(kind string, v any) error {
+		counts[kind]++
+		return enc.Encode(ExportLine{Kind: kind, Data: v})
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return enc.Encode(ExportLine{Kind: ExportEnd, Data: counts})
 }

@@ -58,6 +58,7 @@ func (s *Server) register() {
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
+	s.registerRetention(op)
 }
 
 type healthzOutput struct {

@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agent}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an agent: its runs, results, evaluations, insights and policy
+         * @description Deletes in transactions of a few hundred runs, so writers are not held up by the whole deletion. Recorded in the audit log.
+         */
+        delete: operations["delete-agent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agent}/evaluations": {
         parameters: {
             query?: never;
@@ -115,6 +135,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's audit log: who deleted or exported what, and when */
+        get: operations["audit-log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/evaluations/{id}": {
         parameters: {
             query?: never;
@@ -124,6 +161,26 @@ export interface paths {
         };
         /** An evaluation: status, per-scorer summary and results */
         get: operations["get-evaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the tenant owns, as JSONL
+         * @description Streams one JSON object a line, {"kind": ..., "data": ...}: the tenant, its keys (ids), agent policies, runs each followed by its results, evaluations, insights and audit log, then a line of kind `end` that counts each kind. An export without its `end` line was cut short.
+         */
+        get: operations["export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -200,7 +257,11 @@ export interface paths {
         get: operations["get-run"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a run and its results; it is not stored again
+         * @description Deletes the run, its results and its place in evaluations and insights, and records the deletion in the audit log. An import carrying the run's id within 30 days answers `deleted` for it and stores nothing.
+         */
+        delete: operations["delete-run"];
         options?: never;
         head?: never;
         patch?: never;
@@ -240,6 +301,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete the key's tenant and everything it owns
+         * @description Revokes every key of the tenant first (this one too), so nothing new arrives, then deletes its runs, results, evaluations, insights, settings, policies and audit log. Export first (GET /v1/export) to keep a copy. A deletion cut short is finished by running it again with the command line (scorekit tenants delete).
+         */
+        delete: operations["delete-tenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -262,6 +343,20 @@ export interface components {
         AgentsPage: {
             agents: components["schemas"]["AgentSummary"][] | null;
             next?: string;
+        };
+        AuditEntry: {
+            /** @enum {string} */
+            action: "delete_run" | "delete_agent" | "delete_tenant" | "retention" | "export";
+            actor: string;
+            /** Format: date-time */
+            at: string;
+            detail?: unknown;
+            /** Format: int64 */
+            id: number;
+            subject: string;
+        };
+        AuditOutputBody: {
+            entries: components["schemas"]["AuditEntry"][] | null;
         };
         Cause: {
             code?: string;
@@ -331,6 +426,16 @@ export interface components {
             since?: string;
             /** @description Run the scorers that need a judge only on runs the pre-screen passed. Default: the agent policy's, else false. */
             tiered?: boolean;
+        };
+        Deleted: {
+            /** Format: int64 */
+            evaluations: number;
+            /** Format: int64 */
+            insights?: number;
+            /** Format: int64 */
+            results: number;
+            /** Format: int64 */
+            runs: number;
         };
         Dimension: {
             description?: string;
@@ -403,6 +508,8 @@ export interface components {
             /** Format: int64 */
             content_differs: number;
             /** Format: int64 */
+            deleted: number;
+            /** Format: int64 */
             duplicates: number;
             evaluations?: string[] | null;
             /** Format: int64 */
@@ -422,7 +529,7 @@ export interface components {
             line: number;
             repaired?: boolean;
             /** @enum {string} */
-            status: "stored" | "duplicate" | "rejected";
+            status: "stored" | "duplicate" | "rejected" | "deleted";
             warning?: string;
         };
         Insight: {
@@ -910,6 +1017,83 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-agent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent. */
+                agent: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1512,6 +1696,76 @@ export interface operations {
             };
         };
     };
+    "audit-log": {
+        parameters: {
+            query?: {
+                /** @description List entries older than this id (the last id of the previous page). */
+                before?: number;
+                /** @description Entries per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "get-evaluation": {
         parameters: {
             query?: {
@@ -1568,6 +1822,62 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSONL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1911,6 +2221,83 @@ export interface operations {
             };
         };
     };
+    "delete-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     score: {
         parameters: {
             query?: never;
@@ -2023,6 +2410,62 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ScorerInfo"][] | null;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-tenant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
                 };
             };
             /** @description Bad Request */
