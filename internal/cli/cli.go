@@ -129,6 +129,7 @@ func (e *env) rootCommand() *cobra.Command {
 	root.AddCommand(e.scoreCommand(), e.scorersCommand(), e.schemaCommand(), e.serveCommand(), e.pluginCommand(), e.convertCommand(),
 		e.workerCommand(), e.tenantsCommand(), e.keysCommand(), e.runsCommand(), e.evalCommand(), e.insightsCommand())
 	root.AddCommand(e.agreementCommand())
+	root.AddCommand(e.exportCommand(), e.auditCommand())
 	return root
 }
 
