@@ -22,8 +22,8 @@ func TestEachKindCaught(t *testing.T) {
 	r := all(t)
 	cases := []struct {
 		name, text, want string
-		kind               string
-		n                  int
+		kind             string
+		n                int
 	}{
 		{"email in a signature", "Thanks,\nSarah Johnson <sarah.j@partner-firm.co.uk>", "Thanks,\nSarah Johnson <[redacted:email]>", Email, 1},
 		{"two emails", "cc: ops@example.com, Jane.Doe+billing@mail.example.org.", "cc: [redacted:email], [redacted:email].", Email, 2},
