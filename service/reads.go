@@ -23,8 +23,12 @@ type RunView struct {
 	Run        json.RawMessage `json:"run"`
 	// Repaired is true when the run was stored with U+FFFD in place of text no database
 	// stores (a NUL, invalid UTF-8, a lone surrogate).
-	Repaired bool         `json:"repaired,omitempty"`
-	Results  []ResultView `json:"results"`
+	Repaired bool `json:"repaired,omitempty"`
+	// Redacted is true when the tenant's redaction rules replaced text in the run before
+	// it was stored; Redactions counts the replacements by kind.
+	Redacted   bool           `json:"redacted,omitempty"`
+	Redactions map[string]int `json:"redactions,omitempty"`
+	Results    []ResultView   `json:"results"`
 }
 
 // Run returns the tenant's run id with its results.
@@ -40,7 +44,8 @@ func (s *Service) Run(ctx context.Context, t store.Tenant, id string, steps bool
 	if err != nil {
 		return RunView{}, err
 	}
-	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired, Results: make([]ResultView, 0, len(rs))}
+	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired,
+		Redacted: len(r.Redactions) > 0, Redactions: r.Redactions, Results: make([]ResultView, 0, len(rs))}
 	for _, res := range rs {
 		v.Results = append(v.Results, resultView(res, steps))
 	}
@@ -218,7 +223,30 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 
 // Score scores one run with one scorer for t, without storing anything (POST /v1/score).
 // The scorer is opened once per (tenant, scorer, config) and reused.
+//
+// The run is redacted by the tenant's rules first, as a stored run is: nothing they
+// redact reaches a scorer or a judge this way either.
 func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage) (sdk.Result, error) {
+	red, err := s.redactor(t)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	if red != nil {
+		b, err := json.Marshal(run)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		b, counts, err := red.JSON(b, redactKeep...)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		if len(counts) > 0 {
+			run = sdk.Run{}
+			if err := json.Unmarshal(b, &run); err != nil {
+				return sdk.Result{}, fmt.Errorf("score: redacted run: %w", err)
+			}
+		}
+	}
 	sc, release, err := s.sc.Get(ctx, t, scorer, config)
 	if err != nil {
 		return sdk.Result{}, s.scorerError(t, scorer, err)

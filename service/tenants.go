@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -49,6 +50,9 @@ func checkPolicy(p store.Policy) error {
 	}
 	if _, err := p.Limits.Within(p.Limits); err != nil {
 		return invalid("policy: limits: %v", err)
+	}
+	if _, err := redact.Compile(p.Redact); err != nil {
+		return invalid("policy: %v", err)
 	}
 	return nil
 }

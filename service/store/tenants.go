@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/service/redact"
 )
 
 // Tenant is who owns runs, evaluations and keys.
@@ -40,6 +41,9 @@ type Policy struct {
 	// job deletes older runs with their results (labelled runs stay). Optional. Default
 	// is 0: kept until deleted.
 	RetentionDays int `json:"retention_days,omitempty"`
+	// Redact lists the personal data and secrets replaced in the tenant's runs before
+	// they are stored (service/redact). Optional. Default is none.
+	Redact redact.Config `json:"redact,omitzero"`
 }
 
 // Retention is RetentionDays as a duration (0: none).
