@@ -136,14 +136,8 @@ func redactFiles(t *testing.T, glob string, skip []string) map[string][]string {
 		text := string(b)
 		for _, k := range []string{Secret, Card, Phone} {
 			for _, ru := range builtin[k] {
-				for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
-					start, end := m[0], m[1]
-					if ru.group > 0 {
-						start, end = m[2*ru.group], m[2*ru.group+1]
-					}
-					if (ru.valid == nil || ru.valid(text[start:end])) && (ru.around == nil || ru.around(text, start, end)) {
-						found[k] = append(found[k], text[start:end])
-					}
+				for _, sp := range ru.find(text) {
+					found[k] = append(found[k], text[sp[0]:sp[1]])
 				}
 			}
 		}
@@ -183,13 +177,15 @@ func TestCustomPatternAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := []byte(`{"id":"EMP-123456","agent":"hr","input":"Reset EMP-654321 for ann@example.com","output":{"role":"assistant","content":"done <ok>"},"metadata":{"n":1.50,"tags":["EMP-111111"]}}`)
+	// An escape hides nothing (\u0040 is @), keys stay where they were, numbers as sent,
+	// and only the top-level id is kept.
+	doc := []byte(`{"id":"EMP-123456","agent":"hr","input":"Reset EMP-654321\nfor ann\u0040example.com","output":{"role":"assistant","content":"done <ok>"},"metadata":{"n":1.50,"id":"EMP-222222","tags":["EMP-111111"]}}`)
 	out, counts, err := r.JSON(doc, "id", "agent", "time")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"agent":"hr","id":"EMP-123456","input":"Reset [redacted:employee_id] for [redacted:email]","metadata":{"n":1.50,"tags":["[redacted:employee_id]"]},"output":{"content":"done <ok>","role":"assistant"}}`
-	if string(out) != want || counts["employee_id"] != 2 || counts[Email] != 1 {
+	want := `{"id":"EMP-123456","agent":"hr","input":"Reset [redacted:employee_id]\nfor [redacted:email]","output":{"role":"assistant","content":"done <ok>"},"metadata":{"n":1.50,"id":"[redacted:employee_id]","tags":["[redacted:employee_id]"]}}`
+	if string(out) != want || counts["employee_id"] != 3 || counts[Email] != 1 {
 		t.Fatalf("got %s %v\nwant %s", out, counts, want)
 	}
 	clean := []byte(`{"id": "x", "input": "nothing here", "n": 1.50}`)
