@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -330,4 +331,112 @@ func cpuNanos() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkRetentionWithWriters: what a retention sweep costs the writers beside it, on
+// SQLite (one write transaction at a time). 8 writers store one run each per
+// transaction, first alone (for as long as the sweep will take), then while the sweep
+// deletes 20,000 expired runs with their 40,000 results, DeleteBatch runs a
+// transaction. Reported: the writers' median and 99th-percentile latency in both
+// phases, and the sweep's rate.
+func BenchmarkRetentionWithWriters(b *testing.B) {
+	set := seedSet(&testing.T{})
+	const old, writers = 20_000, 8
+	for i := range b.N {
+		b.StopTimer()
+		env := servicetest.New(b, filepath.Join(b.TempDir(), "scorekit.db"), servicetest.Options{NoWorkers: true})
+		ctx := context.Background()
+		st := env.Store
+		tn, _ := env.Service.CreateTenant(ctx, fmt.Sprintf("t%d", i), store.Policy{RetentionDays: 30})
+		body, _ := json.Marshal(set.EmailTriage[0])
+		past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		for start := 0; start < old; start += 1000 {
+			err := st.InTx(ctx, func(tx *store.Tx) error {
+				runs := make([]store.NewRun, 1000)
+				for j := range runs {
+					runs[j] = store.NewRun{ID: fmt.Sprintf("old-%d", start+j), Agent: "a", Time: past.Add(time.Duration(start+j) * time.Second), Body: body}
+				}
+				pks, err := tx.PutRuns(ctx, tn.ID, runs)
+				if err != nil {
+					return err
+				}
+				ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: tn.ID, Agent: "a", Trigger: store.TriggerArrival,
+					Spec: store.Spec{Scorers: []store.ScorerRef{{Name: "s1"}, {Name: "s2"}}}, RunPKs: pks})
+				if err != nil {
+					return err
+				}
+				var rs []store.Result
+				for _, pk := range pks {
+					for _, sc := range []string{"s1", "s2"} {
+						rs = append(rs, store.Result{TenantID: tn.ID, EvaluationPK: ev.PK, RunPK: pk, Scorer: sc, ScorerVersion: "1", Status: "scored", Body: []byte(`{"status":"scored","score":1}`)})
+					}
+				}
+				_, err = tx.InsertResults(ctx, rs)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		// write runs one per transaction until stop is closed; return the latencies.
+		write := func(phase string, stop <-chan struct{}) []time.Duration {
+			var (
+				mu  sync.Mutex
+				lat []time.Duration
+				wg  sync.WaitGroup
+			)
+			for w := range writers {
+				wg.Go(func() {
+					for k := 0; ; k++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						r := []store.NewRun{{ID: fmt.Sprintf("%s-%d-%d", phase, w, k), Agent: "a", Time: time.Now(), Body: body}}
+						t0 := time.Now()
+						if err := st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.PutRuns(ctx, tn.ID, r); return err }); err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						lat = append(lat, time.Since(t0))
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			return lat
+		}
+		b.StartTimer()
+		stop := make(chan struct{})
+		var during []time.Duration
+		done := make(chan struct{})
+		go func() { during = write("during", stop); close(done) }()
+		t0 := time.Now()
+		d, err := st.ExpireRuns(ctx, tn.ID, time.Now().Add(-30*24*time.Hour), 0)
+		sweep := time.Since(t0)
+		close(stop)
+		<-done
+		b.StopTimer()
+		if err != nil || d.Runs != old || d.Results != 2*old {
+			b.Fatalf("sweep: %+v, %v", d, err)
+		}
+		stop = make(chan struct{})
+		time.AfterFunc(sweep, func() { close(stop) })
+		alone := write("alone", stop)
+		p := func(l []time.Duration, q float64) float64 {
+			slices.Sort(l)
+			return float64(l[int(q*float64(len(l)-1))].Microseconds()) / 1000
+		}
+		b.ReportMetric(float64(old)/sweep.Seconds(), "swept-runs/s")
+		b.ReportMetric(p(alone, 0.5), "alone-p50-ms")
+		b.ReportMetric(p(alone, 0.99), "alone-p99-ms")
+		b.ReportMetric(p(during, 0.5), "during-p50-ms")
+		b.ReportMetric(p(during, 0.99), "during-p99-ms")
+		b.ReportMetric(p(during, 1), "during-max-ms")
+		b.ReportMetric(float64(len(alone))/sweep.Seconds(), "alone-writes/s")
+		b.ReportMetric(float64(len(during))/sweep.Seconds(), "during-writes/s")
+		b.StartTimer()
+	}
 }

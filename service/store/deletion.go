@@ -19,8 +19,11 @@ const TombstoneTTL = 30 * 24 * time.Hour
 
 // DeleteBatch is how many runs one deletion transaction removes, with their results: a
 // transaction of a few milliseconds, so that writers (on SQLite, every writer waits for
-// the one write transaction) are held up by one batch at most, never by a whole deletion.
-const DeleteBatch = 500
+// the one write transaction) are held up by one batch at most, never by a whole
+// deletion. 100 by measurement (BENCHMARKS.md, BenchmarkRetentionWithWriters): with
+// batches of 500 and no pause between them, writers beside a sweep on SQLite made a
+// tenth of their commits, at a p99 of 70-115 ms.
+const DeleteBatch = 100
 
 // Deleted counts what a deletion removed.
 type Deleted struct {
@@ -244,6 +247,7 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 			return total, err
 		}
 		pks = pks[:0]
+		began := time.Now()
 		err := s.InTx(ctx, func(tx *Tx) error {
 			args := []any{tenantID, lastAt, lastPK, DeleteBatch}
 			if by != nil {
@@ -276,6 +280,14 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 		}
 		if progress != nil {
 			progress(total)
+		}
+		if s.backend == SQLite {
+			// SQLite has one writer: leave the writers waiting behind this batch as much
+			// time as the batch took before taking the next.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Since(began)):
+			}
 		}
 		if len(pks) < DeleteBatch || (limit > 0 && total.Runs >= limit) {
 			return total, nil

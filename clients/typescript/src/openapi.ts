@@ -513,6 +513,8 @@ export interface components {
             duplicates: number;
             evaluations?: string[] | null;
             /** Format: int64 */
+            redacted: number;
+            /** Format: int64 */
             rejected: number;
             /** Format: int64 */
             repaired: number;
@@ -527,6 +529,9 @@ export interface components {
             id?: string;
             /** Format: int64 */
             line: number;
+            redactions?: {
+                [key: string]: number;
+            };
             repaired?: boolean;
             /** @enum {string} */
             status: "stored" | "duplicate" | "rejected" | "deleted";
@@ -859,6 +864,10 @@ export interface components {
             id: string;
             /** Format: date-time */
             received_at: string;
+            redacted?: boolean;
+            redactions?: {
+                [key: string]: number;
+            };
             repaired?: boolean;
             results: components["schemas"]["ResultView"][] | null;
             run: unknown;
