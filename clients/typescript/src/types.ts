@@ -47,3 +47,8 @@ export type InsightsPage = Schemas["InsightsPage"];
 export type Evidence = Schemas["Evidence"];
 /** The query of GET /v1/insights and GET /v1/agents/{agent}/insights. */
 export type InsightQuery = NonNullable<operations["list-insights"]["parameters"]["query"]>;
+
+/** What a deletion removed (DELETE /v1/runs/{id}, /v1/agents/{agent}, /v1/tenant). */
+export type Deleted = Schemas["Deleted"];
+/** One record of the tenant's audit log: who deleted or exported what, and when. */
+export type AuditEntry = Schemas["AuditEntry"];
