@@ -479,3 +479,45 @@ func TestTombstonesExpire(t *testing.T) {
 		}
 	})
 }
+
+// A retried import racing the deletion of the same run does not bring it back: on
+// PostgreSQL the import's insert waits on the unique index for the deletion, then inserts
+// once it commits, and finds its tombstone in the same transaction.
+func TestDeletionRacingImportStaysDeleted(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{NoWorkers: true})
+		svc := env.Service
+		tn, err := svc.CreateTenant(ctx, "acme", store.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 40 {
+			run := []byte(fmt.Sprintf(`{"id": "race-%d", "agent": "a", "input": "q", "output": "a"}`, i))
+			if _, err := svc.ImportRuns(ctx, tn, run, service.ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			start := make(chan struct{})
+			errs := make(chan error, 2)
+			go func() {
+				<-start
+				_, err := svc.DeleteRun(ctx, tn, "test", fmt.Sprintf("race-%d", i))
+				errs <- err
+			}()
+			go func() {
+				<-start
+				_, err := svc.ImportRuns(ctx, tn, run, service.ImportOptions{})
+				errs <- err
+			}()
+			close(start)
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := svc.Run(ctx, tn, fmt.Sprintf("race-%d", i), false); !errors.Is(err, service.ErrNotFound) {
+				t.Fatalf("round %d: the deleted run is back (%v)", i, err)
+			}
+		}
+	})
+}
