@@ -87,6 +87,14 @@ func seedTenant(t *testing.T, env *servicetest.Env, name string, set seed.Set) s
 	if err := svc.Store().AddAudit(ctx, tn, store.AuditEntry{Actor: "test", Action: store.AuditExport, Subject: name}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A label of the newest run, and a span of a trace whose agent span has not come.
+	passed := true
+	if _, _, err := svc.PutLabel(ctx, tn, runs[11].ID, "prescreen", service.LabelInput{Labeller: "ann", LabelValue: service.LabelValue{Passed: &passed}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Store().PutOpenSpans(ctx, tn.ID, []store.OpenSpan{{TraceID: "t1", SpanID: "s1", ParentSpanID: "s0", Span: []byte("span")}}, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	return seeded{t: tn, key: key, runs: runs}
 }
 
@@ -186,7 +194,7 @@ func TestDeleteTenantLeavesNothing(t *testing.T) {
 		all := tables(t, st, db)
 		before := rowsOf(t, st, db, all, gone.t.ID, runPKs, evalPKs)
 		for _, table := range []string{"runs", "results", "evaluations", "evaluation_runs", "api_keys", "web_sessions", "agent_policies",
-			"insights", "insight_series", "insight_settings", "run_tombstones", "audit_log", "river_job"} {
+			"insights", "insight_series", "insight_settings", "run_tombstones", "audit_log", "river_job", "labels", "open_spans"} {
 			if before[table] == 0 {
 				t.Errorf("the seed left %s empty for the tenant: the test would prove nothing there", table)
 			}
@@ -399,7 +407,8 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 		env := servicetest.New(t, dsn, servicetest.Options{Jobs: jobs.Options{RetentionInterval: 100 * time.Millisecond}})
 		svc := env.Service
 		set := seedSet(t)
-		// The seed's runs are from 2025: older than 30 days. Two runs of today are kept.
+		// The seed's runs are from 2025: older than 30 days. Two runs of today are kept, and
+		// the labelled one (the seed labels its newest run) until its label is deleted.
 		s := seedTenant(t, env, "acme", set)
 		other := seedTenant(t, env, "other", set) // no retention: keeps everything
 		now := time.Now().UTC()
@@ -419,11 +428,11 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n == 2 {
+			if n == 3 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the retention job left %d email-triage runs after 30s; want the 2 of today", n)
+				t.Fatalf("the retention job left %d email-triage runs after 30s; want the 2 of today and the labelled one", n)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -432,8 +441,29 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 				t.Errorf("a run of today: %v", err)
 			}
 		}
-		if evs, err := svc.Evaluations(ctx, s.t, seed.AgentEmailTriage, 10); err != nil || len(evs) != 1 {
-			t.Errorf("evaluations left: %d, %v; want the one of today's runs (the others lost every run)", len(evs), err)
+		labelled := s.runs[len(s.runs)-1].ID
+		if _, err := svc.Run(ctx, s.t, labelled, false); err != nil {
+			t.Errorf("the labelled run: %v", err)
+		}
+		// Today's arrival evaluation, and the two that cover the labelled run (the arrival
+		// of the seed's import and the request of its 5 newest), each down to that run.
+		evs, err := svc.Evaluations(ctx, s.t, seed.AgentEmailTriage, 10)
+		if err != nil || len(evs) != 3 {
+			t.Fatalf("evaluations left: %d, %v; want 3", len(evs), err)
+		}
+		for _, ev := range evs {
+			if ev.Runs > 2 || ev.Status != service.StatusDone {
+				t.Errorf("evaluation %s: %d runs, %s; want its runs left, done", ev.ID, ev.Runs, ev.Status)
+			}
+		}
+		if err := svc.DeleteLabel(ctx, s.t, labelled, "prescreen", "ann"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Engine().SweepRetention(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Run(ctx, s.t, labelled, false); !errors.Is(err, service.ErrNotFound) {
+			t.Errorf("the run whose label was deleted outlives its retention: %v", err)
 		}
 		if n, err := svc.Store().CountRuns(ctx, other.t.ID, seed.AgentEmailTriage); err != nil || n != int64(len(other.runs)) {
 			t.Errorf("the tenant without retention has %d runs, %v; want %d", n, err, len(other.runs))

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
@@ -62,6 +63,10 @@ func (e *Error) Unwrap() error { return e.kind }
 const (
 	DefaultMaxRunsPerEvaluation = 10000
 	DefaultMaxRunBytes          = 1 << 20
+	// DefaultTraceWindow is Config.TraceWindow's default.
+	DefaultTraceWindow = time.Hour
+	// DefaultMaxOpenSpanBytes is Config.MaxOpenSpanBytes's default.
+	DefaultMaxOpenSpanBytes = 64 << 20
 )
 
 // Config is what [Open] assembles a service from: its parts, each given explicitly. The
@@ -93,6 +98,13 @@ type Config struct {
 	// DefaultScorers are evaluated when a request names none and the agent has no
 	// policy. Optional. Default is prescreen.
 	DefaultScorers []string
+	// TraceWindow is how long the spans of an open trace that came in over OTLP are kept
+	// after the trace's last span arrived, waiting for their agent span (IngestTraces).
+	// Optional. Default is DefaultTraceWindow.
+	TraceWindow time.Duration
+	// MaxOpenSpanBytes caps the spans of open traces one tenant keeps; spans beyond it are
+	// rejected (IngestTraces). Optional. Default is DefaultMaxOpenSpanBytes.
+	MaxOpenSpanBytes int64
 }
 
 // Service is the evaluation service. It is safe for concurrent use.
@@ -127,6 +139,12 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	}
 	if c.MaxRunBytes <= 0 {
 		c.MaxRunBytes = DefaultMaxRunBytes
+	}
+	if c.TraceWindow <= 0 {
+		c.TraceWindow = DefaultTraceWindow
+	}
+	if c.MaxOpenSpanBytes <= 0 {
+		c.MaxOpenSpanBytes = DefaultMaxOpenSpanBytes
 	}
 	if len(c.DefaultScorers) == 0 {
 		c.DefaultScorers = []string{jobs.PrescreenScorer}

@@ -89,8 +89,8 @@ const (
 	deleteRunsSQL           = `DELETE FROM runs WHERE tenant_id = $1 AND id IN `
 )
 
-// deleteRunPKs deletes the tenant's runs with pks and everything that hangs on them.
-// When labels of runs exist, they go here too, before the runs.
+// deleteRunPKs deletes the tenant's runs with pks and everything that hangs on them;
+// their labels go with them (labels.run_pk is ON DELETE CASCADE).
 func (q queries) deleteRunPKs(ctx context.Context, tenantID int64, pks []int64) (Deleted, error) {
 	var d Deleted
 	if len(pks) == 0 {
@@ -218,13 +218,12 @@ const (
 	tenantRunsBatchSQL = `SELECT id, run_time FROM runs WHERE tenant_id = $1
 		AND (run_time > $2 OR (run_time = $2 AND id > $3)) ORDER BY run_time, id LIMIT $4`
 	// expiredRunsBatchSQL: the tenant's runs older than the retention's cutoff ($5)
-	// (index runs_tenant_time).
-	//
-	// Labelled runs are the tenant's reference data and are kept past retention: when
-	// labels of runs exist, this is the one place to add
-	//     AND NOT EXISTS (SELECT 1 FROM <labels> l WHERE l.run_pk = r.id)
-	// (the keyset steps over the runs it keeps, so they cost nothing the next batch).
+	// (index runs_tenant_time), but the labelled ones: labels are the tenant's reference
+	// data, and their runs are kept past retention until their labels are deleted (index
+	// labels_run). The keyset steps over the runs it keeps, so they cost nothing the next
+	// batch.
 	expiredRunsBatchSQL = `SELECT r.id, r.run_time FROM runs r WHERE r.tenant_id = $1 AND r.run_time < $5
+		AND NOT EXISTS (SELECT 1 FROM labels l WHERE l.run_pk = r.id)
 		AND (r.run_time > $2 OR (r.run_time = $2 AND r.id > $3)) ORDER BY r.run_time, r.id LIMIT $4`
 )
 
@@ -383,8 +382,8 @@ func (q queries) RevokeAllKeys(ctx context.Context, tenantID int64) (int64, erro
 // tenant rows must be added here: TestDeleteTenantLeavesNothing lists every table and
 // fails on one that still holds a row of the deleted tenant.
 var tenantTables = []string{
-	"evaluations", "insights", "insight_series", "insight_settings", "agent_policies",
-	"run_tombstones", "audit_log", "web_sessions", "api_keys",
+	"labels", "evaluations", "insights", "insight_series", "insight_settings", "agent_policies",
+	"open_spans", "run_tombstones", "audit_log", "web_sessions", "api_keys",
 }
 
 // DeleteTenant deletes everything the tenant owns: its keys are revoked first (and its

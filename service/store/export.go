@@ -44,6 +44,20 @@ type ExportedEvaluation struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// ExportedLabel is a label as an export writes it.
+type ExportedLabel struct {
+	RunID     string    `json:"run_id"`
+	Agent     string    `json:"agent"`
+	Scorer    string    `json:"scorer"`
+	Labeller  string    `json:"labeller"`
+	Passed    *bool     `json:"passed,omitempty"`
+	Score     *float64  `json:"score,omitempty"`
+	Choice    *string   `json:"choice,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 // ExportedPolicy is an agent's policy as an export writes it.
 type ExportedPolicy struct {
 	Agent  string      `json:"agent"`
@@ -57,6 +71,7 @@ const (
 	ExportPolicy     = "agent_policy"
 	ExportRun        = "run"
 	ExportResult     = "result"
+	ExportLabel      = "label"
 	ExportEvaluation = "evaluation"
 	ExportInsight    = "insight"
 	ExportAudit      = "audit"
@@ -64,7 +79,8 @@ const (
 
 // Export reads everything the tenant owns and hands it to emit, kind by kind: the tenant
 // and its policy, its keys (ids, never hashes), agent policies, runs with their results,
-// evaluations, insights and its audit log. Insight settings are left out: their webhook
+// labels, evaluations, insights and its audit log. Spans of traces whose agent span has
+// not come are left out: they are not runs yet. Insight settings are left out: their webhook
 // secret is not data the tenant gave. Each page is its own read, so an export of a
 // tenant that is writing meanwhile may hold runs stored after it began.
 func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v any) error) error {
@@ -85,6 +101,23 @@ func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v a
 	}
 	if err := s.exportRuns(ctx, t.ID, emit); err != nil {
 		return err
+	}
+	var lastLabel int64
+	for {
+		ls, err := s.Labels(ctx, t.ID, LabelQuery{AfterID: lastLabel, Limit: exportPage})
+		if err != nil {
+			return fmt.Errorf("store: export labels: %w", err)
+		}
+		for _, l := range ls {
+			if err := emit(ExportLabel, ExportedLabel{RunID: l.RunID, Agent: l.Agent, Scorer: l.Scorer, Labeller: l.Labeller, Passed: l.Passed,
+				Score: l.Score, Choice: l.Choice, Note: l.Note, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}); err != nil {
+				return err
+			}
+			lastLabel = l.ID
+		}
+		if len(ls) < exportPage {
+			break
+		}
 	}
 	var lastEval int64
 	for {

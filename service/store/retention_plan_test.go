@@ -13,7 +13,7 @@ import (
 // planFill gives a store rows enough that each backend's planner prefers an index where
 // one serves: 2,000 tenants (two keys, five agent policies and series each), 50 of them
 // with 40,000 runs over 10 agents, 4,000 evaluations, 80,000 results, 5,000 tombstones
-// and audit records, 1,000 insights and sessions. Statistics are then gathered, as
+// and audit records, 2,000 labels and spans of open traces, 1,000 insights and sessions. Statistics are then gathered, as
 // autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would.
 var planFill = map[string][]string{
 	SQLite: {
@@ -33,6 +33,9 @@ var planFill = map[string][]string{
 		`INSERT INTO insights (public_id, tenant_id, agent, scorer, kind, severity, title, evidence, opened_at, updated_at, resolved_at)
 		 SELECT 'in' || id, 1 + id % 50, 'agent-' || (id / 50 % 10), 'a', 'quality', 'warning', 't', '{}', id, id, id FROM runs WHERE id <= 1000`,
 		`INSERT INTO web_sessions (hash, tenant_id, created_at, expires_at) SELECT randomblob(32), 1 + id % 50, id, id FROM runs WHERE id <= 1000`,
+		`INSERT INTO labels (tenant_id, run_pk, scorer, labeller, passed, created_at, updated_at) SELECT tenant_id, id, 'a', 'ann', 1, 0, 0 FROM runs WHERE id % 20 = 0`,
+		`INSERT INTO open_spans (tenant_id, trace_id, span_id, parent_span_id, agent, span, received_at, expires_at)
+		 SELECT tenant_id, 't' || id, 's' || id, '', 0, x'00', 0, 0 FROM runs WHERE id <= 2000`,
 		`INSERT INTO api_keys (tenant_id, hash, prefix, created_at) SELECT id, randomblob(32), 'sk_', 0 FROM tenants, (SELECT 1 UNION ALL SELECT 2)`,
 		`INSERT INTO insight_settings (tenant_id, updated_at) SELECT id, 0 FROM tenants`,
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a.i, '{}', 0 FROM tenants t,
@@ -54,6 +57,9 @@ var planFill = map[string][]string{
 		`INSERT INTO insights (public_id, tenant_id, agent, scorer, kind, severity, title, evidence, opened_at, updated_at, resolved_at)
 		 SELECT 'in' || id, 1 + id % 50, 'agent-' || (id / 50 % 10), 'a', 'quality', 'warning', 't', '{}', id, id, id FROM runs WHERE id <= 1000`,
 		`INSERT INTO web_sessions (hash, tenant_id, created_at, expires_at) SELECT sha256(id::text::bytea), 1 + id % 50, id, id FROM runs WHERE id <= 1000`,
+		`INSERT INTO labels (tenant_id, run_pk, scorer, labeller, passed, created_at, updated_at) SELECT tenant_id, id, 'a', 'ann', true, 0, 0 FROM runs WHERE id % 20 = 0`,
+		`INSERT INTO open_spans (tenant_id, trace_id, span_id, parent_span_id, agent, span, received_at, expires_at)
+		 SELECT tenant_id, 't' || id, 's' || id, '', false, '\x00', 0, 0 FROM runs WHERE id <= 2000`,
 		`INSERT INTO api_keys (tenant_id, hash, prefix, created_at) SELECT id, sha256((id * 10 + k)::text::bytea), 'sk_', 0 FROM tenants, generate_series(1, 2) k`,
 		`INSERT INTO insight_settings (tenant_id, updated_at) SELECT id, 0 FROM tenants`,
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a, '{}', 0 FROM tenants t, generate_series(0, 4) a`,
