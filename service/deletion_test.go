@@ -12,12 +12,14 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -164,11 +166,26 @@ var noTenantData = map[string]string{
 func TestDeleteTenantLeavesNothing(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		env := servicetest.New(t, dsn, servicetest.Options{})
+		keyring, err := secrets.New(secrets.NewKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A judge no call reaches (the seed scores with prescreen), for the tenants' keys.
+		br, err := broker.New(broker.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: "sk-operator", TokenBudget: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = br.Close() })
+		env := servicetest.New(t, dsn, servicetest.Options{Secrets: keyring, Judge: br})
 		svc := env.Service
 		set := seedSet(t)
 		gone := seedTenant(t, env, "gone", set)
 		kept := seedTenant(t, env, "kept", set)
+		for _, s := range []seeded{gone, kept} {
+			if err := svc.SetJudgeKey(ctx, s.t, broker.DefaultEndpoint, "sk-tenant-0123456789"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		st := svc.Store()
 		db := database(t, st)
 		// A deleted run leaves a tombstone: the tenant's deletion removes it too.
@@ -194,7 +211,8 @@ func TestDeleteTenantLeavesNothing(t *testing.T) {
 		all := tables(t, st, db)
 		before := rowsOf(t, st, db, all, gone.t.ID, runPKs, evalPKs)
 		for _, table := range []string{"runs", "results", "evaluations", "evaluation_runs", "api_keys", "web_sessions", "agent_policies",
-			"insights", "insight_series", "insight_settings", "run_tombstones", "audit_log", "river_job", "labels", "open_spans"} {
+			"insights", "insight_series", "insight_settings", "run_tombstones", "audit_log", "river_job", "labels", "open_spans",
+			"tenant_judge_keys"} {
 			if before[table] == 0 {
 				t.Errorf("the seed left %s empty for the tenant: the test would prove nothing there", table)
 			}
@@ -219,10 +237,10 @@ func TestDeleteTenantLeavesNothing(t *testing.T) {
 				t.Errorf("table %s: the other tenant has %d rows, had %d", table, n, keptBefore[table])
 			}
 		}
-		if _, err := svc.Authenticate(ctx, gone.key); !errors.Is(err, service.ErrUnauthorized) {
+		if _, _, err := svc.Authenticate(ctx, gone.key); !errors.Is(err, service.ErrUnauthorized) {
 			t.Errorf("the deleted tenant's key: %v; want unauthorized", err)
 		}
-		if _, err := svc.Authenticate(ctx, kept.key); err != nil {
+		if _, _, err := svc.Authenticate(ctx, kept.key); err != nil {
 			t.Errorf("the other tenant's key: %v", err)
 		}
 		recs, err := st.TenantDeletions(ctx, 10)

@@ -9,8 +9,9 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 )
 
-// Operations that delete or hand out all of a tenant's data. Each is one declaration
-// here, by its operation id, so that a key scope can be required of them in one place.
+// Operations that delete or hand out all of a tenant's data, declared together: deleting
+// needs an admin key; exporting and reading the audit log, a read key (which reads
+// every run and result anyway).
 const (
 	OpDeleteRun    = "delete-run"
 	OpDeleteAgent  = "delete-agent"
@@ -28,30 +29,30 @@ func actor(ctx context.Context) string {
 	return a
 }
 
-func (s *Server) registerRetention(op func(id, method, path, summary string, more ...int) huma.Operation) {
-	dr := op(OpDeleteRun, http.MethodDelete, "/v1/runs/{id}", "Delete a run and its results; it is not stored again", http.StatusNotFound)
-	dr.Description = "Deletes the run, its results and its place in evaluations and insights, and records the deletion in the audit log. " +
+func (s *Server) registerRetention(op func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation) {
+	dr := op(store.ScopeAdmin, OpDeleteRun, http.MethodDelete, "/v1/runs/{id}", "Delete a run and its results; it is not stored again", http.StatusNotFound)
+	dr.Description += " Deletes the run, its results and its place in evaluations and insights, and records the deletion in the audit log. " +
 		"An import carrying the run's id within 30 days answers `deleted` for it and stores nothing."
 	huma.Register(s.api, dr, s.deleteRun)
 
-	da := op(OpDeleteAgent, http.MethodDelete, "/v1/agents/{agent}", "Delete an agent: its runs, results, evaluations, insights and policy", http.StatusNotFound)
-	da.Description = "Deletes in transactions of a few hundred runs, so writers are not held up by the whole deletion. Recorded in the audit log."
+	da := op(store.ScopeAdmin, OpDeleteAgent, http.MethodDelete, "/v1/agents/{agent}", "Delete an agent: its runs, results, evaluations, insights and policy", http.StatusNotFound)
+	da.Description += " Deletes in transactions of a few hundred runs, so writers are not held up by the whole deletion. Recorded in the audit log."
 	huma.Register(s.api, da, s.deleteAgent)
 
-	dt := op(OpDeleteTenant, http.MethodDelete, "/v1/tenant", "Delete the key's tenant and everything it owns")
-	dt.Description = "Revokes every key of the tenant first (this one too), so nothing new arrives, then deletes its runs, results, " +
+	dt := op(store.ScopeAdmin, OpDeleteTenant, http.MethodDelete, "/v1/tenant", "Delete the key's tenant and everything it owns")
+	dt.Description += " Revokes every key of the tenant first (this one too), so nothing new arrives, then deletes its runs, results, " +
 		"evaluations, insights, settings, policies and audit log. Export first (GET /v1/export) to keep a copy. " +
 		"A deletion cut short is finished by running it again with the command line (scorekit tenants delete)."
 	huma.Register(s.api, dt, s.deleteTenant)
 
-	ex := op(OpExport, http.MethodGet, "/v1/export", "Everything the tenant owns, as JSONL")
-	ex.Description = "Streams one JSON object a line, {\"kind\": ..., \"data\": ...}: the tenant, its keys (ids), agent policies, " +
+	ex := op(store.ScopeRead, OpExport, http.MethodGet, "/v1/export", "Everything the tenant owns, as JSONL")
+	ex.Description += " Streams one JSON object a line, {\"kind\": ..., \"data\": ...}: the tenant, its keys (ids), agent policies, " +
 		"runs each followed by its results, evaluations, insights and audit log, then a line of kind `end` that counts each kind. " +
 		"An export without its `end` line was cut short."
 	ex.Responses = map[string]*huma.Response{"200": {Description: "JSONL", Content: map[string]*huma.MediaType{"application/x-ndjson": {}}}}
 	huma.Register(s.api, ex, s.export)
 
-	huma.Register(s.api, op(OpAuditLog, http.MethodGet, "/v1/audit", "The tenant's audit log: who deleted or exported what, and when"), s.auditLog)
+	huma.Register(s.api, op(store.ScopeRead, OpAuditLog, http.MethodGet, "/v1/audit", "The tenant's audit log: who deleted or exported what, and when"), s.auditLog)
 }
 
 type deleteRunInput struct {

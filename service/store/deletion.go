@@ -383,7 +383,7 @@ func (q queries) RevokeAllKeys(ctx context.Context, tenantID int64) (int64, erro
 // fails on one that still holds a row of the deleted tenant.
 var tenantTables = []string{
 	"labels", "evaluations", "insights", "insight_series", "insight_settings", "agent_policies",
-	"open_spans", "run_tombstones", "audit_log", "web_sessions", "api_keys",
+	"open_spans", "tenant_judge_keys", "run_tombstones", "audit_log", "web_sessions", "api_keys",
 }
 
 // DeleteTenant deletes everything the tenant owns: its keys are revoked first (and its

@@ -11,7 +11,7 @@ import (
 )
 
 // planFill gives a store rows enough that each backend's planner prefers an index where
-// one serves: 2,000 tenants (two keys, five agent policies and series each), 50 of them
+// one serves: 2,000 tenants (two keys, a judge key, five agent policies and series each), 50 of them
 // with 40,000 runs over 10 agents, 4,000 evaluations, 80,000 results, 5,000 tombstones
 // and audit records, 2,000 labels and spans of open traces, 1,000 insights and sessions. Statistics are then gathered, as
 // autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would.
@@ -38,6 +38,7 @@ var planFill = map[string][]string{
 		 SELECT tenant_id, 't' || id, 's' || id, '', 0, x'00', 0, 0 FROM runs WHERE id <= 2000`,
 		`INSERT INTO api_keys (tenant_id, hash, prefix, created_at) SELECT id, randomblob(32), 'sk_', 0 FROM tenants, (SELECT 1 UNION ALL SELECT 2)`,
 		`INSERT INTO insight_settings (tenant_id, updated_at) SELECT id, 0 FROM tenants`,
+		`INSERT INTO tenant_judge_keys (tenant_id, endpoint, sealed, updated_at) SELECT id, 'default', x'00', 0 FROM tenants`,
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a.i, '{}', 0 FROM tenants t,
 		 (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) a`,
 		`INSERT INTO insight_series (tenant_id, agent, scorer, changed_at) SELECT tenant_id, agent, 'a', 0 FROM agent_policies`,
@@ -62,6 +63,7 @@ var planFill = map[string][]string{
 		 SELECT tenant_id, 't' || id, 's' || id, '', false, '\x00', 0, 0 FROM runs WHERE id <= 2000`,
 		`INSERT INTO api_keys (tenant_id, hash, prefix, created_at) SELECT id, sha256((id * 10 + k)::text::bytea), 'sk_', 0 FROM tenants, generate_series(1, 2) k`,
 		`INSERT INTO insight_settings (tenant_id, updated_at) SELECT id, 0 FROM tenants`,
+		`INSERT INTO tenant_judge_keys (tenant_id, endpoint, sealed, updated_at) SELECT id, 'default', '\x00', 0 FROM tenants`,
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a, '{}', 0 FROM tenants t, generate_series(0, 4) a`,
 		`INSERT INTO insight_series (tenant_id, agent, scorer, changed_at) SELECT tenant_id, agent, 'a', 0 FROM agent_policies`,
 		`ANALYZE`,
