@@ -120,6 +120,11 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 				{"tombstones of a batch of ids", tombstonesSQL + hin, hargs},
 				{"expired tombstones", expireTombstonesSQL, []any{100}},
 				{"a page of the audit log", auditLogSQL, []any{2, int64(1) << 62, 50}},
+				{"export: a page of runs", exportRunsSQL, []any{2, 5000, 2, exportPage}},
+				{"export: the results of a page of runs", exportResultsSQL + in + ` ORDER BY res.id`, args},
+				{"export: a page of evaluations", exportEvaluationsSQL, []any{2, 0, exportPage}},
+				{"export: a page of insights", exportInsightsSQL, []any{2, 0, exportPage}},
+				{"export: agent policies", exportPoliciesSQL, []any{2}},
 			}
 			for i, q := range agentDeletes {
 				cases = append(cases, struct {
