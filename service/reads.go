@@ -24,8 +24,12 @@ type RunView struct {
 	Run        json.RawMessage `json:"run"`
 	// Repaired is true when the run was stored with U+FFFD in place of text no database
 	// stores (a NUL, invalid UTF-8, a lone surrogate).
-	Repaired bool         `json:"repaired,omitempty"`
-	Results  []ResultView `json:"results"`
+	Repaired bool `json:"repaired,omitempty"`
+	// Redacted is true when the tenant's redaction rules replaced text in the run before
+	// it was stored; Redactions counts the replacements by kind.
+	Redacted   bool           `json:"redacted,omitempty"`
+	Redactions map[string]int `json:"redactions,omitempty"`
+	Results    []ResultView   `json:"results"`
 }
 
 // Run returns the tenant's run id with its results.
@@ -41,7 +45,8 @@ func (s *Service) Run(ctx context.Context, t store.Tenant, id string, steps bool
 	if err != nil {
 		return RunView{}, err
 	}
-	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired, Results: make([]ResultView, 0, len(rs))}
+	v := RunView{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired,
+		Redacted: len(r.Redactions) > 0, Redactions: r.Redactions, Results: make([]ResultView, 0, len(rs))}
 	for _, res := range rs {
 		v.Results = append(v.Results, resultView(res, steps))
 	}
@@ -226,10 +231,33 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 // the host's, or the tenant's own (name or name@N). The scorer is opened once per
 // (tenant, scorer, config) and reused. judge, when not nil, is where its judge calls go
 // (an endpoint the operator allows and a model there).
+//
+// The run is redacted by the tenant's rules first, as a stored run is: nothing they
+// redact reaches a scorer or a judge this way either.
 func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage, judge *broker.Route) (sdk.Result, error) {
 	route, err := s.judgeRoute(judge)
 	if err != nil {
 		return sdk.Result{}, err
+	}
+	red, err := s.redactor(t)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	if red != nil {
+		b, err := json.Marshal(run)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		b, counts, err := red.JSON(b, redactKeep...)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		if len(counts) > 0 {
+			run = sdk.Run{}
+			if err := json.Unmarshal(b, &run); err != nil {
+				return sdk.Result{}, fmt.Errorf("score: redacted run: %w", err)
+			}
+		}
 	}
 	r, err := s.sc.Resolve(ctx, t, scorer)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -26,6 +27,9 @@ const (
 	RunStored    = "stored"
 	RunDuplicate = "duplicate" // the tenant had a run with this id already; nothing changed
 	RunRejected  = "rejected"
+	// RunDeleted: the tenant deleted a run with this id (within store.TombstoneTTL); it
+	// is not stored again.
+	RunDeleted = "deleted"
 )
 
 // ImportedRun says what happened to one run of an import.
@@ -34,7 +38,7 @@ type ImportedRun struct {
 	// single run.
 	Line   int    `json:"line"`
 	ID     string `json:"id,omitempty"`
-	Status string `json:"status" enum:"stored,duplicate,rejected"`
+	Status string `json:"status" enum:"stored,duplicate,rejected,deleted"`
 	// Error says why a rejected run was rejected and what to fix.
 	Error string `json:"error,omitempty"`
 	// Repaired is true when the run held text no database stores (a NUL, invalid UTF-8,
@@ -46,6 +50,9 @@ type ImportedRun struct {
 	ContentDiffers bool `json:"content_differs,omitempty"`
 	// Warning says what was stored other than as sent, or not stored although it differs.
 	Warning string `json:"warning,omitempty"`
+	// Redactions counts, by kind, what the tenant's redaction rules replaced in the run
+	// before it was stored (email, phone, card, secret, or a pattern's name).
+	Redactions map[string]int `json:"redactions,omitempty"`
 }
 
 // ImportResult is the answer to an import.
@@ -53,8 +60,13 @@ type ImportResult struct {
 	Stored     int `json:"stored"`
 	Duplicates int `json:"duplicates"`
 	Rejected   int `json:"rejected"`
+	// Deleted counts runs not stored because the tenant deleted a run with their id.
+	Deleted int `json:"deleted"`
 	// Repaired counts stored runs whose text was repaired (ImportedRun.Repaired).
 	Repaired int `json:"repaired"`
+	// Redacted counts stored runs in which redaction replaced something
+	// (ImportedRun.Redactions).
+	Redacted int `json:"redacted"`
 	// ContentDiffers counts duplicates whose content differs (ImportedRun.ContentDiffers).
 	ContentDiffers int           `json:"content_differs"`
 	Runs           []ImportedRun `json:"runs"`
@@ -94,7 +106,11 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		ids   = map[string]int{}
 		limit = s.maxRunBytes(t)
 	)
-	decoded := s.decodeAll(items, o.Agent, limit)
+	red, err := s.redactor(t)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	decoded := s.decodeAll(items, o.Agent, limit, red)
 	for i, it := range items {
 		ir := &res.Runs[i]
 		ir.Line = it.line
@@ -122,7 +138,7 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		where = append(where, i)
 	}
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
-		pks, err := tx.PutRuns(ctx, t.ID, batch)
+		pks, deleted, err := tx.PutRunsDeleted(ctx, t.ID, batch)
 		if err != nil {
 			return err
 		}
@@ -132,6 +148,15 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		)
 		for j, pk := range pks {
 			ir := &res.Runs[where[j]]
+			if deleted[j] {
+				ir.Status, ir.Error = RunDeleted, "a run with this id was deleted; it is not stored again (send it under a new id to store it)"
+				res.Deleted++
+				if ir.Repaired {
+					ir.Repaired, ir.Warning = false, ""
+					res.Repaired--
+				}
+				continue
+			}
 			if pk == 0 {
 				ir.Status = RunDuplicate
 				res.Duplicates++
@@ -144,6 +169,10 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 			}
 			ir.Status = RunStored
 			res.Stored++
+			if r := batch[j].Redactions; len(r) > 0 {
+				ir.Redactions = r
+				res.Redacted++
+			}
 			fresh = append(fresh, freshRun{pk: pk, id: batch[j].ID, agent: batch[j].Agent, at: batch[j].Time})
 		}
 		if err := s.compareDuplicates(ctx, tx, t, batch, dups, func(j int) *ImportedRun { return &res.Runs[where[j]] }, &res); err != nil {
@@ -154,6 +183,9 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 	})
 	if err != nil {
 		return ImportResult{}, err
+	}
+	for _, ir := range res.Runs {
+		s.opts.Jobs.Telemetry.Redacted(ir.Redactions)
 	}
 	return res, nil
 }
@@ -216,7 +248,7 @@ type decodedRun struct {
 
 // decodeAll validates and decodes items on every CPU: validating against the run schema
 // is most of an import's cost.
-func (s *Service) decodeAll(items []item, agent string, limit int) []decodedRun {
+func (s *Service) decodeAll(items []item, agent string, limit int, red *redact.Redactor) []decodedRun {
 	out := make([]decodedRun, len(items))
 	workers := min(runtime.GOMAXPROCS(0), len(items)/64+1)
 	var wg sync.WaitGroup
@@ -225,7 +257,7 @@ func (s *Service) decodeAll(items []item, agent string, limit int) []decodedRun 
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(items); i += workers {
-				out[i].run, out[i].err = s.decodeRun(items[i].raw, agent, limit)
+				out[i].run, out[i].err = s.decodeRun(items[i].raw, agent, limit, red)
 			}
 		}()
 	}
@@ -302,8 +334,9 @@ func jsonKind(goKind string) string {
 	return "a number"
 }
 
-// decodeRun validates one run, fills in its agent and id, and returns it to store.
-func (s *Service) decodeRun(raw []byte, agent string, limit int) (store.NewRun, error) {
+// decodeRun validates one run, fills in its agent and id, redacts it with red (nil:
+// nothing to redact), and returns it to store.
+func (s *Service) decodeRun(raw []byte, agent string, limit int, red *redact.Redactor) (store.NewRun, error) {
 	var nr store.NewRun
 	if len(raw) > limit {
 		return nr, fmt.Errorf("the run is %d bytes; the limit is %d bytes per run", len(raw), limit)
@@ -339,11 +372,17 @@ func (s *Service) decodeRun(raw []byte, agent string, limit int) (store.NewRun, 
 	if !filled {
 		// The run as sent, unknown fields included: nothing needs adding.
 		nr.Body = raw
-		return nr, nil
+	} else if nr.Body, err = json.Marshal(run); err != nil {
+		return nr, err
 	}
-	nr.Body, err = json.Marshal(run)
+	// The id derived above is of the run as sent, so sending it again finds it; what is
+	// stored (and read by every scorer and judge) is redacted.
+	nr.Body, nr.Redactions, err = red.JSON(nr.Body, redactKeep...)
 	return nr, err
 }
+
+// redactKeep are the run fields redaction leaves as they are: they identify the run.
+var redactKeep = []string{"id", "agent", "time"}
 
 func checkAgent(a string) error {
 	if a == "" || len(a) > 200 || strings.ContainsAny(a, "\x00\n\r/") {

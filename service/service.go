@@ -13,6 +13,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
@@ -130,6 +132,10 @@ type Service struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// redactors are the tenants' redaction rules compiled, by their JSON.
+	redactorsMu sync.Mutex
+	redactors   map[string]*redact.Redactor
 }
 
 // Open opens the store at c.DB (migrating it), the scorer cache over c.Host and c.Judge,
@@ -266,4 +272,36 @@ func (pc PublishConfig) withDefaults() (PublishConfig, error) {
 		}
 	}
 	return pc, nil
+}
+
+// maxRedactors bounds the compiled rules kept: past it they are compiled again.
+const maxRedactors = 1024
+
+// redactor returns the tenant's redaction rules compiled (nil when it has none); rules
+// are compiled once, whichever tenants share them.
+func (s *Service) redactor(t store.Tenant) (*redact.Redactor, error) {
+	c := t.Policy.Redact
+	if c.IsZero() {
+		return nil, nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	s.redactorsMu.Lock()
+	defer s.redactorsMu.Unlock()
+	if r, ok := s.redactors[string(b)]; ok {
+		return r, nil
+	}
+	r, err := redact.Compile(c)
+	if err != nil {
+		// Policies are checked when saved; one stored otherwise must not let runs in
+		// unredacted.
+		return nil, invalid("tenant %q: its policy's redaction rules do not compile (%v): fix them with scorekit tenants set-policy", t.Name, err)
+	}
+	if s.redactors == nil || len(s.redactors) >= maxRedactors {
+		s.redactors = map[string]*redact.Redactor{}
+	}
+	s.redactors[string(b)] = r
+	return r, nil
 }

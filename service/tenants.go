@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -39,6 +40,8 @@ func (s *Service) CreateTenant(ctx context.Context, name string, p store.Policy)
 
 func checkPolicy(p store.Policy) error {
 	switch {
+	case p.RetentionDays < 0:
+		return invalid("policy: retention_days %d: want the days runs are kept, or 0 to keep them until deleted", p.RetentionDays)
 	case p.RequestsPerSecond < 0, p.MaxRunsPerEvaluation < 0, p.MaxRunBytes < 0,
 		p.Judge.MaxConcurrency < 0, p.Judge.RequestsPerSecond < 0, p.Judge.Burst < 0:
 		return invalid("policy: limits must be >= 0 (0 means the default)")
@@ -47,6 +50,9 @@ func checkPolicy(p store.Policy) error {
 	}
 	if _, err := p.Limits.Within(p.Limits); err != nil {
 		return invalid("policy: limits: %v", err)
+	}
+	if _, err := redact.Compile(p.Redact); err != nil {
+		return invalid("policy: %v", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -12,6 +13,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -88,5 +90,56 @@ func TestIngestTracesKeepsWithinBounds(t *testing.T) {
 	res, err = svc.IngestTraces(ctx, tn, traceOf(4, spanSpec{2, 1, "chat", "chat", 1500}))
 	if err != nil || res.Kept != 1 || res.Rejected != 0 {
 		t.Fatalf("after the run was made: %+v, %v", res, err)
+	}
+}
+
+// A run made from OTLP spans is redacted like any other, and once deleted it does not
+// come back from the same batch sent again, whether the service still remembers its
+// spans or has forgotten them (then the tombstone stops it).
+func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
+	ctx := context.Background()
+	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"), Host: host.New(servicetest.Registry(t, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(ctx) })
+	tn, err := svc.CreateTenant(ctx, "acme", store.Policy{Redact: redact.Config{Kinds: []string{redact.Email}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func() ptrace.Traces {
+		td := traceOf(5, spanSpec{1, 0, "invoke_agent helper", "invoke_agent", -1}, spanSpec{2, 1, "chat", "chat", -1})
+		sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+		sp.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Write to ann@example.com"}]}]`)
+		return td
+	}
+	res, err := svc.IngestTraces(ctx, tn, batch())
+	if err != nil || res.Runs.Stored != 1 || res.Runs.Redacted != 1 {
+		t.Fatalf("ingest: %+v, %v", res, err)
+	}
+	id := res.Runs.Runs[0].ID
+	rv, err := svc.Run(ctx, tn, id, false)
+	if err != nil || strings.Contains(string(rv.Run), "ann@example.com") || rv.Redactions["email"] != 1 {
+		t.Fatalf("the run: %s %v, %v", rv.Run, rv.Redactions, err)
+	}
+	if _, err := svc.DeleteRun(ctx, tn, "test", id); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		forget bool
+	}{{"spans remembered", false}, {"spans forgotten", true}} {
+		if c.forget {
+			if _, err := svc.Store().DeleteExpiredSpans(ctx, time.Now().Add(365*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := svc.IngestTraces(ctx, tn, batch())
+		if err != nil || res.Runs.Stored != 0 || (c.forget && res.Runs.Deleted != 1) {
+			t.Fatalf("%s: sent again: %+v, %v", c.name, res, err)
+		}
+		if _, err := svc.Run(ctx, tn, id, false); err == nil {
+			t.Fatalf("%s: the deleted run is back", c.name)
+		}
 	}
 }

@@ -131,6 +131,7 @@ func (e *env) rootCommand() *cobra.Command {
 	agree := e.agreementCommand()
 	agree.AddCommand(e.tenantAgreementCommand())
 	root.AddCommand(agree, e.labelsCommand())
+	root.AddCommand(e.exportCommand(), e.auditCommand())
 	return root
 }
 

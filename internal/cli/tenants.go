@@ -40,7 +40,7 @@ func readPolicy(path string) (store.Policy, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes)", path, strings.TrimPrefix(err.Error(), "json: "))
+		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact)", path, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return p, fmt.Errorf("--policy %s: trailing data after the JSON object", path)
@@ -57,7 +57,9 @@ func (e *env) tenantsCommand() *cobra.Command {
 		Short: "Create a tenant (then give it a key: scorekit keys create --tenant NAME)",
 		Long: `Create a tenant. --policy FILE sets its limits as JSON: {"scorers": [...], "judge":
 {"max_concurrency", "requests_per_second", "token_budget"}, "requests_per_second",
-"max_runs_per_evaluation", "max_run_bytes", "limits": {"memory_mib", "timeout_ms", ...}}.`,
+"max_runs_per_evaluation", "max_run_bytes", "limits": {"memory_mib", "timeout_ms", ...},
+"retention_days", "redact": {"kinds": ["email", "phone", "card", "secret"], "patterns":
+[{"name", "regexp"}]}}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := readPolicy(policy)
@@ -118,7 +120,7 @@ func (e *env) tenantsCommand() *cobra.Command {
 		},
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", defaultDB(), "the service's database (a SQLite file or postgres://...)")
-	cmd.AddCommand(create, setPolicy, list)
+	cmd.AddCommand(create, setPolicy, list, e.deleteTenantCommand(&db))
 	return cmd
 }
 
@@ -235,6 +237,9 @@ others are stored; the exit status is then 2.`,
 					fmt.Fprintf(e.stderr, "scorekit: %s\n", w)
 				}
 				fmt.Fprintf(e.stdout, "%d stored, %d already stored, %d rejected (tenant %s)\n", res.Stored, res.Duplicates, res.Rejected, t.Name)
+				if res.Deleted > 0 {
+					fmt.Fprintf(e.stdout, "%d not stored: runs of their ids were deleted (scorekit audit lists the deletions)\n", res.Deleted)
+				}
 				for _, id := range res.Evaluations {
 					fmt.Fprintf(e.stdout, "evaluation %s started by the agent's policy\n", id)
 				}
@@ -248,7 +253,7 @@ others are stored; the exit status is then 2.`,
 	imp.Flags().StringVar(&agent, "agent", "", "agent of the runs that name none")
 	cmd.PersistentFlags().StringVar(&db, "db", defaultDB(), "the service's database (a SQLite file or postgres://...)")
 	cmd.PersistentFlags().StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
-	cmd.AddCommand(imp)
+	cmd.AddCommand(imp, e.deleteRunsCommand(&db, &tenant))
 	return cmd
 }
 

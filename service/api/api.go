@@ -250,6 +250,8 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		t     store.Tenant
 		scope = store.ScopeAdmin // open mode: the one user does everything
 		err   error
+		// who the audit log records: the key's id, never the key
+		who = "open"
 	)
 	if s.opts.Open {
 		t, err = s.svc.Open(ctx.Context())
@@ -259,6 +261,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 			err = &Problem{Title: http.StatusText(401), Status: 401, Code: CodeUnauthorized, Detail: "the Authorization header must be Bearer KEY"}
 		} else {
 			t, scope, err = s.svc.Authenticate(ctx.Context(), strings.TrimSpace(key))
+			who = service.KeyActor(strings.TrimSpace(key))
 		}
 	}
 	if need := scopeOf(op); err == nil && !scope.Grants(need) {
@@ -287,7 +290,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	defer release()
-	next(huma.WithValue(ctx, tenantKey{}, t))
+	next(huma.WithValue(huma.WithValue(ctx, tenantKey{}, t), actorKey{}, who))
 }
 
 // refuse answers p before the request's body is read; the connection closes after it,

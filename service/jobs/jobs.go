@@ -104,6 +104,10 @@ type Options struct {
 	Telemetry *telemetry.T
 	// HTTPClient delivers webhooks. Optional. Default is a client with a 10s timeout.
 	HTTPClient *http.Client
+	// RetentionInterval is how often the retention sweep runs (RetentionArgs), on the
+	// leading process of those that work jobs, and once when it starts. Optional.
+	// Default is an hour.
+	RetentionInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -127,6 +131,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: webhookTimeout}
+	}
+	if o.RetentionInterval <= 0 {
+		o.RetentionInterval = time.Hour
 	}
 	return o
 }
@@ -239,9 +246,12 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*E
 	river.AddWorker(workers, &worker{e: e})
 	river.AddWorker(workers, &insightsWorker{e: e})
 	river.AddWorker(workers, &webhookWorker{e: e})
+	river.AddWorker(workers, &retentionWorker{e: e})
 	cfg.Workers = workers
 	if o.Workers > 0 {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}}
+		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(o.RetentionInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})}
 	}
 	var err error
 	switch {
@@ -310,6 +320,16 @@ type worker struct {
 	e *Engine
 }
 
+// deletedMeanwhile cancels a job whose tenant or evaluation was deleted after it was
+// queued (an evaluation goes with its last run): there is nothing to score, and retrying
+// would not bring it back.
+func deletedMeanwhile(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
 // errTransient is wrapped by a job's error when some results failed for a reason that
 // may pass; River retries the job.
 var errTransient = errors.New("transient failures")
@@ -318,11 +338,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	e, a := w.e, job.Args
 	t, err := e.st.TenantByID(ctx, a.TenantID)
 	if err != nil {
-		return err
+		return deletedMeanwhile(err)
 	}
 	ev, err := e.st.EvaluationByPK(ctx, a.TenantID, a.EvaluationPK)
 	if err != nil {
-		return err
+		return deletedMeanwhile(err)
 	}
 	runs, err := e.st.RunsByPK(ctx, a.TenantID, a.RunPKs)
 	if err != nil {

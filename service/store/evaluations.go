@@ -195,7 +195,7 @@ func (q queries) Evaluations(ctx context.Context, tenantID int64, agent string, 
 
 // EvaluationRuns returns the runs of an evaluation in its order (newest first).
 func (q queries) EvaluationRuns(ctx context.Context, tenantID, evalPK int64) ([]Run, error) {
-	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired
+	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired, r.redactions
 		FROM evaluation_runs er JOIN runs r ON r.id = er.run_pk
 		WHERE er.evaluation_id = $1 AND r.tenant_id = $2 ORDER BY er.position`, evalPK, tenantID))
 }

@@ -25,6 +25,9 @@ type Run struct {
 	// Repaired is true when the run was stored with U+FFFD in place of text no database
 	// stores (text.go).
 	Repaired bool
+	// Redactions counts what the tenant's redaction rules replaced in the run, by kind;
+	// nil when nothing was.
+	Redactions map[string]int
 }
 
 // NewRun is a run to store.
@@ -36,9 +39,11 @@ type NewRun struct {
 	// Repaired says the caller repaired the run's text already (CleanJSON); PutRuns
 	// repairs what is left and flags the run either way.
 	Repaired bool
+	// Redactions counts what redaction replaced in Body, by kind. Optional.
+	Redactions map[string]int
 }
 
-// runBatch is how many runs one INSERT carries: 7 parameters each, well under both
+// runBatch is how many runs one INSERT carries: 8 parameters each, well under both
 // backends' parameter limits.
 const runBatch = 500
 
@@ -47,8 +52,19 @@ const runBatch = 500
 // had: sending the same runs twice stores them once. Ids must be unique within runs.
 // Text no database stores is replaced with U+FFFD and the run flagged Repaired (text.go):
 // such a run is stored, never refused, and never takes the others with it.
+//
+// A run whose id the tenant deleted within TombstoneTTL is not stored either (PK 0):
+// deleted stays deleted, whichever way a run arrives. PutRunsDeleted says which.
 func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]int64, error) {
+	pks, _, err := q.PutRunsDeleted(ctx, tenantID, runs)
+	return pks, err
+}
+
+// PutRunsDeleted is PutRuns that also says, in the order of runs, which were not stored
+// because the tenant deleted a run of that id (its tombstone).
+func (q queries) PutRunsDeleted(ctx context.Context, tenantID int64, runs []NewRun) ([]int64, []bool, error) {
 	pks := make([]int64, len(runs))
+	deleted := make([]bool, len(runs))
 	index := make(map[string]int, len(runs))
 	clean := make([]NewRun, len(runs))
 	for i, r := range runs {
@@ -63,29 +79,38 @@ func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]
 	runs = clean
 	received := micros(time.Now())
 	var b strings.Builder
-	args := make([]any, 0, runBatch*7)
+	args := make([]any, 0, runBatch*8)
 	for start := 0; start < len(runs); start += runBatch {
 		chunk := runs[start:min(start+runBatch, len(runs))]
 		b.Reset()
 		args = args[:0]
-		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body, repaired) VALUES `)
+		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body, repaired, redactions) VALUES `)
 		for i, r := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 			t := received
 			if !r.Time.IsZero() {
 				t = micros(r.Time)
 			}
-			args = append(args, tenantID, r.ID, r.Agent, t, received, jsonText(r.Body), r.Repaired)
+			var red any
+			if len(r.Redactions) > 0 {
+				rb, err := json.Marshal(r.Redactions)
+				if err != nil {
+					return nil, nil, err
+				}
+				red = string(rb)
+			}
+			args = append(args, tenantID, r.ID, r.Agent, t, received, jsonText(r.Body), r.Repaired, red)
 		}
 		b.WriteString(` ON CONFLICT (tenant_id, run_id) DO NOTHING RETURNING id, run_id`)
 		rs, err := q.q.query(ctx, b.String(), args...)
 		if err != nil {
-			return nil, fmt.Errorf("store: put runs: %w", err)
+			return nil, nil, fmt.Errorf("store: put runs: %w", err)
 		}
+		var inserted []string
 		for rs.Next() {
 			var (
 				pk int64
@@ -93,20 +118,71 @@ func (q queries) PutRuns(ctx context.Context, tenantID int64, runs []NewRun) ([]
 			)
 			if err := rs.Scan(&pk, &id); err != nil {
 				rs.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			pks[index[id]] = pk
+			inserted = append(inserted, id)
 		}
 		err = rs.Err()
 		rs.Close()
 		if err != nil {
-			return nil, fmt.Errorf("store: put runs: %w", err)
+			return nil, nil, fmt.Errorf("store: put runs: %w", err)
+		}
+		if err := q.buryTombstoned(ctx, tenantID, inserted, index, pks, deleted); err != nil {
+			return nil, nil, err
 		}
 	}
-	return pks, nil
+	return pks, deleted, nil
 }
 
-const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body, repaired`
+// buryTombstoned deletes again, in the inserting transaction, the runs just inserted
+// whose id the tenant deleted, and marks them deleted. The check comes after the insert,
+// not before: on PostgreSQL an insert that waited on a deletion of the same run (the
+// unique index) sees that deletion's tombstone in its next statement, so a retried
+// import racing the deletion cannot bring the run back.
+func (q queries) buryTombstoned(ctx context.Context, tenantID int64, ids []string, index map[string]int, pks []int64, deleted []bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	hashes := make([][]byte, len(ids))
+	byHash := make(map[string]string, len(ids))
+	for i, id := range ids {
+		hashes[i] = runHash(id)
+		byHash[string(hashes[i])] = id
+	}
+	in, args := inList(hashes, tenantID)
+	rs, err := q.q.query(ctx, tombstonesSQL+in, args...)
+	if err != nil {
+		return fmt.Errorf("store: put runs: tombstones: %w", err)
+	}
+	var dead []int64
+	for rs.Next() {
+		var h []byte
+		if err := rs.Scan(&h); err != nil {
+			rs.Close()
+			return err
+		}
+		i := index[byHash[string(h)]]
+		dead = append(dead, pks[i])
+		pks[i], deleted[i] = 0, true
+	}
+	err = rs.Err()
+	rs.Close()
+	if err != nil || len(dead) == 0 {
+		return err
+	}
+	din, dargs := inList(dead, tenantID)
+	if _, err := q.q.exec(ctx, deleteRunsSQL+din, dargs...); err != nil {
+		return fmt.Errorf("store: put runs: tombstones: %w", err)
+	}
+	return nil
+}
+
+// tombstonesSQL finds which of some run id hashes the tenant deleted (the primary key
+// of run_tombstones).
+const tombstonesSQL = `SELECT run_hash FROM run_tombstones WHERE tenant_id = $1 AND run_hash IN `
+
+const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body, repaired, redactions`
 
 func scanRuns(rs rows, err error) ([]Run, error) {
 	if err != nil {
@@ -119,9 +195,15 @@ func scanRuns(rs rows, err error) ([]Run, error) {
 			r       Run
 			t, recv int64
 			body    string
+			red     *string
 		)
-		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired); err != nil {
+		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired, &red); err != nil {
 			return nil, err
+		}
+		if red != nil {
+			if err := json.Unmarshal([]byte(*red), &r.Redactions); err != nil {
+				return nil, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
+			}
 		}
 		r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
 		out = append(out, r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/service/redact"
 )
 
 // Tenant is who owns runs, evaluations and keys.
@@ -36,7 +37,17 @@ type Policy struct {
 	Limits host.Limits `json:"limits,omitzero"`
 	// MaxRunBytes caps one run's JSON. Optional. Default is the service's.
 	MaxRunBytes int `json:"max_run_bytes,omitempty"`
+	// RetentionDays is how long the tenant's runs are kept, by their time: the retention
+	// job deletes older runs with their results (labelled runs stay). Optional. Default
+	// is 0: kept until deleted.
+	RetentionDays int `json:"retention_days,omitempty"`
+	// Redact lists the personal data and secrets replaced in the tenant's runs before
+	// they are stored (service/redact). Optional. Default is none.
+	Redact redact.Config `json:"redact,omitzero"`
 }
+
+// Retention is RetentionDays as a duration (0: none).
+func (p *Policy) Retention() time.Duration { return time.Duration(p.RetentionDays) * 24 * time.Hour }
 
 // JudgeLimits are a tenant's judge broker limits; zero fields take the broker's, and a
 // TokenBudget of -1 is unlimited (the broker has a default budget per tenant and window).

@@ -27,6 +27,7 @@ import (
 
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/service/redact"
 )
 
 // Options configure a T. Zero fields take the defaults.
@@ -57,6 +58,7 @@ type T struct {
 	jobDuration    *prometheus.HistogramVec
 	jobWait        *prometheus.HistogramVec
 	insightChanges *prometheus.CounterVec
+	redactions     *prometheus.CounterVec
 }
 
 // Metric names, for dashboards and alerts (docs/SERVICE.md lists them).
@@ -74,6 +76,7 @@ const (
 	MetricQueueJobs      = "scorekit_queue_jobs"
 	MetricInsightsOpen   = "scorekit_insights_open"
 	MetricInsightChanges = "scorekit_insight_changes_total"
+	MetricRedactions     = "scorekit_redactions_total"
 )
 
 // New returns a T with its own registry.
@@ -102,6 +105,9 @@ func New(o Options) *T {
 	t.jobWait = t.histogram(MetricJobWait, "Time a job waited in the queue between becoming available and starting.",
 		prometheus.ExponentialBuckets(0.005, 4, 9), []string{"kind"})
 	t.insightChanges = t.counter(MetricInsightChanges, "Insights opened, updated and resolved, by severity.", t.labels("change", "severity"))
+	// No tenant label, whatever TenantLabels says: the run's own counts say which
+	// tenant's runs held what.
+	t.redactions = t.counter(MetricRedactions, "Redactions in stored runs, by kind (email, phone, card, secret; a tenant's own patterns are custom).", []string{"kind"})
 	return t
 }
 
@@ -170,6 +176,21 @@ func (t *T) Result(tenant, scorer string, res *sdk.Result) {
 	add(t.judgeCacheHits, tel.CacheHits)
 	add(t.judgeTokens, tel.PromptTokens, "prompt")
 	add(t.judgeTokens, tel.CompletionTokens, "completion")
+}
+
+// Redacted records the redactions made in one stored run, by kind: a built-in kind is its
+// own label, a tenant's pattern is "custom" (its names are the tenant's, and would
+// multiply series).
+func (t *T) Redacted(counts map[string]int) {
+	if t == nil {
+		return
+	}
+	for kind, n := range counts {
+		if !slices.Contains(redact.Kinds, kind) {
+			kind = redact.Custom
+		}
+		t.redactions.WithLabelValues(kind).Add(float64(n))
+	}
 }
 
 // InsightsChanged records what one insight update changed.

@@ -5,6 +5,8 @@ import type { paths } from "./openapi.js";
 import { roundEvaluation, roundInsight } from "./round.js";
 import type {
   AgentsPage,
+  AuditEntry,
+  Deleted,
   Evaluation,
   EvaluationRequest,
   ImportResult,
@@ -31,6 +33,15 @@ import type {
   ScorerAgreement,
   ScorerInfo,
 } from "./types.js";
+
+/**
+ * One line of an export (GET /v1/export): `kind` is tenant, key, agent_policy, run, result,
+ * evaluation, insight, audit, or end (the last line, which counts each kind).
+ */
+export interface ExportLine {
+  kind: string;
+  data: unknown;
+}
 
 /** Options of {@link ScorekitClient}. */
 export interface ClientOptions {
@@ -296,6 +307,57 @@ export class ScorekitClient {
   /** One insight, open or resolved, with its evidence (GET /v1/insights/{id}). */
   async getInsight(id: string): Promise<Insight> {
     return roundInsight(await this.#call(() => this.api.GET("/v1/insights/{id}", { params: { path: { id } } })));
+  }
+
+  /** Deletes a run and its results (DELETE /v1/runs/{id}); an import of its id within 30 days answers `deleted` and stores nothing. */
+  async deleteRun(id: string): Promise<Deleted> {
+    return this.#call(() => this.api.DELETE("/v1/runs/{id}", { params: { path: { id } } }));
+  }
+
+  /** Deletes an agent: its runs, results, evaluations, insights and policy (DELETE /v1/agents/{agent}). */
+  async deleteAgent(agent: string): Promise<Deleted> {
+    return this.#call(() => this.api.DELETE("/v1/agents/{agent}", { params: { path: { agent } } }));
+  }
+
+  /** Deletes the key's tenant and everything it owns, its keys first (DELETE /v1/tenant); export first to keep a copy. */
+  async deleteTenant(): Promise<Deleted> {
+    return this.#call(() => this.api.DELETE("/v1/tenant"));
+  }
+
+  /** The tenant's audit log, newest first (GET /v1/audit): who deleted or exported what, and when. */
+  async auditLog(options: { limit?: number; before?: number } = {}): Promise<AuditEntry[]> {
+    const page = await this.#call(() => this.api.GET("/v1/audit", { params: { query: options } }));
+    return page.entries ?? [];
+  }
+
+  /**
+   * Everything the tenant owns (GET /v1/export), line by line as the service streams it.
+   * Throws a ScorekitError `export_cut_short` when the stream ends without its `end` line.
+   */
+  async *export(init?: { signal?: AbortSignal }): AsyncGenerator<ExportLine> {
+    const body = await this.#call(() => this.api.GET("/v1/export", { parseAs: "stream", ...(init?.signal ? { signal: init.signal } : {}) }));
+    if (!body) throw new ScorekitError({ code: "bad_response", status: 0, detail: "the export had no body" });
+    const decoder = new TextDecoder();
+    let rest = "";
+    let ended = false;
+    const reader = (body as ReadableStream<Uint8Array>).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += decoder.decode(value, { stream: true });
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) >= 0) {
+        const line = rest.slice(0, nl).trim();
+        rest = rest.slice(nl + 1);
+        if (line === "") continue;
+        const parsed = JSON.parse(line) as ExportLine;
+        ended = parsed.kind === "end";
+        yield parsed;
+      }
+    }
+    if (!ended) {
+      throw new ScorekitError({ code: "export_cut_short", status: 0, detail: "the export ended without its end line: it was cut short; export again" });
+    }
   }
 
   /**

@@ -77,3 +77,8 @@ export type AgreementQuery = NonNullable<operations["get-agreement"]["parameters
 export type LabelQuery = NonNullable<operations["list-labels"]["parameters"]["query"]>;
 /** What POST /v1/scorers/{scorer}/agreement/score started: the version, the runs and the evaluations to follow. */
 export type ScoreLabelledResult = Schemas["ScoreLabelledResult"];
+
+/** What a deletion removed (DELETE /v1/runs/{id}, /v1/agents/{agent}, /v1/tenant). */
+export type Deleted = Schemas["Deleted"];
+/** One record of the tenant's audit log: who deleted or exported what, and when. */
+export type AuditEntry = Schemas["AuditEntry"];

@@ -310,5 +310,56 @@ describe("published scorers", () => {
     assert.equal(err.status, 422);
     assert.equal(err.code, "scorer_refused");
     assert.match(err.detail ?? "", /not a WebAssembly module/);
+describe("deletion and export", () => {
+  test("a deleted run stays deleted; the export and the audit log show what happened", async () => {
+    const client = service.client;
+    const gone: Run[] = [
+      { id: "forget-1", input: "My email is ann@example.com", output: "Noted." },
+      { id: "forget-2", input: "q", output: "a" },
+    ];
+    await client.importRuns(gone, { agent: "forgetful" });
+    const d = await client.deleteRun("forget-1");
+    assert.equal(d.runs, 1);
+    const again = await client.importRuns(gone, { agent: "forgetful" });
+    assert.equal(again.deleted, 1);
+    assert.equal(again.runs?.find((r) => r.id === "forget-1")?.status, "deleted");
+    assert.equal((await rejects(client.getRun("forget-1"))).code, "not_found");
+
+    const kinds = new Map<string, number>();
+    let sawKept = false;
+    for await (const line of client.export()) {
+      kinds.set(line.kind, (kinds.get(line.kind) ?? 0) + 1);
+      if (line.kind === "run") {
+        const id = (line.data as { id: string }).id;
+        assert.notEqual(id, "forget-1", "the export holds the deleted run");
+        sawKept ||= id === "forget-2";
+      }
+    }
+    assert.ok(sawKept, "the export lacks the run kept");
+    assert.equal(kinds.get("end"), 1);
+    assert.equal(kinds.get("tenant"), 1);
+
+    const log = await client.auditLog({ limit: 10 });
+    assert.deepEqual(
+      log.slice(0, 2).map((e) => [e.action, e.subject]),
+      [
+        ["export", "acme"],
+        ["delete_run", "forget-1"],
+      ],
+    );
+    assert.match(log[0]!.actor, /^key sk_/);
+
+    const agent = await client.deleteAgent("forgetful");
+    assert.equal(agent.runs, 1);
+  });
+
+  test("a tenant deletes itself; its key then opens nothing", async () => {
+    await service.svc.cli("tenants", "create", "leaving");
+    const key = (await service.svc.cli("keys", "create", "--tenant", "leaving")).trim();
+    const leaving = new ScorekitClient({ baseUrl: service.svc.url, apiKey: key });
+    await leaving.importRuns([{ id: "l1", input: "q", output: "a" }], { agent: "bot" });
+    const d = await leaving.deleteTenant();
+    assert.equal(d.runs, 1);
+    assert.equal((await rejects(leaving.listAgents())).status, 401);
   });
 });

@@ -1,0 +1,282 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// exportPage is how many rows one read of an export takes. Each page is read whole and
+// its rows closed before any is handed on: a client that reads its export slowly never
+// holds a connection (on SQLite, the only one) between pages.
+const exportPage = 1000
+
+// ExportedRun is a run as an export writes it.
+type ExportedRun struct {
+	ID         string          `json:"id"`
+	Agent      string          `json:"agent"`
+	Time       time.Time       `json:"time"`
+	ReceivedAt time.Time       `json:"received_at"`
+	Repaired   bool            `json:"repaired,omitempty"`
+	Redactions map[string]int  `json:"redactions,omitempty"`
+	Run        json.RawMessage `json:"run"`
+}
+
+// ExportedResult is a result as an export writes it.
+type ExportedResult struct {
+	RunID         string          `json:"run_id"`
+	Evaluation    string          `json:"evaluation"`
+	Scorer        string          `json:"scorer"`
+	ScorerVersion string          `json:"scorer_version"`
+	JudgeModel    string          `json:"judge_model,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	Result        json.RawMessage `json:"result"`
+}
+
+// ExportedEvaluation is an evaluation as an export writes it.
+type ExportedEvaluation struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	Trigger   string    `json:"trigger"`
+	Spec      Spec      `json:"spec"`
+	Runs      int64     `json:"runs"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ExportedLabel is a label as an export writes it.
+type ExportedLabel struct {
+	RunID     string    `json:"run_id"`
+	Agent     string    `json:"agent"`
+	Scorer    string    `json:"scorer"`
+	Labeller  string    `json:"labeller"`
+	Passed    *bool     `json:"passed,omitempty"`
+	Score     *float64  `json:"score,omitempty"`
+	Choice    *string   `json:"choice,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ExportedPolicy is an agent's policy as an export writes it.
+type ExportedPolicy struct {
+	Agent  string      `json:"agent"`
+	Policy AgentPolicy `json:"policy"`
+}
+
+// Export kinds: each line of an export is {"kind": KIND, "data": ...}.
+const (
+	ExportTenant     = "tenant"
+	ExportKey        = "key"
+	ExportPolicy     = "agent_policy"
+	ExportRun        = "run"
+	ExportResult     = "result"
+	ExportLabel      = "label"
+	ExportEvaluation = "evaluation"
+	ExportInsight    = "insight"
+	ExportAudit      = "audit"
+)
+
+// Export reads everything the tenant owns and hands it to emit, kind by kind: the tenant
+// and its policy, its keys (ids, never hashes), agent policies, runs with their results,
+// labels, evaluations, insights and its audit log. Spans of traces whose agent span has
+// not come are left out: they are not runs yet. Insight settings are left out: their webhook
+// secret is not data the tenant gave. Each page is its own read, so an export of a
+// tenant that is writing meanwhile may hold runs stored after it began.
+func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v any) error) error {
+	if err := emit(ExportTenant, map[string]any{"name": t.Name, "policy": t.Policy, "created_at": t.CreatedAt}); err != nil {
+		return err
+	}
+	keys, err := s.Keys(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := emit(ExportKey, map[string]any{"id": k.Prefix, "created_at": k.CreatedAt, "revoked_at": k.RevokedAt}); err != nil {
+			return err
+		}
+	}
+	if err := s.exportPolicies(ctx, t.ID, emit); err != nil {
+		return err
+	}
+	if err := s.exportRuns(ctx, t.ID, emit); err != nil {
+		return err
+	}
+	var lastLabel int64
+	for {
+		ls, err := s.Labels(ctx, t.ID, LabelQuery{AfterID: lastLabel, Limit: exportPage})
+		if err != nil {
+			return fmt.Errorf("store: export labels: %w", err)
+		}
+		for _, l := range ls {
+			if err := emit(ExportLabel, ExportedLabel{RunID: l.RunID, Agent: l.Agent, Scorer: l.Scorer, Labeller: l.Labeller, Passed: l.Passed,
+				Score: l.Score, Choice: l.Choice, Note: l.Note, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}); err != nil {
+				return err
+			}
+			lastLabel = l.ID
+		}
+		if len(ls) < exportPage {
+			break
+		}
+	}
+	var lastEval int64
+	for {
+		evs, err := scanEvaluations(s.q.query(ctx, exportEvaluationsSQL, t.ID, lastEval, exportPage))
+		if err != nil {
+			return fmt.Errorf("store: export evaluations: %w", err)
+		}
+		for _, e := range evs {
+			if err := emit(ExportEvaluation, ExportedEvaluation{ID: e.ID, Agent: e.Agent, Trigger: e.Trigger, Spec: e.Spec, Runs: e.Runs, CreatedAt: e.CreatedAt}); err != nil {
+				return err
+			}
+			lastEval = e.PK
+		}
+		if len(evs) < exportPage {
+			break
+		}
+	}
+	var lastInsight int64
+	for {
+		ins, err := scanInsights(s.q.query(ctx, exportInsightsSQL, t.ID, lastInsight, exportPage))
+		if err != nil {
+			return fmt.Errorf("store: export insights: %w", err)
+		}
+		for _, in := range ins {
+			if err := emit(ExportInsight, in); err != nil {
+				return err
+			}
+			lastInsight = in.PK
+		}
+		if len(ins) < exportPage {
+			break
+		}
+	}
+	var before int64
+	for {
+		log, err := s.AuditLog(ctx, t.ID, before, exportPage)
+		if err != nil {
+			return fmt.Errorf("store: export audit log: %w", err)
+		}
+		for _, e := range log {
+			if err := emit(ExportAudit, e); err != nil {
+				return err
+			}
+			before = e.ID
+		}
+		if len(log) < exportPage {
+			return nil
+		}
+	}
+}
+
+// Export reads, each by its tenant's index, in pages after the last row emitted.
+const (
+	exportEvaluationsSQL = `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3`
+	exportInsightsSQL    = `SELECT ` + insightCols + ` FROM insights WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3`
+	exportPoliciesSQL    = `SELECT agent, policy, updated_at FROM agent_policies WHERE tenant_id = $1 ORDER BY agent`
+	exportRunsSQL        = `SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1
+		AND (run_time > $2 OR (run_time = $2 AND id > $3)) ORDER BY run_time, id LIMIT $4`
+	exportResultsSQL = `SELECT res.run_pk, e.public_id, res.scorer, res.scorer_version, res.judge_model, res.result, res.created_at
+		FROM results res JOIN evaluations e ON e.id = res.evaluation_id WHERE res.tenant_id = $1 AND res.run_pk IN `
+)
+
+func (s *Store) exportPolicies(ctx context.Context, tenantID int64, emit func(string, any) error) error {
+	rs, err := s.q.query(ctx, exportPoliciesSQL, tenantID)
+	if err != nil {
+		return err
+	}
+	var out []ExportedPolicy
+	for rs.Next() {
+		var (
+			p    ExportedPolicy
+			body string
+			at   int64
+		)
+		if err := rs.Scan(&p.Agent, &body, &at); err != nil {
+			rs.Close()
+			return err
+		}
+		if err := json.Unmarshal([]byte(body), &p.Policy); err != nil {
+			rs.Close()
+			return fmt.Errorf("store: export: policy of agent %q: %w", p.Agent, err)
+		}
+		p.Policy.UpdatedAt = fromMicros(at)
+		out = append(out, p)
+	}
+	err = rs.Err()
+	rs.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range out {
+		if err := emit(ExportPolicy, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportRuns emits the tenant's runs, oldest first, each followed by its results.
+func (s *Store) exportRuns(ctx context.Context, tenantID int64, emit func(string, any) error) error {
+	var (
+		lastAt int64 = -1 << 62
+		lastPK int64
+	)
+	for {
+		runs, err := scanRuns(s.q.query(ctx, exportRunsSQL, tenantID, lastAt, lastPK, exportPage))
+		if err != nil {
+			return fmt.Errorf("store: export runs: %w", err)
+		}
+		if len(runs) == 0 {
+			return nil
+		}
+		pks := make([]int64, len(runs))
+		for i, r := range runs {
+			pks[i] = r.PK
+		}
+		byRun, err := s.exportResults(ctx, tenantID, pks)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if err := emit(ExportRun, ExportedRun{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt,
+				Repaired: r.Repaired, Redactions: r.Redactions, Run: r.Body}); err != nil {
+				return err
+			}
+			for _, res := range byRun[r.PK] {
+				res.RunID = r.ID
+				if err := emit(ExportResult, res); err != nil {
+					return err
+				}
+			}
+			lastAt, lastPK = micros(r.Time), r.PK
+		}
+		if len(runs) < exportPage {
+			return nil
+		}
+	}
+}
+
+func (s *Store) exportResults(ctx context.Context, tenantID int64, pks []int64) (map[int64][]ExportedResult, error) {
+	in, args := inList(pks, tenantID)
+	rs, err := s.q.query(ctx, exportResultsSQL+in+` ORDER BY res.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: export results: %w", err)
+	}
+	defer rs.Close()
+	out := map[int64][]ExportedResult{}
+	for rs.Next() {
+		var (
+			pk   int64
+			r    ExportedResult
+			body string
+			at   int64
+		)
+		if err := rs.Scan(&pk, &r.Evaluation, &r.Scorer, &r.ScorerVersion, &r.JudgeModel, &body, &at); err != nil {
+			return nil, err
+		}
+		r.Result, r.CreatedAt = json.RawMessage(body), fromMicros(at)
+		out[pk] = append(out[pk], r)
+	}
+	return out, rs.Err()
+}
