@@ -310,6 +310,9 @@ describe("published scorers", () => {
     assert.equal(err.status, 422);
     assert.equal(err.code, "scorer_refused");
     assert.match(err.detail ?? "", /not a WebAssembly module/);
+  });
+});
+
 describe("deletion and export", () => {
   test("a deleted run stays deleted; the export and the audit log show what happened", async () => {
     const client = service.client;
