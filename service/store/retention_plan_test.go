@@ -42,6 +42,9 @@ var planFill = map[string][]string{
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a.i, '{}', 0 FROM tenants t,
 		 (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) a`,
 		`INSERT INTO insight_series (tenant_id, agent, scorer, changed_at) SELECT tenant_id, agent, 'a', 0 FROM agent_policies`,
+		`INSERT INTO scorer_versions (tenant_id, name, version, kind, digest, created_at) SELECT id, 's', 1, 'configured', 'd', 0 FROM tenants`,
+		`INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) SELECT id, 's', 1, 0 FROM tenants`,
+		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', x'00', 1, 0 FROM tenants`,
 		`ANALYZE`,
 	},
 	Postgres: {
@@ -66,6 +69,9 @@ var planFill = map[string][]string{
 		`INSERT INTO tenant_judge_keys (tenant_id, endpoint, sealed, updated_at) SELECT id, 'default', '\x00', 0 FROM tenants`,
 		`INSERT INTO agent_policies (tenant_id, agent, policy, updated_at) SELECT t.id, 'agent-' || a, '{}', 0 FROM tenants t, generate_series(0, 4) a`,
 		`INSERT INTO insight_series (tenant_id, agent, scorer, changed_at) SELECT tenant_id, agent, 'a', 0 FROM agent_policies`,
+		`INSERT INTO scorer_versions (tenant_id, name, version, kind, digest, created_at) SELECT id, 's', 1, 'configured', 'd', 0 FROM tenants`,
+		`INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) SELECT id, 's', 1, 0 FROM tenants`,
+		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', '\x00', 1, 0 FROM tenants`,
 		`ANALYZE`,
 	},
 }
