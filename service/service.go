@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
@@ -60,6 +61,11 @@ func (e *Error) Unwrap() error { return e.kind }
 const (
 	DefaultMaxRunsPerEvaluation = 10000
 	DefaultMaxRunBytes          = 1 << 20
+	// An arrival evaluation takes an agent's arriving runs until it has
+	// DefaultArrivalMaxRuns of them or is DefaultArrivalMaxAge old (RATIONALE.md,
+	// "Arrivals coalesced").
+	DefaultArrivalMaxRuns = 1000
+	DefaultArrivalMaxAge  = time.Hour
 )
 
 // Config is what [Open] assembles a service from: its parts, each given explicitly. The
@@ -91,6 +97,11 @@ type Config struct {
 	// DefaultScorers are evaluated when a request names none and the agent has no
 	// policy. Optional. Default is prescreen.
 	DefaultScorers []string
+	// ArrivalMaxRuns and ArrivalMaxAge close an agent's open arrival evaluation: runs
+	// arriving after it holds ArrivalMaxRuns runs or is ArrivalMaxAge old open the next.
+	// Optional. Defaults are DefaultArrivalMaxRuns and DefaultArrivalMaxAge.
+	ArrivalMaxRuns int
+	ArrivalMaxAge  time.Duration
 }
 
 // Service is the evaluation service. It is safe for concurrent use.
@@ -121,6 +132,12 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	}
 	if c.MaxRunBytes <= 0 {
 		c.MaxRunBytes = DefaultMaxRunBytes
+	}
+	if c.ArrivalMaxRuns <= 0 {
+		c.ArrivalMaxRuns = DefaultArrivalMaxRuns
+	}
+	if c.ArrivalMaxAge <= 0 {
+		c.ArrivalMaxAge = DefaultArrivalMaxAge
 	}
 	if len(c.DefaultScorers) == 0 {
 		c.DefaultScorers = []string{jobs.PrescreenScorer}

@@ -54,6 +54,8 @@ type Store struct {
 	// Exactly one of these is set.
 	sqlDB *sql.DB
 	pool  *pgxpool.Pool
+	// group batches InSharedTx's callers (SQLite).
+	group group
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
