@@ -8,11 +8,8 @@ ALTER TABLE evaluations ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE evaluations ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE evaluations ADD COLUMN flushing INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX evaluations_open_arrival ON evaluations (tenant_id, agent) WHERE open = 1;
--- A job reads its chunk, a range of positions, in one query.
-CREATE INDEX evaluation_runs_position ON evaluation_runs (evaluation_id, position);
 
 -- +goose Down
-DROP INDEX evaluation_runs_position;
 DROP INDEX evaluations_open_arrival;
 ALTER TABLE evaluations DROP COLUMN flushing;
 ALTER TABLE evaluations DROP COLUMN queued;
