@@ -192,13 +192,13 @@ type ViewOptions struct {
 
 // EvaluationView is an evaluation with its progress and per-scorer summary.
 type EvaluationView struct {
-	ID        string     `json:"id"`
-	Agent     string     `json:"agent"`
-	Trigger   string     `json:"trigger" enum:"request,arrival"`
-	Status    string     `json:"status" enum:"running,done"`
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Trigger string `json:"trigger" enum:"request,arrival"`
+	Status  string `json:"status" enum:"running,done"`
 	// Open is true for an arrival evaluation still taking the agent's arriving runs: its
 	// runs and expected results grow as they arrive, and done means done so far.
-	Open bool `json:"open,omitempty" doc:"An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next."`
+	Open      bool       `json:"open,omitempty" doc:"An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next."`
 	CreatedAt time.Time  `json:"created_at"`
 	Limit     int        `json:"limit,omitempty"`
 	Since     *time.Time `json:"since,omitempty"`

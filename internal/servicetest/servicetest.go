@@ -140,6 +140,10 @@ type Options struct {
 	Jobs jobs.Options
 	// NoWorkers makes an engine that only enqueues.
 	NoWorkers bool
+	// ArrivalMaxRuns and ArrivalMaxAge close arrival evaluations (service.Config's).
+	// Optional. Defaults are the service's.
+	ArrivalMaxRuns int
+	ArrivalMaxAge  time.Duration
 }
 
 // New opens a service on the store at dsn with service.Open; it is closed when tb ends.
@@ -167,7 +171,8 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if jo.RescueAfter == 0 {
 		jo.RescueAfter = 5 * time.Second
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo})
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo,
+		ArrivalMaxRuns: o.ArrivalMaxRuns, ArrivalMaxAge: o.ArrivalMaxAge})
 	if err != nil {
 		tb.Fatal(err)
 	}

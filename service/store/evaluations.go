@@ -135,9 +135,9 @@ func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
 	var out []Evaluation
 	for rs.Next() {
 		var (
-			e    Evaluation
-			spec string
-			at   int64
+			e              Evaluation
+			spec           string
+			at             int64
 			open, flushing int64
 		)
 		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing); err != nil {
