@@ -42,11 +42,12 @@ type groupCall struct {
 // because interrupting a statement would roll back the whole shared transaction; a ctx
 // that ended before f started returns its error. f runs on the leader's goroutine.
 //
-// On PostgreSQL it is InTx: each connection commits on its own, and the server flushes
+// On PostgreSQL it is InTx (a panic of f returned as an error all the same): each connection commits on its own, and the server flushes
 // concurrent commits to its WAL together already.
 func (s *Store) InSharedTx(ctx context.Context, f func(ctx context.Context, tx *Tx) error) error {
 	if s.pool != nil {
-		return s.InTx(ctx, func(tx *Tx) error { return f(ctx, tx) })
+		c := &groupCall{ctx: ctx, f: f}
+		return s.InTx(ctx, func(tx *Tx) error { return callF(c, tx) })
 	}
 	c := &groupCall{ctx: ctx, f: f, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	g := &s.group
