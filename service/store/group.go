@@ -108,7 +108,7 @@ func (s *Store) runGroup(batch []*groupCall) {
 		return
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	tx := &Tx{s: s, queries: queries{sqlQuerier{stx}}, sqlTx: stx}
+	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}
 	committed := 0
 	for i, c := range batch {
 		if err := c.ctx.Err(); err != nil {

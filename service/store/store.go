@@ -56,6 +56,8 @@ type Store struct {
 	pool  *pgxpool.Pool
 	// group batches InSharedTx's callers (SQLite).
 	group group
+	// stmts are SQLite's prepared statements.
+	stmts *stmtCache
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
@@ -110,7 +112,8 @@ func openSQLite(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &Store{backend: SQLite, queries: queries{sqlQuerier{db}}, sqlDB: db}, nil
+	stmts := newStmtCache(db)
+	return &Store{backend: SQLite, queries: queries{sqlQuerier{c: db, cache: stmts}}, sqlDB: db, stmts: stmts}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
@@ -172,6 +175,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Close releases the store's connections.
 func (s *Store) Close() {
 	if s.sqlDB != nil {
+		s.stmts.close()
 		_ = s.sqlDB.Close()
 	}
 	if s.pool != nil {
@@ -216,7 +220,7 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	if err := f(&Tx{s: s, queries: queries{sqlQuerier{stx}}, sqlTx: stx}); err != nil {
+	if err := f(&Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
