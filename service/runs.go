@@ -459,9 +459,10 @@ func (s *Service) joinArrival(ctx context.Context, tx *store.Tx, t store.Tenant,
 			return nil, err
 		}
 		n := min(len(pks), s.opts.ArrivalMaxRuns-int(ev.Runs))
-		if ev, err = tx.JoinArrival(ctx, ev, pks[:n], int(ev.Runs)+n >= s.opts.ArrivalMaxRuns); err != nil {
+		if ev, err = tx.JoinArrival(ctx, ev, pks[:n]); err != nil {
 			return nil, err
 		}
+		ev.Open = int(ev.Runs) < s.opts.ArrivalMaxRuns // full: the next runs open another
 		if err := s.eng.Arrived(ctx, tx, ev); err != nil {
 			return nil, err
 		}

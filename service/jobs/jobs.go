@@ -76,6 +76,12 @@ type Options struct {
 	// the queue's cost per job (a handful of queries and a transaction) is small beside
 	// cheap scorers (BENCHMARKS.md), few enough that a retry redoes little.
 	ChunkSize int
+	// ArrivalFlushAfter is how long runs that joined an arrival evaluation wait for
+	// others to fill a chunk before a partial chunk is cut: the bound on an arrival's wait
+	// to be scored, and what makes chunks of cheap scorers large enough that the queue's
+	// cost per job stays small (RATIONALE.md, "Arrivals coalesced"). Optional. Default
+	// is 250 ms.
+	ArrivalFlushAfter time.Duration
 	// MaxAttempts is how many times a job runs before its transient failures are stored.
 	// Optional. Default is 5.
 	MaxAttempts int
@@ -113,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5
+	}
+	if o.ArrivalFlushAfter <= 0 {
+		o.ArrivalFlushAfter = 250 * time.Millisecond
 	}
 	if o.RescueAfter <= 0 {
 		o.RescueAfter = 10 * time.Minute

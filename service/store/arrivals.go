@@ -54,20 +54,26 @@ func (tx *Tx) CreateArrival(ctx context.Context, tenantID int64, agent string, s
 	return e, nil
 }
 
-// JoinArrival adds runPKs to the arrival evaluation ev after the runs it has, and closes
-// it to further runs when close is set. It returns ev as it now is.
-func (tx *Tx) JoinArrival(ctx context.Context, ev Evaluation, runPKs []int64, close bool) (Evaluation, error) {
+// JoinArrival adds runPKs to the arrival evaluation ev after the runs it has, and
+// returns ev with its runs and expected results counted; UpdateArrival stores the counts.
+func (tx *Tx) JoinArrival(ctx context.Context, ev Evaluation, runPKs []int64) (Evaluation, error) {
 	if err := tx.insertEvaluationRuns(ctx, ev.PK, runPKs, ev.Runs); err != nil {
 		return ev, fmt.Errorf("store: join evaluation %s: %w", ev.ID, err)
 	}
 	ev.Runs += int64(len(runPKs))
 	ev.Expected = ev.Runs * int64(len(ev.Spec.Scorers))
-	ev.Open = ev.Open && !close
-	if _, err := tx.q.exec(ctx, `UPDATE evaluations SET runs = $2, expected = $3, open = $4 WHERE id = $1`,
-		ev.PK, ev.Runs, ev.Expected, flag(ev.Open)); err != nil {
-		return ev, fmt.Errorf("store: join evaluation %s: %w", ev.ID, err)
-	}
 	return ev, nil
+}
+
+// UpdateArrival stores what changes as runs join an arrival evaluation: its runs,
+// expected results, whether it is open, how many runs are queued and whether a flush
+// waits. One statement: it runs once for every run that arrives.
+func (tx *Tx) UpdateArrival(ctx context.Context, ev Evaluation) error {
+	if _, err := tx.q.exec(ctx, `UPDATE evaluations SET runs = $2, expected = $3, open = $4, queued = $5, flushing = $6 WHERE id = $1`,
+		ev.PK, ev.Runs, ev.Expected, flag(ev.Open), ev.Queued, flag(ev.Flushing)); err != nil {
+		return fmt.Errorf("store: update evaluation %s: %w", ev.ID, err)
+	}
+	return nil
 }
 
 // CloseArrival stops the arrival evaluation evalPK from taking runs.
@@ -92,15 +98,6 @@ func (tx *Tx) LockEvaluation(ctx context.Context, tenantID, pk int64) (Evaluatio
 		return Evaluation{}, fmt.Errorf("evaluation %d: %w", pk, ErrNotFound)
 	}
 	return es[0], nil
-}
-
-// SetQueued records that the evaluation's runs before position queued are handed to
-// jobs, and whether a job that hands over the rest is waiting.
-func (tx *Tx) SetQueued(ctx context.Context, evalPK, queued int64, flushing bool) error {
-	if _, err := tx.q.exec(ctx, `UPDATE evaluations SET queued = $2, flushing = $3 WHERE id = $1`, evalPK, queued, flag(flushing)); err != nil {
-		return fmt.Errorf("store: evaluation %d: queued runs: %w", evalPK, err)
-	}
-	return nil
 }
 
 // flag is b as the 0/1 the open and flushing columns hold.

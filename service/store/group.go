@@ -110,7 +110,7 @@ func (s *Store) runGroup(batch []*groupCall) {
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
 	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}
 	committed := 0
-	for i, c := range batch {
+	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
 			c.err = err
 			continue
@@ -119,19 +119,20 @@ func (s *Store) runGroup(batch []*groupCall) {
 			c.err = callF(c, tx)
 			break
 		}
-		sp := fmt.Sprintf("call%d", i)
-		if _, err := stx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+		// One name for every call's savepoint: each is released before the next, and the
+		// same text is a statement prepared once (stmtCache).
+		if _, err := tx.q.exec(ctx, "SAVEPOINT shared_call"); err != nil {
 			failAll(fmt.Errorf("store: savepoint: %w", err))
 			return
 		}
 		if c.err = callF(c, tx); c.err != nil {
-			if _, err := stx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
+			if _, err := tx.q.exec(ctx, "ROLLBACK TO shared_call"); err != nil {
 				// The transaction is in no known state: none of the batch is kept.
 				failAll(fmt.Errorf("store: undo a failed write of a shared transaction (after %v): %w", c.err, err))
 				return
 			}
 		}
-		if _, err := stx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+		if _, err := tx.q.exec(ctx, "RELEASE shared_call"); err != nil {
 			failAll(fmt.Errorf("store: release savepoint: %w", err))
 			return
 		}

@@ -88,6 +88,10 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// sqlitePragmas are the settings of every SQLite connection, chosen by measurement
+// (BenchmarkSQLiteSettings; RATIONALE.md, "SQLite's settings").
+var sqlitePragmas = []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"}
+
 func openSQLite(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty SQLite path; give a file name such as scorekit.db")
@@ -97,7 +101,7 @@ func openSQLite(path string) (*Store, error) {
 	// processes (scorekit eval beside serve) reading while one writes; busy_timeout makes
 	// them wait for the write lock instead of failing.
 	v := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	for _, p := range sqlitePragmas {
 		v.Add("_pragma", p)
 	}
 	v.Set("_txlock", "immediate")
