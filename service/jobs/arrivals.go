@@ -68,7 +68,7 @@ func (w *flushWorker) Work(ctx context.Context, job *river.Job[FlushArgs]) error
 		case <-time.After(wait):
 		}
 	}
-	err := e.st.InTx(ctx, func(tx *store.Tx) error {
+	err := e.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		ev, err := tx.LockEvaluation(ctx, a.TenantID, a.EvaluationPK)
 		if err != nil {
 			return err

@@ -367,7 +367,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 		}
 		return transient
 	}
-	err = e.st.InTx(ctx, func(tx *store.Tx) error {
+	// On SQLite the commit is shared with the imports storing runs meanwhile
+	// (store.Store.InSharedTx): one WAL write for both, not one each.
+	err = e.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
 			return err
 		}
