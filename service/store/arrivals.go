@@ -15,11 +15,13 @@ const openArrivalSQL = `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id
 
 // OpenArrival returns the agent's open arrival evaluation, or ErrNotFound. On PostgreSQL
 // the row stays locked until tx ends, so concurrent imports of the agent join it one
-// after the other; SQLite's writers take turns already.
+// after the other; SQLite's writers take turns already. The lock is FOR NO KEY UPDATE:
+// it does not keep the jobs' results, whose foreign key takes a key-share lock on the
+// row, from being written meanwhile.
 func (tx *Tx) OpenArrival(ctx context.Context, tenantID int64, agent string) (Evaluation, error) {
 	q := openArrivalSQL
 	if tx.pgxTx != nil {
-		q += ` FOR UPDATE`
+		q += ` FOR NO KEY UPDATE`
 	}
 	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, agent))
 	if err != nil {
@@ -88,7 +90,7 @@ func (tx *Tx) CloseArrival(ctx context.Context, evalPK int64) error {
 func (tx *Tx) LockEvaluation(ctx context.Context, tenantID, pk int64) (Evaluation, error) {
 	q := `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id = $2`
 	if tx.pgxTx != nil {
-		q += ` FOR UPDATE`
+		q += ` FOR NO KEY UPDATE`
 	}
 	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, pk))
 	if err != nil {
