@@ -176,7 +176,7 @@ func TestOneRunPerTurn(t *testing.T) {
 // exception event; the call the failed tool span answered carries that failure.
 func TestCrashedAgentIsARun(t *testing.T) {
 	runs := convertFile(t, FormatOTelGenAI, "otel-genai-events.jsonl", Options{OnError: func(int, error) {}})
-	i := slices.IndexFunc(runs, func(r sdk.Run) bool { return r.ID == "4d5e6f7081920314" })
+	i := slices.IndexFunc(runs, func(r sdk.Run) bool { return r.ID == "0d1c2b3a49586776a5b4c3d2e1f00f1e-4d5e6f7081920314" })
 	if i < 0 {
 		t.Fatalf("the crashed agent's span made no run: %+v", runs)
 	}

@@ -22,8 +22,11 @@ import (
 // trace and span ids, 64-bit integers as strings).
 //
 // Runs come from agent spans (gen_ai.operation.name invoke_agent) in the traces that have
-// any: one run per agent span, a nested agent's run naming its parent agent's span
-// (metadata.parent_span_id). In a trace without agent spans they come from model call
+// any: one run per agent span, whose id is the span's trace and span id ([RunID]); a
+// nested agent is a run of its own, and every agent span's run names the span it ran
+// under (metadata.parent_span_id, the span's own parent link, known from the span alone).
+// The agent is gen_ai.agent.name, else the span name after "invoke_agent ", else
+// Options.Agent, else the resource's service.name. In a trace without agent spans they come from model call
 // spans (chat, text_completion, generate_content), whose rounds of one turn are joined
 // into one run as for logs (see the package documentation). A span's conversation and output are read from
 //
@@ -46,49 +49,27 @@ import (
 // before it answered is a run with an empty output and the error, so the pre-screen and
 // the insights see the crash. The run's time is the span's end.
 func OTelGenAI(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	var spans []*otelSpan
-	byID := map[string]*otelSpan{}
+	var set spanSet
 	err := records(r, &o, func(n int, raw []byte) error {
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
 		if err != nil {
 			return o.report(n, fmt.Errorf("not OTLP JSON traces: %w", err))
 		}
-		rss := td.ResourceSpans()
-		for i := range rss.Len() {
-			rs := rss.At(i)
-			service := ""
-			if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
-				service = v.AsString()
-			}
-			sss := rs.ScopeSpans()
-			for j := range sss.Len() {
-				ss := sss.At(j).Spans()
-				for k := range ss.Len() {
-					sp := &otelSpan{span: ss.At(k), record: n, service: service}
-					sp.op = str(sp.span.Attributes(), "gen_ai.operation.name")
-					spans = append(spans, sp)
-					byID[sp.key(sp.span.SpanID().String())] = sp
-				}
-			}
-		}
+		set.add(td, n)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, sp := range spans {
-		if p := sp.span.ParentSpanID(); !p.IsEmpty() {
-			sp.parent = byID[sp.key(p.String())]
-		}
-	}
+	set.link()
 	agentTraces := map[string]bool{}
 	var rest []*otelSpan // the spans of traces without an agent span
-	for _, sp := range spans {
-		if sp.op == "invoke_agent" {
+	for _, sp := range set.spans {
+		if sp.op == OpInvokeAgent {
 			agentTraces[sp.span.TraceID().String()] = true
 		}
 	}
-	for _, sp := range spans {
+	for _, sp := range set.spans {
 		if !agentTraces[sp.span.TraceID().String()] {
 			rest = append(rest, sp)
 		}
@@ -96,25 +77,71 @@ func OTelGenAI(r io.Reader, o Options, emit func(sdk.Run) error) error {
 	if len(agentTraces) == 0 && !hasModelCall(rest) {
 		return fmt.Errorf("no GenAI spans: no span has gen_ai.operation.name invoke_agent, chat, text_completion or generate_content")
 	}
-	tools := map[*otelSpan][]sdk.ToolCall{}
-	calls := map[*otelSpan][]*otelSpan{} // agent span -> the model calls below it, in order
-	for _, sp := range spans {
-		if sp.op != "execute_tool" && !modelOps[sp.op] {
-			continue
+	if err := set.agentRuns(nil, &o, emit); err != nil {
+		return err
+	}
+	return modelCallRuns(rest, &o, emit)
+}
+
+// spanSet is the spans read so far, linked to their parents.
+type spanSet struct {
+	spans []*otelSpan
+	byID  map[string]*otelSpan
+}
+
+// add adds td's spans, read from record n.
+func (set *spanSet) add(td ptrace.Traces, n int) {
+	if set.byID == nil {
+		set.byID = map[string]*otelSpan{}
+	}
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		service := ""
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+			service = v.AsString()
 		}
-		for a := sp.parent; a != nil; a = a.parent {
-			if a.op == "invoke_agent" {
-				if sp.op == "execute_tool" {
-					tools[a] = append(tools[a], toolCallOf(sp.span))
-				} else {
-					calls[a] = append(calls[a], sp)
-				}
-				break
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			ss := sss.At(j).Spans()
+			for k := range ss.Len() {
+				sp := &otelSpan{span: ss.At(k), record: n, service: service}
+				sp.op = Operation(sp.span)
+				set.spans = append(set.spans, sp)
+				set.byID[sp.key(sp.span.SpanID().String())] = sp
 			}
 		}
 	}
-	for _, sp := range spans {
-		if sp.op != "invoke_agent" {
+}
+
+// link points each span at its parent, when the set has it.
+func (set *spanSet) link() {
+	for _, sp := range set.spans {
+		if p := sp.span.ParentSpanID(); !p.IsEmpty() {
+			sp.parent = set.byID[sp.key(p.String())]
+		}
+	}
+}
+
+// agentRuns makes a run of each agent span for which want is true (every one when want
+// is nil), with the tool and model call spans below it down to the next agent span.
+func (set *spanSet) agentRuns(want func(ptrace.Span) bool, o *Options, emit func(sdk.Run) error) error {
+	tools := map[*otelSpan][]sdk.ToolCall{}
+	calls := map[*otelSpan][]*otelSpan{} // agent span -> the model calls below it, in order
+	for _, sp := range set.spans {
+		if sp.op != "execute_tool" && !modelOps[sp.op] {
+			continue
+		}
+		if a := sp.agent(); a != nil {
+			if sp.op == "execute_tool" {
+				tools[a] = append(tools[a], toolCallOf(sp.span))
+			} else {
+				calls[a] = append(calls[a], sp)
+			}
+		}
+	}
+	for _, sp := range set.spans {
+		if sp.op != OpInvokeAgent || want != nil && !want(sp.span) {
 			continue
 		}
 		run, err := sp.run(tools[sp], calls[sp])
@@ -124,11 +151,8 @@ func OTelGenAI(r io.Reader, o Options, emit func(sdk.Run) error) error {
 			}
 			continue
 		}
-		for a := sp.parent; a != nil; a = a.parent {
-			if a.op == "invoke_agent" {
-				run.Metadata["parent_span_id"] = a.span.SpanID().String()
-				break
-			}
+		if p := sp.span.ParentSpanID(); !p.IsEmpty() {
+			run.Metadata["parent_span_id"] = p.String()
 		}
 		if run.Agent == "" {
 			run.Agent = firstNonEmpty(o.Agent, sp.service)
@@ -137,7 +161,17 @@ func OTelGenAI(r io.Reader, o Options, emit func(sdk.Run) error) error {
 			return err
 		}
 	}
-	return modelCallRuns(rest, &o, emit)
+	return nil
+}
+
+// agent is the nearest agent span above sp, or nil.
+func (sp *otelSpan) agent() *otelSpan {
+	for a := sp.parent; a != nil; a = a.parent {
+		if a.op == OpInvokeAgent {
+			return a
+		}
+	}
+	return nil
 }
 
 func hasModelCall(spans []*otelSpan) bool {
@@ -347,11 +381,8 @@ func (sp *otelSpan) run(tools []sdk.ToolCall, calls []*otelSpan) (sdk.Run, error
 	} else {
 		addResults(run.ToolCalls, tools)
 	}
-	run.ID = sp.span.SpanID().String()
+	run.ID = RunID(sp.span)
 	run.Agent = str(sp.span.Attributes(), "gen_ai.agent.name")
-	for a := sp.parent; run.Agent == "" && a != nil; a = a.parent {
-		run.Agent = str(a.span.Attributes(), "gen_ai.agent.name")
-	}
 	if run.Agent == "" {
 		name := sp.span.Name()
 		if rest, ok := strings.CutPrefix(name, "invoke_agent "); ok {

@@ -66,6 +66,10 @@ const (
 	// "Arrivals coalesced").
 	DefaultArrivalMaxRuns = 1000
 	DefaultArrivalMaxAge  = time.Hour
+	// DefaultTraceWindow is Config.TraceWindow's default.
+	DefaultTraceWindow = time.Hour
+	// DefaultMaxOpenSpanBytes is Config.MaxOpenSpanBytes's default.
+	DefaultMaxOpenSpanBytes = 64 << 20
 )
 
 // Config is what [Open] assembles a service from: its parts, each given explicitly. The
@@ -102,6 +106,13 @@ type Config struct {
 	// Optional. Defaults are DefaultArrivalMaxRuns and DefaultArrivalMaxAge.
 	ArrivalMaxRuns int
 	ArrivalMaxAge  time.Duration
+	// TraceWindow is how long the spans of an open trace that came in over OTLP are kept
+	// after the trace's last span arrived, waiting for their agent span (IngestTraces).
+	// Optional. Default is DefaultTraceWindow.
+	TraceWindow time.Duration
+	// MaxOpenSpanBytes caps the spans of open traces one tenant keeps; spans beyond it are
+	// rejected (IngestTraces). Optional. Default is DefaultMaxOpenSpanBytes.
+	MaxOpenSpanBytes int64
 }
 
 // Service is the evaluation service. It is safe for concurrent use.
@@ -138,6 +149,12 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	}
 	if c.ArrivalMaxAge <= 0 {
 		c.ArrivalMaxAge = DefaultArrivalMaxAge
+	}
+	if c.TraceWindow <= 0 {
+		c.TraceWindow = DefaultTraceWindow
+	}
+	if c.MaxOpenSpanBytes <= 0 {
+		c.MaxOpenSpanBytes = DefaultMaxOpenSpanBytes
 	}
 	if len(c.DefaultScorers) == 0 {
 		c.DefaultScorers = []string{jobs.PrescreenScorer}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -225,7 +226,7 @@ func TestForkCapTotal(t *testing.T) {
 	opts.MaxProcesses, opts.MaxProcessesTotal = each, total
 	t.Cleanup(func() {
 		// Later tests' Loads set the total again; leave the default meanwhile.
-		_ = cgroupsOnce().setTotal(DefaultMaxProcessesTotal)
+		_ = cgroup.Find().SetTotal(DefaultMaxProcessesTotal)
 	})
 	m := testManifest(t, "serve")
 	p := loadProbesWith(t, m, opts)["probe"]

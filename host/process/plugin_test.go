@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 	"github.com/scorekit/scorekit/internal/pluginrpc"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -41,9 +42,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 	}
 	// The cgroups of the test hosts that TestHostDies killed.
-	for _, h := range cgroupsOnce().hiers {
-		removeStale(h.own)
-	}
+	cgroup.Find().RemoveStale()
 	os.Exit(code)
 }
 

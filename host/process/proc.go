@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 	"github.com/scorekit/scorekit/internal/pluginpb"
 	"github.com/scorekit/scorekit/internal/pluginrpc"
 	"github.com/scorekit/scorekit/sdk"
@@ -75,10 +76,10 @@ func (a *artifact) start(lim host.Limits, log *slog.Logger) (*proc, error) {
 			if err := a.m.VerifyArtifact(); err != nil {
 				return nil, err
 			}
-			var cg *procCgroup
+			var cg *cgroup.Proc
 			if a.conf.cg != nil {
 				var err error
-				if cg, err = a.conf.cg.newProcCgroup(lim.MemoryMiB, a.opts.MaxProcesses); err != nil {
+				if cg, err = a.conf.cg.NewProc(int64(lim.MemoryMiB)<<20, a.opts.MaxProcesses); err != nil {
 					return nil, err
 				}
 			}

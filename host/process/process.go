@@ -17,7 +17,7 @@
 //   - A plugin runs confined (sandbox.go, docs/SANDBOX.md): an empty environment plus its
 //     manifest's env, a process group of its own killed as a group, a death signal tied to
 //     the host, rlimits on CPU time and file size (prlimit), a cgroup of its own for it
-//     and all it starts (cgroup.go: memory and processes capped for the tree, the tree
+//     and all it starts (host/internal/cgroup: memory and processes capped for the tree, the tree
 //     killed through it), and where bubblewrap works, no network, an unprivileged user
 //     (never root), a read-only view of its artifact's folder and the system's libraries,
 //     a private /tmp and a pid namespace that dies with it. Where bubblewrap or the
@@ -225,7 +225,7 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
 	}
 	if conf.cg != nil {
-		if err := conf.cg.setTotal(opts.MaxProcessesTotal); err != nil {
+		if err := conf.cg.SetTotal(opts.MaxProcessesTotal); err != nil {
 			return nil, fmt.Errorf("load plugin %s: cap the plugins' processes: %w", m.Name, err)
 		}
 	}

@@ -56,16 +56,6 @@ func cpuSecondsOf(pid int) float64 {
 	return (u + s) / clockTicks
 }
 
-// zombie reports whether pid has exited and waits to be reaped.
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
-
 // rssBytesOf is pid's resident set, or 0.
 func rssBytesOf(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))

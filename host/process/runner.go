@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/hashicorp/go-plugin/runner"
 	"golang.org/x/sys/unix"
+
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 )
 
 // procRunner starts and stops one plugin process for go-plugin (ClientConfig.RunnerFunc),
@@ -40,7 +40,7 @@ type procRunner struct {
 
 	// cg holds the process and everything it starts (nil without cgroups); confined:
 	// it runs in bubblewrap, and makes its sockets inside the sandbox.
-	cg       *procCgroup
+	cg       *cgroup.Proc
 	confined bool
 
 	pid    int
@@ -69,33 +69,12 @@ var _ runner.Runner = (*procRunner)(nil)
 // the plugin's group (possible when it is not confined) can keep them open longer.
 const pipeGrace = time.Second
 
-func newRunner(l launch, name string, log *slog.Logger, out *outputCap, cg *procCgroup, confined bool) *procRunner {
+func newRunner(l launch, name string, log *slog.Logger, out *outputCap, cg *cgroup.Proc, confined bool) *procRunner {
 	cmd := &exec.Cmd{Path: l.path, Args: append([]string{l.path}, l.args...), Env: l.env}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return &procRunner{cmd: cmd, name: name, log: log, out: out, cg: cg, confined: confined,
 		done: make(chan struct{}), stderrDone: make(chan struct{})}
 }
-
-// spawnReq asks the spawner thread to start a command in a cgroup.
-type spawnReq struct {
-	cmd  *exec.Cmd
-	cg   *procCgroup
-	done chan error
-}
-
-// spawner starts every plugin from one OS thread that never exits. The kernel sends the
-// Pdeathsig when the thread that forked the child exits, not the process; the Go runtime
-// may retire other threads, which would kill healthy plugins.
-var spawner = sync.OnceValue(func() chan<- spawnReq {
-	ch := make(chan spawnReq)
-	go func() {
-		runtime.LockOSThread()
-		for req := range ch {
-			req.done <- startIn(req.cmd, req.cg)
-		}
-	}()
-	return ch
-})
 
 func (r *procRunner) Start(context.Context) error {
 	outR, outW, err := os.Pipe()
@@ -109,15 +88,13 @@ func (r *procRunner) Start(context.Context) error {
 		return err
 	}
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW
-	done := make(chan error, 1)
-	spawner() <- spawnReq{cmd: r.cmd, cg: r.cg, done: done}
-	err = <-done
+	err = cgroup.Start(r.cmd, r.cg)
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		r.cg.remove()
+		r.cg.Remove()
 		return err
 	}
 	r.stdout, r.stderr = outR, errR
@@ -140,14 +117,14 @@ func (r *procRunner) wait() {
 	r.mu.Lock()
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
 	// Then the rest of the tree, what left the group included.
-	r.cg.kill()
-	r.oomKills, r.pidsRefused, r.treeCPU = r.cg.oomKills(), r.cg.pidsRefused(), r.cg.cpuSeconds()
+	r.cg.Kill()
+	r.oomKills, r.pidsRefused, r.treeCPU = r.cg.OOMKills(), r.cg.PidsRefused(), r.cg.CPUSeconds()
 	r.err = r.cmd.Wait()
 	r.state = r.cmd.ProcessState
 	r.reaped = true
 	r.mu.Unlock()
 	close(r.done)
-	go r.cg.remove()
+	go r.cg.Remove()
 	time.AfterFunc(pipeGrace, func() {
 		// Reads then see EOF (closedFile); a no-op when they already did.
 		r.stdout.Close()
@@ -172,7 +149,7 @@ func (r *procRunner) killGroup() {
 	defer r.mu.Unlock()
 	if r.pid > 0 && !r.reaped {
 		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
-		r.cg.kill()
+		r.cg.Kill()
 	}
 }
 
@@ -274,45 +251,6 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 // HostToPlugin: the host's sockets are at the same path in the sandbox (bound read-only).
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
-}
-
-// startIn starts cmd with the process born inside cg, so that nothing it forks can start
-// outside it. cgroup v2 clones it there (CLONE_INTO_CGROUP). cgroup v1 has no such call,
-// so the spawner thread itself joins cg's folders for the fork and leaves them after: a
-// child is born in its parent thread's cgroups, and moving it after the start would race
-// with its first forks. Only the spawner runs on its thread, and a v1 memory cgroup
-// charges a process's memory to its leader's cgroup, not this thread's.
-func startIn(cmd *exec.Cmd, cg *procCgroup) error {
-	if cg == nil {
-		return cmd.Start()
-	}
-	if cg.v2 != "" {
-		fd, err := unix.Open(cg.v2, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open the plugin's cgroup: %w", err)
-		}
-		defer unix.Close(fd)
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-	}
-	tid := strconv.Itoa(unix.Gettid())
-	var errs []error
-	joined := 0
-	for _, d := range cg.v1 {
-		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		joined++
-	}
-	if len(errs) == 0 {
-		errs = append(errs, cmd.Start())
-	}
-	for _, home := range cg.v1home[:joined] {
-		if err := writeFile(filepath.Join(home, "tasks"), tid); err != nil {
-			errs = append(errs, fmt.Errorf("the host's spawner thread could not return to its cgroup: %w", err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // closedFile reads f, and reads EOF once the host closed f (go-plugin logs any other error).

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/internal/cgroup"
 )
 
 // Confinement says how far the host confines a process plugin. Every mode starts the plugin
@@ -129,11 +130,11 @@ var userTiers = []bwrapTier{
 type confinement struct {
 	bwrap   string // path, "" when not used
 	tier    bwrapTier
-	prlimit string      // path, "" when missing
-	setpriv string      // path; used by the root tiers
-	why     string      // why bubblewrap is not used, when it is not
-	cg      *cgroupHost // nil when turned off
-	cgWhy   string      // why the cgroup caps do not hold, when they do not
+	prlimit string       // path, "" when missing
+	setpriv string       // path; used by the root tiers
+	why     string       // why bubblewrap is not used, when it is not
+	cg      *cgroup.Host // nil when turned off
+	cgWhy   string       // why the cgroup caps do not hold, when they do not
 }
 
 var probes sync.Map // probeKey -> func() confinement (sync.OnceValue)
@@ -159,9 +160,9 @@ func probeMachine(mode Confinement, bwrap string, noCgroups bool) confinement {
 	c.setpriv, _ = exec.LookPath("setpriv")
 	if noCgroups {
 		c.cgWhy = "cgroups turned off (process.Options.NoCgroups)"
-	} else if cg := cgroupsOnce(); cg.why != "" {
-		c.cgWhy = cg.why
-		if len(cg.hiers) > 0 {
+	} else if cg := cgroup.Find(); cg.Why() != "" {
+		c.cgWhy = cg.Why()
+		if cg.Usable() {
 			c.cg = cg
 		}
 	} else {
@@ -239,11 +240,11 @@ func (c confinement) sandbox(memMiB, maxTasks, total int) Sandbox {
 	}
 	if c.cg != nil {
 		var caps []string
-		if h := c.cg.memory(); h != nil {
-			caps = append(caps, fmt.Sprintf("memory %d MiB (%s)", memMiB, h.version()))
+		if v := c.cg.MemoryVersion(); v != "" {
+			caps = append(caps, fmt.Sprintf("memory %d MiB (%s)", memMiB, v))
 		}
-		if h := c.cg.pids(); h != nil {
-			caps = append(caps, fmt.Sprintf("%d processes and threads, %d for all plugins (%s pids)", maxTasks, total, h.version()))
+		if v := c.cg.PidsVersion(); v != "" {
+			caps = append(caps, fmt.Sprintf("%d processes and threads, %d for all plugins (%s pids)", maxTasks, total, v))
 		}
 		s.Cgroups = strings.Join(caps, ", ")
 	}
@@ -309,7 +310,7 @@ func (c confinement) memoryScope() string {
 
 // memoryByCgroup reports whether limits.memory_mib is the memory cgroup's limit on the
 // plugin's tree (rather than RLIMIT_DATA per process).
-func (c confinement) memoryByCgroup() bool { return c.cg != nil && c.cg.memory() != nil }
+func (c confinement) memoryByCgroup() bool { return c.cg != nil && c.cg.MemoryVersion() != "" }
 
 // baseBwrapArgs are the walls common to every tier: new namespaces but the user's, no
 // capability, death with the host; the mounts are baseMounts.

@@ -586,12 +586,7 @@ func memoryLimit(t testing.TB, b host.Backend) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pr := range p.liveProcs() {
-		cg := pr.r.cg
-		file := "memory.limit_in_bytes"
-		if cg.memV2 {
-			file = "memory.max"
-		}
-		b, err := os.ReadFile(filepath.Join(cg.mem, file))
+		b, err := os.ReadFile(pr.r.cg.MemoryLimitFile())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -122,3 +122,27 @@ func keys(m map[string]signature) []string {
 	slices.Sort(out)
 	return out
 }
+
+// initialPages is the initial size, in 64 KiB pages, of the memory bin defines, read before
+// compiling so that a module starting over its limit is refused with the limit named
+// (wazero's compiler refuses it too, as an invalid module). ok is false when bin defines
+// no memory or cannot be read (the compiler then says why).
+func initialPages(bin []byte) (pages uint64, ok bool) {
+	secs, err := splitSections(bin)
+	if err != nil {
+		return 0, false
+	}
+	for _, s := range secs {
+		if s.id != secMemory {
+			continue
+		}
+		r := &reader{b: s.payload}
+		if r.u32() == 0 {
+			return 0, false
+		}
+		r.byte() // flags
+		pages = uint64(r.u32())
+		return pages, r.err == nil
+	}
+	return 0, false
+}

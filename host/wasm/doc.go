@@ -7,7 +7,8 @@
 // speak ABI v1 (docs/ABI.md), and returns one host.Plugin per scorer the module carries.
 // Plugin.Open gives a tenant a backend drawing on the tenant's pool of initialized
 // instances of the artifact; no instance ever serves two tenants, while compiled code is
-// shared.
+// shared. One memory budget bounds what all pools keep (Options.MemoryBudgetBytes).
+// [Vet] checks a module a tenant uploads before it is accepted.
 //
 // # Why
 //
@@ -26,6 +27,12 @@
 //   - One export call per score: the guest keeps an input buffer the host reuses, and
 //     replies stay in guest memory until the next call, so the host reads the result in
 //     place with no alloc/free round trips.
+//   - A budget across pools, not per pool: with many tenants most pools are idle, and
+//     what matters is the memory all of them keep; the least recently used idle instances
+//     go first, and a call never waits for the budget (docs/SANDBOX.md).
+//   - Vet compiles in a child process (this program again): wazero's compiler takes no
+//     deadline or memory cap, so a process the host can kill is the only bound on a
+//     module built to be costly to compile.
 //   - No filesystem, network, environment or arguments: the WASI configuration grants
 //     none, and sock_* imports are refused before instantiation. Random bytes come from
 //     the host's crypto/rand.

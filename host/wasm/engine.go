@@ -45,6 +45,11 @@ type Options struct {
 	// segments start larger does not load. Each entry takes 8 bytes of host memory, outside
 	// the instance's memory limit. Optional. Default is DefaultMaxTableEntries (8 MiB).
 	MaxTableEntries int
+	// MemoryBudgetBytes bounds the linear memory that the instances of all pools (every
+	// tenant, every artifact) keep between calls: past it the least recently used idle
+	// instances are closed. A call never fails for it; one that finds no idle instance
+	// makes one. Optional. Default is DefaultMemoryBudget; negative for none.
+	MemoryBudgetBytes int64
 
 	// termination selects how guests are stopped; only benchmarks set it, to measure
 	// the alternatives in the same run (RATIONALE.md).
@@ -94,8 +99,9 @@ func DefaultCeilings() host.Limits {
 // artifact gets its own runtime, because limits differ per manifest. It is safe for
 // concurrent use.
 type Engine struct {
-	opts  Options
-	cache wazero.CompilationCache
+	opts   Options
+	cache  wazero.CompilationCache
+	budget *memoryBudget
 
 	mu     sync.Mutex
 	arts   []*artifact
@@ -126,17 +132,29 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	opts.Ceilings = merge(opts.Ceilings, DefaultCeilings())
 	opts.Limits = merge(opts.Limits, DefaultLimits()).Lower(opts.Ceilings)
 	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := defaultCacheDir()
 		if err != nil {
-			return nil, fmt.Errorf("wasm engine: no user cache dir (%w); set Options.CacheDir", err)
+			return nil, fmt.Errorf("wasm engine: %w; set Options.CacheDir", err)
 		}
-		opts.CacheDir = filepath.Join(dir, "scorekit", "wazero")
+		opts.CacheDir = dir
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
 	}
-	return &Engine{opts: opts, cache: cache}, nil
+	if opts.MemoryBudgetBytes == 0 {
+		opts.MemoryBudgetBytes = DefaultMemoryBudget
+	}
+	return &Engine{opts: opts, cache: cache, budget: &memoryBudget{limit: opts.MemoryBudgetBytes}}, nil
+}
+
+// defaultCacheDir is the compilation cache of Engines and Vet when none is set.
+func defaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache dir (%w)", err)
+	}
+	return filepath.Join(dir, "scorekit", "wazero"), nil
 }
 
 // LoadDir loads the WASM plugins whose manifests (*.plugin.json) are in dir and registers
@@ -176,6 +194,7 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		rt:     rt,
 		log:    e.opts.Logger.With("plugin", m.Name),
 		pools:  map[poolKey]*pool{},
+		budget: e.budget,
 
 		loadTimeout:     e.opts.LoadTimeout,
 		maxTableEntries: e.opts.MaxTableEntries,
@@ -241,15 +260,33 @@ type artifact struct {
 	maxTableEntries int
 	termination     termination
 
+	// budget bounds the memory the engine's pools keep.
+	budget *memoryBudget
+
 	mu    sync.Mutex
 	refs  int
 	pools map[poolKey]*pool
 }
 
 func (a *artifact) init(ctx context.Context, bin []byte) error {
+	if err := a.compile(ctx, bin); err != nil {
+		return err
+	}
+	return a.probe(ctx)
+}
+
+// compile bounds the module's tables, adds the interrupt checks, compiles it (through the
+// compilation cache) and checks its imports and exports. Compilation is the step whose
+// time and memory wazero does not bound: Vet runs it in a child process first.
+func (a *artifact) compile(ctx context.Context, bin []byte) error {
 	bin, err := boundModule(bin, a.maxTableEntries)
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	if pages, ok := initialPages(bin); ok && pages<<16 > uint64(a.limits.MemoryMiB)<<20 {
+		return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+			"the module starts with %d MiB of memory, over the %d MiB limit; raise limits.memory_mib or shrink the module's initial memory",
+			pages>>4, a.limits.MemoryMiB)}
 	}
 	if a.termination == terminateChecks {
 		if bin, _, err = instrument(bin); err != nil {
@@ -267,6 +304,12 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	if mem, ok := cm.ExportedMemories()["memory"]; ok {
 		a.minMemory = int(mem.Min()) << 16
 	}
+	return nil
+}
+
+// probe instantiates the compiled module once, under the load deadline, and asks it for
+// its scorers and codecs.
+func (a *artifact) probe(ctx context.Context) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, a.rt); err != nil {
 		return fmt.Errorf("instantiate wasi: %w", err)
 	}
@@ -286,7 +329,7 @@ func (a *artifact) init(ctx context.Context, bin []byte) error {
 	defer inst.lin.unhold()
 	if err := inst.call(ctx, inst.info); err != nil {
 		kept, _ := inst.out.take()
-		return fmt.Errorf("call %s: %w", serve.ExportInfo, describe(err, kept))
+		return fmt.Errorf("call %s: %w", serve.ExportInfo, inst.failure(err, kept))
 	}
 	view, err := inst.reply(inst.stack[0], a.limits.MaxResultBytes)
 	if err != nil {

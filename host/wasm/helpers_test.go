@@ -194,3 +194,15 @@ func (fakeJudge) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	}
 	return out, nil
 }
+
+// appendULEB appends v to b as a WebAssembly unsigned LEB128 number.
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -36,6 +37,12 @@ type instance struct {
 	limit int
 	// counted is the memory its pool counts for it (PoolStats.MemoryBytes).
 	counted int
+	// pool is the pool the instance serves (nil for the probe Load makes); charged is
+	// what the engine's memory budget counts for it, and idleAt its place in the
+	// budget's idle list while idle.
+	pool    *pool
+	charged int64
+	idleAt  *list.Element
 	// configured maps a scorer's index to the config it was configured with.
 	configured map[uint32]string
 	// bufPtr and bufCap describe the guest's input buffer, reused while big enough.

@@ -151,6 +151,7 @@ func (pl *pool) forget(inst *instance) {
 	pl.stats.Instances--
 	inst.counted = 0
 	pl.mu.Unlock()
+	pl.a.budget.drop(inst)
 }
 
 // Backend is one tenant's configured scorer. It draws instances from the tenant's pool
@@ -170,8 +171,9 @@ var _ host.Backend = (*Backend)(nil)
 // PoolStats counts what a pool (one tenant's instances of one artifact) did.
 type PoolStats struct {
 	// Created counts instances instantiated; Discarded those closed (trap, deadline,
-	// N calls, memory threshold, pool closed).
-	Created, Discarded int
+	// N calls, memory threshold, pool closed, memory budget); Evicted those of them
+	// closed while idle to keep the engine within Options.MemoryBudgetBytes.
+	Created, Discarded, Evicted int
 	// Idle counts instances waiting for a call; Instances counts live ones.
 	Idle, Instances int
 	// MemoryBytes is the linear memory of the live instances, as of their last call.
@@ -261,18 +263,26 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	return res, true, nil
 }
 
-// fail describes a failed guest call. A trap or a deadline reached with the guest at its
-// memory limit is the memory limit, and so is a Go guest's "out of memory" abort, which
-// can come well below the limit when one allocation asks for more than is left.
-func (b *Backend) fail(inst *instance, err error) error {
-	kept, _ := inst.out.take()
-	e := describe(err, kept).(*sdk.Error)
-	outOfMemory := e.Code == sdk.CodeTrap && strings.Contains(kept, "out of memory") // a Go guest's abort
+// failure describes a failed guest call, output being what the guest wrote meanwhile. A
+// trap or a deadline reached with the guest at its memory limit is the memory limit, and
+// so is a Go guest's "out of memory" abort, which can come well below the limit when one
+// allocation asks for more than is left.
+func (inst *instance) failure(err error, output string) *sdk.Error {
+	e := describe(err, output).(*sdk.Error)
+	outOfMemory := e.Code == sdk.CodeTrap && strings.Contains(output, "out of memory") // a Go guest's abort
 	if (e.Code == sdk.CodeTrap || e.Code == sdk.CodeTimeout) && inst.atMemoryLimit() || outOfMemory {
 		e = &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"memory limit of %d MiB reached (%s); raise limits.memory_mib in the manifest or use less memory",
 			inst.limit>>20, e.Message)}
 	}
+	return e
+}
+
+// fail describes a failed guest call for the caller (inst.failure, with the scorer named
+// on a timeout).
+func (b *Backend) fail(inst *instance, err error) error {
+	kept, _ := inst.out.take()
+	e := inst.failure(err, kept)
 	if e.Code == sdk.CodeTimeout {
 		e.Message = fmt.Sprintf("scorer %s %s", b.p.info.Name, e.Message)
 	}
@@ -366,10 +376,12 @@ func (b *Backend) take() (inst, stale *instance, err error) {
 		// full: replace one.
 		stale = pl.idle[0]
 		pl.idle = pl.idle[1:]
+		pl.a.budget.wake(stale)
 	}
 	if pick >= 0 {
 		inst = pl.idle[pick]
 		pl.idle = append(pl.idle[:pick], pl.idle[pick+1:]...)
+		pl.a.budget.wake(inst)
 	}
 	return inst, stale, nil
 }
@@ -389,10 +401,15 @@ func (b *Backend) configure(ctx context.Context, inst *instance) error {
 
 func (b *Backend) newInstance(ctx context.Context) (*instance, error) {
 	pl := b.pool
+	// Room for the new instance's initial memory; what it grows to is counted after
+	// each call.
+	pl.a.budget.makeRoom(ctx, int64(pl.a.minMemory))
 	inst, err := pl.a.newInstance(ctx, pl.limits.MemoryMiB)
 	if err != nil {
 		return nil, err
 	}
+	inst.pool = pl
+	pl.a.budget.charge(inst)
 	pl.mu.Lock()
 	pl.stats.Created++
 	pl.stats.Instances++
@@ -421,15 +438,20 @@ func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
 	pl.stats.MemoryBytes += mem - inst.counted
 	inst.counted = mem
 	pl.stats.PeakInstanceBytes = max(pl.stats.PeakInstanceBytes, mem)
-	if keep && !pl.closed {
+	pl.a.budget.charge(inst)
+	kept := keep && !pl.closed
+	if kept {
 		pl.idle = append(pl.idle, inst)
-		inst = nil
+		pl.a.budget.rest(inst)
 	}
 	pl.mu.Unlock()
-	if inst != nil {
+	if !kept {
 		pl.discard(ctx, inst)
 	}
 	<-pl.slots
+	if kept {
+		pl.a.budget.makeRoom(ctx, 0)
+	}
 }
 
 // Close releases the backend. The pool's idle instances close with its last backend;

@@ -128,7 +128,9 @@ func (e *env) rootCommand() *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.scoreCommand(), e.scorersCommand(), e.schemaCommand(), e.serveCommand(), e.pluginCommand(), e.convertCommand(),
 		e.workerCommand(), e.tenantsCommand(), e.keysCommand(), e.runsCommand(), e.evalCommand(), e.insightsCommand())
-	root.AddCommand(e.agreementCommand())
+	agree := e.agreementCommand()
+	agree.AddCommand(e.tenantAgreementCommand())
+	root.AddCommand(agree, e.labelsCommand())
 	return root
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/web"
 )
@@ -25,6 +26,7 @@ func (e *env) serveCommand() *cobra.Command {
 		maxBody          int64
 		maxInFlight      int
 		tf               telemetryFlags
+		otlp             otlpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -42,6 +44,7 @@ key may be served open, for one user, on a loopback address only.
   GET  /v1/evaluations/{id}?wait=30s     status, per-scorer summary, results
   GET  /v1/runs/{id}                     a run with every result it ever had
   POST /v1/score                         score one run, store nothing
+  POST /v1/traces                        OpenTelemetry traces (OTLP/HTTP): agent spans become runs
   GET  /v1/insights?severity=critical    what the evidence says needs attention
   GET  /openapi.json                     the API, described
   GET  /                                 the dashboard (sign in with an API key)
@@ -58,6 +61,9 @@ docs/SERVICE.md has the rest.`,
 			if so.Grace <= 0 {
 				return fmt.Errorf("--grace %s: want a duration above 0, such as 10s", so.Grace)
 			}
+			if err := otlp.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -69,7 +75,8 @@ docs/SERVICE.md has the rest.`,
 				return err
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf)
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf,
+				func(c *service.Config) { c.TraceWindow, c.MaxOpenSpanBytes = otlp.window, otlp.maxOpenBytes })
 			if err != nil {
 				return err
 			}
@@ -91,7 +98,7 @@ docs/SERVICE.md has the rest.`,
 			case !loopback:
 				fmt.Fprintf(e.stderr, "scorekit: warning: serving on %s, beyond this machine: every request needs a key, and HTTP is not encrypted (put TLS in front).\n", ln.Addr())
 			}
-			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxInFlight: maxInFlight, Logger: e.logger()})
+			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxTraceBodyBytes: otlp.maxBody, MaxInFlight: maxInFlight, Logger: e.logger()})
 			next := http.NewServeMux()
 			next.Handle("GET /metrics", tel.Handler())
 			next.Handle("/", srv)
@@ -121,11 +128,33 @@ docs/SERVICE.md has the rest.`,
 	f.IntVar(&so.MaxConns, "max-conns", 1024, "open connections; more are answered 503 with Retry-After")
 	f.IntVar(&maxInFlight, "max-in-flight", api.DefaultMaxInFlight, "requests handled at once; more are answered 503 with Retry-After")
 	f.Int64Var(&maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes (a batch of runs); larger is answered 413")
+	f.DurationVar(&otlp.window, "otlp-window", service.DefaultTraceWindow, "how long the spans of an open trace (POST /v1/traces) wait for their agent span after the trace's last span arrived")
+	f.Int64Var(&otlp.maxOpenBytes, "otlp-max-open-bytes", service.DefaultMaxOpenSpanBytes, "bytes of spans of open traces one tenant keeps; more are rejected")
+	f.Int64Var(&otlp.maxBody, "otlp-max-body", api.DefaultMaxTraceBodyBytes, "largest POST /v1/traces body in bytes, as sent and after gzip; larger is answered 413")
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
 	requireSandboxFlag(cmd, &requireSandbox)
 	addTelemetryFlags(cmd, &tf)
 	return cmd
+}
+
+// otlpFlags bound what POST /v1/traces takes and keeps.
+type otlpFlags struct {
+	window       time.Duration
+	maxOpenBytes int64
+	maxBody      int64
+}
+
+func (o otlpFlags) check() error {
+	switch {
+	case o.window <= 0:
+		return fmt.Errorf("--otlp-window %s: want a duration above 0, such as 1h", o.window)
+	case o.maxOpenBytes <= 0:
+		return fmt.Errorf("--otlp-max-open-bytes %d: want a size in bytes above 0, such as 67108864", o.maxOpenBytes)
+	case o.maxBody <= 0:
+		return fmt.Errorf("--otlp-max-body %d: want a size in bytes above 0, such as 20971520", o.maxBody)
+	}
+	return nil
 }
 
 // isLoopback reports whether a listener's address is on the loopback interface only.

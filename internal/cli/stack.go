@@ -73,8 +73,8 @@ type stack struct {
 
 // openStack assembles the host with its scorers and judge, and opens the service on it
 // with service.Open: the store at db (migrated) and the job engine, whose workers start
-// when jobs.workers > 0.
-func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags) (*stack, error) {
+// when jobs.workers > 0. tune sets the Config fields of one command's own flags.
+func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFlags, tune ...func(*service.Config)) (*stack, error) {
 	if err := jf.check(); err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 	if err != nil {
 		return nil, err
 	}
-	svc, err := service.Open(ctx, service.Config{
+	cfg := service.Config{
 		DB:    db,
 		Host:  hp.host,
 		Judge: hp.judge,
@@ -93,7 +93,11 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 			Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
 			PollInterval: jf.poll, Logger: e.logger(), Telemetry: ho.telemetry,
 		},
-	})
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	svc, err := service.Open(ctx, cfg)
 	if err != nil {
 		_ = hp.close(ctx)
 		return nil, fmt.Errorf("--db %s: %w", db, err)

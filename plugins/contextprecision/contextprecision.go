@@ -92,6 +92,12 @@ func New() sdk.Scorer {
 	return s
 }
 
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
+// end with their context, and its own work between them is short. A host
+// (host.ContextObserver) then does not count its calls against the few it allows native
+// code that cannot be stopped, which would cap a worker's judge calls at one per core.
+func (*Scorer) ObservesContext() bool { return true }
+
 // Info describes the scorer.
 func (s *Scorer) Info() sdk.Info {
 	return sdk.Info{

@@ -85,6 +85,12 @@ var _ sdk.Scorer = (*Scorer)(nil)
 // New returns the MASIS evaluator.
 func New() sdk.Scorer { return &Scorer{} }
 
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
+// end with their context, and its own work between them is short. A host
+// (host.ContextObserver) then does not count its calls against the few it allows native
+// code that cannot be stopped, which would cap a worker's judge calls at one per core.
+func (*Scorer) ObservesContext() bool { return true }
+
 // Info describes the evaluator.
 func (*Scorer) Info() sdk.Info {
 	return sdk.Info{

@@ -129,6 +129,12 @@ func New() sdk.Scorer {
 	return &scorer{cfg: Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}}
 }
 
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
+// end with their context, and its own work between them is short. A host
+// (host.ContextObserver) then does not count its calls against the few it allows native
+// code that cannot be stopped, which would cap a worker's judge calls at one per core.
+func (*scorer) ObservesContext() bool { return true }
+
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
 	return sdk.Info{

@@ -67,6 +67,9 @@ type Options struct {
 	// with Retry-After before their bodies are read. Optional. Default is
 	// DefaultMaxBodiesPerTenant, at most MaxInFlightPerTenant.
 	MaxBodiesPerTenant int
+	// MaxTraceBodyBytes caps a POST /v1/traces body (OTLP), as sent and after
+	// decompression. Optional. Default is DefaultMaxTraceBodyBytes.
+	MaxTraceBodyBytes int64
 	// Version is the API document's version. Optional.
 	Version string
 	// Logger logs internal errors. Optional. Default is slog.Default().
@@ -101,6 +104,9 @@ type tenantKey struct{}
 func New(svc *service.Service, o Options) *Server {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxTraceBodyBytes <= 0 {
+		o.MaxTraceBodyBytes = DefaultMaxTraceBodyBytes
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = DefaultMaxWait
@@ -175,8 +181,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-s.inflight }()
 	default:
 		closeUnread(w.Header(), r)
-		writeProblem(w, problem(http.StatusServiceUnavailable, CodeOverloaded,
-			"the server is handling as many requests as it takes; retry after the time in Retry-After"), "1")
+		p := problem(http.StatusServiceUnavailable, CodeOverloaded,
+			"the server is handling as many requests as it takes; retry after the time in Retry-After")
+		if isTracesRequest(r) {
+			writeOTLPTo(w, r, p, "1")
+		} else {
+			writeProblem(w, p, "1")
+		}
+		return
+	}
+	if s.refuseLargeTraces(w, r) {
 		return
 	}
 	// The API takes no forms: a body sent as a form is what curl -d sends by default, and
@@ -321,6 +335,10 @@ func bearerKey(h string) (string, bool) {
 }
 
 func (s *Server) write(ctx huma.Context, p *Problem) {
+	if isTraces(ctx.Operation()) {
+		writeOTLP(ctx, p)
+		return
+	}
 	ctx.SetHeader("Content-Type", "application/problem+json")
 	ctx.SetStatus(p.Status)
 	_ = json.NewEncoder(ctx.BodyWriter()).Encode(p)

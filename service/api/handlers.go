@@ -58,6 +58,8 @@ func (s *Server) register() {
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
+	s.registerLabels(op)
+	s.registerTraces(errs)
 }
 
 type healthzOutput struct {

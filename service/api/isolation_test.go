@@ -29,6 +29,9 @@ func TestIsolation(t *testing.T) {
 			t.Fatalf("a sets a policy: %d %s", r.status, r.body)
 		}
 		ev := evaluate(t, a, "secret-agent", `{"limit": 2}`)
+		if r := a.do("PUT", "/v1/runs/secret-1/labels/prescreen", []byte(`{"labeller": "ana", "passed": false, "note": "secret note"}`)); r.status != 201 {
+			t.Fatalf("a labels: %d %s", r.status, r.body)
+		}
 
 		type call struct {
 			method, path, body string
@@ -46,6 +49,11 @@ func TestIsolation(t *testing.T) {
 			{"GET", "/v1/agents/secret-agent/policy", "", 404},
 			{"DELETE", "/v1/agents/secret-agent/policy", "", 404},
 			{"GET", "/v1/scorers", "", 200},
+			{"PUT", "/v1/runs/secret-1/labels/prescreen", `{"labeller": "ana", "passed": true}`, 404},
+			{"GET", "/v1/runs/secret-1/labels", "", 404},
+			{"DELETE", "/v1/runs/secret-1/labels/prescreen?labeller=ana", "", 404},
+			{"GET", "/v1/labels", "", 200},
+			{"GET", "/v1/scorers/prescreen/agreement", "", 404},
 			{"POST", "/v1/score", `{"scorer": "prescreen", "run": {"input": "q", "output": "a"}}`, 200},
 			{"POST", "/v1/runs", `{"id": "secret-1", "agent": "secret-agent", "input": "q", "output": "mine"}`, 200},
 			{"PUT", "/v1/agents/secret-agent/policy", `{"scorers": ["prescreen"], "sample_rate": 1}`, 200},
@@ -72,6 +80,11 @@ func TestIsolation(t *testing.T) {
 		r.json(t, &rv)
 		if !strings.Contains(string(rv.Run), `"output":"a"`) || len(rv.Results) != 1 {
 			t.Fatalf("A's run changed: %s", r.body)
+		}
+		// A's label is untouched by B's attempts, B's import of a label for A's run id
+		// labelled B's own run.
+		if r := a.do("GET", "/v1/runs/secret-1/labels", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":false`) || strings.Count(string(r.body), `"labeller"`) != 1 {
+			t.Fatalf("A's labels changed: %d %s", r.status, r.body)
 		}
 		// B's evaluation-on-arrival policy exists for B only; A's still works.
 		if r := a.do("GET", "/v1/agents/secret-agent/policy", nil); r.status != 200 {

@@ -312,9 +312,8 @@ type SeriesRow struct {
 // seriesResultsSQL selects the latest result of a scorer on an agent's newest runs. Its
 // last column, an empty string, stands for the result's JSON, read only when asked for.
 const seriesResultsSQL = `SELECT r.id, r.run_id, r.run_time, res.scorer_version, res.status, res.score, res.passed, res.created_at, ''
-	FROM runs r JOIN results res ON res.run_pk = r.id
-	WHERE r.tenant_id = $1 AND r.agent = $2 AND res.scorer = $3
-	AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = r.id AND x.scorer = $3)
+	FROM runs r JOIN results res ON res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = r.id AND x.scorer = $3)
+	WHERE r.tenant_id = $1 AND r.agent = $2
 	ORDER BY r.run_time DESC, r.id DESC LIMIT $4`
 
 // SeriesResults returns the latest result of scorer on each of the agent's newest runs

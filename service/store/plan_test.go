@@ -32,6 +32,8 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}{
 		{"series results (insight update, trend)", seriesResultsSQL, []any{1, "a", "prescreen", 200}},
 		{"an evaluation's page of results", evaluationResultsPageSQL, []any{1, 1, 0, 50}},
+		{"a scorer's latest results (the review queue)", recentResultsSQL, []any{1, "prescreen", 2000}},
+		{"the latest results of labelled runs (agreement)", labelledResultsSQL, []any{1, "relevancy", "relevancy", "1.0.0"}},
 	}
 	for _, iq := range []InsightQuery{{Limit: 50}, {Agent: "a", Limit: 50}, {Severity: "critical", Limit: 50, Before: 10}, {All: true, Agent: "a", Limit: 50}} {
 		q, args := insights(iq)

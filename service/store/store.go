@@ -139,9 +139,18 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	return &Store{backend: Postgres, queries: queries{pgxPoolQuerier(pool)}, pool: pool}, nil
 }
 
+// Migrations returns the goose migrations of backend (SQLite or Postgres), for tools that
+// apply or time them outside Open (bench/size times the newest at ten million runs).
+func Migrations(backend string) (fs.FS, error) {
+	if backend != SQLite && backend != Postgres {
+		return nil, fmt.Errorf("store: migrations: backend %q: want %q or %q", backend, SQLite, Postgres)
+	}
+	return fs.Sub(migrations, "migrations/"+backend)
+}
+
 // migrate runs the backend's migrations up to the latest.
 func (s *Store) migrate(ctx context.Context) error {
-	sub, err := fs.Sub(migrations, "migrations/"+s.backend)
+	sub, err := Migrations(s.backend)
 	if err != nil {
 		return err
 	}

@@ -30,30 +30,11 @@ var screenshots = filepath.Join("..", "..", "build", "dashboard")
 // instance, check the rendered DOM for the agents, the insight and the charts, keep a
 // screenshot of each, and fail on any console error or exception.
 func TestDashboardInBrowser(t *testing.T) {
-	if _, err := os.Stat(Chromium); err != nil {
-		t.Fatalf("the browser test drives Debian's chromium at %s (%v): install it with apt-get install chromium (make test installs it as root)", Chromium, err)
-	}
+	ctx := chromium(t)
 	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 10000, web.Options{})
 	if err := os.MkdirAll(screenshots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(Chromium),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox, // CI runs as root
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 
 	// Every console message of the page, gathered as it comes.
 	var (
@@ -61,9 +42,6 @@ func TestDashboardInBrowser(t *testing.T) {
 		problems []string
 		console  sync.WaitGroup
 	)
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start %s: %v", Chromium, err)
-	}
 	lctx, stopListening := context.WithCancel(ctx)
 	console.Add(1)
 	go func() {
@@ -224,4 +202,32 @@ func TestDashboardInBrowser(t *testing.T) {
 	if len(problems) > 0 {
 		t.Errorf("the browser console reported:\n  %s", strings.Join(problems, "\n  "))
 	}
+}
+
+// chromium starts Debian's headless chromium for the test, closed when it ends, and
+// returns the context of its first tab.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(Chromium); err != nil {
+		t.Fatalf("the browser test drives Debian's chromium at %s (%v): install it with apt-get install chromium (make test installs it as root)", Chromium, err)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(Chromium),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start %s: %v", Chromium, err)
+	}
+	return ctx
 }

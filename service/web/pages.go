@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -30,7 +29,7 @@ const (
 	agentRuns, agentPoints       = 10000, 60
 )
 
-var pageNames = []string{"login", "error", "overview", "agent", "insights", "insight", "evaluation", "run"}
+var pageNames = []string{"login", "error", "overview", "agent", "insights", "insight", "evaluation", "run", "review", "agreement"}
 
 func (h *Handler) parse() error {
 	funcs := template.FuncMap{
@@ -56,6 +55,8 @@ func (h *Handler) parse() error {
 		"resultOf":     resultOf,
 		"text":         rawText,
 		"overviewRuns": func() int { return overviewRuns },
+		"deref":        deref,
+		"firstPeople":  firstPeople,
 	}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/evidence.html", "templates/"+name+".html")
@@ -325,23 +326,9 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, t store.Tenant) {
 	}
 	d := runData{pageData: h.page(t, "Run "+v.ID), Run: v}
 	d.Nav = "agents"
-	var body map[string]any
-	if err := json.Unmarshal(v.Run, &body); err != nil {
-		h.fail(w, r, errors.New("run body does not decode: "+err.Error()))
+	if d.Input, d.Output, d.Context, d.Rest, err = runText(v.Run); err != nil {
+		h.fail(w, r, err)
 		return
-	}
-	d.Input, d.Output = textOf(body["input"]), textOf(body["output"])
-	if cs, ok := body["context"].([]any); ok {
-		for _, c := range cs {
-			d.Context = append(d.Context, textOf(c))
-		}
-	}
-	for _, k := range []string{"id", "agent", "time", "input", "output", "context"} {
-		delete(body, k)
-	}
-	if len(body) > 0 {
-		b, _ := json.MarshalIndent(body, "", "  ")
-		d.Rest = string(b)
 	}
 	h.render(w, r, "run", http.StatusOK, d)
 }

@@ -1,7 +1,9 @@
 // Package web is the evaluation service's dashboard, served by scorekit serve at /: the
 // tenant's agents with their pass rate and mean per scorer and a trend chart, the open
 // insights with their evidence, an evaluation's results (reason, flags, dimensions and
-// the adjustments the host applied), and one run with every result it ever had.
+// the adjustments the host applied), one run with every result it ever had, a review that
+// walks the runs worth a person's look for a scorer and takes their label, and each
+// scorer's agreement with the labels.
 //
 // Pages are rendered on the server from embedded html/template files; charts are SVG
 // drawn on the server; there is no script at all, and the Content-Security-Policy says
@@ -12,7 +14,8 @@
 // answers with a session cookie (HttpOnly, SameSite=Lax) whose random token is stored
 // hashed, and ends with the key: a revoked key's sessions end too. Requests that change
 // state (sign in, sign out) must come from the dashboard's own origin
-// (http.CrossOriginProtection). A service that runs open (no keys, loopback only) needs
+// (http.CrossOriginProtection). Labelling a run on the review page also needs a form token
+// tied to the session (review.go). A service that runs open (no keys, loopback only) needs
 // no sign-in.
 package web
 
@@ -61,6 +64,9 @@ type Handler struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	root  http.Handler
+	// csrfKey signs the review form's token (review.go); drawn at start, so a restart
+	// asks open forms to be reloaded.
+	csrfKey [32]byte
 }
 
 // New returns the dashboard of svc.
@@ -78,6 +84,9 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	if err := h.parse(); err != nil {
 		return nil, err
 	}
+	if _, err := rand.Read(h.csrfKey[:]); err != nil {
+		return nil, fmt.Errorf("web: form key: %w", err)
+	}
 	static, _ := fs.Sub(files, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /login", h.loginPage)
@@ -89,6 +98,9 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	h.mux.Handle("GET /insights/{id}", h.signedIn(h.insight))
 	h.mux.Handle("GET /evaluations/{id}", h.signedIn(h.evaluation))
 	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
+	h.mux.Handle("GET /agreement", h.signedIn(h.agreement))
+	h.mux.Handle("GET /review/{scorer}", h.signedIn(h.review))
+	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedIn(h.label))
 	h.mux.Handle("/", o.Next)
 	// State changes (sign in, sign out) come from this origin only; a page on another
 	// site cannot post a form here (Sec-Fetch-Site and Origin are checked).
@@ -98,10 +110,10 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 
 // dashboardPath reports whether path is one of the dashboard's own.
 func dashboardPath(p string) bool {
-	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" {
+	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" || p == "/agreement" {
 		return true
 	}
-	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/"} {
+	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/", "/review/"} {
 		if strings.HasPrefix(p, prefix) {
 			return true
 		}

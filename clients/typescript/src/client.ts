@@ -11,12 +11,21 @@ import type {
   Insight,
   InsightQuery,
   InsightsPage,
+  Label,
+  LabelImportResult,
+  LabelInput,
+  LabelLine,
+  LabelQuery,
+  LabelsPage,
+  AgreementQuery,
   Policy,
   Result,
   Run,
   RunView,
   RunsPage,
+  ScoreLabelledResult,
   ScoreRequest,
+  ScorerAgreement,
   ScorerInfo,
 } from "./types.js";
 
@@ -230,6 +239,68 @@ export class ScorekitClient {
   /** One insight, open or resolved, with its evidence (GET /v1/insights/{id}). */
   async getInsight(id: string): Promise<Insight> {
     return roundInsight(await this.#call(() => this.api.GET("/v1/insights/{id}", { params: { path: { id } } })));
+  }
+
+  /**
+   * Records a person's judgement of a run for a scorer, or for a criterion several scorers
+   * share (PUT /v1/runs/{id}/labels/{scorer}): the labeller and exactly one of `passed`,
+   * `score` (0 to 1) or `choice`. The same labeller labelling again replaces their label.
+   */
+  async putLabel(runId: string, scorer: string, label: LabelInput): Promise<Label> {
+    return this.#call(() => this.api.PUT("/v1/runs/{id}/labels/{scorer}", { params: { path: { id: runId, scorer } }, body: label }));
+  }
+
+  /** A run's labels, of one scorer when `scorer` is given (GET /v1/runs/{id}/labels). */
+  async listRunLabels(runId: string, options: { scorer?: string } = {}): Promise<Label[]> {
+    const list = await this.#call(() => this.api.GET("/v1/runs/{id}/labels", { params: { path: { id: runId }, query: options } }));
+    return list ?? [];
+  }
+
+  /** A page of the tenant's labels, by scorer or labeller when given (GET /v1/labels). */
+  async listLabels(options: LabelQuery = {}): Promise<LabelsPage> {
+    return this.#call(() => this.api.GET("/v1/labels", { params: { query: options } }));
+  }
+
+  /** Removes the labeller's label of the run for the scorer (DELETE /v1/runs/{id}/labels/{scorer}). */
+  async deleteLabel(runId: string, scorer: string, labeller: string): Promise<void> {
+    await this.#call(() =>
+      this.api.DELETE("/v1/runs/{id}/labels/{scorer}", { params: { path: { id: runId, scorer }, query: { labeller } } }),
+    );
+  }
+
+  /**
+   * Stores labels (POST /v1/labels) from JSONL text or an array of lines; a bad line is
+   * rejected with its line number and reason in the answer, and the others are stored.
+   */
+  async importLabels(labels: string | LabelLine[]): Promise<LabelImportResult> {
+    const body = typeof labels === "string" ? labels : labels.map((l) => JSON.stringify(l)).join("\n");
+    return this.#call(() =>
+      this.api.POST("/v1/labels", {
+        body,
+        bodySerializer: (b: unknown) => b as string,
+        headers: { "Content-Type": "application/x-ndjson" },
+      }),
+    );
+  }
+
+  /**
+   * How well a scorer version agrees with the tenant's labels (GET
+   * /v1/scorers/{scorer}/agreement): accuracy, Cohen's kappa, failure precision and recall,
+   * the confusion matrix, Spearman, Kendall and MAE, each with its 95% interval and N; the
+   * disagreements; the labellers' agreement with each other; the runs not scored yet.
+   */
+  async getAgreement(scorer: string, options: AgreementQuery = {}): Promise<ScorerAgreement> {
+    return this.#call(() => this.api.GET("/v1/scorers/{scorer}/agreement", { params: { path: { scorer }, query: options } }));
+  }
+
+  /**
+   * Enqueues the scoring of the labelled runs the service's version of the scorer has not
+   * scored (POST /v1/scorers/{scorer}/agreement/score), one evaluation per agent; follow
+   * them with {@link waitForEvaluation}. {@link getAgreement}'s `not_scored` says how many
+   * runs and the judge cost first.
+   */
+  async scoreLabelled(scorer: string, options: { criterion?: string } = {}): Promise<ScoreLabelledResult> {
+    return this.#call(() => this.api.POST("/v1/scorers/{scorer}/agreement/score", { params: { path: { scorer }, query: options } }));
   }
 
   // #call runs one openapi-fetch request and returns its data, or throws a ScorekitError.

@@ -169,6 +169,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's labels, in the order they were given */
+        get: operations["list-labels"];
+        put?: never;
+        /**
+         * Store labels from JSONL; a bad line is reported, the others kept
+         * @description One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
+         */
+        post: operations["import-labels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs": {
         parameters: {
             query?: never;
@@ -206,6 +227,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's labels */
+        get: operations["list-run-labels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/labels/{scorer}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record a person's judgement of a run for a scorer or criterion
+         * @description The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404.
+         */
+        put: operations["put-label"];
+        post?: never;
+        /** Remove a labeller's label of a run */
+        delete: operations["delete-label"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/score": {
         parameters: {
             query?: never;
@@ -234,6 +293,66 @@ export interface paths {
         get: operations["list-scorers"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scorers/{scorer}/agreement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How well a scorer version agrees with the tenant's labels
+         * @description For pass/fail labels: accuracy, Cohen's kappa, precision and recall of the failure class and the confusion matrix; for score labels: Spearman's rho, Kendall's tau and the mean absolute error; each with its 95% interval and the number of runs. The disagreements with both sides, each two labellers' agreement with each other (the ceiling a scorer can reach), and the labelled runs the version has not scored with the judge cost of scoring them. Several labels of one run are combined: the majority verdict, the mean score.
+         */
+        get: operations["get-agreement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scorers/{scorer}/agreement/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score the labelled runs the scorer's current version has not scored
+         * @description Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation.
+         */
+        post: operations["score-labelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take OpenTelemetry traces (OTLP/HTTP): each GenAI agent span becomes a run
+         * @description OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf (Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each span with gen_ai.operation.name invoke_agent becomes a run (from the spans below it, which may come in earlier requests), stored once per trace and span id and evaluated on arrival by its agent's policy.
+         */
+        post: operations["export-traces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -280,6 +399,16 @@ export interface components {
             /** Format: int64 */
             uncited_sentences: number;
             unsupported_citations?: string[] | null;
+        };
+        Confusion: {
+            /** Format: int64 */
+            both_fail: number;
+            /** Format: int64 */
+            both_pass: number;
+            /** Format: int64 */
+            false_alarms: number;
+            /** Format: int64 */
+            missed: number;
         };
         Counts: {
             /** Format: int64 */
@@ -338,6 +467,17 @@ export interface components {
             /** Format: double */
             weight: number;
         };
+        Disagreement: {
+            agent: string;
+            evaluation_id: string;
+            /** @enum {string} */
+            kind: "pass_fail" | "score";
+            labels: components["schemas"]["Label"][] | null;
+            people: components["schemas"]["VerdictPair"];
+            reason: string;
+            run_id: string;
+            scorer: components["schemas"]["VerdictPair"];
+        };
         Error: {
             code: string;
             message: string;
@@ -349,6 +489,18 @@ export interface components {
             message?: string;
             /** @description The value at the given location */
             value?: unknown;
+        };
+        Estimate: {
+            /** Format: double */
+            high: number;
+            /** Format: double */
+            low: number;
+            method: string;
+            /** Format: int64 */
+            n: number;
+            undefined?: string;
+            /** Format: double */
+            value: number;
         };
         EvaluationView: {
             agent: string;
@@ -416,6 +568,15 @@ export interface components {
             stored: number;
             warnings?: string[] | null;
         };
+        ImportedLabel: {
+            error?: string;
+            /** Format: int64 */
+            line: number;
+            run_id?: string;
+            scorer?: string;
+            /** @enum {string} */
+            status: "stored" | "replaced" | "rejected";
+        };
         ImportedRun: {
             content_differs?: boolean;
             error?: string;
@@ -448,6 +609,63 @@ export interface components {
             insights: components["schemas"]["Insight"][] | null;
             next?: string;
         };
+        Label: {
+            agent: string;
+            /** @description One of a rubric's choices, as the rubric names it. */
+            choice?: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Who labelled the run; a person labelling again replaces their label.
+             * @example ana@example.com
+             */
+            labeller: string;
+            /** @description Why, in the labeller's words. */
+            note?: string;
+            /** @description Pass (true) or fail (false). */
+            passed?: boolean;
+            run_id: string;
+            /**
+             * Format: double
+             * @description A score in [0, 1]; with choice, the score the rubric gives that choice.
+             */
+            score?: number;
+            /** @description The scorer, or the criterion several scorers share, the label judges the run for. */
+            scorer: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        LabelImportResult: {
+            lines: components["schemas"]["ImportedLabel"][] | null;
+            /** Format: int64 */
+            rejected: number;
+            /** Format: int64 */
+            replaced: number;
+            /** Format: int64 */
+            stored: number;
+        };
+        LabelInput: {
+            /** @description One of a rubric's choices, as the rubric names it. */
+            choice?: string;
+            /**
+             * @description Who labelled the run; a person labelling again replaces their label.
+             * @example ana@example.com
+             */
+            labeller: string;
+            /** @description Why, in the labeller's words. */
+            note?: string;
+            /** @description Pass (true) or fail (false). */
+            passed?: boolean;
+            /**
+             * Format: double
+             * @description A score in [0, 1]; with choice, the score the rubric gives that choice.
+             */
+            score?: number;
+        };
+        LabelsPage: {
+            labels: components["schemas"]["Label"][] | null;
+            next?: string;
+        };
         Measure: {
             /** Format: double */
             confidence: number;
@@ -464,6 +682,52 @@ export interface components {
             /** Format: double */
             value: number;
             what: string;
+        };
+        NotScored: {
+            basis: string;
+            /** Format: int64 */
+            failed: number;
+            /** Format: double */
+            judge_calls: number;
+            needs_judge: boolean;
+            /** Format: int64 */
+            no_result: number;
+            /** Format: int64 */
+            other_version: number;
+            /** Format: int64 */
+            runs: number;
+            /** Format: int64 */
+            skipped: number;
+            /** Format: double */
+            tokens: number;
+        };
+        PairBool: {
+            got: boolean;
+            run_id: string;
+            want: boolean;
+        };
+        PairFloat64: {
+            /** Format: double */
+            got: number;
+            run_id: string;
+            /** Format: double */
+            want: number;
+        };
+        PassFailReport: {
+            accuracy: components["schemas"]["Estimate"];
+            confusion: components["schemas"]["Confusion"];
+            disagreements: components["schemas"]["PairBool"][] | null;
+            fail_precision: components["schemas"]["Estimate"];
+            fail_recall: components["schemas"]["Estimate"];
+            kappa: components["schemas"]["Estimate"];
+            /** Format: int64 */
+            runs: number;
+        };
+        PeopleAgreement: {
+            a: string;
+            b: string;
+            pass_fail?: components["schemas"]["PassFailReport"];
+            scores?: components["schemas"]["ScoreReport"];
         };
         PolicyBody: {
             /** @description Per-scorer config. */
@@ -779,6 +1043,41 @@ export interface components {
             /** @description Include the pipeline steps (judge prompts and parsed answers), which are large. */
             steps?: boolean;
         };
+        ScoreLabelledResult: {
+            evaluations: string[] | null;
+            /** Format: int64 */
+            runs: number;
+            scorer: string;
+            version: string;
+        };
+        ScoreReport: {
+            disagreements: components["schemas"]["PairFloat64"][] | null;
+            kendall: components["schemas"]["Estimate"];
+            mae: components["schemas"]["Estimate"];
+            /** Format: int64 */
+            runs: number;
+            spearman: components["schemas"]["Estimate"];
+            /** Format: double */
+            tolerance: number;
+        };
+        ScorerAgreement: {
+            criterion: string;
+            disagreements: components["schemas"]["Disagreement"][] | null;
+            /** Format: int64 */
+            labelled_runs: number;
+            labeller?: string;
+            labellers: string[] | null;
+            /** Format: int64 */
+            labels: number;
+            not_scored: components["schemas"]["NotScored"];
+            notes?: string[] | null;
+            pass_fail?: components["schemas"]["PassFailReport"];
+            people: components["schemas"]["PeopleAgreement"][] | null;
+            scorer: string;
+            scores?: components["schemas"]["ScoreReport"];
+            version: string;
+            versions: string[] | null;
+        };
         ScorerInfo: {
             /** Format: int64 */
             abi_version: number;
@@ -838,6 +1137,11 @@ export interface components {
             /** Format: int64 */
             retries?: number;
             runtime?: string;
+        };
+        VerdictPair: {
+            passed?: boolean;
+            /** Format: double */
+            score?: number;
         };
     };
     responses: never;
@@ -1750,6 +2054,150 @@ export interface operations {
             };
         };
     };
+    "list-labels": {
+        parameters: {
+            query?: {
+                /** @description Keep one scorer's (or criterion's) labels. */
+                scorer?: string;
+                /** @description Keep one labeller's labels. */
+                labeller?: string;
+                /** @description Labels per page. */
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LabelsPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "import-labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSONL: one label a line (run_id, scorer, labeller, and one of passed, score or choice; note optional). Blank lines are ignored. */
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LabelImportResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "import-runs": {
         parameters: {
             query?: {
@@ -1856,6 +2304,258 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunView"];
                 };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-run-labels": {
+        parameters: {
+            query?: {
+                /** @description Keep one scorer's (or criterion's) labels. */
+                scorer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Label"][] | null;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "put-label": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: string;
+                /** @description The scorer, or a criterion several scorers share. */
+                scorer: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LabelInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Label"];
+                };
+            };
+            /** @description Created: the labeller's first label of the run for the scorer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Label"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-label": {
+        parameters: {
+            query: {
+                /** @description Whose label to remove. */
+                labeller: string;
+            };
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: string;
+                /** @description The scorer, or criterion, of the label. */
+                scorer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -2056,6 +2756,285 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-agreement": {
+        parameters: {
+            query?: {
+                /** @description The scorer version. Default: the version most recently used on the labelled runs. */
+                version?: string;
+                /** @description Compare with the labels of this criterion (one several scorers share). Default: the scorer's own labels. */
+                criterion?: string;
+                /** @description Take one person's labels as the reference. Default: every labeller's, combined. */
+                labeller?: string;
+                /** @description The score difference above which a run is a disagreement. Default 0.3. */
+                tolerance?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The scorer whose results are measured. */
+                scorer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScorerAgreement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "score-labelled": {
+        parameters: {
+            query?: {
+                /** @description The labels whose runs to score. Default: the scorer's own. */
+                criterion?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The scorer to score the labelled runs with. */
+                scorer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreLabelledResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "export-traces": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description application/x-protobuf or application/json. */
+                "Content-Type"?: string;
+                /** @description gzip, or none. */
+                "Content-Encoding"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": string;
+                "application/x-protobuf": string;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Content-Type"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -47,3 +47,21 @@ export type InsightsPage = Schemas["InsightsPage"];
 export type Evidence = Schemas["Evidence"];
 /** The query of GET /v1/insights and GET /v1/agents/{agent}/insights. */
 export type InsightQuery = NonNullable<operations["list-insights"]["parameters"]["query"]>;
+/** A person's judgement of a run for a scorer or criterion, as given: the labeller and one of passed, score or choice. */
+export type LabelInput = Schemas["LabelInput"];
+/** A stored label: the run, the scorer (or criterion), the labeller, the verdict and note. */
+export type Label = Schemas["Label"];
+/** A page of the tenant's labels, in the order they were given; `next` is the cursor of the next page. */
+export type LabelsPage = Schemas["LabelsPage"];
+/** What POST /v1/labels stored, replaced and rejected (with the line number and the reason). */
+export type LabelImportResult = Schemas["LabelImportResult"];
+/** One line of a label import: a label with the run and the scorer it is for. */
+export type LabelLine = LabelInput & { run_id: string; scorer: string };
+/** How well a scorer version agrees with the tenant's labels, with intervals, disagreements and the labellers' own agreement. */
+export type ScorerAgreement = Schemas["ScorerAgreement"];
+/** The query of GET /v1/scorers/{scorer}/agreement. */
+export type AgreementQuery = NonNullable<operations["get-agreement"]["parameters"]["query"]>;
+/** The query of GET /v1/labels. */
+export type LabelQuery = NonNullable<operations["list-labels"]["parameters"]["query"]>;
+/** What POST /v1/scorers/{scorer}/agreement/score started: the version, the runs and the evaluations to follow. */
+export type ScoreLabelledResult = Schemas["ScoreLabelledResult"];

@@ -1,4 +1,7 @@
-package process
+// Package cgroup caps what a process tree may hold with the kernel's memory and pids
+// controllers, for the hosts that start processes: plugin processes (host/process) and
+// the child that compiles a tenant's WebAssembly module (host/wasm's Vet).
+package cgroup
 
 import (
 	"bufio"
@@ -16,7 +19,7 @@ import (
 	"time"
 )
 
-// The host caps what a plugin's whole process tree may hold with the kernel's memory and
+// The host caps what a whole process tree may hold with the kernel's memory and
 // pids controllers, in whichever cgroup hierarchy carries them (v1, v2, or a hybrid of both:
 // these machines, as root, have v1's memory and pids while v2 carries only hugetlb), and
 // reads the tree's CPU time there (v1's cpuacct, v2's cpu.stat). It writes cgroupfs
@@ -41,8 +44,8 @@ type hierarchy struct {
 	dir string // own/scorekit-<pid>, once made
 }
 
-// cgroupHost is what the host found of the cgroup hierarchies once.
-type cgroupHost struct {
+// Host is what the host found of the cgroup hierarchies once.
+type Host struct {
 	hiers []*hierarchy // those the host could make its folder in
 	why   string       // what is missing and why; "" when memory and pids both bind
 
@@ -53,7 +56,7 @@ type cgroupHost struct {
 	total int // the cap on every plugin's tasks together; 0 for none
 }
 
-func (c *cgroupHost) memory() *hierarchy {
+func (c *Host) memory() *hierarchy {
 	for _, h := range c.hiers {
 		if h.memory {
 			return h
@@ -62,7 +65,7 @@ func (c *cgroupHost) memory() *hierarchy {
 	return nil
 }
 
-func (c *cgroupHost) pids() *hierarchy {
+func (c *Host) pids() *hierarchy {
 	for _, h := range c.hiers {
 		if h.pids {
 			return h
@@ -78,15 +81,49 @@ func (h *hierarchy) version() string {
 	return "cgroup v1"
 }
 
+// Find returns what this process found of the cgroup hierarchies, looked for once.
+func Find() *Host { return findOnce() }
+
+// Why says what is missing and why, "" when the memory and pids controllers both bind.
+func (c *Host) Why() string { return c.why }
+
+// Usable reports whether the host could make its folder in some hierarchy that carries
+// memory or pids.
+func (c *Host) Usable() bool { return len(c.hiers) > 0 }
+
+// MemoryVersion is the version of the hierarchy that carries memory ("cgroup v1" or
+// "cgroup v2"), "" when none does.
+func (c *Host) MemoryVersion() string {
+	if h := c.memory(); h != nil {
+		return h.version()
+	}
+	return ""
+}
+
+// PidsVersion is MemoryVersion for the pids controller.
+func (c *Host) PidsVersion() string {
+	if h := c.pids(); h != nil {
+		return h.version()
+	}
+	return ""
+}
+
+// RemoveStale removes the folders that hosts which are gone left behind.
+func (c *Host) RemoveStale() {
+	for _, h := range c.hiers {
+		removeStale(h.own)
+	}
+}
+
 var (
-	cgroupsOnce = sync.OnceValue(findCgroups)
-	cgroupSeq   atomic.Int64
+	findOnce  = sync.OnceValue(findCgroups)
+	cgroupSeq atomic.Int64
 )
 
 // findCgroups finds the hierarchies that carry memory and pids, and makes the host's folder
 // in each (removing the folders of hosts that are gone).
-func findCgroups() *cgroupHost {
-	c := &cgroupHost{}
+func findCgroups() *Host {
+	c := &Host{}
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		c.why = "cannot read /proc/self/mountinfo: " + err.Error()
@@ -251,7 +288,7 @@ func (h *hierarchy) make() error {
 }
 
 // acquire makes the host's folders if no plugin cgroup exists yet, and counts one more.
-func (c *cgroupHost) acquire() error {
+func (c *Host) acquire() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.live == 0 {
@@ -269,7 +306,7 @@ func (c *cgroupHost) acquire() error {
 }
 
 // release counts one plugin cgroup less, and removes the host's folders after the last.
-func (c *cgroupHost) release() {
+func (c *Host) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.live--; c.live > 0 {
@@ -297,8 +334,8 @@ func removeStale(own string) {
 	}
 }
 
-// setTotal caps the tasks of every plugin process of this host together.
-func (c *cgroupHost) setTotal(n int) error {
+// SetTotal caps the tasks of every process of this host together.
+func (c *Host) SetTotal(n int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.total = n
@@ -309,7 +346,7 @@ func (c *cgroupHost) setTotal(n int) error {
 }
 
 // writeTotal writes the total cap; the caller holds c.mu and the folders exist.
-func (c *cgroupHost) writeTotal() error {
+func (c *Host) writeTotal() error {
 	h := c.pids()
 	if h == nil || c.total <= 0 {
 		return nil
@@ -317,9 +354,9 @@ func (c *cgroupHost) writeTotal() error {
 	return writeFile(filepath.Join(h.dir, "pids.max"), strconv.Itoa(c.total))
 }
 
-// procCgroup is the cgroup of one plugin process and everything it starts.
-type procCgroup struct {
-	host   *cgroupHost
+// Proc is the cgroup of one process and everything it starts.
+type Proc struct {
+	host   *Host
 	dirs   []string // one per hierarchy
 	v1     []string // the v1 folders: the spawner thread joins them to fork into them
 	v1home []string // the host's own cgroup in each v1 hierarchy, where the thread returns
@@ -333,18 +370,18 @@ type procCgroup struct {
 	removed atomic.Bool
 }
 
-// newProcCgroup makes the cgroup of one plugin process with its limits: memMiB for the
-// memory of the whole tree (0: none), maxTasks for its processes and threads.
-func (c *cgroupHost) newProcCgroup(memMiB, maxTasks int) (*procCgroup, error) {
+// NewProc makes the cgroup of one process with its limits: memBytes for the memory of
+// the whole tree (0: none), maxTasks for its processes and threads (0: none).
+func (c *Host) NewProc(memBytes int64, maxTasks int) (*Proc, error) {
 	if err := c.acquire(); err != nil {
 		return nil, fmt.Errorf("make the host's cgroup: %w", err)
 	}
 	name := fmt.Sprintf("p%d", cgroupSeq.Add(1))
-	pc := &procCgroup{host: c}
+	pc := &Proc{host: c}
 	for _, h := range c.hiers {
 		d := filepath.Join(h.dir, name)
 		if err := os.Mkdir(d, 0o755); err != nil {
-			pc.remove()
+			pc.Remove()
 			return nil, fmt.Errorf("make the plugin's cgroup: %w", err)
 		}
 		pc.dirs = append(pc.dirs, d)
@@ -363,16 +400,16 @@ func (c *cgroupHost) newProcCgroup(memMiB, maxTasks int) (*procCgroup, error) {
 			pc.cpu, pc.cpuV2 = d, h.v2
 		}
 	}
-	if err := pc.limit(memMiB, maxTasks); err != nil {
-		pc.remove()
+	if err := pc.limit(memBytes, maxTasks); err != nil {
+		pc.Remove()
 		return nil, err
 	}
 	return pc, nil
 }
 
-func (pc *procCgroup) limit(memMiB, maxTasks int) error {
-	if pc.mem != "" && memMiB > 0 {
-		b := strconv.FormatInt(int64(memMiB)<<20, 10)
+func (pc *Proc) limit(memBytes int64, maxTasks int) error {
+	if pc.mem != "" && memBytes > 0 {
+		b := strconv.FormatInt(memBytes, 10)
 		if pc.memV2 {
 			if err := writeFile(filepath.Join(pc.mem, "memory.max"), b); err != nil {
 				return err
@@ -392,8 +429,36 @@ func (pc *procCgroup) limit(memMiB, maxTasks int) error {
 	return nil
 }
 
-// procs lists the processes in the cgroup.
-func (pc *procCgroup) procs() []int {
+// RaiseMemory raises the tree's memory limit to memBytes (cgroup v1 takes the limit on
+// memory plus swap first: the memory limit may not exceed it).
+func (pc *Proc) RaiseMemory(memBytes int64) error {
+	if pc == nil || pc.mem == "" {
+		return nil
+	}
+	b := strconv.FormatInt(memBytes, 10)
+	if pc.memV2 {
+		return writeFile(filepath.Join(pc.mem, "memory.max"), b)
+	}
+	if err := writeIfExists(filepath.Join(pc.mem, "memory.memsw.limit_in_bytes"), b); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(pc.mem, "memory.limit_in_bytes"), b)
+}
+
+// MemoryLimitFile is the file that holds the tree's memory limit, "" without a memory
+// controller.
+func (pc *Proc) MemoryLimitFile() string {
+	switch {
+	case pc == nil || pc.mem == "":
+		return ""
+	case pc.memV2:
+		return filepath.Join(pc.mem, "memory.max")
+	}
+	return filepath.Join(pc.mem, "memory.limit_in_bytes")
+}
+
+// Procs lists the processes in the cgroup.
+func (pc *Proc) Procs() []int {
 	if pc == nil || len(pc.dirs) == 0 {
 		return nil
 	}
@@ -414,18 +479,18 @@ func (pc *procCgroup) procs() []int {
 	return out
 }
 
-// tasks counts the processes and threads in the cgroup (what pids.max caps).
-func (pc *procCgroup) tasks() int {
+// Tasks counts the processes and threads in the cgroup (what pids.max caps).
+func (pc *Proc) Tasks() int {
 	if pc == nil || pc.pids == "" {
 		return 0
 	}
 	return readInt(filepath.Join(pc.pids, "pids.current"))
 }
 
-// kill kills every process in the cgroup, again until none is left: a process forking
+// Kill kills every process in the cgroup, again until none is left: a process forking
 // while the first sweep runs is caught by the next, and pids.max bounds how many there
 // can be. Bounded: it gives up after killSweeps sweeps.
-func (pc *procCgroup) kill() {
+func (pc *Proc) Kill() {
 	if pc == nil || len(pc.dirs) == 0 {
 		return
 	}
@@ -434,7 +499,7 @@ func (pc *procCgroup) kill() {
 	}
 	for range killSweeps {
 		// A zombie (the plugin's leader, before the host reaps it) is dead already.
-		pids := slices.DeleteFunc(pc.procs(), zombie)
+		pids := slices.DeleteFunc(pc.Procs(), zombie)
 		if len(pids) == 0 {
 			return
 		}
@@ -447,8 +512,8 @@ func (pc *procCgroup) kill() {
 
 const killSweeps = 1000
 
-// oomKills is how many processes of the tree the kernel killed at the memory limit.
-func (pc *procCgroup) oomKills() int {
+// OOMKills is how many processes of the tree the kernel killed at the memory limit.
+func (pc *Proc) OOMKills() int {
 	if pc == nil || pc.mem == "" {
 		return 0
 	}
@@ -458,8 +523,8 @@ func (pc *procCgroup) oomKills() int {
 	return eventCount(filepath.Join(pc.mem, "memory.oom_control"), "oom_kill")
 }
 
-// cpuSeconds is the CPU time the tree has used, its dead processes' included.
-func (pc *procCgroup) cpuSeconds() float64 {
+// CPUSeconds is the CPU time the tree has used, its dead processes' included.
+func (pc *Proc) CPUSeconds() float64 {
 	if pc == nil || pc.cpu == "" {
 		return 0
 	}
@@ -469,17 +534,17 @@ func (pc *procCgroup) cpuSeconds() float64 {
 	return float64(readInt(filepath.Join(pc.cpu, "cpuacct.usage"))) / 1e9
 }
 
-// pidsRefused is how many forks (or new threads) the pids limit refused.
-func (pc *procCgroup) pidsRefused() int {
+// PidsRefused is how many forks (or new threads) the pids limit refused.
+func (pc *Proc) PidsRefused() int {
 	if pc == nil || pc.pids == "" {
 		return 0
 	}
 	return eventCount(filepath.Join(pc.pids, "pids.events"), "max")
 }
 
-// remove removes the cgroup once its processes are gone; it waits up to two seconds for
+// Remove removes the cgroup once its processes are gone; it waits up to two seconds for
 // the kernel to finish releasing them. Once only.
-func (pc *procCgroup) remove() {
+func (pc *Proc) Remove() {
 	if pc == nil || !pc.removed.CompareAndSwap(false, true) {
 		return
 	}
@@ -532,4 +597,14 @@ func writeIfExists(path, v string) error {
 		return nil
 	}
 	return writeFile(path, v)
+}
+
+// zombie reports whether pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }

@@ -1,0 +1,268 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultMaxTraceBodyBytes is Options.MaxTraceBodyBytes's default: the OpenTelemetry
+// Collector's OTLP receiver takes 20 MiB.
+const DefaultMaxTraceBodyBytes = 20 << 20
+
+// opExportTraces is the operation id of POST /v1/traces.
+const opExportTraces = "export-traces"
+
+// The OTLP/HTTP content types.
+const (
+	contentProtobuf = "application/x-protobuf"
+	contentJSON     = "application/json"
+)
+
+func (s *Server) registerTraces(errs []int) {
+	op := huma.Operation{
+		OperationID: opExportTraces, Method: http.MethodPost, Path: "/v1/traces",
+		Summary: "Take OpenTelemetry traces (OTLP/HTTP): each GenAI agent span becomes a run",
+		// Scope: ingest. (The key's tenant writes runs, as POST /v1/runs does.)
+		Security: bearer,
+		Errors:   append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable),
+		// The body as sent; after gzip it is held to the same cap while it is read.
+		MaxBodyBytes: s.opts.MaxTraceBodyBytes + 1,
+		Description: "OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf " +
+			"(Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), " +
+			"answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; " +
+			"errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces " +
+			"and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each span with gen_ai.operation.name invoke_agent becomes a run " +
+			"(from the spans below it, which may come in earlier requests), stored once per trace and span id and evaluated on arrival by its agent's policy.",
+	}
+	huma.Register(s.api, op, s.exportTraces)
+	// huma requires a raw body; an empty one is a request without spans, as protobuf
+	// encodes it. The operation shares this RequestBody with the document.
+	if item := s.api.OpenAPI().Paths[op.Path]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
+		rb := item.Post.RequestBody
+		rb.Required = false
+		rb.Content[contentJSON] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Description: "ExportTraceServiceRequest in OTLP JSON"}}
+	}
+}
+
+type tracesInput struct {
+	ContentType     string `header:"Content-Type" doc:"application/x-protobuf or application/json."`
+	ContentEncoding string `header:"Content-Encoding" doc:"gzip, or none."`
+	RawBody         []byte `contentType:"application/x-protobuf"`
+}
+
+type tracesOutput struct {
+	Status      int
+	ContentType string `header:"Content-Type"`
+	RetryAfter  string `header:"Retry-After"`
+	Body        []byte
+}
+
+// exportTraces answers as OTLP/HTTP says: 200 with an ExportTraceServiceResponse (its
+// partial success when spans were rejected), or an error status with a google.rpc.Status,
+// each in the request's encoding.
+func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutput, error) {
+	ct := contentProtobuf
+	switch mt, _, _ := mime.ParseMediaType(in.ContentType); mt {
+	case contentJSON:
+		ct = contentJSON
+	case contentProtobuf:
+	default:
+		return otlpError(ct, http.StatusUnsupportedMediaType, codes.InvalidArgument, fmt.Sprintf(
+			"Content-Type %q: OTLP/HTTP takes application/x-protobuf or application/json", in.ContentType), ""), nil
+	}
+	body, err := s.decompress(in.ContentEncoding, in.RawBody)
+	if err != nil {
+		var (
+			tl *tooLarge
+			ue *unknownEncoding
+		)
+		switch {
+		case errors.As(err, &tl):
+			return otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, err.Error(), ""), nil
+		case errors.As(err, &ue):
+			return otlpError(ct, http.StatusUnsupportedMediaType, codes.InvalidArgument, err.Error(), ""), nil
+		}
+		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
+	}
+	req := ptraceotlp.NewExportRequest()
+	if ct == contentJSON {
+		err = req.UnmarshalJSON(body)
+	} else {
+		err = req.UnmarshalProto(body)
+	}
+	if err != nil {
+		kind := "protobuf"
+		if ct == contentJSON {
+			kind = "OTLP JSON"
+		}
+		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
+			"the body is not an ExportTraceServiceRequest in %s (Content-Type %s): %v", kind, ct, err), ""), nil
+	}
+	res, err := s.svc.IngestTraces(ctx, tenant(ctx), req.Traces())
+	if err != nil {
+		if p := fromService(err); p != nil && p.Status < 500 {
+			return otlpError(ct, p.Status, codes.InvalidArgument, p.Detail, ""), nil
+		}
+		s.opts.Logger.Error("api: export traces", "err", err)
+		// Retryable, as OTLP/HTTP says of 503: what was stored is stored once however
+		// often the exporter sends the batch again.
+		return otlpError(ct, http.StatusServiceUnavailable, codes.Unavailable,
+			"the spans could not be stored; the exporter retries after the time in Retry-After (the server log has the cause)", "1"), nil
+	}
+	resp := ptraceotlp.NewExportResponse()
+	if msg := res.Message(); msg != "" {
+		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
+		resp.PartialSuccess().SetErrorMessage(msg)
+	}
+	var out []byte
+	if ct == contentJSON {
+		out, err = resp.MarshalJSON()
+	} else {
+		out, err = resp.MarshalProto()
+	}
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &tracesOutput{Status: http.StatusOK, ContentType: ct, Body: out}, nil
+}
+
+// tooLarge is a body over the cap, as sent or as decompressed.
+type tooLarge struct{ limit int64 }
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("the request body is over the limit of %d bytes (as sent, and after decompression); send smaller batches "+
+		"(the exporter's batch span processor: OTEL_BSP_MAX_EXPORT_BATCH_SIZE)", e.limit)
+}
+
+// unknownEncoding is a Content-Encoding other than gzip.
+type unknownEncoding struct{ name string }
+
+func (e *unknownEncoding) Error() string {
+	return fmt.Sprintf("Content-Encoding %q: OTLP/HTTP bodies are sent as they are or gzip-compressed (OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip)", e.name)
+}
+
+// decompress returns the body as sent, or gunzipped, within MaxTraceBodyBytes: a body
+// that grows past it while it is decompressed (a gzip bomb) is refused before it is all
+// read.
+func (s *Server) decompress(encoding string, raw []byte) ([]byte, error) {
+	limit := s.opts.MaxTraceBodyBytes
+	if int64(len(raw)) > limit {
+		return nil, &tooLarge{limit}
+	}
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "", "identity":
+		return raw, nil
+	case "gzip":
+	default:
+		return nil, &unknownEncoding{encoding}
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("Content-Encoding gzip, but the body is not gzip: %v", err)
+	}
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("Content-Encoding gzip, but the body does not decompress: %v", err)
+	}
+	if n > limit {
+		return nil, &tooLarge{limit}
+	}
+	return buf.Bytes(), nil
+}
+
+// otlpError is an OTLP/HTTP error answer: status, and a google.rpc.Status in ct.
+func otlpError(ct string, status int, code codes.Code, msg, retryAfter string) *tracesOutput {
+	st := &rpcstatus.Status{Code: int32(code), Message: msg}
+	var (
+		b   []byte
+		err error
+	)
+	if ct == contentJSON {
+		b, err = protojson.Marshal(st)
+	} else {
+		b, err = proto.Marshal(st)
+	}
+	if err != nil { // a Status of two scalar fields always encodes
+		b = []byte(msg)
+	}
+	return &tracesOutput{Status: status, ContentType: ct, RetryAfter: retryAfter, Body: b}
+}
+
+// isTraces reports whether the operation is POST /v1/traces, whose errors are OTLP's.
+func isTraces(op *huma.Operation) bool { return op != nil && op.OperationID == opExportTraces }
+
+// refuseLargeTraces answers a POST /v1/traces whose Content-Length is over the cap with
+// 413 before anything else reads it. (A body sent without a length is cut off at the cap
+// by the operation's MaxBodyBytes.)
+func (s *Server) refuseLargeTraces(w http.ResponseWriter, r *http.Request) bool {
+	if !isTracesRequest(r) || r.ContentLength <= s.opts.MaxTraceBodyBytes {
+		return false
+	}
+	w.Header().Set("Connection", "close")
+	writeOTLPTo(w, r, problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, (&tooLarge{s.opts.MaxTraceBodyBytes}).Error()), "")
+	return true
+}
+
+// writeOTLP writes p, a refusal before the handler (key, rate, caps), as OTLP/HTTP says
+// errors are written.
+func writeOTLP(ctx huma.Context, p *Problem) {
+	out := otlpRefusal(ctx.Header("Content-Type"), p)
+	ctx.SetHeader("Content-Type", out.ContentType)
+	ctx.SetHeader("Content-Length", strconv.Itoa(len(out.Body)))
+	ctx.SetStatus(p.Status)
+	_, _ = ctx.BodyWriter().Write(out.Body)
+}
+
+// isTracesRequest reports whether r is for POST /v1/traces, before routing.
+func isTracesRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/v1/traces"
+}
+
+// writeOTLPTo writes p, a refusal before routing (the server's cap), as writeOTLP does.
+func writeOTLPTo(w http.ResponseWriter, r *http.Request, p *Problem, retryAfter string) {
+	out := otlpRefusal(r.Header.Get("Content-Type"), p)
+	w.Header().Set("Content-Type", out.ContentType)
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(out.Body)
+}
+
+// otlpRefusal is p as OTLP's answer to a request of contentType.
+func otlpRefusal(contentType string, p *Problem) *tracesOutput {
+	ct := contentProtobuf
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == contentJSON {
+		ct = contentJSON
+	}
+	code := codes.InvalidArgument
+	switch p.Status {
+	case http.StatusUnauthorized:
+		code = codes.Unauthenticated
+	case http.StatusForbidden:
+		code = codes.PermissionDenied
+	case http.StatusTooManyRequests:
+		code = codes.ResourceExhausted
+	case http.StatusServiceUnavailable:
+		code = codes.Unavailable
+	case http.StatusInternalServerError:
+		code = codes.Internal
+	}
+	return otlpError(ct, p.Status, code, p.Detail, "")
+}

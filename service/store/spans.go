@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// OpenSpan is a span of an open trace, kept until its trace's agent span arrives (or the
+// window ends): the service receives spans as they end, children before their agent.
+type OpenSpan struct {
+	TraceID      string
+	SpanID       string
+	ParentSpanID string
+	// Agent is true for an agent span, whose run was made when it arrived.
+	Agent bool
+	// Span is the span with its resource and scope as OTLP protobuf (a ptrace.Traces that
+	// holds it alone). OpenSpans leaves it nil unless asked for.
+	Span []byte
+}
+
+// spanBatch is how many spans one INSERT carries: 8 parameters each.
+const spanBatch = 500
+
+// valuesOf returns vals as a table of one column (column1), (VALUES ($n), ...), and the
+// arguments, leading first. Queries join it rather than test trace_id IN (...): where
+// PostgreSQL's plan scans the table, it tests such a list against every row, and a join
+// hashes it once.
+func valuesOf(vals []string, leading ...any) (string, []any) {
+	var b strings.Builder
+	args := append([]any(nil), leading...)
+	b.WriteString("(VALUES ")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		args = append(args, v)
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT))", len(args))
+	}
+	b.WriteByte(')')
+	return b.String(), args
+}
+
+// PutOpenSpans keeps spans of the tenant's open traces until expires; a span the tenant
+// has already (same trace and span id) is left as it is, so a batch sent again keeps
+// nothing twice.
+func (q queries) PutOpenSpans(ctx context.Context, tenantID int64, spans []OpenSpan, expires time.Time) error {
+	received := micros(time.Now())
+	var b strings.Builder
+	for start := 0; start < len(spans); start += spanBatch {
+		chunk := spans[start:min(start+spanBatch, len(spans))]
+		b.Reset()
+		args := make([]any, 0, len(chunk)*8)
+		b.WriteString(`INSERT INTO open_spans (tenant_id, trace_id, span_id, parent_span_id, agent, span, received_at, expires_at) VALUES `)
+		for i, s := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+			args = append(args, tenantID, s.TraceID, s.SpanID, s.ParentSpanID, s.Agent, s.Span, received, micros(expires))
+		}
+		b.WriteString(` ON CONFLICT (tenant_id, trace_id, span_id) DO NOTHING`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: keep open spans: %w", err)
+		}
+	}
+	return nil
+}
+
+// OpenSpans returns the tenant's kept spans of the given traces that have not expired by
+// now, with their Span when withSpan is true.
+func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []string, now time.Time, withSpan bool) ([]OpenSpan, error) {
+	cols := `trace_id, span_id, parent_span_id, agent`
+	if withSpan {
+		cols += `, span`
+	}
+	cols = strings.ReplaceAll(cols, "trace_id", "open_spans.trace_id")
+	var out []OpenSpan
+	for start := 0; start < len(traceIDs); start += spanBatch {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
+			WHERE tenant_id = $1 AND expires_at > $2`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: open spans: %w", err)
+		}
+		for rs.Next() {
+			var s OpenSpan
+			dest := []any{&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent}
+			if withSpan {
+				dest = append(dest, &s.Span)
+			}
+			if err := rs.Scan(dest...); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: open spans: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// KeepOpenTraces moves the end of the tenant's traces' kept spans that end before
+// ifBefore on to expires: a trace stays open while its spans keep arriving. (ifBefore a
+// little before expires spares rewriting every span of a trace at each of its requests.)
+func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires, ifBefore time.Time) error {
+	for start := 0; start < len(traceIDs); start += spanBatch {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires), micros(ifBefore))
+		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $2 FROM `+traces+` AS traces
+			WHERE open_spans.tenant_id = $1 AND open_spans.expires_at < $3 AND open_spans.trace_id = traces.column1`, args...); err != nil {
+			return fmt.Errorf("store: keep traces open: %w", err)
+		}
+	}
+	return nil
+}
+
+// DropSpanBodies empties the Span of the tenant's kept spans given (by trace and span
+// id): spans that went into a run, whose ids are still needed but whose bodies are not.
+func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []OpenSpan) error {
+	var b strings.Builder
+	for start := 0; start < len(spans); start += spanBatch {
+		chunk := spans[start:min(start+spanBatch, len(spans))]
+		b.Reset()
+		args := make([]any, 0, 2+len(chunk)*2)
+		args = append(args, tenantID, []byte{})
+		b.WriteString(`UPDATE open_spans SET span = $2 FROM (VALUES `)
+		for i, s := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
+			args = append(args, s.TraceID, s.SpanID)
+		}
+		b.WriteString(`) AS used WHERE open_spans.tenant_id = $1 AND open_spans.trace_id = used.column1 AND open_spans.span_id = used.column2`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: drop span bodies: %w", err)
+		}
+	}
+	return nil
+}
+
+// OpenSpanBytes is the size of the tenant's kept spans that have not expired by now.
+func (q queries) OpenSpanBytes(ctx context.Context, tenantID int64, now time.Time) (int64, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COALESCE(SUM(LENGTH(span)), 0) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2`,
+		[]any{tenantID, micros(now)}, &n)
+	if err != nil {
+		return 0, fmt.Errorf("store: open span bytes: %w", err)
+	}
+	return n, nil
+}
+
+// DeleteExpiredSpans deletes every tenant's kept spans that expired by now and says how
+// many it deleted.
+func (q queries) DeleteExpiredSpans(ctx context.Context, now time.Time) (int64, error) {
+	n, err := q.q.exec(ctx, `DELETE FROM open_spans WHERE expires_at <= $1`, micros(now))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete expired spans: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,410 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/scorekit/scorekit/ingest"
+	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// TracesResult says what IngestTraces did with the spans of one request.
+type TracesResult struct {
+	// Spans is how many spans the request held.
+	Spans int `json:"spans"`
+	// Runs says what happened to the runs the request's agent spans made: stored, or
+	// duplicates of runs the tenant had (a batch sent again).
+	Runs ImportResult `json:"runs"`
+	// Kept is how many spans were kept for their trace's agent span, which has not arrived.
+	Kept int `json:"kept"`
+	// Rejected is how many spans were not taken; Errors say why.
+	Rejected int `json:"rejected"`
+	// Errors say why spans were rejected: the first few reasons, each once.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Message is the result's errors and warnings in one line, for OTLP's partial success
+// answer; "" when every span was taken and there is nothing to say.
+func (r TracesResult) Message() string {
+	var parts []string
+	if r.Rejected > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d spans rejected: %s", r.Rejected, r.Spans, strings.Join(r.Errors, "; ")))
+	}
+	return strings.Join(append(parts, r.Runs.Warnings...), "; ")
+}
+
+// maxReasons caps TracesResult.Errors: a batch of a thousand bad spans says the same
+// thing a thousand times.
+const maxReasons = 5
+
+func (r *TracesResult) reject(n int, reason string) {
+	r.Rejected += n
+	for _, e := range r.Errors {
+		if e == reason {
+			return
+		}
+	}
+	if len(r.Errors) < maxReasons {
+		r.Errors = append(r.Errors, reason)
+	}
+}
+
+// traceSpan is one span of a request, with the resource and scope it came under.
+type traceSpan struct {
+	rs    ptrace.ResourceSpans
+	ss    ptrace.ScopeSpans
+	span  ptrace.Span
+	trace string
+	id    string
+	op    string
+}
+
+func (ts *traceSpan) key() string { return ts.trace + "/" + ts.id }
+
+// spanNode is what the ancestry walk needs of a span: its parent, and whether it is an
+// agent span and arrived in this request.
+type spanNode struct {
+	parent string
+	agent  bool
+	fresh  bool
+}
+
+// IngestTraces takes the spans of one OTLP export request (td) for tenant t and stores
+// the runs of its agent spans, as POST /v1/runs stores runs, evaluated on arrival by the
+// agents' policies.
+//
+// A run is made when its agent span (gen_ai.operation.name invoke_agent) arrives, from
+// the spans below it, by ingest.AgentRuns, the code `scorekit convert` uses. Children end
+// before their agent and an exporter sends spans as they end, so the spans below an agent
+// come before it or with it, in other requests, possibly to another server on the same
+// database: the spans of a trace whose agent span has not arrived are kept in the store
+// (open_spans) until Config.TraceWindow after the trace's last span arrived, up to
+// Config.MaxOpenSpanBytes per tenant. A run is made once: a span that arrives after its
+// agent span made the run is rejected (counted, with the reason), never attached later,
+// so a stored run never changes under its evaluations. Spans of traces without any GenAI
+// span are taken and not kept. A span the tenant sent already (the same trace and span
+// id, within the window) is taken again without effect, so a batch sent again stores
+// nothing twice; the runs are stored once per id ([ingest.RunID]) in any case.
+func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Traces) (TracesResult, error) {
+	now := time.Now()
+	res := TracesResult{Spans: td.SpanCount(), Runs: ImportResult{Runs: []ImportedRun{}}}
+	if _, err := s.st.DeleteExpiredSpans(ctx, now); err != nil {
+		return res, err
+	}
+	spans, traces := s.requestSpans(td, &res)
+	if len(spans) == 0 {
+		return res, nil
+	}
+	stored, err := s.st.OpenSpans(ctx, t.ID, traces, now, false)
+	if err != nil {
+		return res, err
+	}
+	nodes := map[string]spanNode{}
+	genAI := map[string]bool{} // traces with a GenAI span, stored or in the request
+	for _, o := range stored {
+		nodes[o.TraceID+"/"+o.SpanID] = spanNode{parent: o.ParentSpanID, agent: o.Agent}
+		genAI[o.TraceID] = true // only GenAI traces' spans are kept
+	}
+	var (
+		fresh     []*traceSpan
+		requested = map[string]bool{} // every span of the request, sent before or not
+	)
+	for _, sp := range spans {
+		requested[sp.key()] = true
+		if _, ok := nodes[sp.key()]; ok {
+			continue // sent before: taken again without effect
+		}
+		fresh = append(fresh, sp)
+		nodes[sp.key()] = spanNode{parent: spanIDString(sp.span.ParentSpanID()), agent: sp.op == ingest.OpInvokeAgent, fresh: true}
+		if sp.op != "" {
+			genAI[sp.trace] = true
+		}
+	}
+
+	// Each fresh span: an agent span makes a run now; a span below a fresh agent span
+	// goes into its run; a span below an agent span that came earlier is late, unless that
+	// agent span is sent again with it (a batch sent again); any other span of a GenAI
+	// trace waits for its agent.
+	var (
+		agentTraces []string
+		agents      = map[string]bool{} // fresh agent spans, by trace/span
+		withAgent   = map[string]bool{} // traces with a fresh agent span
+		out         []store.OpenSpan
+		waiting     []*traceSpan
+	)
+	for _, sp := range fresh {
+		if sp.op == ingest.OpInvokeAgent {
+			if !withAgent[sp.trace] {
+				agentTraces = append(agentTraces, sp.trace)
+			}
+			withAgent[sp.trace], agents[sp.key()] = true, true
+			// Kept without its body: it finds a late span, and is known if sent again.
+			out = append(out, idsOf(sp))
+			continue
+		}
+		switch key, a, ok := nearestAgent(nodes, sp.trace, sp.id); {
+		case ok && a.fresh, ok && requested[key]:
+		case ok:
+			res.reject(1, fmt.Sprintf("span %s of trace %s arrived after its agent span's run was made; "+
+				"a run is made once, when its agent span arrives: export a span when it ends (a batch span processor does)", sp.id, sp.trace))
+		case genAI[sp.trace]:
+			waiting = append(waiting, sp)
+		}
+	}
+
+	if err := s.traceRuns(ctx, t, spans, agentTraces, agents, now, &res); err != nil {
+		return res, err
+	}
+	// The kept spans that went into a run keep only their ids, which know them if they
+	// are sent again; their bodies no longer count against the cap.
+	var used []store.OpenSpan
+	for _, o := range stored {
+		if _, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && !o.Agent {
+			used = append(used, o)
+		}
+	}
+
+	kept, err := s.keepWaiting(ctx, t, now, waiting, &res)
+	if err != nil {
+		return res, err
+	}
+	out = append(out, kept...)
+	if len(out) == 0 && len(used) == 0 {
+		return res, nil
+	}
+	expires := now.Add(s.opts.TraceWindow)
+	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
+			return err
+		}
+		// A trace's spans are kept at least 90% of the window after its last span.
+		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
+			return err
+		}
+		return tx.PutOpenSpans(ctx, t.ID, out, expires)
+	})
+	return res, err
+}
+
+// keepWaiting returns the spans that wait for their agent span as the store keeps them,
+// within the tenant's room (Config.MaxOpenSpanBytes); those beyond it are rejected.
+func (s *Service) keepWaiting(ctx context.Context, t store.Tenant, now time.Time, waiting []*traceSpan, res *TracesResult) ([]store.OpenSpan, error) {
+	if len(waiting) == 0 {
+		return nil, nil
+	}
+	taken, err := s.st.OpenSpanBytes(ctx, t.ID, now)
+	if err != nil {
+		return nil, err
+	}
+	room := s.opts.MaxOpenSpanBytes - taken
+	var out []store.OpenSpan
+	for _, sp := range waiting {
+		// A GenAI span whole; another span only as a link to its parent.
+		o, err := keptSpan{sp, sp.op == ""}.open()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(o.Span)) > room {
+			res.reject(1, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
+				"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+			continue
+		}
+		room -= int64(len(o.Span))
+		out = append(out, o)
+		res.Kept++
+	}
+	return out, nil
+}
+
+// idsOf is a span as the store keeps it without its body.
+func idsOf(sp *traceSpan) store.OpenSpan {
+	return store.OpenSpan{TraceID: sp.trace, SpanID: sp.id, ParentSpanID: spanIDString(sp.span.ParentSpanID()),
+		Agent: sp.op == ingest.OpInvokeAgent, Span: []byte{}}
+}
+
+// keptSpan is a span to keep, whole or bare.
+type keptSpan struct {
+	sp   *traceSpan
+	bare bool
+}
+
+// open is the span as the store keeps it.
+func (k keptSpan) open() (store.OpenSpan, error) {
+	o := idsOf(k.sp)
+	var err error
+	o.Span, err = oneSpan(k.sp, k.bare)
+	return o, err
+}
+
+// requestSpans lists the request's spans, each once, and the traces they belong to; a
+// span without a trace or span id is rejected.
+func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult) ([]*traceSpan, []string) {
+	var (
+		out    []*traceSpan
+		traces []string
+		seen   = map[string]bool{}
+		tseen  = map[string]bool{}
+	)
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			ss := sss.At(j)
+			for k := range ss.Spans().Len() {
+				span := ss.Spans().At(k)
+				if span.TraceID().IsEmpty() || span.SpanID().IsEmpty() {
+					res.reject(1, fmt.Sprintf("span %q has no trace id or span id; OTLP requires both", span.Name()))
+					continue
+				}
+				sp := &traceSpan{rs: rs, ss: ss, span: span, trace: span.TraceID().String(), id: span.SpanID().String(), op: ingest.Operation(span)}
+				if seen[sp.key()] {
+					continue
+				}
+				seen[sp.key()] = true
+				out = append(out, sp)
+				if !tseen[sp.trace] {
+					tseen[sp.trace] = true
+					traces = append(traces, sp.trace)
+				}
+			}
+		}
+	}
+	return out, traces
+}
+
+// traceRuns makes the runs of the fresh agent spans (agents, by trace/span) of the
+// traces in agentTraces, from the request's spans and the spans kept of those traces, and
+// stores them.
+func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool, now time.Time, res *TracesResult) error {
+	if len(agentTraces) == 0 {
+		return nil
+	}
+	kept, err := s.st.OpenSpans(ctx, t.ID, agentTraces, now, true)
+	if err != nil {
+		return err
+	}
+	inTraces := map[string]bool{}
+	for _, id := range agentTraces {
+		inTraces[id] = true
+	}
+	td := ptrace.NewTraces()
+	known := map[string]bool{}
+	for _, sp := range spans {
+		if !inTraces[sp.trace] {
+			continue
+		}
+		known[sp.key()] = true
+		rs := td.ResourceSpans().AppendEmpty()
+		sp.rs.Resource().CopyTo(rs.Resource())
+		ss := rs.ScopeSpans().AppendEmpty()
+		sp.ss.Scope().CopyTo(ss.Scope())
+		sp.span.CopyTo(ss.Spans().AppendEmpty())
+	}
+	for _, o := range kept {
+		if known[o.TraceID+"/"+o.SpanID] || len(o.Span) == 0 { // in the request, or in a run already
+			continue
+		}
+		one, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(o.Span)
+		if err != nil {
+			return fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
+		}
+		one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+	var (
+		body    bytes.Buffer
+		spanIDs = map[string]string{} // run id -> agent span, for the rejections
+	)
+	enc := json.NewEncoder(&body)
+	want := func(sp ptrace.Span) bool {
+		return agents[sp.TraceID().String()+"/"+sp.SpanID().String()]
+	}
+	err = ingest.AgentRuns(td, want, ingest.Options{OnError: func(_ int, err error) {
+		res.reject(1, err.Error())
+	}}, func(r sdk.Run) error {
+		if r.Agent == "" {
+			res.reject(1, fmt.Sprintf("agent span %s names no agent: set gen_ai.agent.name, name the span \"invoke_agent NAME\", "+
+				"or name the service (OTEL_SERVICE_NAME)", r.Metadata["span_id"]))
+			return nil
+		}
+		spanIDs[r.ID] = fmt.Sprint(r.Metadata["span_id"])
+		return enc.Encode(r)
+	})
+	if err != nil || body.Len() == 0 {
+		return err
+	}
+	imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{})
+	if err != nil {
+		return err
+	}
+	for _, ir := range imp.Runs {
+		if ir.Status == RunRejected {
+			res.reject(1, fmt.Sprintf("agent span %s: its run was rejected: %s", spanIDs[ir.ID], ir.Error))
+		}
+	}
+	res.Runs = imp
+	return nil
+}
+
+// nearestAgent walks up from a span to the nearest agent span known, and returns its
+// key (trace/span) and node.
+func nearestAgent(nodes map[string]spanNode, trace, id string) (string, spanNode, bool) {
+	seen := map[string]bool{}
+	for n, ok := nodes[trace+"/"+id]; ok && n.parent != ""; {
+		key := trace + "/" + n.parent
+		if seen[key] {
+			return "", spanNode{}, false // a cycle of parent links: no agent above
+		}
+		seen[key] = true
+		if n, ok = nodes[key]; ok && n.agent {
+			return key, n, true
+		}
+	}
+	return "", spanNode{}, false
+}
+
+// oneSpan encodes sp with its resource and scope as OTLP protobuf. A bare span keeps only
+// what links it into its trace: ids, name, times and its GenAI operation.
+func oneSpan(sp *traceSpan, bare bool) ([]byte, error) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	ss := rs.ScopeSpans().AppendEmpty()
+	out := ss.Spans().AppendEmpty()
+	if !bare {
+		sp.rs.Resource().CopyTo(rs.Resource())
+		rs.SetSchemaUrl(sp.rs.SchemaUrl())
+		sp.ss.Scope().CopyTo(ss.Scope())
+		ss.SetSchemaUrl(sp.ss.SchemaUrl())
+		sp.span.CopyTo(out)
+	} else {
+		out.SetTraceID(sp.span.TraceID())
+		out.SetSpanID(sp.span.SpanID())
+		out.SetParentSpanID(sp.span.ParentSpanID())
+		out.SetName(sp.span.Name())
+		out.SetStartTimestamp(sp.span.StartTimestamp())
+		out.SetEndTimestamp(sp.span.EndTimestamp())
+		if sp.op != "" {
+			out.Attributes().PutStr("gen_ai.operation.name", sp.op)
+		}
+	}
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		return nil, fmt.Errorf("service: encode span %s: %w", sp.id, err)
+	}
+	return b, nil
+}
+
+func spanIDString(id pcommon.SpanID) string {
+	if id.IsEmpty() {
+		return ""
+	}
+	return id.String()
+}

@@ -1,0 +1,92 @@
+package service_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// traceOf builds a request of spans of one trace: each with its id, its parent's (0 for
+// none), name, operation (none for "") and an output message of size bytes (none for -1).
+type spanSpec struct {
+	id, parent byte
+	name, op   string
+	size       int
+}
+
+func traceOf(trace byte, specs ...spanSpec) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc")
+	ss := rs.ScopeSpans().AppendEmpty()
+	for _, sp := range specs {
+		s := ss.Spans().AppendEmpty()
+		s.SetTraceID(pcommon.TraceID{trace, 1})
+		s.SetSpanID(pcommon.SpanID{trace, sp.id})
+		if sp.parent != 0 {
+			s.SetParentSpanID(pcommon.SpanID{trace, sp.parent})
+		}
+		s.SetName(sp.name)
+		if sp.op != "" {
+			s.Attributes().PutStr("gen_ai.operation.name", sp.op)
+		}
+		if sp.size >= 0 {
+			s.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"`+strings.Repeat("x", sp.size)+`"}]}]`)
+		}
+	}
+	return td
+}
+
+// TestIngestTracesKeepsWithinBounds: spans waiting for their agent span are kept up to
+// the tenant's cap in bytes, and those beyond it are rejected with the reason; spans of
+// traces without a GenAI span are taken and not kept.
+func TestIngestTracesKeepsWithinBounds(t *testing.T) {
+	ctx := context.Background()
+	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"),
+		Host: host.New(servicetest.Registry(t, nil)), MaxOpenSpanBytes: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(ctx) })
+	tn, err := svc.CreateTenant(ctx, "acme", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A web request's trace: nothing to keep.
+	res, err := svc.IngestTraces(ctx, tn, traceOf(1, spanSpec{1, 0, "GET /", "", 10}, spanSpec{2, 1, "SELECT", "", 10}))
+	if err != nil || res.Kept != 0 || res.Rejected != 0 || res.Spans != 2 {
+		t.Fatalf("plain trace: %+v, %v", res, err)
+	}
+	// A model call waits for its agent; the next ones fill the cap and are refused.
+	res, err = svc.IngestTraces(ctx, tn, traceOf(2, spanSpec{2, 1, "chat", "chat", 1500}))
+	if err != nil || res.Kept != 1 || res.Rejected != 0 {
+		t.Fatalf("first model call: %+v, %v", res, err)
+	}
+	res, err = svc.IngestTraces(ctx, tn, traceOf(3, spanSpec{2, 1, "chat", "chat", 1500}, spanSpec{3, 1, "chat", "chat", 1500}))
+	if err != nil || res.Kept != 1 || res.Rejected != 1 || !strings.Contains(res.Message(), "keeps at most 4000 bytes of spans of open traces") {
+		t.Fatalf("over the cap: %+v, %v", res, err)
+	}
+	// The agent span of trace 2 arrives: its run is made from the kept model call.
+	res, err = svc.IngestTraces(ctx, tn, traceOf(2, spanSpec{1, 0, "invoke_agent helper", "invoke_agent", -1}))
+	if err != nil || res.Runs.Stored != 1 || res.Rejected != 0 {
+		t.Fatalf("agent span: %+v, %v", res, err)
+	}
+	rv, err := svc.Run(ctx, tn, res.Runs.Runs[0].ID, false)
+	if err != nil || rv.Agent != "helper" || !strings.Contains(string(rv.Run), `"output":"`+strings.Repeat("x", 1500)+`"`) {
+		t.Fatalf("the run: %+v, %v", rv, err)
+	}
+	// The model call went into the run: its room is free again.
+	res, err = svc.IngestTraces(ctx, tn, traceOf(4, spanSpec{2, 1, "chat", "chat", 1500}))
+	if err != nil || res.Kept != 1 || res.Rejected != 0 {
+		t.Fatalf("after the run was made: %+v, %v", res, err)
+	}
+}
