@@ -23,7 +23,8 @@ import (
 // SQLite, for an agent without a policy and, in the same iteration on a fresh store, for
 // an agent whose policy evaluates every arriving run with prescreen. Reports both request
 // rates and their ratio (the aim: >= 0.8), how fast results were stored (from the first
-// request to the last result), and how many evaluations the arrivals made.
+// request to the last result) and how long after the last request the last result was,
+// and how many evaluations and chunk jobs the arrivals made.
 func BenchmarkArrivals(b *testing.B) {
 	const n, clients = 3200, 32
 	set := servicetest.Seed(b)
@@ -54,6 +55,8 @@ func BenchmarkArrivals(b *testing.B) {
 	b.ReportMetric(rate(policy), "req/s_policy")
 	b.ReportMetric(plain.Seconds()/policy.Seconds(), "policy/plain")
 	b.ReportMetric(rate(scored), "results/s")
+	// How long after the last run was posted its result, and every other, was stored.
+	b.ReportMetric(float64((scored-policy).Milliseconds())/float64(b.N), "lag_ms")
 	b.ReportMetric(float64(evaluations)/float64(b.N), "evaluations")
 	b.ReportMetric(float64(chunks)/float64(b.N), "chunk_jobs")
 }

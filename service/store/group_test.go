@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
 // pendingShared counts the InSharedTx callers waiting for a batch.
@@ -27,19 +24,7 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 	for _, backend := range []string{SQLite, Postgres} {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := filepath.Join(t.TempDir(), "group.db")
-			if backend == Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
-			s, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			ten, err := s.CreateTenant(ctx, "acme", Policy{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, ten := openBackend(t, backend)
 			const n = 40
 			var (
 				errs  = make([]error, n)

@@ -44,20 +44,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		}{"insights " + strings.Join(strings.Fields(q[strings.Index(q, "WHERE"):]), " "), q, args})
 	}
 	for _, c := range cases {
-		rows, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := explain(t, s, c.query, c.args)
 		for _, step := range plan {
 			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN CONSTANT") {
 				t.Errorf("%s scans a whole table:\n  %s", c.name, strings.Join(plan, "\n  "))
@@ -76,19 +63,7 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 	for _, backend := range []string{SQLite, Postgres} {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if backend == Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
-			s, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			ten, err := s.CreateTenant(ctx, "acme", Policy{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, ten := openBackend(t, backend)
 			// 50,000 runs of 50 agents; 2,000 evaluations of 25 runs each, one open per
 			// agent; two results per run.
 			series := func(n int) string {
@@ -183,4 +158,25 @@ func explain(t *testing.T, s *Store, query string, args []any) []string {
 		plan = append(plan, detail)
 	}
 	return plan
+}
+
+// openBackend opens a fresh store on backend (a SQLite file, or a database of the shared
+// PostgreSQL cluster) with a tenant acme; both are closed when t ends.
+func openBackend(t *testing.T, backend string) (*Store, Tenant) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "store.db")
+	if backend == Postgres {
+		dsn = pgtest.Shared(t).Database(t)
+	}
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ten, err := s.CreateTenant(ctx, "acme", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ten
 }
