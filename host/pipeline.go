@@ -64,7 +64,7 @@ func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 	start := time.Now()
 	judge, finish := s.judge, func(*sdk.Result) {}
 	if m, ok := judge.(JudgeMeter); ok {
-		judge, finish = m.MeterJudge(s.tenant, s.info.Name)
+		judge, finish = m.MeterJudge(ctx, s.tenant, s.info.Name)
 	}
 	res := s.score(ctx, &run, judge)
 	finish(&res)
@@ -76,11 +76,14 @@ func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
 
 // JudgeMeter is implemented by judges that account each scoring call (host/broker). The
 // returned func finishes the call with its final result: it records the judge's cost in
-// the telemetry and lets the judge keep (cache) only answers the scorer could use. A judge
-// that wraps another (a tracing one) must implement it too when the wrapped one does, or
-// metering stops without a word.
+// the telemetry and lets the judge keep (cache) only answers the scorer could use. ctx is
+// the scoring call's context: a judge reads call-scoped settings from it (host/broker
+// reads the tenant's route, broker.WithRoute), and the judge it returns keeps them for
+// every request of the call, whatever runtime makes them. A judge that wraps another (a
+// tracing one) must implement it too when the wrapped one does, or metering stops without
+// a word.
 type JudgeMeter interface {
-	MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result))
+	MeterJudge(ctx context.Context, tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 
 func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge) sdk.Result {

@@ -20,6 +20,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -268,4 +269,60 @@ func BenchmarkWorkersPostgres(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "runs/s")
 		})
 	}
+}
+
+// BenchmarkTenantJudgeKey: what a tenant's own judge key costs an evaluation. Two
+// tenants evaluate the same 400 runs with relevancy (chunks of 25, so 16 jobs, each
+// reading and opening the tenant's sealed keys first) against a judge on loopback; one
+// stored its own key, the other uses the operator's. Reported: each one's runs/s and the
+// ratio of their times (tenant key / operator key), measured alternately in one run.
+func BenchmarkTenantJudgeKey(b *testing.B) {
+	set := seedSet(&testing.T{})
+	const n = 400
+	srv := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "ok", "score": 1}`})
+	defer srv.Close()
+	keyring, err := secrets.New(secrets.NewKey())
+	if err != nil {
+		b.Fatal(err)
+	}
+	br, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "m", APIKey: "sk-operator", TokenBudget: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = br.Close() })
+	env := servicetest.New(b, filepath.Join(b.TempDir(), "scorekit.db"), servicetest.Options{
+		Host: host.New(servicetest.Registry(b, nil), host.WithJudge(br)), Judge: br, Secrets: keyring,
+		Jobs: jobs.Options{Workers: 4, JobConcurrency: 8, ChunkSize: 25, PollInterval: pollInterval}})
+	ctx := context.Background()
+	operator, _ := env.Service.CreateTenant(ctx, "operator-key", store.Policy{})
+	own, _ := env.Service.CreateTenant(ctx, "own-key", store.Policy{})
+	if err := env.Service.SetJudgeKey(ctx, own, broker.DefaultEndpoint, "sk-own-0123456789"); err != nil {
+		b.Fatal(err)
+	}
+	var took [2]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for j, tn := range []store.Tenant{operator, own} {
+			b.StopTimer()
+			agent := fmt.Sprintf("a%d-%d", seq.Add(1), i)
+			if _, err := env.Service.ImportRuns(ctx, tn, benchRuns(b, set, agent, agent, n), service.ImportOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			start := time.Now()
+			evaluateAll(b, env.Service, tn, agent, n, []string{"relevancy"})
+			took[j] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	seen := map[string]int{}
+	for _, q := range srv.Requests() {
+		seen[q.Authorization]++
+	}
+	if seen["Bearer sk-own-0123456789"] == 0 || seen["Bearer sk-operator"] == 0 {
+		b.Fatalf("calls by key: %v; want both keys used", seen)
+	}
+	b.ReportMetric(float64(n*b.N)/took[0].Seconds(), "operator_runs/s")
+	b.ReportMetric(float64(n*b.N)/took[1].Seconds(), "tenant_key_runs/s")
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "tenant_key/operator")
 }

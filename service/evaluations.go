@@ -156,6 +156,9 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 	if err != nil {
 		return EvaluationView{}, err
 	}
+	if spec.Judge, err = s.judgeRoute(pol.Judge); err != nil {
+		return EvaluationView{}, err
+	}
 	spec.Limit, spec.Since = req.Limit, req.Since
 	var ev store.Evaluation
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/store"
 )
@@ -184,6 +185,11 @@ func (s *Service) SetAgentPolicy(ctx context.Context, t store.Tenant, agent stri
 	if _, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered); err != nil {
 		return p, err
 	}
+	judge, err := s.judgeRoute(p.Judge)
+	if err != nil {
+		return p, err
+	}
+	p.Judge = judge
 	if err := s.st.SetAgentPolicy(ctx, t.ID, agent, p); err != nil {
 		return p, err
 	}
@@ -217,13 +223,24 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 }
 
 // Score scores one run with one scorer for t, without storing anything (POST /v1/score).
-// The scorer is opened once per (tenant, scorer, config) and reused.
-func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage) (sdk.Result, error) {
+// The scorer is opened once per (tenant, scorer, config) and reused. judge, when not nil,
+// is where its judge calls go (an endpoint the operator allows and a model there).
+func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage, judge *broker.Route) (sdk.Result, error) {
+	route, err := s.judgeRoute(judge)
+	if err != nil {
+		return sdk.Result{}, err
+	}
 	sc, release, err := s.sc.Get(ctx, t, scorer, config)
 	if err != nil {
 		return sdk.Result{}, s.scorerError(t, scorer, err)
 	}
 	defer release()
+	if err := s.prepareJudge(ctx, t); err != nil {
+		return sdk.Result{}, err
+	}
+	if route != nil {
+		ctx = broker.WithRoute(ctx, *route)
+	}
 	return sc.Score(ctx, run), nil
 }
 

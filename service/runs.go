@@ -420,6 +420,9 @@ func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.T
 			continue
 		}
 		spec, err := s.spec(ctx, t, p.Scorers, p.Config, p.Tiered)
+		if err == nil {
+			spec.Judge, err = s.judgeRoute(p.Judge)
+		}
 		if err != nil {
 			// The runs are stored all the same; the answer says why they were not evaluated.
 			*warnings = append(*warnings, fmt.Sprintf("agent %q: runs not evaluated on arrival: its policy no longer holds: %v", a, err))

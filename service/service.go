@@ -22,6 +22,7 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -41,6 +42,9 @@ var (
 	ErrNotAllowed = scorers.ErrNotAllowed
 	// ErrInvalidConfig: a scorer config does not match the scorer's config schema.
 	ErrInvalidConfig = host.ErrInvalidConfig
+	// ErrUnavailable: the service is not set up for the request (a tenant's key with no
+	// operator secret key to seal it); the message says what the operator must do.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // invalid returns an error wrapping ErrInvalid with a message that says what to fix.
@@ -113,6 +117,11 @@ type Config struct {
 	// MaxOpenSpanBytes caps the spans of open traces one tenant keeps; spans beyond it are
 	// rejected (IngestTraces). Optional. Default is DefaultMaxOpenSpanBytes.
 	MaxOpenSpanBytes int64
+	// Secrets seals the API keys tenants store for judge endpoints (service/secrets),
+	// with the operator's secret key. Optional. Default is none: a tenant cannot store a
+	// key, and a key stored earlier is not used (that tenant's calls there fail with the
+	// reason; they never go out with the operator's key instead).
+	Secrets *secrets.Keyring
 }
 
 // Service is the evaluation service. It is safe for concurrent use.
@@ -164,10 +173,14 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	// A nil *broker.Broker in the interface would look like a judge.
-	var lim scorers.JudgeLimiter
+	var (
+		lim scorers.JudgeLimiter
+		svc *Service // set below, before any worker starts
+	)
 	jo := c.Jobs
 	if c.Judge != nil {
 		lim, jo.JudgeModel = c.Judge, c.Judge.Config().Model
+		jo.PrepareJudge = func(ctx context.Context, t store.Tenant) error { return svc.prepareJudge(ctx, t) }
 	}
 	sc := scorers.New(c.Host, lim, c.ScorerCacheSize)
 	eng, err := jobs.New(ctx, st, sc, jo)
@@ -177,6 +190,7 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{st: st, eng: eng, sc: sc, opts: c}
+	svc = s
 	if err := eng.Start(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start workers: %w", err)

@@ -76,9 +76,17 @@ func (s *Service) SetTenantPolicy(ctx context.Context, name string, p store.Poli
 	return s.st.SetTenantPolicy(ctx, t.ID, p)
 }
 
-// CreateKey makes a new API key for the tenant and returns it; only its hash is stored,
-// so this is the one time it can be shown.
+// CreateKey makes a new admin API key for the tenant (see [Service.CreateScopedKey]).
 func (s *Service) CreateKey(ctx context.Context, tenant string) (string, store.Key, error) {
+	return s.CreateScopedKey(ctx, tenant, store.ScopeAdmin)
+}
+
+// CreateScopedKey makes a new API key of scope for the tenant and returns it; only its
+// hash is stored, so this is the one time it can be shown.
+func (s *Service) CreateScopedKey(ctx context.Context, tenant string, scope store.Scope) (string, store.Key, error) {
+	if _, err := store.ParseScope(string(scope)); err != nil {
+		return "", store.Key{}, invalid("%v: ingest writes runs only, read reads only, admin does everything", err)
+	}
 	t, err := s.Tenant(ctx, tenant)
 	if err != nil {
 		return "", store.Key{}, err
@@ -89,7 +97,7 @@ func (s *Service) CreateKey(ctx context.Context, tenant string) (string, store.K
 	}
 	key := KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	h := sha256.Sum256([]byte(key))
-	k, err := s.st.CreateKey(ctx, t.ID, h[:], keyID(key))
+	k, err := s.st.CreateKey(ctx, t.ID, h[:], keyID(key), scope)
 	return key, k, err
 }
 
@@ -122,17 +130,17 @@ func (s *Service) Keys(ctx context.Context, tenant string) ([]store.Key, error) 
 	return s.st.Keys(ctx, t.ID)
 }
 
-// Authenticate returns the tenant of a live key.
-func (s *Service) Authenticate(ctx context.Context, key string) (store.Tenant, error) {
+// Authenticate returns the tenant of a live key and the key's scope.
+func (s *Service) Authenticate(ctx context.Context, key string) (store.Tenant, store.Scope, error) {
 	if key == "" {
-		return store.Tenant{}, &Error{kind: ErrUnauthorized, msg: "missing API key: send Authorization: Bearer KEY (scorekit keys create --tenant NAME makes one)"}
+		return store.Tenant{}, "", &Error{kind: ErrUnauthorized, msg: "missing API key: send Authorization: Bearer KEY (scorekit keys create --tenant NAME makes one)"}
 	}
 	h := sha256.Sum256([]byte(key))
-	t, err := s.st.TenantByKey(ctx, h[:])
+	t, scope, err := s.st.TenantByKey(ctx, h[:])
 	if errors.Is(err, store.ErrNotFound) {
-		return t, &Error{kind: ErrUnauthorized, msg: "unknown or revoked API key"}
+		return t, "", &Error{kind: ErrUnauthorized, msg: "unknown or revoked API key"}
 	}
-	return t, err
+	return t, scope, err
 }
 
 // HasKeys reports whether any tenant has a live key: a service without one may run open

@@ -32,7 +32,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,14 +60,23 @@ var (
 	ErrNoEmbeddingModel = errors.New("no embedding model configured")
 	// ErrClosed: the broker was closed.
 	ErrClosed = errors.New("judge broker closed")
+	// ErrTenantKey: the tenant's calls to an endpoint need its own key, and it has none
+	// that can be used (none stored where the endpoint requires one, or one that could
+	// not be opened). Nothing was sent.
+	ErrTenantKey = errors.New("tenant's judge key unusable")
 )
 
 // Broker is the judge broker. It is safe for concurrent use.
 type Broker struct {
-	cfg    Config
+	cfg Config
+	// client is the default endpoint's, with the operator's key (Preflight's).
 	client *openai.Client
-	cache  *cache
-	log    *slog.Logger
+	// targets are the endpoints tenants may choose, by name; order lists them, the
+	// default first.
+	targets map[string]*target
+	order   []string
+	cache   *cache
+	log     *slog.Logger
 	// sleep waits d or until ctx is done; tests replace it to observe backoff.
 	sleep func(ctx context.Context, d time.Duration) error
 
@@ -77,9 +85,11 @@ type Broker struct {
 	overrides map[string]Limits // per-tenant limits: Config.Tenants, then SetTenantLimits
 	flights   map[string]*flight
 	closed    bool
-	// noSchema holds the models whose endpoint said it does not take response_format
-	// json_schema: their requests ask for a JSON object from then on.
+	// noSchema holds the (endpoint, model) pairs whose endpoint said it does not take
+	// response_format json_schema: their requests ask for a JSON object from then on.
 	noSchema map[string]bool
+	// creds are tenants' own keys, by (tenant, endpoint).
+	creds map[credKey]*cred
 }
 
 var _ sdk.Judge = (*Broker)(nil)
@@ -96,26 +106,6 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	var oc openai.ClientConfig
-	switch cfg.APIType {
-	case APIOpenAI:
-		oc = openai.DefaultConfig(cfg.APIKey)
-		oc.BaseURL = cfg.BaseURL
-	case APIAzure, APIAzureAD:
-		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
-		oc.APIVersion = cfg.APIVersion
-		if cfg.APIType == APIAzureAD {
-			oc.APIType = openai.APITypeAzureAD
-		}
-		deployments := cfg.AzureDeployments
-		oc.AzureModelMapperFunc = func(model string) string {
-			if d, ok := deployments[model]; ok {
-				return d
-			}
-			return model
-		}
-	}
-	oc.OrgID = cfg.Organization
 	// Every answer is read through the size cap, whatever client the caller gave.
 	hc := *cfg.HTTPClient
 	next := hc.Transport
@@ -123,8 +113,15 @@ func New(cfg Config) (*Broker, error) {
 		next = http.DefaultTransport
 	}
 	hc.Transport = &capTransport{next: next, max: cfg.MaxResponseBytes}
-	oc.HTTPClient = &hc
 	cfg.HTTPClient = &hc
+	main := Endpoint{Name: DefaultEndpoint, BaseURL: cfg.BaseURL, Model: cfg.Model, Models: cfg.Models, APIKey: cfg.APIKey,
+		APIType: cfg.APIType, APIVersion: cfg.APIVersion, Organization: cfg.Organization, AzureDeployments: cfg.AzureDeployments}
+	targets := map[string]*target{}
+	order := []string{}
+	for _, e := range append([]Endpoint{main}, cfg.Endpoints...) {
+		targets[e.Name] = &target{ep: e, client: newClient(e, e.APIKey, &hc)}
+		order = append(order, e.Name)
+	}
 	c, err := newCache(cfg.CacheDir, cfg.CacheEntries)
 	if err != nil {
 		return nil, err
@@ -135,7 +132,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	return &Broker{
 		cfg:       cfg,
-		client:    openai.NewClientWithConfig(oc),
+		client:    targets[DefaultEndpoint].client,
+		targets:   targets,
+		order:     order,
 		cache:     c,
 		log:       slog.Default(),
 		sleep:     sleepCtx,
@@ -143,19 +142,8 @@ func New(cfg Config) (*Broker, error) {
 		overrides: overrides,
 		flights:   map[string]*flight{},
 		noSchema:  map[string]bool{},
+		creds:     map[credKey]*cred{},
 	}, nil
-}
-
-// endpoint returns where a request for model goes, for its cache key.
-func (b *Broker) endpoint(model string) endpoint {
-	ep := endpoint{URL: b.cfg.BaseURL, APIType: b.cfg.APIType, APIVersion: b.cfg.APIVersion, Organization: b.cfg.Organization}
-	if b.cfg.APIType != APIOpenAI {
-		ep.Deployment = model
-		if d, ok := b.cfg.AzureDeployments[model]; ok {
-			ep.Deployment = d
-		}
-	}
-	return ep
 }
 
 // store caches e under key; a disk write error is logged, the entry stays in memory.
@@ -229,12 +217,24 @@ func (b *Broker) For(tenant, scorer string) *View {
 	return &View{b: b, t: t, sinks: sinks{&t.total, t.scorer(scorer)}}
 }
 
+// ForRoute is For with the tenant's requests sent along r.
+func (b *Broker) ForRoute(tenant, scorer string, r Route) *View {
+	v := b.For(tenant, scorer)
+	v.route = r
+	return v
+}
+
 // Meter returns a judge for one scoring call: like For, and it also counts what this
 // call costs. The host gives it to the scorer and, after the call, copies its counts into
 // the result with [Meter.Record].
 func (b *Broker) Meter(tenant, scorer string) *Meter {
+	return b.MeterRoute(tenant, scorer, Route{})
+}
+
+// MeterRoute is Meter with the call's requests sent along r.
+func (b *Broker) MeterRoute(tenant, scorer string, r Route) *Meter {
 	t := b.tenant(tenant)
-	m := &Meter{View: View{b: b, t: t, call: &call{}}}
+	m := &Meter{View: View{b: b, t: t, call: &call{}, route: r}}
 	m.sinks = sinks{&t.total, t.scorer(scorer), &m.own}
 	return m
 }
@@ -242,10 +242,11 @@ func (b *Broker) Meter(tenant, scorer string) *Meter {
 // MeterJudge is Meter for callers that must not depend on this package: it returns the
 // call's judge and a function that finishes the call with its result ([Meter.Finish]:
 // the cost goes into the result's telemetry, and the answers into the cache unless the
-// result shows they were unusable). The host finds it with a type assertion on an
-// interface of this one method.
-func (b *Broker) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
-	m := b.Meter(tenant, scorer)
+// result shows they were unusable). The call's requests go along the route ctx carries
+// ([WithRoute]). The host finds it with a type assertion on an interface of this one
+// method.
+func (b *Broker) MeterJudge(ctx context.Context, tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
+	m := b.MeterRoute(tenant, scorer, RouteFrom(ctx))
 	return m, m.Finish
 }
 
@@ -330,20 +331,24 @@ func ctxErr(ctx context.Context) error {
 	return &batchErr{sdk.CodeCanceled, "judge: call canceled", err}
 }
 
-func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, route Route, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
 	if err := b.checkBatch(ctx, t, c, len(reqs), "requests"); err != nil {
+		return nil, err
+	}
+	d, err := b.dest(t.name, route)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]sdk.CompletionResponse, len(reqs))
 	seen := map[string]int{}
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		if err := b.admit(r); err != nil {
+		if err := b.admit(d, r); err != nil {
 			out[i] = failed(err)
 			continue
 		}
-		req := b.chatRequest(r)
-		ep := b.endpoint(req.Model)
+		req := b.chatRequest(d, r)
+		ep := d.key(req.Model)
 		base := chatKey(t.name, &ep, &req, 0)
 		key := base
 		if n := seen[base]; n > 0 {
@@ -353,7 +358,7 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = b.one(ctx, t, s, c, r, req, key)
+			out[i] = b.one(ctx, t, s, c, d, r, req, key)
 		}()
 	}
 	wg.Wait()
@@ -365,7 +370,7 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, reqs
 
 // one answers one request: from the cache, from an identical request in flight, or from
 // the endpoint.
-func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.CompletionRequest, req openai.ChatCompletionRequest, key string) sdk.CompletionResponse {
+func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, d *dest, r sdk.CompletionRequest, req openai.ChatCompletionRequest, key string) sdk.CompletionResponse {
 	if e, ok := b.cache.get(key); ok {
 		s.hit(1)
 		return sdk.CompletionResponse{Content: e.Content, FinishReason: e.FinishReason, Cached: true}
@@ -381,7 +386,7 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 		if e := f.resp.Error; e != nil {
 			if e.Code == sdk.CodeCanceled || e.Code == sdk.CodeTimeout {
 				// The first caller gave up on its own deadline; this one may have time.
-				return b.one(ctx, t, s, c, r, req, key)
+				return b.one(ctx, t, s, c, d, r, req, key)
 			}
 			return f.resp
 		}
@@ -400,9 +405,9 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 
 	est := estimate(r)
 	var resp openai.ChatCompletionResponse
-	err := b.do(ctx, t, s, c, est, func(actx context.Context) (int64, int64, http.Header, error) {
+	err := b.do(ctx, t, s, c, d, est, func(actx context.Context) (int64, int64, http.Header, error) {
 		var err error
-		resp, err = b.createChat(actx, req)
+		resp, err = b.createChat(actx, d, req)
 		if err != nil {
 			return 0, 0, resp.Header(), err
 		}
@@ -435,13 +440,16 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, r sdk.Com
 }
 
 // admit refuses, before anything is sent, a request the host does not serve: a model the
-// operator did not allow, or a schema that is not a JSON object.
-func (b *Broker) admit(r sdk.CompletionRequest) error {
-	if m := r.Model; m != "" && m != b.cfg.Model && !slices.Contains(b.cfg.Models, m) {
-		allowed := append([]string{b.cfg.Model}, b.cfg.Models...)
+// operator did not allow on the request's endpoint, or a schema that is not a JSON object.
+func (b *Broker) admit(d *dest, r sdk.CompletionRequest) error {
+	if m := r.Model; m != "" && !d.t.allows(m) {
+		where := "this host"
+		if d.t.ep.Name != DefaultEndpoint {
+			where = fmt.Sprintf("endpoint %q", d.t.ep.Name)
+		}
 		return &sdk.Error{Code: sdk.CodeInvalidConfig, Message: fmt.Sprintf(
-			"judge: model %q is not allowed on this host (allowed: %s); use one of those, or ask the operator to allow it (the judge broker's Models)",
-			m, strings.Join(allowed, ", "))}
+			"judge: model %q is not allowed on %s (allowed: %s); use one of those, or ask the operator to allow it (the judge broker's Models)",
+			m, where, strings.Join(d.t.models(), ", "))}
 	}
 	if len(r.Schema) > 0 {
 		var obj map[string]json.RawMessage
@@ -456,17 +464,18 @@ func (b *Broker) admit(r sdk.CompletionRequest) error {
 // refuses it is sent again at once asking for a JSON object, in the same attempt; when the
 // endpoint says it does not take json_schema at all, later requests for that model ask
 // for a JSON object from the start.
-func (b *Broker) createChat(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (b *Broker) createChat(ctx context.Context, d *dest, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	schema := req.ResponseFormat != nil && req.ResponseFormat.Type == openai.ChatCompletionResponseFormatTypeJSONSchema
+	noSchemaKey := d.t.ep.Name + "\x00" + req.Model
 	if schema {
 		b.mu.Lock()
-		refused := b.noSchema[req.Model]
+		refused := b.noSchema[noSchemaKey]
 		b.mu.Unlock()
 		if refused {
-			return b.client.CreateChatCompletion(ctx, jsonObject(req))
+			return d.client.CreateChatCompletion(ctx, jsonObject(req))
 		}
 	}
-	resp, err := b.client.CreateChatCompletion(ctx, req)
+	resp, err := d.client.CreateChatCompletion(ctx, req)
 	if err == nil || !schema {
 		return resp, err
 	}
@@ -476,15 +485,15 @@ func (b *Broker) createChat(ctx context.Context, req openai.ChatCompletionReques
 	}
 	if always {
 		b.mu.Lock()
-		first := !b.noSchema[req.Model]
-		b.noSchema[req.Model] = true
+		first := !b.noSchema[noSchemaKey]
+		b.noSchema[noSchemaKey] = true
 		b.mu.Unlock()
 		if first {
 			b.log.Info("judge endpoint does not take structured output (response_format json_schema); asking for a JSON object instead",
-				"url", b.cfg.BaseURL, "model", req.Model, "answer", truncate(err.Error(), 200))
+				"endpoint", d.t.ep.Name, "url", d.t.ep.BaseURL, "model", req.Model, "answer", d.redact(truncate(err.Error(), 200)))
 		}
 	}
-	return b.client.CreateChatCompletion(ctx, jsonObject(req))
+	return d.client.CreateChatCompletion(ctx, jsonObject(req))
 }
 
 // jsonObject is req asking for a JSON object instead of structured output.
@@ -570,12 +579,12 @@ func storableValue(v any) bool {
 }
 
 // chatRequest translates r for go-openai.
-func (b *Broker) chatRequest(r sdk.CompletionRequest) openai.ChatCompletionRequest {
+func (b *Broker) chatRequest(d *dest, r sdk.CompletionRequest) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, len(r.Messages))
 	for i, m := range r.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
-	model := b.cfg.Model
+	model := d.model
 	if r.Model != "" {
 		model = r.Model // admitted by admit
 	}
@@ -628,7 +637,7 @@ func failed(err error) sdk.CompletionResponse {
 // do sends one request through the tenant's limits with retries. call makes one attempt
 // and returns the tokens it used, or the error and the response headers. The returned
 // error matches *sdk.Error with a code.
-func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, est int64, send func(context.Context) (int64, int64, http.Header, error)) error {
+func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, d *dest, est int64, send func(context.Context) (int64, int64, http.Header, error)) error {
 	limits, sem, limiter := t.gates()
 	select {
 	case sem <- struct{}{}:
@@ -672,6 +681,7 @@ func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, est int64,
 			return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: request timed out after %v; raise the judge request timeout or use a faster model", b.cfg.RequestTimeout), err}
 		}
 		kind, after, msg := classify(err, header, &seen)
+		msg = d.redact(msg)
 		if kind == noRetry || try >= b.retries(kind) {
 			t.budget.settle(est, 0)
 			s.failure()
@@ -821,7 +831,13 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts [
 	if err := b.checkBatch(ctx, t, c, len(texts), "texts"); err != nil {
 		return nil, err
 	}
-	ep := b.endpoint(b.cfg.EmbeddingModel)
+	// Embeddings go to the default endpoint (the one with an embedding model), with the
+	// tenant's own key for it when it stored one.
+	d, err := b.dest(t.name, Route{})
+	if err != nil {
+		return nil, err
+	}
+	ep := d.key(b.cfg.EmbeddingModel)
 	out := make([][]float32, len(texts))
 	var missing []string
 	missingIdx := map[string][]int{}
@@ -842,7 +858,7 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts [
 	}
 	for len(missing) > 0 {
 		n := min(len(missing), embedChunk)
-		if err := b.embedChunk(ctx, t, s, c, ep, missing[:n], missingIdx, out); err != nil {
+		if err := b.embedChunk(ctx, t, s, c, d, ep, missing[:n], missingIdx, out); err != nil {
 			return nil, err
 		}
 		missing = missing[n:]
@@ -851,15 +867,15 @@ func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts [
 }
 
 // embedChunk embeds texts with one request and puts each vector where missingIdx says.
-func (b *Broker) embedChunk(ctx context.Context, t *tenant, s sinks, c *call, ep endpoint, texts []string, missingIdx map[string][]int, out [][]float32) error {
+func (b *Broker) embedChunk(ctx context.Context, t *tenant, s sinks, c *call, d *dest, ep endpoint, texts []string, missingIdx map[string][]int, out [][]float32) error {
 	est := int64(0)
 	for _, m := range texts {
 		est += int64(len(m)/4 + 1)
 	}
 	var resp openai.EmbeddingResponse
-	err := b.do(ctx, t, s, c, est, func(actx context.Context) (int64, int64, http.Header, error) {
+	err := b.do(ctx, t, s, c, d, est, func(actx context.Context) (int64, int64, http.Header, error) {
 		var err error
-		resp, err = b.client.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
+		resp, err = d.client.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
 			Input: texts, Model: openai.EmbeddingModel(b.cfg.EmbeddingModel),
 		})
 		if err != nil {

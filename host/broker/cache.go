@@ -48,6 +48,7 @@ const keyVersion = 3
 // behind another URL, API type or version, organization or Azure deployment may be
 // another model (a proxy's alias, a fine-tune, a local server), so each is in the key.
 type endpoint struct {
+	Name         string `json:"name,omitempty"`
 	URL          string `json:"url"`
 	APIType      string `json:"api_type"`
 	APIVersion   string `json:"api_version,omitempty"`

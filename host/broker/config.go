@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -43,6 +44,11 @@ type Config struct {
 	// EmbeddingModel is the embeddings model. Optional: without it Embed fails with a
 	// message that says to set it.
 	EmbeddingModel string
+	// Endpoints are more judge endpoints tenants may choose, by name, beside this one
+	// (which is named [DefaultEndpoint]): a tenant's route ([WithRoute]) names one and a
+	// model it allows, and a tenant may give its own key for any of them
+	// ([Broker.SetTenantKey]). Optional. Default is none: every call goes here.
+	Endpoints []Endpoint
 
 	// MaxConcurrency caps a tenant's requests in flight. Optional. Default is 16.
 	MaxConcurrency int
@@ -100,6 +106,68 @@ type Config struct {
 	// MaxConcurrency idle connections to the endpoint.
 	HTTPClient *http.Client
 }
+
+// DefaultEndpoint is the name of the Config's own endpoint (BaseURL, Model, Models,
+// APIKey) among the endpoints tenants may choose.
+const DefaultEndpoint = "default"
+
+// Endpoint is a judge endpoint the operator allows tenants to choose, beside the Config's
+// own. Its limits, retries, timeouts and cache are the Config's.
+type Endpoint struct {
+	// Name is what tenants choose it by: 1-63 lower-case letters, digits, '.', '_' or '-'.
+	// Required; not "default".
+	Name string
+	// BaseURL of the endpoint, as Config.BaseURL. Required.
+	BaseURL string
+	// Model is the model a tenant gets on this endpoint when it names none. Required.
+	Model string
+	// Models lists the other models tenants may choose here. Optional.
+	Models []string
+	// APIKey is the operator's key here. Optional: a tenant that stored its own key for
+	// this endpoint is always called with that one instead.
+	APIKey string
+	// TenantKeyRequired: only tenants that stored their own key may call this endpoint;
+	// the others' calls fail with a message that says how to store one. Optional.
+	TenantKeyRequired bool
+	// APIType, APIVersion, Organization and AzureDeployments are as in Config. Optional.
+	APIType          string
+	APIVersion       string
+	Organization     string
+	AzureDeployments map[string]string
+}
+
+// checkEndpoint returns e with defaults filled in, or an error naming the bad field.
+func checkEndpoint(e Endpoint) (Endpoint, error) {
+	what := fmt.Sprintf("broker: config: endpoint %q", e.Name)
+	switch {
+	case !endpointName.MatchString(e.Name):
+		return e, fmt.Errorf("%s: name: use 1-63 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", what)
+	case e.Name == DefaultEndpoint:
+		return e, fmt.Errorf("%s: the name %q is the main judge's (BaseURL, Model); give this one another", what, DefaultEndpoint)
+	case !strings.HasPrefix(e.BaseURL, "http://") && !strings.HasPrefix(e.BaseURL, "https://"):
+		return e, fmt.Errorf("%s: url %q: want an http:// or https:// URL", what, e.BaseURL)
+	case e.Model == "":
+		return e, fmt.Errorf("%s: model is empty; name the model tenants get there when they name none", what)
+	}
+	for i, m := range e.Models {
+		if strings.TrimSpace(m) == "" {
+			return e, fmt.Errorf("%s: models[%d] is empty; list model names or drop the entry", what, i)
+		}
+	}
+	switch e.APIType {
+	case "":
+		e.APIType = APIOpenAI
+	case APIOpenAI, APIAzure, APIAzureAD:
+	default:
+		return e, fmt.Errorf("%s: api type %q: want %q, %q or %q", what, e.APIType, APIOpenAI, APIAzure, APIAzureAD)
+	}
+	if e.APIType != APIOpenAI && e.APIVersion == "" {
+		e.APIVersion = "2024-06-01"
+	}
+	return e, nil
+}
+
+var endpointName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // Defaults of the limits every tenant gets unless the Config or the tenant says otherwise.
 const (
@@ -174,6 +242,19 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.APIType != APIOpenAI && c.APIVersion == "" {
 		c.APIVersion = "2024-06-01"
+	}
+	seen := map[string]bool{}
+	c.Endpoints = append([]Endpoint(nil), c.Endpoints...) // the caller's slice stays as it was
+	for i, e := range c.Endpoints {
+		e, err := checkEndpoint(e)
+		if err != nil {
+			return c, err
+		}
+		if seen[e.Name] {
+			return c, fmt.Errorf("broker: config: endpoint %q is listed twice; give each endpoint its own name", e.Name)
+		}
+		seen[e.Name] = true
+		c.Endpoints[i] = e
 	}
 	if err := c.defaults().check(); err != nil {
 		return c, fmt.Errorf("broker: config: %w", err)

@@ -83,7 +83,8 @@ func (b *Broker) Preflight(ctx context.Context) error {
 
 // preflightCompletion sends a 1-token completion and reads its failure.
 func (b *Broker) preflightCompletion(ctx context.Context, urlProven bool, listed []string) error {
-	req := b.chatRequest(sdk.CompletionRequest{MaxTokens: 1, Messages: []sdk.Message{{Role: "user", Content: "Reply with the word OK."}}})
+	main := &dest{t: b.targets[DefaultEndpoint], client: b.client, model: b.cfg.Model}
+	req := b.chatRequest(main, sdk.CompletionRequest{MaxTokens: 1, Messages: []sdk.Message{{Role: "user", Content: "Reply with the word OK."}}})
 	for try := 0; ; try++ {
 		cctx, cancel := context.WithTimeout(ctx, min(preflightTimeout, b.cfg.RequestTimeout))
 		var seen attempt

@@ -237,13 +237,14 @@ type View struct {
 	t     *tenant
 	sinks sinks
 	call  *call // nil for a long-lived View: answers are cached as they arrive
+	route Route
 }
 
 var _ sdk.Judge = (*View)(nil)
 
 // Complete runs reqs concurrently within the tenant's limits. See sdk.Judge.
 func (v *View) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
-	return v.b.complete(ctx, v.t, v.sinks, v.call, reqs)
+	return v.b.complete(ctx, v.t, v.sinks, v.call, v.route, reqs)
 }
 
 // Embed returns one vector per text. See sdk.Judge.

@@ -127,7 +127,7 @@ func (e *env) rootCommand() *cobra.Command {
 	root.SetErr(e.stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(e.scoreCommand(), e.scorersCommand(), e.schemaCommand(), e.serveCommand(), e.pluginCommand(), e.convertCommand(),
-		e.workerCommand(), e.tenantsCommand(), e.keysCommand(), e.runsCommand(), e.evalCommand(), e.insightsCommand())
+		e.workerCommand(), e.tenantsCommand(), e.keysCommand(), e.runsCommand(), e.evalCommand(), e.insightsCommand(), e.secretKeyCommand())
 	agree := e.agreementCommand()
 	agree.AddCommand(e.tenantAgreementCommand())
 	root.AddCommand(agree, e.labelsCommand())

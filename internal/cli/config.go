@@ -39,6 +39,12 @@ type judgeConfig struct {
 	URL string `json:"url"`
 	// Model to ask.
 	Model string `json:"model"`
+	// Models are the other models a request (a rubric's "model") or a tenant's judge
+	// choice may name on this endpoint. Optional.
+	Models []string `json:"models"`
+	// Endpoints are more endpoints tenants of the service may choose (an agent policy's
+	// "judge"), beside this one, which tenants call "default". Optional.
+	Endpoints []endpointConfig `json:"endpoints"`
 	// KeyEnv names the environment variable holding the API key; it must be set. Optional.
 	// Default is OPENAI_API_KEY; "none" for an endpoint that needs no key (local servers).
 	KeyEnv string `json:"key_env"`
@@ -65,6 +71,26 @@ type judgeConfig struct {
 	MaxTokens int `json:"max_tokens"`
 	// MaxRetries after a 429, a 5xx or a network error. Optional. Default is the broker's (4).
 	MaxRetries int `json:"max_retries"`
+}
+
+// endpointConfig is a judge endpoint tenants may choose, by name (broker.Endpoint).
+type endpointConfig struct {
+	// Name tenants choose it by. Required.
+	Name string `json:"name"`
+	// URL of the OpenAI-compatible endpoint. Required.
+	URL string `json:"url"`
+	// Model tenants get there when they name none. Required.
+	Model string `json:"model"`
+	// Models are the other models tenants may choose there. Optional.
+	Models []string `json:"models"`
+	// KeyEnv names the environment variable holding the operator's key there. Optional.
+	// Default is none: only tenants that store their own key are called with one.
+	KeyEnv string `json:"key_env"`
+	// TenantKeyRequired: only tenants that stored their own key may call it. Optional.
+	TenantKeyRequired bool `json:"tenant_key_required"`
+	// APIType is openai, azure or azure_ad; APIVersion the Azure api-version. Optional.
+	APIType    string `json:"api_type"`
+	APIVersion string `json:"api_version"`
 }
 
 const defaultKeyEnv = "OPENAI_API_KEY"
@@ -104,8 +130,9 @@ func readConfig(path string) (fileConfig, error) {
 func describeConfigError(err error) error {
 	msg := err.Error()
 	if key, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return fmt.Errorf("unknown key %s (known keys: scorers, judge, gate, run_limits; judge takes url, model, key_env, api_type, "+
+		return fmt.Errorf("unknown key %s (known keys: scorers, judge, gate, run_limits; judge takes url, model, models, endpoints, key_env, api_type, "+
 			"api_version, embedding_model, cache_dir, max_concurrency, requests_per_second, token_budget, max_batch, max_tokens, max_retries; "+
+			"each of judge.endpoints takes name, url, model, models, key_env, tenant_key_required, api_type, api_version; "+
 			"gate takes fail_under, max_failed; run_limits takes max_run_bytes, max_output_bytes, max_context_bytes, max_passages, max_metadata_depth)", key)
 	}
 	var te *json.UnmarshalTypeError

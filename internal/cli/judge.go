@@ -34,9 +34,22 @@ func newJudge(c judgeConfig) (*broker.Broker, error) {
 	if !strings.EqualFold(c.KeyEnv, keyEnvNone) {
 		key = os.Getenv(c.KeyEnv)
 	}
+	var endpoints []broker.Endpoint
+	for _, ep := range c.Endpoints {
+		epKey := ""
+		if ep.KeyEnv != "" && !strings.EqualFold(ep.KeyEnv, keyEnvNone) {
+			if epKey = os.Getenv(ep.KeyEnv); epKey == "" {
+				return nil, fmt.Errorf("judge: endpoint %q: the API key variable %s (judge.endpoints key_env) is not set; export it, or drop key_env so that only tenants' own keys are used there", ep.Name, ep.KeyEnv)
+			}
+		}
+		endpoints = append(endpoints, broker.Endpoint{Name: ep.Name, BaseURL: ep.URL, Model: ep.Model, Models: ep.Models, APIKey: epKey,
+			TenantKeyRequired: ep.TenantKeyRequired, APIType: ep.APIType, APIVersion: ep.APIVersion})
+	}
 	b, err := broker.New(broker.Config{
 		BaseURL:           c.URL,
 		Model:             c.Model,
+		Models:            c.Models,
+		Endpoints:         endpoints,
 		APIKey:            key,
 		APIType:           c.APIType,
 		APIVersion:        c.APIVersion,

@@ -81,6 +81,7 @@ docs/SERVICE.md has the rest.`,
 				return err
 			}
 			s.watch(tel)
+			e.warnSecrets(ctx, s.svc)
 			hasKeys, err := s.svc.HasKeys(ctx)
 			if err != nil {
 				s.close(context.WithoutCancel(ctx))
@@ -196,6 +197,7 @@ judge flags) as the serve that enqueues.`,
 			if err != nil {
 				return err
 			}
+			e.warnSecrets(ctx, s.svc)
 			if tf.metricsAddr != "" {
 				s.watch(tel)
 				stop, err := e.serveMetrics(ctx, tf.metricsAddr, tel)

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -63,11 +64,20 @@ func TestServiceCommands(t *testing.T) {
 	}
 	r = runCLI(t, "", "keys", "create", "--tenant", "acme", "--db", db)
 	key := strings.TrimSpace(r.stdout)
-	if r.code != ExitOK || !strings.HasPrefix(key, "sk_") || len(key) != 46 || !strings.Contains(r.stderr, "once") {
+	if r.code != ExitOK || !strings.HasPrefix(key, "sk_") || len(key) != 46 || !strings.Contains(r.stderr, "once") || !strings.Contains(r.stderr, "admin key (the default)") {
 		t.Fatalf("keys create: %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runCLI(t, "", "keys", "list", "--tenant", "acme", "--db", db); strings.Contains(r.stdout, key) || !strings.Contains(r.stdout, key[:11]) {
-		t.Fatalf("keys list shows the key or not its id: %s", r.stdout)
+	r = runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "ingest", "--db", db)
+	ingest := strings.TrimSpace(r.stdout)
+	if r.code != ExitOK || !strings.HasPrefix(ingest, "sk_") || !strings.Contains(r.stderr, "the ingest key") || strings.Contains(r.stderr, "(the default)") {
+		t.Fatalf("keys create --scope ingest: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "owner", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "want one of ingest, read, admin") {
+		t.Fatalf("keys create --scope owner: %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "keys", "list", "--tenant", "acme", "--db", db); strings.Contains(r.stdout, key) || !strings.Contains(r.stdout, key[:11]) ||
+		!regexp.MustCompile(regexp.QuoteMeta(key[:11])+`\s+admin\s`).MatchString(r.stdout) || !regexp.MustCompile(regexp.QuoteMeta(ingest[:11])+`\s+ingest\s`).MatchString(r.stdout) {
+		t.Fatalf("keys list shows the key, or not its id and scope: %s", r.stdout)
 	}
 	r = runCLI(t, "", "runs", "import", "--agent", "bot", "--db", db, runs)
 	if r.code != ExitBadInput || !strings.Contains(r.stdout, "3 stored, 0 already stored, 1 rejected (tenant acme)") || !strings.Contains(r.stderr, runs+":3: output") {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -81,14 +83,19 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 	if ho.timeout == 0 {
 		ho.timeout = 30 * time.Second
 	}
+	keyring, err := operatorSecrets()
+	if err != nil {
+		return nil, err
+	}
 	hp, err := e.assembleHost(ctx, ho)
 	if err != nil {
 		return nil, err
 	}
 	cfg := service.Config{
-		DB:    db,
-		Host:  hp.host,
-		Judge: hp.judge,
+		DB:      db,
+		Host:    hp.host,
+		Judge:   hp.judge,
+		Secrets: keyring,
 		Jobs: jobs.Options{
 			Workers: jf.workers, ChunkSize: jf.chunk, MaxAttempts: jf.attempts, RescueAfter: jf.rescueAfter,
 			PollInterval: jf.poll, Logger: e.logger(), Telemetry: ho.telemetry,
@@ -110,6 +117,50 @@ func (e *env) openStack(ctx context.Context, db string, ho hostOptions, jf jobFl
 		_ = hp.close(ctx)
 	}
 	return s, nil
+}
+
+// Environment variables of the operator's secret key, which seals the API keys tenants
+// store for judge endpoints. A key is read from the environment only, never from a flag
+// (other users of the machine see a command line) nor from the config file.
+const (
+	EnvSecretKey    = "SCOREKIT_SECRET_KEY"
+	EnvSecretKeyOld = "SCOREKIT_SECRET_KEY_OLD"
+)
+
+// operatorSecrets is the keyring of $SCOREKIT_SECRET_KEY and, during a rotation, the old
+// keys in $SCOREKIT_SECRET_KEY_OLD (comma-separated); nil when the first is not set.
+func operatorSecrets() (*secrets.Keyring, error) {
+	cur := os.Getenv(EnvSecretKey)
+	if cur == "" {
+		if os.Getenv(EnvSecretKeyOld) != "" {
+			return nil, fmt.Errorf("$%s is set but $%s is not: set the new key in %s (the old one opens what it sealed)", EnvSecretKeyOld, EnvSecretKey, EnvSecretKey)
+		}
+		return nil, nil
+	}
+	var old []string
+	for _, o := range strings.Split(os.Getenv(EnvSecretKeyOld), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			old = append(old, o)
+		}
+	}
+	k, err := secrets.New(cur, old...)
+	if err != nil {
+		return nil, fmt.Errorf("$%s or $%s: %w", EnvSecretKey, EnvSecretKeyOld, err)
+	}
+	return k, nil
+}
+
+// warnSecrets says at start which tenants' stored judge keys do not open with the
+// operator's secret key: those tenants' calls there fail until it is fixed.
+func (e *env) warnSecrets(ctx context.Context, svc *service.Service) {
+	problems, err := svc.SecretProblems(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "scorekit: warning: cannot check the tenants' judge keys: %v\n", err)
+		return
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "scorekit: warning: a tenant's judge key cannot be used (its calls to that endpoint fail until this is fixed): %s\n", p)
+	}
 }
 
 // tenantFor resolves --tenant: the named tenant; without a name, the only tenant, or the

@@ -123,24 +123,36 @@ func (e *env) tenantsCommand() *cobra.Command {
 }
 
 func (e *env) keysCommand() *cobra.Command {
-	var db, tenant string
+	var db, tenant, scope string
 	cmd := &cobra.Command{Use: "keys", Short: "Create, list and revoke a tenant's API keys", Args: cobra.NoArgs}
 	create := &cobra.Command{
-		Use:   "create --tenant NAME",
+		Use:   "create --tenant NAME [--scope ingest|read|admin]",
 		Short: "Make an API key; it is printed once and only its hash is kept",
-		Args:  cobra.NoArgs,
+		Long: "Make an API key of one scope: ingest writes runs only (an agent's exporter), read reads only " +
+			"(dashboards, reports), admin does everything (evaluations, policies, the tenant's judge). " +
+			"The default is admin, what every key could do before keys had scopes, so that scripts and walkthroughs " +
+			"that make one key for everything keep working; give a narrower scope to any key that leaves your hands.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := store.ParseScope(scope)
+			if err != nil {
+				return fmt.Errorf("keys create: --scope: %w (ingest writes runs only, read reads only, admin does everything)", err)
+			}
 			return e.withStack(cmd.Context(), db, func(s *stack) error {
-				key, _, err := s.svc.CreateKey(cmd.Context(), tenant)
+				key, _, err := s.svc.CreateScopedKey(cmd.Context(), tenant, sc)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintln(e.stdout, key)
-				fmt.Fprintf(e.stderr, "scorekit: the key of tenant %s is printed on standard output, once: keep it (it is stored hashed). Send it as Authorization: Bearer KEY.\n", tenant)
+				fmt.Fprintf(e.stderr, "scorekit: the %s key of tenant %s is printed on standard output, once: keep it (it is stored hashed). Send it as Authorization: Bearer KEY.\n", sc, tenant)
+				if !cmd.Flags().Changed("scope") {
+					fmt.Fprintf(e.stderr, "scorekit: it is an admin key (the default): it can do everything. An exporter needs only --scope ingest, a dashboard only --scope read.\n")
+				}
 				return nil
 			})
 		},
 	}
+	create.Flags().StringVar(&scope, "scope", string(store.ScopeAdmin), "what the key may do: ingest (write runs only), read (read only) or admin (everything)")
 	list := &cobra.Command{
 		Use:   "list --tenant NAME",
 		Short: "List a tenant's keys by id (the keys themselves are not kept)",
@@ -152,13 +164,13 @@ func (e *env) keysCommand() *cobra.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "KEY ID\tCREATED\tREVOKED")
+				fmt.Fprintln(tw, "KEY ID\tSCOPE\tCREATED\tREVOKED")
 				for _, k := range ks {
 					revoked := "-"
 					if k.RevokedAt != nil {
 						revoked = k.RevokedAt.Format("2006-01-02 15:04")
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Prefix, k.CreatedAt.Format("2006-01-02 15:04"), revoked)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Prefix, k.Scope, k.CreatedAt.Format("2006-01-02 15:04"), revoked)
 				}
 				return tw.Flush()
 			})

@@ -61,6 +61,9 @@ type Rule struct {
 	// Raw, when set, is sent verbatim as the body of an HTTP 200 instead of a completion
 	// (an HTML page, a truncated object, prose): what a proxy or a wrong URL answers.
 	Raw string
+	// EchoAuth makes a Status answer's error message repeat the request's Authorization
+	// header, as a careless proxy may: a client must not pass it on. Optional.
+	EchoAuth bool
 	// Size, when > 0, answers a well-formed completion whose content is Size bytes of 'x',
 	// streamed in chunks without a Content-Length, so the server never holds it in memory.
 	// [Server.BytesWritten] tells how much of it the client took.
@@ -424,7 +427,11 @@ func injectFault(w http.ResponseWriter, r *http.Request, rule Rule) bool {
 	if rule.Code != "" {
 		code = rule.Code
 	}
-	writeErrorCode(w, rule.Status, fmt.Sprintf("judgetest: scripted status %d", rule.Status), code)
+	msg := fmt.Sprintf("judgetest: scripted status %d", rule.Status)
+	if rule.EchoAuth {
+		msg += "; you sent Authorization: " + r.Header.Get("Authorization")
+	}
+	writeErrorCode(w, rule.Status, msg, code)
 	return true
 }
 

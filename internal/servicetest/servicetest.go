@@ -23,6 +23,7 @@ import (
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
+	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -144,6 +145,8 @@ type Options struct {
 	// Optional. Defaults are the service's.
 	ArrivalMaxRuns int
 	ArrivalMaxAge  time.Duration
+	// Secrets seals tenants' judge keys (service.Config.Secrets). Optional.
+	Secrets *secrets.Keyring
 }
 
 // New opens a service on the store at dsn with service.Open; it is closed when tb ends.
@@ -171,7 +174,7 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if jo.RescueAfter == 0 {
 		jo.RescueAfter = 5 * time.Second
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo,
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets,
 		ArrivalMaxRuns: o.ArrivalMaxRuns, ArrivalMaxAge: o.ArrivalMaxAge})
 	if err != nil {
 		tb.Fatal(err)

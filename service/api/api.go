@@ -146,7 +146,10 @@ func New(svc *service.Service, o Options) *Server {
 		"and keeps every result with its scorer's version. Authenticate with Authorization: Bearer KEY " +
 		"(scorekit keys create --tenant NAME)."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key made by scorekit keys create; it names the tenant."},
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key made by scorekit keys create --tenant NAME --scope SCOPE; it names the tenant. " +
+			"Each operation's security requirement names the scope it needs (also in its " + ScopeExtension + " extension): " +
+			"ingest writes runs only, read reads only (runs, evaluations, results, insights, policies), admin does everything. " +
+			"A key without the scope gets 403 insufficient_scope."},
 	}
 	s := &Server{svc: svc, opts: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
 		limiters: map[int64]*tenantLimiter{}, held: map[int64]*held{}}
@@ -211,10 +214,32 @@ func writeProblem(w http.ResponseWriter, p *Problem, retryAfter string) {
 	_ = json.NewEncoder(w).Encode(p)
 }
 
-var bearer = []map[string][]string{{"bearer": {}}}
+// ScopeExtension is the OpenAPI extension on every operation that needs a key: the scope
+// the key must have (the operation's security requirement names it too).
+const ScopeExtension = "x-scorekit-scope"
 
-// authenticate finds the tenant of the request's key for operations that need one, and
-// holds the tenant to its request rate.
+// needs is the security requirement of an operation that needs a key of scope: OpenAPI
+// 3.1 lets a requirement of a non-OAuth scheme list the roles it needs.
+func needs(scope store.Scope) []map[string][]string {
+	return []map[string][]string{{"bearer": {string(scope)}}}
+}
+
+// scopeOf is the scope op needs: the role its security requirement names.
+func scopeOf(op *huma.Operation) store.Scope {
+	for _, req := range op.Security {
+		for _, roles := range req {
+			if len(roles) > 0 {
+				return store.Scope(roles[0])
+			}
+		}
+	}
+	// An operation with a security requirement that names no scope is admin's alone, so
+	// a route registered without one is closed, not open.
+	return store.ScopeAdmin
+}
+
+// authenticate finds the tenant of the request's key for operations that need one, holds
+// the key to the operation's scope and the tenant to its request rate.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
 	if op == nil || len(op.Security) == 0 || s.svc == nil {
@@ -222,8 +247,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	var (
-		t   store.Tenant
-		err error
+		t     store.Tenant
+		scope = store.ScopeAdmin // open mode: the one user does everything
+		err   error
 	)
 	if s.opts.Open {
 		t, err = s.svc.Open(ctx.Context())
@@ -232,8 +258,14 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		if !ok && ctx.Header("Authorization") != "" {
 			err = &Problem{Title: http.StatusText(401), Status: 401, Code: CodeUnauthorized, Detail: "the Authorization header must be Bearer KEY"}
 		} else {
-			t, err = s.svc.Authenticate(ctx.Context(), strings.TrimSpace(key))
+			t, scope, err = s.svc.Authenticate(ctx.Context(), strings.TrimSpace(key))
 		}
+	}
+	if need := scopeOf(op); err == nil && !scope.Grants(need) {
+		ctx.SetHeader("WWW-Authenticate", `Bearer realm="scorekit", error="insufficient_scope", scope="`+string(need)+`"`)
+		err = problem(http.StatusForbidden, CodeInsufficientScope, fmt.Sprintf(
+			"%s %s needs a key with scope %s; this key has scope %s. Use a key with scope %s (scorekit keys create --tenant %s --scope %s)",
+			op.Method, op.Path, need, scope, need, t.Name, need))
 	}
 	r, _ := humago.Unwrap(ctx)
 	if err != nil {

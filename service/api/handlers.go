@@ -20,44 +20,52 @@ import (
 const MaxScoreBodyBytes = 8 << 20
 
 func (s *Server) register() {
-	errs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests}
-	op := func(id, method, path, summary string, more ...int) huma.Operation {
+	errs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests}
+	op := func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation {
+		needsKey := "Needs a key with scope `" + string(scope) + "` or `admin`."
+		if scope == store.ScopeAdmin {
+			needsKey = "Needs a key with scope `admin`."
+		}
 		return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary,
-			Security: bearer, Errors: append(append([]int(nil), errs...), more...), MaxBodyBytes: 1 << 20}
+			Security: needs(scope), Extensions: map[string]any{ScopeExtension: string(scope)},
+			Description: needsKey, Errors: append(append([]int(nil), errs...), more...), MaxBodyBytes: 1 << 20}
 	}
 	huma.Register(s.api, huma.Operation{OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Summary: "Liveness: ok"}, s.healthz)
 
-	huma.Register(s.api, op("list-scorers", http.MethodGet, "/v1/scorers", "The scorers the tenant may run"), s.listScorers)
+	huma.Register(s.api, op(store.ScopeRead, "list-scorers", http.MethodGet, "/v1/scorers", "The scorers the tenant may run"), s.listScorers)
 
-	sc := op("score", http.MethodPost, "/v1/score", "Score one run with one scorer (nothing is stored)", http.StatusNotFound, http.StatusForbidden, http.StatusRequestEntityTooLarge)
+	// Scoring spends the tenant's judge budget: it is not a read.
+	sc := op(store.ScopeAdmin, "score", http.MethodPost, "/v1/score", "Score one run with one scorer (nothing is stored)", http.StatusNotFound, http.StatusRequestEntityTooLarge)
 	sc.MaxBodyBytes = MaxScoreBodyBytes
 	huma.Register(s.api, sc, s.score)
 
-	imp := op("import-runs", http.MethodPost, "/v1/runs", "Store runs: one run, a JSON array of runs, or JSONL", http.StatusRequestEntityTooLarge)
+	imp := op(store.ScopeIngest, "import-runs", http.MethodPost, "/v1/runs", "Store runs: one run, a JSON array of runs, or JSONL", http.StatusRequestEntityTooLarge)
 	imp.MaxBodyBytes = s.opts.MaxBodyBytes
-	imp.Description = "Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). " +
+	imp.Description += " Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). " +
 		"Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept."
 	huma.Register(s.api, imp, s.importRuns)
 	s.describeRunsBody(imp)
 
-	huma.Register(s.api, op("get-run", http.MethodGet, "/v1/runs/{id}", "A run with every result it ever had", http.StatusNotFound), s.getRun)
-	huma.Register(s.api, op("list-agents", http.MethodGet, "/v1/agents", "The tenant's agents, by name"), s.listAgents)
-	huma.Register(s.api, op("list-runs", http.MethodGet, "/v1/agents/{agent}/runs", "An agent's runs, newest first", http.StatusNotFound), s.listRuns)
+	huma.Register(s.api, op(store.ScopeRead, "get-run", http.MethodGet, "/v1/runs/{id}", "A run with every result it ever had", http.StatusNotFound), s.getRun)
+	huma.Register(s.api, op(store.ScopeRead, "list-agents", http.MethodGet, "/v1/agents", "The tenant's agents, by name"), s.listAgents)
+	huma.Register(s.api, op(store.ScopeRead, "list-runs", http.MethodGet, "/v1/agents/{agent}/runs", "An agent's runs, newest first", http.StatusNotFound), s.listRuns)
 
-	ce := op("create-evaluation", http.MethodPost, "/v1/agents/{agent}/evaluations", "Evaluate the agent's newest runs",
-		http.StatusNotFound, http.StatusForbidden)
+	// An evaluation writes results and spends the tenant's judge budget.
+	ce := op(store.ScopeAdmin, "create-evaluation", http.MethodPost, "/v1/agents/{agent}/evaluations", "Evaluate the agent's newest runs",
+		http.StatusNotFound)
 	ce.DefaultStatus = http.StatusAccepted
-	ce.Description = "Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it."
+	ce.Description += " Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it."
 	huma.Register(s.api, ce, s.createEvaluation)
-	huma.Register(s.api, op("list-evaluations", http.MethodGet, "/v1/agents/{agent}/evaluations", "The agent's evaluations, newest first"), s.listEvaluations)
-	huma.Register(s.api, op("get-evaluation", http.MethodGet, "/v1/evaluations/{id}", "An evaluation: status, per-scorer summary and results", http.StatusNotFound), s.getEvaluation)
+	huma.Register(s.api, op(store.ScopeRead, "list-evaluations", http.MethodGet, "/v1/agents/{agent}/evaluations", "The agent's evaluations, newest first"), s.listEvaluations)
+	huma.Register(s.api, op(store.ScopeRead, "get-evaluation", http.MethodGet, "/v1/evaluations/{id}", "An evaluation: status, per-scorer summary and results", http.StatusNotFound), s.getEvaluation)
 
-	huma.Register(s.api, op("get-agent-policy", http.MethodGet, "/v1/agents/{agent}/policy", "How the agent's new runs are evaluated on arrival", http.StatusNotFound), s.getPolicy)
-	huma.Register(s.api, op("put-agent-policy", http.MethodPut, "/v1/agents/{agent}/policy", "Set how the agent's new runs are evaluated on arrival", http.StatusNotFound, http.StatusForbidden), s.putPolicy)
-	del := op("delete-agent-policy", http.MethodDelete, "/v1/agents/{agent}/policy", "Stop evaluating the agent's new runs on arrival", http.StatusNotFound)
+	huma.Register(s.api, op(store.ScopeRead, "get-agent-policy", http.MethodGet, "/v1/agents/{agent}/policy", "How the agent's new runs are evaluated on arrival", http.StatusNotFound), s.getPolicy)
+	huma.Register(s.api, op(store.ScopeAdmin, "put-agent-policy", http.MethodPut, "/v1/agents/{agent}/policy", "Set how the agent's new runs are evaluated on arrival", http.StatusNotFound), s.putPolicy)
+	del := op(store.ScopeAdmin, "delete-agent-policy", http.MethodDelete, "/v1/agents/{agent}/policy", "Stop evaluating the agent's new runs on arrival", http.StatusNotFound)
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deletePolicy)
 	s.registerInsights(op)
+	s.registerJudge(op)
 	s.registerLabels(op)
 	s.registerTraces(errs)
 }
@@ -89,6 +97,7 @@ type scoreInput struct {
 		Run    RunJSON        `json:"run" doc:"The run to score."`
 		Config map[string]any `json:"config,omitempty" doc:"The scorer's config for this call; it replaces the defaults field by field. The scorer is opened once per (tenant, scorer, config) and reused."`
 		Steps  bool           `json:"steps,omitempty" doc:"Include the pipeline steps (judge prompts and parsed answers), which are large."`
+		Judge  *JudgeRoute    `json:"judge,omitempty" doc:"Where the scorer's judge calls go: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model."`
 	}
 }
 
@@ -107,7 +116,7 @@ func (s *Server) score(ctx context.Context, in *scoreInput) (*scoreOutput, error
 			return nil, problem(http.StatusBadRequest, CodeInvalidRequest, "config: "+err.Error())
 		}
 	}
-	res, err := s.svc.Score(ctx, tenant(ctx), in.Body.Scorer, run, cfg)
+	res, err := s.svc.Score(ctx, tenant(ctx), in.Body.Scorer, run, cfg, in.Body.Judge.route())
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -308,6 +317,7 @@ type policyBody struct {
 	Tiered     bool                      `json:"tiered,omitempty" doc:"Run the scorers that need a judge only on runs the pre-screen passed."`
 	Config     map[string]map[string]any `json:"config,omitempty" doc:"Per-scorer config."`
 	Window     int                       `json:"window,omitempty" minimum:"0" maximum:"10000" doc:"How many of the agent's latest runs its insights look at. Default 100." example:"100"`
+	Judge      *JudgeRoute               `json:"judge,omitempty" doc:"The judge the agent's runs are scored with, in every evaluation of the agent: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model."`
 	UpdatedAt  *time.Time                `json:"updated_at,omitempty" readOnly:"true"`
 }
 
@@ -316,7 +326,7 @@ type policyOutput struct {
 }
 
 func toPolicyBody(p store.AgentPolicy) (policyBody, error) {
-	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered, Window: p.Window}
+	b := policyBody{Scorers: p.Scorers, SampleRate: p.SampleRate, Tiered: p.Tiered, Window: p.Window, Judge: toJudgeRoute(p.Judge)}
 	if !p.UpdatedAt.IsZero() {
 		at := p.UpdatedAt
 		b.UpdatedAt = &at
@@ -356,7 +366,7 @@ func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*policyOutp
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg, Window: in.Body.Window})
+	p, err := s.svc.SetAgentPolicy(ctx, tenant(ctx), in.Agent, store.AgentPolicy{Scorers: in.Body.Scorers, SampleRate: in.Body.SampleRate, Tiered: in.Body.Tiered, Config: cfg, Window: in.Body.Window, Judge: in.Body.Judge.route()})
 	if err != nil {
 		return nil, s.fail(err)
 	}

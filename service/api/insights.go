@@ -14,16 +14,16 @@ import (
 
 // registerInsights adds the insight operations: what the insight engine found about the
 // tenant's agents, each with its evidence.
-func (s *Server) registerInsights(op func(id, method, path, summary string, more ...int) huma.Operation) {
-	ai := op("list-agent-insights", http.MethodGet, "/v1/agents/{agent}/insights", "The agent's insights, newest first", http.StatusNotFound)
-	ai.Description = "Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: " +
+func (s *Server) registerInsights(op func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation) {
+	ai := op(store.ScopeRead, "list-agent-insights", http.MethodGet, "/v1/agents/{agent}/insights", "The agent's insights, newest first", http.StatusNotFound)
+	ai.Description += " Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: " +
 		"quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence " +
 		"(counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores."
 	huma.Register(s.api, ai, s.listAgentInsights)
-	li := op("list-insights", http.MethodGet, "/v1/insights", "The tenant's insights across agents, newest first")
-	li.Description = "By default the open insights of every agent; ?severity=critical keeps the critical ones."
+	li := op(store.ScopeRead, "list-insights", http.MethodGet, "/v1/insights", "The tenant's insights across agents, newest first")
+	li.Description += " By default the open insights of every agent; ?severity=critical keeps the critical ones."
 	huma.Register(s.api, li, s.listInsights)
-	huma.Register(s.api, op("get-insight", http.MethodGet, "/v1/insights/{id}", "One insight with its evidence", http.StatusNotFound), s.getInsight)
+	huma.Register(s.api, op(store.ScopeRead, "get-insight", http.MethodGet, "/v1/insights/{id}", "One insight with its evidence", http.StatusNotFound), s.getInsight)
 }
 
 type insightFilter struct {

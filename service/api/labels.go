@@ -7,17 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/scorekit/scorekit/service"
-)
-
-// Scopes the label operations need, recorded in each operation's Metadata["scope"] for
-// the key scopes to enforce: reading labels and agreement needs read; writing a label
-// needs label, a scope for people who judge runs without managing the tenant (an admin
-// key has it too).
-const (
-	scopeRead  = "read"
-	scopeLabel = "label"
-	// scopeEvaluate is what starting an evaluation needs (it spends the judge budget).
-	scopeEvaluate = "evaluate"
+	"github.com/scorekit/scorekit/service/store"
 )
 
 // MaxLabelsBodyBytes caps a POST /v1/labels body.
@@ -25,51 +15,50 @@ const MaxLabelsBodyBytes = 16 << 20
 
 // registerLabels adds the label operations: people's judgements of runs, and how well a
 // scorer version agrees with them.
-func (s *Server) registerLabels(op func(id, method, path, summary string, more ...int) huma.Operation) {
-	scoped := func(o huma.Operation, scope string) huma.Operation {
-		o.Metadata = map[string]any{"scope": scope}
-		return o
-	}
-	put := op("put-label", http.MethodPut, "/v1/runs/{id}/labels/{scorer}", "Record a person's judgement of a run for a scorer or criterion", http.StatusNotFound)
-	put.Description = "The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), " +
+//
+// Reading labels and agreement needs read; writing or removing a label, and scoring the
+// labelled runs (which spends the judge budget), need admin.
+func (s *Server) registerLabels(op func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation) {
+	put := op(store.ScopeAdmin, "put-label", http.MethodPut, "/v1/runs/{id}/labels/{scorer}", "Record a person's judgement of a run for a scorer or criterion", http.StatusNotFound)
+	put.Description += " The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), " +
 		"and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces " +
 		"their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404."
-	huma.Register(s.api, scoped(put, scopeLabel), s.putLabel)
+	huma.Register(s.api, put, s.putLabel)
 	if item := s.api.OpenAPI().Paths[put.Path]; item != nil && item.Put != nil && item.Put.Responses["200"] != nil {
 		created := *item.Put.Responses["200"]
 		created.Description = "Created: the labeller's first label of the run for the scorer"
 		item.Put.Responses["201"] = &created
 	}
 
-	huma.Register(s.api, scoped(op("list-run-labels", http.MethodGet, "/v1/runs/{id}/labels", "A run's labels", http.StatusNotFound), scopeRead), s.listRunLabels)
+	huma.Register(s.api, op(store.ScopeRead, "list-run-labels", http.MethodGet, "/v1/runs/{id}/labels", "A run's labels", http.StatusNotFound), s.listRunLabels)
 
-	del := op("delete-label", http.MethodDelete, "/v1/runs/{id}/labels/{scorer}", "Remove a labeller's label of a run", http.StatusNotFound)
+	del := op(store.ScopeAdmin, "delete-label", http.MethodDelete, "/v1/runs/{id}/labels/{scorer}", "Remove a labeller's label of a run", http.StatusNotFound)
 	del.DefaultStatus = http.StatusNoContent
-	huma.Register(s.api, scoped(del, scopeLabel), s.deleteLabel)
+	huma.Register(s.api, del, s.deleteLabel)
 
-	huma.Register(s.api, scoped(op("list-labels", http.MethodGet, "/v1/labels", "The tenant's labels, in the order they were given"), scopeRead), s.listLabels)
+	huma.Register(s.api, op(store.ScopeRead, "list-labels", http.MethodGet, "/v1/labels", "The tenant's labels, in the order they were given"), s.listLabels)
 
-	imp := op("import-labels", http.MethodPost, "/v1/labels", "Store labels from JSONL; a bad line is reported, the others kept", http.StatusRequestEntityTooLarge)
+	imp := op(store.ScopeAdmin, "import-labels", http.MethodPost, "/v1/labels", "Store labels from JSONL; a bad line is reported, the others kept", http.StatusRequestEntityTooLarge)
 	imp.MaxBodyBytes = MaxLabelsBodyBytes
-	imp.Description = `One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} ` +
+	imp.Description += ` One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} ` +
 		"(or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range " +
 		"is rejected with its line number and the reason; the good lines are stored."
-	huma.Register(s.api, scoped(imp, scopeLabel), s.importLabels)
+	huma.Register(s.api, imp, s.importLabels)
 	s.describeLabelsBody(imp)
 
-	ag := op("get-agreement", http.MethodGet, "/v1/scorers/{scorer}/agreement", "How well a scorer version agrees with the tenant's labels", http.StatusNotFound)
-	ag.Description = "For pass/fail labels: accuracy, Cohen's kappa, precision and recall of the failure class and the confusion matrix; for score labels: " +
+	ag := op(store.ScopeRead, "get-agreement", http.MethodGet, "/v1/scorers/{scorer}/agreement", "How well a scorer version agrees with the tenant's labels", http.StatusNotFound)
+	ag.Description += " For pass/fail labels: accuracy, Cohen's kappa, precision and recall of the failure class and the confusion matrix; for score labels: " +
 		"Spearman's rho, Kendall's tau and the mean absolute error; each with its 95% interval and the number of runs. The disagreements with both sides, " +
 		"each two labellers' agreement with each other (the ceiling a scorer can reach), and the labelled runs the version has not scored with the judge " +
 		"cost of scoring them. Several labels of one run are combined: the majority verdict, the mean score."
-	huma.Register(s.api, scoped(ag, scopeRead), s.getAgreement)
+	huma.Register(s.api, ag, s.getAgreement)
 
-	sl := op("score-labelled", http.MethodPost, "/v1/scorers/{scorer}/agreement/score", "Score the labelled runs the scorer's current version has not scored",
-		http.StatusNotFound, http.StatusForbidden)
+	sl := op(store.ScopeAdmin, "score-labelled", http.MethodPost, "/v1/scorers/{scorer}/agreement/score", "Score the labelled runs the scorer's current version has not scored",
+		http.StatusNotFound)
 	sl.DefaultStatus = http.StatusAccepted
-	sl.Description = "Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. " +
+	sl.Description += " Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. " +
 		"GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation."
-	huma.Register(s.api, scoped(sl, scopeEvaluate), s.scoreLabelled)
+	huma.Register(s.api, sl, s.scoreLabelled)
 }
 
 type scoreLabelledInput struct {

@@ -21,7 +21,8 @@ type Problem struct {
 	Status int `json:"status" example:"400"`
 	// Detail says what is wrong and, where it can, how to fix it.
 	Detail string `json:"detail,omitempty" example:"limit 0: want 1 to 10000 runs"`
-	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized, not_found,
+	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized,
+	// insufficient_scope, not_found, unavailable,
 	// unknown_scorer, scorer_not_allowed, exists, body_too_large, rate_limited,
 	// overloaded, internal.
 	Code string `json:"code" example:"invalid_request"`
@@ -32,18 +33,24 @@ type Problem struct {
 
 // Problem codes.
 const (
-	CodeInvalidRequest   = "invalid_request"
-	CodeInvalidRun       = "invalid_run"
-	CodeInvalidConfig    = "invalid_config"
-	CodeUnauthorized     = "unauthorized"
-	CodeNotFound         = "not_found"
-	CodeUnknownScorer    = "unknown_scorer"
-	CodeScorerNotAllowed = "scorer_not_allowed"
-	CodeExists           = "exists"
-	CodeBodyTooLarge     = "body_too_large"
-	CodeRateLimited      = "rate_limited"
-	CodeOverloaded       = "overloaded"
-	CodeInternal         = "internal"
+	CodeInvalidRequest = "invalid_request"
+	CodeInvalidRun     = "invalid_run"
+	CodeInvalidConfig  = "invalid_config"
+	CodeUnauthorized   = "unauthorized"
+	// CodeInsufficientScope: the key is valid but its scope does not allow the operation;
+	// the detail names the scope needed.
+	CodeInsufficientScope = "insufficient_scope"
+	CodeNotFound          = "not_found"
+	CodeUnknownScorer     = "unknown_scorer"
+	CodeScorerNotAllowed  = "scorer_not_allowed"
+	CodeExists            = "exists"
+	CodeBodyTooLarge      = "body_too_large"
+	CodeRateLimited       = "rate_limited"
+	CodeOverloaded        = "overloaded"
+	CodeInternal          = "internal"
+	// CodeUnavailable: the service is not set up for the request; the detail says what
+	// the operator must do.
+	CodeUnavailable = "unavailable"
 )
 
 func (p *Problem) Error() string             { return p.Detail }
@@ -181,6 +188,8 @@ func fromService(err error) *Problem {
 		return problem(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	case errors.Is(err, service.ErrExists):
 		return problem(http.StatusConflict, CodeExists, err.Error())
+	case errors.Is(err, service.ErrUnavailable):
+		return problem(http.StatusServiceUnavailable, CodeUnavailable, err.Error())
 	}
 	return nil
 }

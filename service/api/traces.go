@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scorekit/scorekit/service/store"
 	"io"
 	"mime"
 	"net/http"
@@ -37,12 +38,13 @@ func (s *Server) registerTraces(errs []int) {
 	op := huma.Operation{
 		OperationID: opExportTraces, Method: http.MethodPost, Path: "/v1/traces",
 		Summary: "Take OpenTelemetry traces (OTLP/HTTP): each GenAI agent span becomes a run",
-		// Scope: ingest. (The key's tenant writes runs, as POST /v1/runs does.)
-		Security: bearer,
-		Errors:   append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable),
+		// The key's tenant writes runs, as POST /v1/runs does: an ingest key is enough.
+		Security:   needs(store.ScopeIngest),
+		Extensions: map[string]any{ScopeExtension: string(store.ScopeIngest)},
+		Errors:     append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable),
 		// The body as sent; after gzip it is held to the same cap while it is read.
 		MaxBodyBytes: s.opts.MaxTraceBodyBytes + 1,
-		Description: "OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf " +
+		Description: "Needs a key with scope `ingest` or `admin`. OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf " +
 			"(Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), " +
 			"answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; " +
 			"errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces " +

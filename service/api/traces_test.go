@@ -481,7 +481,7 @@ func countRuns(t *testing.T, h *harness, tenant string) int {
 
 func tenantNamed(t *testing.T, h *harness, name string) store.Tenant {
 	t.Helper()
-	tn, err := h.env.Service.Authenticate(context.Background(), h.keys[name])
+	tn, _, err := h.env.Service.Authenticate(context.Background(), h.keys[name])
 	if err != nil {
 		t.Fatal(err)
 	}

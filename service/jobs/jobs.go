@@ -37,6 +37,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
@@ -96,9 +97,14 @@ type Options struct {
 	// PollInterval is how often workers look for jobs when not notified. Optional.
 	// Default is River's (1s).
 	PollInterval time.Duration
-	// JudgeModel is recorded on the results of scorers that use the judge. Optional.
-	// service.Open sets it to its judge's model.
+	// JudgeModel is recorded on the results of scorers that use the judge, unless the
+	// evaluation names its own judge (Spec.Judge). Optional. service.Open sets it to its
+	// judge's model.
 	JudgeModel string
+	// PrepareJudge is called once per job, before its runs are scored, with the job's
+	// tenant: the service gives the judge broker the tenant's current own keys there.
+	// An error fails the job (River retries it). Optional.
+	PrepareJudge func(ctx context.Context, t store.Tenant) error
 	// Logger. Optional. Default logs warnings to slog.Default's handler.
 	Logger *slog.Logger
 	// ID names this client among River's clients. Optional.
@@ -348,6 +354,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	if err != nil {
 		return err
 	}
+	if e.opts.PrepareJudge != nil {
+		if err := e.opts.PrepareJudge(ctx, t); err != nil {
+			return err
+		}
+	}
+	if ev.Spec.Judge != nil {
+		// Every judge call of the job's scorers goes where the evaluation says, in every
+		// runtime: the host meters each call with this context.
+		ctx = broker.WithRoute(ctx, *ev.Spec.Judge)
+	}
 	last := job.Attempt >= job.MaxAttempts
 	results, transient := e.score(ctx, t, ev, runs, stored, last)
 	if err := ctx.Err(); err != nil {
@@ -472,6 +488,9 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 		}
 		if ref.Judge {
 			sr.JudgeModel = e.opts.JudgeModel
+			if j := ev.Spec.Judge; j != nil && j.Model != "" {
+				sr.JudgeModel = j.Model
+			}
 		}
 		if res.Status == sdk.StatusScored {
 			sr.Score, sr.Passed = res.Score, res.Passed
@@ -547,6 +566,9 @@ func (g *gateResult) closed() (sdk.Result, bool) {
 }
 
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
+// ctx carries the evaluation's judge route (broker.WithRoute, set in Work); a scorer
+// version that pins its own judge (a published scorer) sets its route on ctx here, before
+// the call, and it wins over the evaluation's.
 func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, name string, run *sdk.Run) (sdk.Result, string) {
 	sc, release, err := e.resolveScorer(ctx, t, ev, name)
 	if err != nil {

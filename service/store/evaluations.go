@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/scorekit/scorekit/host/broker"
 )
 
 // Triggers of an evaluation.
@@ -30,6 +32,10 @@ type Spec struct {
 	Config map[string]json.RawMessage `json:"config,omitempty"`
 	// Tiered runs the scorers that need a judge only on runs the pre-screen passed.
 	Tiered bool `json:"tiered,omitempty"`
+	// Judge is where the evaluation's judge calls go (the agent policy's choice when it
+	// was created, its model filled in), and its model is the one its results record.
+	// Nil: the operator's default endpoint and model.
+	Judge *broker.Route `json:"judge,omitempty"`
 }
 
 // ScorerRef names a scorer and its version.

@@ -24,7 +24,7 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 	for _, backend := range []string{SQLite, Postgres} {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			s, ten := openBackend(t, backend)
+			s, ten := openTestStore(t, backend)
 			const n = 40
 			var (
 				errs  = make([]error, n)

@@ -3,8 +3,46 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
+
+// Scope is what a key may do. A key has one scope; admin includes the others.
+type Scope string
+
+// Scopes of keys.
+const (
+	// ScopeIngest writes runs and nothing else: for agents' exporters and importers.
+	ScopeIngest Scope = "ingest"
+	// ScopeRead reads runs, evaluations, results, insights and the dashboard, and changes
+	// nothing: for dashboards and reports.
+	ScopeRead Scope = "read"
+	// ScopeAdmin does everything: evaluations, policies, deletion, the tenant's judge
+	// settings, publishing. Keys made before scopes existed are admin keys.
+	ScopeAdmin Scope = "admin"
+)
+
+// Scopes lists every scope, narrowest first.
+func Scopes() []Scope { return []Scope{ScopeIngest, ScopeRead, ScopeAdmin} }
+
+// ParseScope returns the scope named s, or an error that lists the scopes.
+func ParseScope(s string) (Scope, error) {
+	all := Scopes()
+	for _, sc := range all {
+		if string(sc) == s {
+			return sc, nil
+		}
+	}
+	names := make([]string, len(all))
+	for i, sc := range all {
+		names[i] = string(sc)
+	}
+	return "", fmt.Errorf("scope %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// Grants reports whether a key of scope s may do what needs scope need: admin may do
+// everything; ingest and read only what needs exactly them.
+func (s Scope) Grants(need Scope) bool { return s == ScopeAdmin || s == need }
 
 // Key is an API key as the store knows it: never the key itself, only its SHA-256 (keys
 // are 256-bit random strings, so a fast hash is enough) and a prefix to tell keys apart.
@@ -12,27 +50,59 @@ type Key struct {
 	ID        int64
 	TenantID  int64
 	Prefix    string
+	Scope     Scope
 	CreatedAt time.Time
 	RevokedAt *time.Time
 }
 
-// CreateKey stores the hash of a new key of the tenant.
-func (q queries) CreateKey(ctx context.Context, tenantID int64, hash []byte, prefix string) (Key, error) {
+// CreateKey stores the hash of a new key of the tenant with scope.
+func (q queries) CreateKey(ctx context.Context, tenantID int64, hash []byte, prefix string, scope Scope) (Key, error) {
+	if _, err := ParseScope(string(scope)); err != nil {
+		return Key{}, fmt.Errorf("store: create key: %w", err)
+	}
 	now := time.Now()
-	k := Key{TenantID: tenantID, Prefix: prefix, CreatedAt: fromMicros(micros(now))}
-	err := queryRow(ctx, q.q, `INSERT INTO api_keys (tenant_id, hash, prefix, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-		[]any{tenantID, hash, prefix, micros(now)}, &k.ID)
+	k := Key{TenantID: tenantID, Prefix: prefix, Scope: scope, CreatedAt: fromMicros(micros(now))}
+	err := queryRow(ctx, q.q, `INSERT INTO api_keys (tenant_id, hash, prefix, scope, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		[]any{tenantID, hash, prefix, string(scope), micros(now)}, &k.ID)
 	return k, err
 }
 
-// TenantByKey returns the tenant whose live (not revoked) key has hash.
-func (q queries) TenantByKey(ctx context.Context, hash []byte) (Tenant, error) {
-	return q.oneTenant(ctx, "key", `id = (SELECT tenant_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL)`, hash)
+// TenantByKey returns the tenant whose live (not revoked) key has hash, and the key's
+// scope.
+func (q queries) TenantByKey(ctx context.Context, hash []byte) (Tenant, Scope, error) {
+	rs, err := q.q.query(ctx, `SELECT t.id, t.name, t.policy, t.created_at, k.scope FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
+	if err != nil {
+		return Tenant{}, "", err
+	}
+	defer rs.Close()
+	return scanTenantScope(rs, "key")
 }
+
+// scanTenantScope scans the one row of rs: a tenant's columns and a scope.
+func scanTenantScope(rs rows, what string) (Tenant, Scope, error) {
+	if !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return Tenant{}, "", err
+		}
+		return Tenant{}, "", fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	var scope string
+	t, err := scanTenant(scopeScanner{rs, &scope})
+	return t, Scope(scope), err
+}
+
+// scopeScanner lets scanTenant read a row that has a scope after the tenant's columns.
+type scopeScanner struct {
+	rows
+	scope *string
+}
+
+func (s scopeScanner) Scan(dest ...any) error { return s.rows.Scan(append(dest, s.scope)...) }
 
 // Keys lists the tenant's keys, oldest first.
 func (q queries) Keys(ctx context.Context, tenantID int64) ([]Key, error) {
-	rs, err := q.q.query(ctx, `SELECT id, tenant_id, prefix, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`, tenantID)
+	rs, err := q.q.query(ctx, `SELECT id, tenant_id, prefix, scope, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +111,14 @@ func (q queries) Keys(ctx context.Context, tenantID int64) ([]Key, error) {
 	for rs.Next() {
 		var (
 			k       Key
+			scope   string
 			at      int64
 			revoked *int64
 		)
-		if err := rs.Scan(&k.ID, &k.TenantID, &k.Prefix, &at, &revoked); err != nil {
+		if err := rs.Scan(&k.ID, &k.TenantID, &k.Prefix, &scope, &at, &revoked); err != nil {
 			return nil, err
 		}
-		k.CreatedAt = fromMicros(at)
+		k.Scope, k.CreatedAt = Scope(scope), fromMicros(at)
 		if revoked != nil {
 			t := fromMicros(*revoked)
 			k.RevokedAt = &t

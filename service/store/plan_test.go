@@ -63,7 +63,7 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 	for _, backend := range []string{SQLite, Postgres} {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			s, ten := openBackend(t, backend)
+			s, ten := openTestStore(t, backend)
 			// 50,000 runs of 50 agents; 2,000 evaluations of 25 runs each, one open per
 			// agent; two results per run.
 			series := func(n int) string {
@@ -160,9 +160,9 @@ func explain(t *testing.T, s *Store, query string, args []any) []string {
 	return plan
 }
 
-// openBackend opens a fresh store on backend (a SQLite file, or a database of the shared
+// openTestStore opens a fresh store on backend (a SQLite file, or a database of the shared
 // PostgreSQL cluster) with a tenant acme; both are closed when t ends.
-func openBackend(t *testing.T, backend string) (*Store, Tenant) {
+func openTestStore(t *testing.T, backend string) (*Store, Tenant) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "store.db")

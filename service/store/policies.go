@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/scorekit/scorekit/host/broker"
 )
 
 // AgentPolicy says how an agent's new runs are evaluated when they arrive.
@@ -22,6 +24,12 @@ type AgentPolicy struct {
 	// Window is how many of the agent's latest runs its insights look at. Optional.
 	// Default is the insight engine's (100).
 	Window int `json:"window,omitempty"`
+	// Judge is the judge the agent's runs are scored with, in every evaluation of the
+	// agent: an endpoint the operator allows (by name) and a model it allows there.
+	// Optional. Default is the operator's default endpoint and model. A scorer version that
+	// pins its own judge (a published scorer's config) is the place for a per-scorer
+	// choice; this one is the agent's.
+	Judge *broker.Route `json:"judge,omitempty"`
 	// UpdatedAt is when the policy was last set (filled in by reads).
 	UpdatedAt time.Time `json:"-"`
 }

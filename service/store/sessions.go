@@ -22,10 +22,17 @@ func (q queries) CreateSession(ctx context.Context, hash []byte, tenantID, keyID
 }
 
 // SessionTenant returns the tenant of a live session: not expired at now, and opened
-// with a key that is not revoked since (or in open mode).
-func (q queries) SessionTenant(ctx context.Context, hash []byte, now time.Time) (Tenant, error) {
-	return q.oneTenant(ctx, "session", `id = (SELECT s.tenant_id FROM web_sessions s LEFT JOIN api_keys k ON k.id = s.key_id
-		WHERE s.hash = $1 AND s.expires_at > $2 AND (s.key_id IS NULL OR k.revoked_at IS NULL))`, hash, micros(now))
+// with a key that is not revoked since (or in open mode), and the scope of that key
+// (admin in open mode).
+func (q queries) SessionTenant(ctx context.Context, hash []byte, now time.Time) (Tenant, Scope, error) {
+	rs, err := q.q.query(ctx, `SELECT t.id, t.name, t.policy, t.created_at, COALESCE(k.scope, $3)
+		FROM web_sessions s JOIN tenants t ON t.id = s.tenant_id LEFT JOIN api_keys k ON k.id = s.key_id
+		WHERE s.hash = $1 AND s.expires_at > $2 AND (s.key_id IS NULL OR k.revoked_at IS NULL)`, hash, micros(now), string(ScopeAdmin))
+	if err != nil {
+		return Tenant{}, "", err
+	}
+	defer rs.Close()
+	return scanTenantScope(rs, "session")
 }
 
 // DeleteSession ends a session, and every session expired at now.
@@ -37,14 +44,15 @@ func (q queries) DeleteSession(ctx context.Context, hash []byte, now time.Time) 
 // KeyByHash returns the live key whose hash is hash.
 func (q queries) KeyByHash(ctx context.Context, hash []byte) (Key, error) {
 	var (
-		k  Key
-		at int64
+		k     Key
+		scope string
+		at    int64
 	)
-	err := queryRow(ctx, q.q, `SELECT id, tenant_id, prefix, created_at FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
-		[]any{hash}, &k.ID, &k.TenantID, &k.Prefix, &at)
+	err := queryRow(ctx, q.q, `SELECT id, tenant_id, prefix, scope, created_at FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
+		[]any{hash}, &k.ID, &k.TenantID, &k.Prefix, &scope, &at)
 	if err != nil {
 		return k, notFound(err, "key")
 	}
-	k.CreatedAt = fromMicros(at)
+	k.Scope, k.CreatedAt = Scope(scope), fromMicros(at)
 	return k, nil
 }

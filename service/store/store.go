@@ -64,23 +64,23 @@ type Store struct {
 // URL opens PostgreSQL; anything else is a SQLite file path (created when missing; a
 // "sqlite:" prefix is optional).
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	var (
-		s   *Store
-		err error
-	)
-	if IsPostgres(dsn) {
-		s, err = openPostgres(ctx, dsn)
-	} else {
-		s, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
-	}
+	s, err := openBackend(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, 0); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// openBackend connects to the store at dsn without migrating it.
+func openBackend(ctx context.Context, dsn string) (*Store, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(ctx, dsn)
+	}
+	return openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
@@ -148,8 +148,9 @@ func Migrations(backend string) (fs.FS, error) {
 	return fs.Sub(migrations, "migrations/"+backend)
 }
 
-// migrate runs the backend's migrations up to the latest.
-func (s *Store) migrate(ctx context.Context) error {
+// migrate runs the backend's migrations up to version to, or to the latest when to is 0
+// (a test opens an older schema to migrate rows written under it).
+func (s *Store) migrate(ctx context.Context, to int64) error {
 	sub, err := Migrations(s.backend)
 	if err != nil {
 		return err
@@ -163,7 +164,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if to > 0 {
+		_, err = p.UpTo(ctx, to)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	return nil

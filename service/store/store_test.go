@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,23 +66,26 @@ func TestTenantsAndKeys(t *testing.T) {
 			t.Fatalf("unknown tenant: %v", err)
 		}
 		hash := []byte("0123456789abcdef0123456789abcdef")
-		if _, err := s.CreateKey(ctx, a.ID, hash, "sk_abc"); err != nil {
+		if _, err := s.CreateKey(ctx, a.ID, hash, "sk_abc", store.ScopeRead); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.TenantByKey(ctx, hash); err != nil || got.Name != "acme" {
-			t.Fatalf("by key: %+v, %v", got, err)
+		if _, err := s.CreateKey(ctx, a.ID, []byte("bad scope"), "sk_bad", "owner"); err == nil || !strings.Contains(err.Error(), "ingest, read, admin") {
+			t.Fatalf("a key with an unknown scope: %v; want an error listing the scopes", err)
 		}
-		if _, err := s.TenantByKey(ctx, []byte("other")); !errors.Is(err, store.ErrNotFound) {
+		if got, scope, err := s.TenantByKey(ctx, hash); err != nil || got.Name != "acme" || scope != store.ScopeRead {
+			t.Fatalf("by key: %+v, %q, %v", got, scope, err)
+		}
+		if _, _, err := s.TenantByKey(ctx, []byte("other")); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("unknown key: %v", err)
 		}
 		if _, err := s.RevokeKey(ctx, a.ID, "sk_abc"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.TenantByKey(ctx, hash); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.TenantByKey(ctx, hash); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("revoked key still authenticates: %v", err)
 		}
 		keys, err := s.Keys(ctx, a.ID)
-		if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil {
+		if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil || keys[0].Scope != store.ScopeRead {
 			t.Fatalf("keys = %+v, %v", keys, err)
 		}
 		pol.MaxRunsPerEvaluation = 7
@@ -275,6 +279,30 @@ func TestAgentPolicies(t *testing.T) {
 		}
 		if err := s.DeleteAgentPolicy(ctx, a.ID, "x"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete twice: %v", err)
+		}
+	})
+}
+
+// Keys made before scopes existed could do everything: migration 00005 makes them admin
+// keys, on both backends.
+func TestMigrationKeysBecomeAdmin(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		old, err := store.OpenAt(ctx, dsn, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(ctx, `INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(ctx, `INSERT INTO api_keys (tenant_id, hash, prefix, created_at) SELECT id, $1, 'sk_old', 1 FROM tenants`, []byte("old key hash")); err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		s := open(t, dsn)
+		tn, scope, err := s.TenantByKey(ctx, []byte("old key hash"))
+		if err != nil || tn.Name != "acme" || scope != store.ScopeAdmin {
+			t.Fatalf("a key from before scopes: %+v, scope %q, %v; want acme's admin key", tn, scope, err)
 		}
 	})
 }

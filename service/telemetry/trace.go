@@ -277,8 +277,8 @@ type meteredJudge struct {
 }
 
 // MeterJudge meters one scoring call, as the wrapped judge does, and traces it.
-func (mj *meteredJudge) MeterJudge(tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
-	j, record := mj.m.MeterJudge(tenant, scorer)
+func (mj *meteredJudge) MeterJudge(ctx context.Context, tenant, scorer string) (sdk.Judge, func(*sdk.Result)) {
+	j, record := mj.m.MeterJudge(ctx, tenant, scorer)
 	return &tracedJudge{t: mj.t, j: j}, record
 }
 

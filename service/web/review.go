@@ -67,9 +67,11 @@ type reviewData struct {
 	Choices     []service.Choice
 	ChoicesFrom string
 	CSRF        string
-	Saved       string
-	NextSkip    int
-	PrevSkip    int
+	// ReadOnly: the session's key may not label (scope read); the form is not shown.
+	ReadOnly bool
+	Saved    string
+	NextSkip int
+	PrevSkip int
 }
 
 // reviewQuery is the review's place: who labels, which labels, how many runs skipped.
@@ -90,7 +92,7 @@ func reviewQuery(scorer, criterion, labeller string, skip int) string {
 func (h *Handler) review(w http.ResponseWriter, r *http.Request, t store.Tenant) {
 	q := r.URL.Query()
 	d := reviewData{pageData: h.page(t, "Review "+r.PathValue("scorer")), Scorer: r.PathValue("scorer"),
-		Criterion: q.Get("criterion"), Labeller: strings.TrimSpace(q.Get("labeller")), Saved: q.Get("saved"), CSRF: h.csrfToken(r)}
+		Criterion: q.Get("criterion"), Labeller: strings.TrimSpace(q.Get("labeller")), Saved: q.Get("saved"), CSRF: h.csrfToken(r), ReadOnly: !canChange(r)}
 	d.Nav = "agreement"
 	if d.Criterion == "" {
 		d.Criterion = d.Scorer

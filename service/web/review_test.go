@@ -182,3 +182,35 @@ func TestReviewChoices(t *testing.T) {
 		t.Fatalf("agreement by version: %d\n%s", page.status, page.body)
 	}
 }
+
+// A read key looks at the review and changes nothing: the page has no form, and a label
+// posted anyway is refused 403 naming the scope it needs.
+func TestReviewReadKey(t *testing.T) {
+	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 0, web.Options{})
+	ctx := context.Background()
+	readKey, _, err := in.env.Service.CreateScopedKey(ctx, "a", store.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, reader := newBrowser(t, in.srv.URL), newBrowser(t, in.srv.URL)
+	admin.signIn(in.keyA)
+	reader.signIn(readKey)
+	p := reader.get("/review/prescreen?labeller=ana")
+	run := regexp.MustCompile(`data-run="([^"]+)"`).FindStringSubmatch(p.body)
+	if p.status != 200 || run == nil || !strings.Contains(p.body, `id="read-only"`) || strings.Contains(p.body, `class="label"`) {
+		t.Fatalf("review page for a read key: %d\n%s", p.status, p.body)
+	}
+	// The page carries no form token for it; the scope is checked before the token, so
+	// whatever the form holds, the answer names the scope.
+	form := url.Values{"csrf": {"any"}, "labeller": {"ana"}, "criterion": {"prescreen"}, "verdict": {"fail"}}
+	got := reader.do("POST", "/review/prescreen/runs/"+url.PathEscape(run[1]), form, map[string]string{"Sec-Fetch-Site": "same-origin"})
+	if got.status != http.StatusForbidden || !strings.Contains(got.body, "scope admin") || !strings.Contains(got.body, "--scope admin") {
+		t.Fatalf("a read key labels: %d\n%s", got.status, got.body)
+	}
+	if ls, err := in.env.Service.RunLabels(ctx, in.a, run[1], ""); err != nil || len(ls) != 0 {
+		t.Fatalf("a read key's label was stored: %+v, %v", ls, err)
+	}
+	if p := admin.get("/review/prescreen?labeller=ana"); !strings.Contains(p.body, `class="label"`) || strings.Contains(p.body, `id="read-only"`) {
+		t.Fatalf("review page for an admin key has no form:\n%s", p.body)
+	}
+}

@@ -10,7 +10,9 @@
 // so. Every listing is paged, and every page reads a bounded number of rows through an
 // index, so an agent with 10,000 runs renders like one with 10.
 //
-// Signing in takes an API key in a form posted to /login (never in a URL); the server
+// Signing in takes an API key of scope read or admin (an ingest key reads nothing) in a
+// form posted to /login (never in a URL); the dashboard only reads, so a read key sees
+// every page and changes nothing. The server
 // answers with a session cookie (HttpOnly, SameSite=Lax) whose random token is stored
 // hashed, and ends with the key: a revoked key's sessions end too. Requests that change
 // state (sign in, sign out) must come from the dashboard's own origin
@@ -100,7 +102,7 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
 	h.mux.Handle("GET /agreement", h.signedIn(h.agreement))
 	h.mux.Handle("GET /review/{scorer}", h.signedIn(h.review))
-	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedIn(h.label))
+	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedInAs(store.ScopeAdmin, h.label))
 	h.mux.Handle("/", o.Next)
 	// State changes (sign in, sign out) come from this origin only; a page on another
 	// site cannot post a form here (Sec-Fetch-Site and Origin are checked).
@@ -135,12 +137,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.root.ServeHTTP(w, r)
 }
 
-type tenantKey struct{}
+type (
+	tenantKey struct{}
+	scopeKey  struct{}
+)
 
 // signedIn runs page for the session's tenant, or sends the browser to sign in.
 func (h *Handler) signedIn(page func(w http.ResponseWriter, r *http.Request, t store.Tenant)) http.Handler {
+	return h.signedInAs(store.ScopeRead, page)
+}
+
+// signedInAs is signedIn for a page that needs a key of scope need: a session opened
+// with a key without it is answered 403 with the scope it lacks (a read key looks at the
+// dashboard and changes nothing).
+func (h *Handler) signedInAs(need store.Scope, page func(w http.ResponseWriter, r *http.Request, t store.Tenant)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := h.tenant(r)
+		t, scope, err := h.tenant(r)
 		if errors.Is(err, errSignedOut) {
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -150,26 +162,42 @@ func (h *Handler) signedIn(page func(w http.ResponseWriter, r *http.Request, t s
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		page(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)), t)
+		ctx := context.WithValue(context.WithValue(r.Context(), tenantKey{}, t), scopeKey{}, scope)
+		r = r.WithContext(ctx)
+		if !scope.Grants(need) {
+			h.refuse(w, r, fmt.Sprintf("This needs a key with scope %s; you signed in with a key of scope %s, which can look but not change. "+
+				"Sign in with an %s key (scorekit keys create --tenant %s --scope %s).", need, scope, need, t.Name, need))
+			return
+		}
+		page(w, r, t)
 	})
+}
+
+// canChange reports whether the request's session may change what the dashboard changes
+// (labels): its key has scope admin.
+func canChange(r *http.Request) bool {
+	s, _ := r.Context().Value(scopeKey{}).(store.Scope)
+	return s.Grants(store.ScopeAdmin)
 }
 
 var errSignedOut = errors.New("signed out")
 
-// tenant returns the request's tenant: the open tenant, or the session's.
-func (h *Handler) tenant(r *http.Request) (store.Tenant, error) {
+// tenant returns the request's tenant and the scope of the key its session was opened
+// with: the open tenant (admin), or the session's.
+func (h *Handler) tenant(r *http.Request) (store.Tenant, store.Scope, error) {
 	if h.opts.Open {
-		return h.svc.Open(r.Context())
+		t, err := h.svc.Open(r.Context())
+		return t, store.ScopeAdmin, err
 	}
 	c, err := r.Cookie(CookieName)
 	if err != nil || c.Value == "" {
-		return store.Tenant{}, errSignedOut
+		return store.Tenant{}, "", errSignedOut
 	}
-	t, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
-	if errors.Is(err, store.ErrNotFound) {
-		return t, errSignedOut
+	t, scope, err := h.svc.Store().SessionTenant(r.Context(), hashToken(c.Value), time.Now())
+	if errors.Is(err, store.ErrNotFound) || err == nil && !scope.Grants(store.ScopeRead) {
+		return t, "", errSignedOut
 	}
-	return t, err
+	return t, scope, err
 }
 
 func hashToken(token string) []byte {
@@ -235,6 +263,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	// The dashboard reads; an ingest key (an exporter's) reads nothing.
+	if !k.Scope.Grants(store.ScopeRead) {
+		fail(fmt.Sprintf("That key has scope %s: it can send runs but not read them. Sign in with a key of scope read or admin "+
+			"(scorekit keys create --tenant NAME --scope read).", k.Scope))
 		return
 	}
 	var b [32]byte

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/web"
 )
 
@@ -269,4 +270,33 @@ func TestTenThousandRuns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The dashboard only reads: a read key signs in and sees the tenant's pages; an ingest
+// key (an exporter's) is refused with the scope it lacks, and gets no session.
+func TestSignInScopes(t *testing.T) {
+	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 0, web.Options{})
+	ctx := context.Background()
+	read, _, err := in.env.Service.CreateScopedKey(ctx, "a", store.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingest, _, err := in.env.Service.CreateScopedKey(ctx, "a", store.ScopeIngest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, in.srv.URL)
+	p := b.signIn(ingest)
+	if p.status != http.StatusUnauthorized || !strings.Contains(p.body, "scope ingest") || !strings.Contains(p.body, "--scope read") || b.cookie() != "" {
+		t.Fatalf("an ingest key signs in: %d cookie %q\n%s", p.status, b.cookie(), p.body)
+	}
+	if p := b.get("/"); p.status != http.StatusSeeOther {
+		t.Fatalf("after a refused sign-in: %d; want a redirect to sign in", p.status)
+	}
+	if p := b.signIn(read); p.status != http.StatusSeeOther {
+		t.Fatalf("a read key signs in: %d\n%s", p.status, p.body)
+	}
+	if p := b.get("/"); p.status != 200 || !strings.Contains(p.body, `data-agent="email-triage"`) {
+		t.Fatalf("a read key's overview: %d\n%s", p.status, p.body)
+	}
 }

@@ -11,6 +11,7 @@ import type {
   Insight,
   InsightQuery,
   InsightsPage,
+  JudgeEndpoint,
   Label,
   LabelImportResult,
   LabelInput,
@@ -216,6 +217,25 @@ export class ScorekitClient {
   /** Removes the agent's on-arrival policy (DELETE /v1/agents/{agent}/policy). */
   async deletePolicy(agent: string): Promise<void> {
     await this.#call(() => this.api.DELETE("/v1/agents/{agent}/policy", { params: { path: { agent } } }));
+  }
+
+  /** The judge endpoints the operator allows, with their models and the state of the tenant's own key for each (GET /v1/judge/endpoints). */
+  async listJudgeEndpoints(): Promise<JudgeEndpoint[]> {
+    return (await this.#call(() => this.api.GET("/v1/judge/endpoints"))) ?? [];
+  }
+
+  /**
+   * Stores the tenant's own API key for a judge endpoint (PUT /v1/judge/endpoints/{endpoint}/key,
+   * an admin key's): the tenant's judge calls there carry it from then on. It is sealed before
+   * it is stored and never returned.
+   */
+  async setJudgeKey(endpoint: string, key: string): Promise<void> {
+    await this.#call(() => this.api.PUT("/v1/judge/endpoints/{endpoint}/key", { params: { path: { endpoint } }, body: { key } }));
+  }
+
+  /** Removes the tenant's own key for a judge endpoint (DELETE /v1/judge/endpoints/{endpoint}/key). */
+  async deleteJudgeKey(endpoint: string): Promise<void> {
+    await this.#call(() => this.api.DELETE("/v1/judge/endpoints/{endpoint}/key", { params: { path: { endpoint } } }));
   }
 
   /**

@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's agents, by name */
+        /**
+         * The tenant's agents, by name
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-agents"];
         put?: never;
         post?: never;
@@ -45,12 +48,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's evaluations, newest first */
+        /**
+         * The agent's evaluations, newest first
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-evaluations"];
         put?: never;
         /**
          * Evaluate the agent's newest runs
-         * @description Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
+         * @description Needs a key with scope `admin`. Selects the agent's last `limit` runs (newest first by the run's time), enqueues their scoring and answers 202 with the evaluation; GET /v1/evaluations/{id} follows it.
          */
         post: operations["create-evaluation"];
         delete?: never;
@@ -68,7 +74,7 @@ export interface paths {
         };
         /**
          * The agent's insights, newest first
-         * @description Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
+         * @description Needs a key with scope `read` or `admin`. Insights are computed per (agent, scorer) over the agent's latest runs (its policy's window, default 100) as results arrive: quality, regression, gross_failures and evaluation_health, each warning or critical with its evidence (counts, the interval, the scorer version, the worst runs with their reasons). Skipped and failed results never count as low scores.
          */
         get: operations["list-agent-insights"];
         put?: never;
@@ -86,12 +92,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How the agent's new runs are evaluated on arrival */
+        /**
+         * How the agent's new runs are evaluated on arrival
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["get-agent-policy"];
-        /** Set how the agent's new runs are evaluated on arrival */
+        /**
+         * Set how the agent's new runs are evaluated on arrival
+         * @description Needs a key with scope `admin`.
+         */
         put: operations["put-agent-policy"];
         post?: never;
-        /** Stop evaluating the agent's new runs on arrival */
+        /**
+         * Stop evaluating the agent's new runs on arrival
+         * @description Needs a key with scope `admin`.
+         */
         delete: operations["delete-agent-policy"];
         options?: never;
         head?: never;
@@ -105,7 +120,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's runs, newest first */
+        /**
+         * An agent's runs, newest first
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-runs"];
         put?: never;
         post?: never;
@@ -122,7 +140,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An evaluation: status, per-scorer summary and results */
+        /**
+         * An evaluation: status, per-scorer summary and results
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["get-evaluation"];
         put?: never;
         post?: never;
@@ -141,7 +162,7 @@ export interface paths {
         };
         /**
          * The tenant's insights across agents, newest first
-         * @description By default the open insights of every agent; ?severity=critical keeps the critical ones.
+         * @description Needs a key with scope `read` or `admin`. By default the open insights of every agent; ?severity=critical keeps the critical ones.
          */
         get: operations["list-insights"];
         put?: never;
@@ -159,11 +180,58 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One insight with its evidence */
+        /**
+         * One insight with its evidence
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["get-insight"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/judge/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The judge endpoints the operator allows, with their models
+         * @description Needs a key with scope `read` or `admin`. An agent policy's judge (or POST /v1/score's) names one of them and a model. Each says whether the tenant stored its own key there (never the key).
+         */
+        get: operations["list-judge-endpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/judge/endpoints/{endpoint}/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Store the tenant's own API key for a judge endpoint
+         * @description Needs a key with scope `admin`. The tenant's judge calls to the endpoint are sent with this key instead of the operator's, within the tenant's limits and budget as ever. It is sealed under the operator's secret key before it is stored, and no endpoint ever returns it; store it again to replace it.
+         */
+        put: operations["put-judge-key"];
+        post?: never;
+        /**
+         * Remove the tenant's own API key for a judge endpoint
+         * @description Needs a key with scope `admin`.
+         */
+        delete: operations["delete-judge-key"];
         options?: never;
         head?: never;
         patch?: never;
@@ -176,12 +244,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's labels, in the order they were given */
+        /**
+         * The tenant's labels, in the order they were given
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-labels"];
         put?: never;
         /**
          * Store labels from JSONL; a bad line is reported, the others kept
-         * @description One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
+         * @description Needs a key with scope `admin`. One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
          */
         post: operations["import-labels"];
         delete?: never;
@@ -201,7 +272,7 @@ export interface paths {
         put?: never;
         /**
          * Store runs: one run, a JSON array of runs, or JSONL
-         * @description Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
+         * @description Needs a key with scope `ingest` or `admin`. Each run follows the run contract (schemas/run.schema.json) and names its agent (or ?agent= names it for runs that do not). Runs are stored once per id: sending the same runs again stores nothing. A bad run is rejected with its line and the reason; the good ones are kept.
          */
         post: operations["import-runs"];
         delete?: never;
@@ -217,7 +288,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A run with every result it ever had */
+        /**
+         * A run with every result it ever had
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["get-run"];
         put?: never;
         post?: never;
@@ -234,7 +308,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A run's labels */
+        /**
+         * A run's labels
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-run-labels"];
         put?: never;
         post?: never;
@@ -254,11 +331,14 @@ export interface paths {
         get?: never;
         /**
          * Record a person's judgement of a run for a scorer or criterion
-         * @description The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404.
+         * @description Needs a key with scope `admin`. The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404.
          */
         put: operations["put-label"];
         post?: never;
-        /** Remove a labeller's label of a run */
+        /**
+         * Remove a labeller's label of a run
+         * @description Needs a key with scope `admin`.
+         */
         delete: operations["delete-label"];
         options?: never;
         head?: never;
@@ -274,7 +354,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Score one run with one scorer (nothing is stored) */
+        /**
+         * Score one run with one scorer (nothing is stored)
+         * @description Needs a key with scope `admin`.
+         */
         post: operations["score"];
         delete?: never;
         options?: never;
@@ -289,7 +372,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The scorers the tenant may run */
+        /**
+         * The scorers the tenant may run
+         * @description Needs a key with scope `read` or `admin`.
+         */
         get: operations["list-scorers"];
         put?: never;
         post?: never;
@@ -308,7 +394,7 @@ export interface paths {
         };
         /**
          * How well a scorer version agrees with the tenant's labels
-         * @description For pass/fail labels: accuracy, Cohen's kappa, precision and recall of the failure class and the confusion matrix; for score labels: Spearman's rho, Kendall's tau and the mean absolute error; each with its 95% interval and the number of runs. The disagreements with both sides, each two labellers' agreement with each other (the ceiling a scorer can reach), and the labelled runs the version has not scored with the judge cost of scoring them. Several labels of one run are combined: the majority verdict, the mean score.
+         * @description Needs a key with scope `read` or `admin`. For pass/fail labels: accuracy, Cohen's kappa, precision and recall of the failure class and the confusion matrix; for score labels: Spearman's rho, Kendall's tau and the mean absolute error; each with its 95% interval and the number of runs. The disagreements with both sides, each two labellers' agreement with each other (the ceiling a scorer can reach), and the labelled runs the version has not scored with the judge cost of scoring them. Several labels of one run are combined: the majority verdict, the mean score.
          */
         get: operations["get-agreement"];
         put?: never;
@@ -330,7 +416,7 @@ export interface paths {
         put?: never;
         /**
          * Score the labelled runs the scorer's current version has not scored
-         * @description Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation.
+         * @description Needs a key with scope `admin`. Enqueues evaluations (one per agent) of the runs labelled for the criterion that the service's version of the scorer has no scored result for. GET /v1/scorers/{scorer}/agreement says how many and their judge cost first (not_scored); GET /v1/evaluations/{id} follows each evaluation.
          */
         post: operations["score-labelled"];
         delete?: never;
@@ -350,7 +436,7 @@ export interface paths {
         put?: never;
         /**
          * Take OpenTelemetry traces (OTLP/HTTP): each GenAI agent span becomes a run
-         * @description OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf (Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each span with gen_ai.operation.name invoke_agent becomes a run (from the spans below it, which may come in earlier requests), stored once per trace and span id and evaluated on arrival by its agent's policy.
+         * @description Needs a key with scope `ingest` or `admin`. OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf (Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each span with gen_ai.operation.name invoke_agent becomes a run (from the spans below it, which may come in earlier requests), stored once per trace and span id and evaluated on arrival by its agent's policy.
          */
         post: operations["export-traces"];
         delete?: never;
@@ -609,6 +695,36 @@ export interface components {
             insights: components["schemas"]["Insight"][] | null;
             next?: string;
         };
+        JudgeEndpoint: {
+            embeddings?: boolean;
+            key: components["schemas"]["JudgeKeyState"];
+            model: string;
+            models: string[] | null;
+            name: string;
+            tenant_key_required: boolean;
+        };
+        JudgeKeyInputBody: {
+            /** @description The API key. It is never returned. */
+            key: string;
+        };
+        JudgeKeyState: {
+            problem?: string;
+            stored: boolean;
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        JudgeRoute: {
+            /**
+             * @description An endpoint the operator allows, by name. Default is "default", the operator's main judge.
+             * @example default
+             */
+            endpoint?: string;
+            /**
+             * @description A model the endpoint allows. Default is the endpoint's model.
+             * @example gpt-4o-mini
+             */
+            model?: string;
+        };
         Label: {
             agent: string;
             /** @description One of a rubric's choices, as the rubric names it. */
@@ -736,6 +852,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description The judge the agent's runs are scored with, in every evaluation of the agent: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model. */
+            judge?: components["schemas"]["JudgeRoute"];
             /**
              * Format: double
              * @description Share of arriving runs evaluated; which runs depends only on the run id.
@@ -1033,6 +1151,8 @@ export interface components {
             config?: {
                 [key: string]: unknown;
             };
+            /** @description Where the scorer's judge calls go: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model. */
+            judge?: components["schemas"]["JudgeRoute"];
             /** @description The run to score. */
             run: components["schemas"]["Run"];
             /**
@@ -1223,6 +1343,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -1285,6 +1414,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1460,6 +1598,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -1529,6 +1676,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1699,6 +1855,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -1773,6 +1938,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1856,6 +2030,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1948,6 +2131,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -2009,6 +2201,261 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-judge-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JudgeEndpoint"][] | null;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "put-judge-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's name (GET /v1/judge/endpoints). */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JudgeKeyInputBody"];
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "delete-judge-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's name (GET /v1/judge/endpoints). */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2099,6 +2546,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -2162,6 +2618,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2236,6 +2701,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2323,6 +2797,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -2396,6 +2879,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2495,6 +2987,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -2568,6 +3069,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2745,6 +3255,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too Many Requests */
             429: {
                 headers: {
@@ -2806,6 +3325,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2981,6 +3509,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

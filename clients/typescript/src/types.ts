@@ -35,6 +35,10 @@ export type AgentsPage = Schemas["AgentsPage"];
 export type ScorerInfo = Schemas["ScorerInfo"];
 /** An agent's on-arrival policy. */
 export type Policy = Schemas["PolicyBody"];
+/** A tenant's choice of judge: an endpoint the operator allows and a model there. */
+export type JudgeRoute = Schemas["JudgeRoute"];
+/** A judge endpoint the operator allows, its models, and whether the tenant stored its own key there (never the key). */
+export type JudgeEndpoint = Schemas["JudgeEndpoint"];
 /** An RFC 9457 problem document with the service's stable `code`. */
 export type Problem = Schemas["Problem"];
 /** One field-level error inside a problem document. */

@@ -111,6 +111,36 @@ describe("problem details", () => {
   });
 });
 
+describe("scopes and the tenant's judge key", () => {
+  test("a read key reads, and is refused a change with 403 insufficient_scope naming admin", async () => {
+    const readKey = (await service.svc.cli("keys", "create", "--tenant", "acme", "--scope", "read")).trim();
+    const reader = new ScorekitClient({ baseUrl: service.svc.url, apiKey: readKey });
+    assert.ok(Array.isArray(await reader.listScorers()));
+    const err = await rejects(reader.putPolicy("assistant", { scorers: ["prescreen"], sample_rate: 1 }));
+    assert.equal(err.status, 403);
+    assert.equal(err.code, "insufficient_scope");
+    assert.match(err.detail, /needs a key with scope admin/);
+  });
+
+  test("a stored judge key is used for the tenant's calls and never returned", async () => {
+    const secret = "sk-ts-tenant-7c1e9a";
+    await service.client.setJudgeKey("default", secret);
+    const endpoints = await service.client.listJudgeEndpoints();
+    const main = endpoints.find((e) => e.name === "default");
+    assert.equal(main?.key.stored, true);
+    assert.equal(main?.model, "test-judge");
+    assert.ok(!JSON.stringify(endpoints).includes(secret), "the listing holds the key");
+    const before = service.svc.judgeAuth().length;
+    const result = await service.client.score({ scorer: "relevancy", run: { input: "Which key is this?", output: "The tenant's." } });
+    assert.equal(result.status, "scored");
+    assert.deepEqual(service.svc.judgeAuth().slice(before), [`Bearer ${secret}`]);
+    await service.client.deleteJudgeKey("default");
+    const err = await rejects(service.client.deleteJudgeKey("default"));
+    assert.equal(err.code, "not_found");
+    assert.ok(!service.svc.log().includes(secret), "serve's log holds the key");
+  });
+});
+
 describe("runs and evaluations", () => {
   const lines = readFileSync(join(repoRoot, "examples/service/assistant.jsonl"), "utf8").trim().split("\n");
   const runs = lines.map((l) => JSON.parse(l) as Run);

@@ -6,6 +6,7 @@
 // relevancy prompt with a fixed verdict and a prompt containing JUDGE-FAULT with prose, the
 // way a misbehaving model does.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,6 +37,8 @@ export interface Service {
   judgeUrl: string;
   /** Everything serve wrote to stderr so far. */
   log: () => string;
+  /** The Authorization header of every request the judge received, in order. */
+  judgeAuth: () => string[];
   /** Runs a scorekit command on the service's database. */
   cli: (...args: string[]) => Promise<string>;
   stop: () => Promise<void>;
@@ -51,8 +54,9 @@ function binary(): string {
   return bin;
 }
 
-async function startJudge(): Promise<Server> {
+async function startJudge(auth: string[]): Promise<Server> {
   const server = createServer((req, res) => {
+    if (req.method === "POST") auth.push(req.headers.authorization ?? "");
     let body = "";
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
@@ -95,7 +99,8 @@ export async function startService(): Promise<Service> {
   const cli = async (...args: string[]) => (await run(bin, [...args, "--db", db], { cwd: dir })).stdout;
   await cli("tenants", "create", "acme");
   const key = (await cli("keys", "create", "--tenant", "acme")).trim();
-  const judge = await startJudge();
+  const auth: string[] = [];
+  const judge = await startJudge(auth);
   const judgeURL = `http://127.0.0.1:${(judge.address() as AddressInfo).port}/v1`;
 
   let stderr = "";
@@ -104,7 +109,8 @@ export async function startService(): Promise<Service> {
   const child: ChildProcess = spawn(
     bin,
     ["serve", "--addr", "127.0.0.1:0", "--db", db, "--judge-url", judgeURL, "--judge-model", "test-judge", "--judge-key-env", "none", "--max-attempts", "2"],
-    { cwd: dir, stdio: ["ignore", "ignore", "pipe"] },
+    // The operator's secret key, which seals the keys tenants store for judge endpoints.
+    { cwd: dir, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, SCOREKIT_SECRET_KEY: randomBytes(32).toString("base64") } },
   );
   const exited = new Promise<number | null>((ok) => child.on("exit", (code) => ok(code)));
   const url = await new Promise<string>((ok, fail) => {
@@ -131,7 +137,7 @@ export async function startService(): Promise<Service> {
     await new Promise<void>((ok) => judge.close(() => ok()));
     rmSync(dir, { recursive: true, force: true });
   };
-  return { url, key, judgeUrl: judgeURL, log: () => stderr, cli, stop };
+  return { url, key, judgeUrl: judgeURL, log: () => stderr, judgeAuth: () => [...auth], cli, stop };
 }
 
 /**
