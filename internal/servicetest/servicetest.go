@@ -141,6 +141,10 @@ type Options struct {
 	Jobs jobs.Options
 	// NoWorkers makes an engine that only enqueues.
 	NoWorkers bool
+	// ArrivalMaxRuns and ArrivalMaxAge close arrival evaluations (service.Config's).
+	// Optional. Defaults are the service's.
+	ArrivalMaxRuns int
+	ArrivalMaxAge  time.Duration
 	// Secrets seals tenants' judge keys (service.Config.Secrets). Optional.
 	Secrets *secrets.Keyring
 }
@@ -170,7 +174,8 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if jo.RescueAfter == 0 {
 		jo.RescueAfter = 5 * time.Second
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets})
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets,
+		ArrivalMaxRuns: o.ArrivalMaxRuns, ArrivalMaxAge: o.ArrivalMaxAge})
 	if err != nil {
 		tb.Fatal(err)
 	}
