@@ -482,15 +482,28 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 		if _, err := svc.Run(ctx, s.t, labelled, false); err != nil {
 			t.Errorf("the labelled run: %v", err)
 		}
-		// Today's arrival evaluation, and the two that cover the labelled run (the arrival
-		// of the seed's import and the request of its 5 newest), each down to that run.
-		evs, err := svc.Evaluations(ctx, s.t, seed.AgentEmailTriage, 10)
-		if err != nil || len(evs) != 3 {
-			t.Fatalf("evaluations left: %d, %v; want 3", len(evs), err)
+		// The agent's open arrival evaluation (the seed's import and today's runs joined it)
+		// down to the labelled run and today's two, and the request of the seed's 5 newest
+		// down to the labelled run.
+		// Today's runs are scored when the arrival evaluation's flush comes (jobs'
+		// ArrivalFlushAfter): wait for both to be done.
+		var (
+			evs []service.EvaluationView
+			err error
+		)
+		for {
+			evs, err = svc.Evaluations(ctx, s.t, seed.AgentEmailTriage, 10)
+			if err != nil || len(evs) != 2 {
+				t.Fatalf("evaluations left: %d, %v; want 2", len(evs), err)
+			}
+			if evs[0].Status == service.StatusDone && evs[1].Status == service.StatusDone || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		for _, ev := range evs {
-			if ev.Runs > 2 || ev.Status != service.StatusDone {
-				t.Errorf("evaluation %s: %d runs, %s; want its runs left, done", ev.ID, ev.Runs, ev.Status)
+			if want := map[string]int64{"arrival": 3, "request": 1}[ev.Trigger]; ev.Runs != want || ev.Status != service.StatusDone {
+				t.Errorf("%s evaluation %s: %d runs, %s; want %d runs left, done", ev.Trigger, ev.ID, ev.Runs, ev.Status, want)
 			}
 		}
 		if err := svc.DeleteLabel(ctx, s.t, labelled, "prescreen", "ann"); err != nil {

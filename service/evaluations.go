@@ -257,10 +257,13 @@ type ViewOptions struct {
 
 // EvaluationView is an evaluation with its progress and per-scorer summary.
 type EvaluationView struct {
-	ID        string     `json:"id"`
-	Agent     string     `json:"agent"`
-	Trigger   string     `json:"trigger" enum:"request,arrival"`
-	Status    string     `json:"status" enum:"running,done"`
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Trigger string `json:"trigger" enum:"request,arrival"`
+	Status  string `json:"status" enum:"running,done"`
+	// Open is true for an arrival evaluation still taking the agent's arriving runs: its
+	// runs and expected results grow as they arrive, and done means done so far.
+	Open      bool       `json:"open,omitempty" doc:"An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next."`
 	CreatedAt time.Time  `json:"created_at"`
 	Limit     int        `json:"limit,omitempty"`
 	Since     *time.Time `json:"since,omitempty"`
@@ -387,7 +390,8 @@ func (s *Service) Evaluation(ctx context.Context, t store.Tenant, id string, o V
 	return s.view(ctx, ev, o)
 }
 
-// WaitEvaluation is Evaluation after waiting up to wait for the evaluation to be done.
+// WaitEvaluation is Evaluation after waiting up to wait for the evaluation to be done: for
+// an open arrival evaluation, for the results of the runs it had when asked.
 func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string, wait time.Duration, o ViewOptions) (EvaluationView, error) {
 	ev, err := s.st.Evaluation(ctx, t.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -422,12 +426,20 @@ func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string,
 			pause = min(pause*2, 50*time.Millisecond)
 		}
 	}
+	// An open arrival evaluation may have grown while waiting: the view is of it now.
+	if ev.Open {
+		if ev, err = s.st.EvaluationByPK(ctx, ev.TenantID, ev.PK); err != nil {
+			return EvaluationView{}, err
+		}
+	}
 	return s.view(ctx, ev, o)
 }
 
 func (s *Service) view(ctx context.Context, ev store.Evaluation, o ViewOptions) (EvaluationView, error) {
 	v := EvaluationView{ID: ev.ID, Agent: ev.Agent, Trigger: ev.Trigger, CreatedAt: ev.CreatedAt, Limit: ev.Spec.Limit,
-		Since: ev.Spec.Since, Tiered: ev.Spec.Tiered, Runs: ev.Runs, ExpectedResults: ev.Expected}
+		Since: ev.Spec.Since, Tiered: ev.Spec.Tiered, Runs: ev.Runs, ExpectedResults: ev.Expected,
+		// One past its age is closed: the next arrival would open another.
+		Open: ev.Open && time.Since(ev.CreatedAt) < s.opts.ArrivalMaxAge}
 	tallies, err := s.st.Tallies(ctx, ev.PK)
 	if err != nil {
 		return v, err

@@ -87,8 +87,8 @@ type ImportOptions struct {
 // line; blank lines ignored). Each run is validated against the run contract and must
 // name its agent; a run without an id gets one derived from its content, so sending it
 // again stores it once. A bad run is rejected with its line and the reason, and the good
-// ones are kept. Runs stored and the evaluations their agents' policies start are written
-// in one transaction.
+// ones are kept. Runs stored and their joining the arrival evaluations of their agents'
+// policies are written in one transaction.
 func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o ImportOptions) (ImportResult, error) {
 	items, err := splitRuns(body)
 	if err != nil {
@@ -137,7 +137,9 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		batch = append(batch, nr)
 		where = append(where, i)
 	}
-	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+	// Concurrent imports share a commit on SQLite (store.Store.InSharedTx); each still
+	// learns its own outcome.
+	err = s.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		pks, deleted, err := tx.PutRunsDeleted(ctx, t.ID, batch)
 		if err != nil {
 			return err
@@ -412,8 +414,9 @@ func sampled(id string, rate float64) bool {
 	return float64(binary.BigEndian.Uint64(h[:8])>>11)/float64(1<<53) < rate
 }
 
-// evaluateOnArrival starts, in tx, one evaluation per agent whose policy takes some of
-// the fresh runs.
+// evaluateOnArrival adds, in tx, the fresh runs each agent's policy takes to the agent's
+// open arrival evaluation (opening one when there is none, or when it is full, old, or
+// made under another policy), and returns the ids of the evaluations they joined.
 func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.Tenant, fresh []freshRun, warnings *[]string) ([]string, error) {
 	byAgent := map[string][]freshRun{}
 	var agents []string
@@ -423,6 +426,10 @@ func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.T
 		}
 		byAgent[f.agent] = append(byAgent[f.agent], f)
 	}
+	// One order for every import: on PostgreSQL each agent's open evaluation is locked
+	// until the import commits, and two imports taking two agents in opposite orders
+	// would deadlock.
+	slices.Sort(agents)
 	var ids []string
 	for _, a := range agents {
 		p, err := tx.AgentPolicy(ctx, t.ID, a)
@@ -436,11 +443,11 @@ func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.T
 			continue
 		}
 		runs := byAgent[a]
-		slices.SortStableFunc(runs, func(x, y freshRun) int { // newest first, as everywhere
-			if c := y.at.Compare(x.at); c != 0 {
+		slices.SortStableFunc(runs, func(x, y freshRun) int { // in the order they happened
+			if c := x.at.Compare(y.at); c != 0 {
 				return c
 			}
-			return int(y.pk - x.pk)
+			return int(x.pk - y.pk)
 		})
 		var pks []int64
 		for _, r := range runs {
@@ -460,16 +467,65 @@ func (s *Service) evaluateOnArrival(ctx context.Context, tx *store.Tx, t store.T
 			*warnings = append(*warnings, fmt.Sprintf("agent %q: runs not evaluated on arrival: its policy no longer holds: %v", a, err))
 			continue
 		}
-		ev, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: t.ID, Agent: a, Trigger: store.TriggerArrival, Spec: spec, RunPKs: pks})
+		joined, err := s.joinArrival(ctx, tx, t, a, spec, pks)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.eng.Enqueue(ctx, tx, ev, pks); err != nil {
-			return nil, err
-		}
-		ids = append(ids, ev.ID)
+		ids = append(ids, joined...)
 	}
 	return ids, nil
+}
+
+// joinArrival adds pks to the agent's open arrival evaluation, opening another each time
+// one fills, and hands them to jobs; it returns the ids of the evaluations joined.
+func (s *Service) joinArrival(ctx context.Context, tx *store.Tx, t store.Tenant, agent string, spec store.Spec, pks []int64) ([]string, error) {
+	var ids []string
+	for len(pks) > 0 {
+		ev, err := tx.OpenArrival(ctx, t.ID, agent)
+		switch {
+		case err == nil && !s.joinable(ev, spec):
+			// Its waiting runs keep their flush job (Engine.Arrived): closing loses none.
+			if err := tx.CloseArrival(ctx, ev.PK); err != nil {
+				return nil, err
+			}
+			continue
+		case errors.Is(err, store.ErrNotFound):
+			ev, err = tx.CreateArrival(ctx, t.ID, agent, spec)
+			if errors.Is(err, store.ErrExists) {
+				continue // another import opened one first (PostgreSQL): join it
+			}
+			if err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, err
+		}
+		n := min(len(pks), s.opts.ArrivalMaxRuns-int(ev.Runs))
+		if ev, err = tx.JoinArrival(ctx, ev, pks[:n]); err != nil {
+			return nil, err
+		}
+		ev.Open = int(ev.Runs) < s.opts.ArrivalMaxRuns // full: the next runs open another
+		if err := s.eng.Arrived(ctx, tx, ev); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ids, ev.ID) {
+			ids = append(ids, ev.ID)
+		}
+		pks = pks[n:]
+	}
+	return ids, nil
+}
+
+// joinable reports whether arriving runs under spec may join the open arrival
+// evaluation ev: it has room, is younger than ArrivalMaxAge, and was made under the same
+// scorers, versions, config and tiering.
+func (s *Service) joinable(ev store.Evaluation, spec store.Spec) bool {
+	if int(ev.Runs) >= s.opts.ArrivalMaxRuns || time.Since(ev.CreatedAt) >= s.opts.ArrivalMaxAge {
+		return false
+	}
+	a, err1 := json.Marshal(ev.Spec)
+	b, err2 := json.Marshal(spec)
+	return err1 == nil && err2 == nil && sameJSON(a, b)
 }
 
 // decodeStored decodes a stored run's JSON.

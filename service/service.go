@@ -70,6 +70,11 @@ func (e *Error) Unwrap() error { return e.kind }
 const (
 	DefaultMaxRunsPerEvaluation = 10000
 	DefaultMaxRunBytes          = 1 << 20
+	// An arrival evaluation takes an agent's arriving runs until it has
+	// DefaultArrivalMaxRuns of them or is DefaultArrivalMaxAge old (RATIONALE.md,
+	// "Arrivals coalesced").
+	DefaultArrivalMaxRuns = 1000
+	DefaultArrivalMaxAge  = time.Hour
 	// DefaultTraceWindow is Config.TraceWindow's default.
 	DefaultTraceWindow = time.Hour
 	// DefaultMaxOpenSpanBytes is Config.MaxOpenSpanBytes's default.
@@ -108,6 +113,11 @@ type Config struct {
 	// Publish says what tenants may publish as their own scorers. Optional. Zero fields
 	// take PublishConfig's defaults.
 	Publish PublishConfig
+	// ArrivalMaxRuns and ArrivalMaxAge close an agent's open arrival evaluation: runs
+	// arriving after it holds ArrivalMaxRuns runs or is ArrivalMaxAge old open the next.
+	// Optional. Defaults are DefaultArrivalMaxRuns and DefaultArrivalMaxAge.
+	ArrivalMaxRuns int
+	ArrivalMaxAge  time.Duration
 	// TraceWindow is how long the spans of an open trace that came in over OTLP are kept
 	// after the trace's last span arrived, waiting for their agent span (IngestTraces).
 	// Optional. Default is DefaultTraceWindow.
@@ -155,6 +165,12 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	}
 	if c.MaxRunBytes <= 0 {
 		c.MaxRunBytes = DefaultMaxRunBytes
+	}
+	if c.ArrivalMaxRuns <= 0 {
+		c.ArrivalMaxRuns = DefaultArrivalMaxRuns
+	}
+	if c.ArrivalMaxAge <= 0 {
+		c.ArrivalMaxAge = DefaultArrivalMaxAge
 	}
 	if c.TraceWindow <= 0 {
 		c.TraceWindow = DefaultTraceWindow

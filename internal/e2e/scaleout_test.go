@@ -34,7 +34,8 @@ func TestScaleOut(t *testing.T) {
 	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn, "--policy", policy)
 	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
 	addr := freeAddr(t)
-	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0")
+	// The process that creates an evaluation cuts it in chunks: 50 runs, as the workers say.
+	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0", "--chunk", "50")
 	waitHealthy(t, api, addr)
 	workerArgs := []string{"worker", "--db", dsn, "--workers", "4", "--chunk", "50", "--rescue-after", "3s", "--poll", "100ms",
 		"--judge-url", judge.URL(), "--judge-model", "judge-model", "--judge-key-env", "none"}

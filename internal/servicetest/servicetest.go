@@ -144,6 +144,10 @@ type Options struct {
 	// Publish configures tenants' published scorers. Zero fields take the service's
 	// defaults, except CacheDir: a folder of the test's.
 	Publish service.PublishConfig
+	// ArrivalMaxRuns and ArrivalMaxAge close arrival evaluations (service.Config's).
+	// Optional. Defaults are the service's.
+	ArrivalMaxRuns int
+	ArrivalMaxAge  time.Duration
 	// Secrets seals tenants' judge keys (service.Config.Secrets). Optional.
 	Secrets *secrets.Keyring
 }
@@ -176,7 +180,8 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 	if o.Publish.CacheDir == "" {
 		o.Publish.CacheDir = tb.TempDir()
 	}
-	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets, Publish: o.Publish})
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: h, Judge: o.Judge, Jobs: jo, Secrets: o.Secrets,
+		ArrivalMaxRuns: o.ArrivalMaxRuns, ArrivalMaxAge: o.ArrivalMaxAge, Publish: o.Publish})
 	if err != nil {
 		tb.Fatal(err)
 	}

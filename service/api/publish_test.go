@@ -140,22 +140,40 @@ func TestPublishSwapFlow(t *testing.T) {
 			}
 		}
 
-		// Promote v2: new evaluations, and runs evaluated on arrival, use it.
-		if r := c.do("POST", "/v1/scorers/triage/versions/2/promote", nil); r.status != 200 {
-			t.Fatalf("promote v2: %d %s", r.status, r.body)
-		}
-		if v := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`); v.Scorers[0].Version != "2" || !slices.Equal(passed(v), want) {
-			t.Fatalf("after promotion: version %s passed %v", v.Scorers[0].Version, passed(v))
-		}
+		// Runs evaluated on arrival before the promotion get v1.
 		if r := c.do("PUT", "/v1/agents/bot/policy", []byte(`{"scorers": ["triage"], "sample_rate": 1}`)); r.status != 200 {
 			t.Fatalf("policy: %d %s", r.status, r.body)
 		}
 		if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 12, 1)); r.status != 200 {
 			t.Fatalf("import: %d %s", r.status, r.body)
 		}
-		arrival := waitArrival(t, c, "bot")
-		if arrival.Scorers[0].Version != "2" || arrival.Results[0].ScorerVersion != "2" {
-			t.Fatalf("arriving run scored by version %s", arrival.Scorers[0].Version)
+		if v := waitScored(t, c, "r12"); v != "1" {
+			t.Fatalf("a run arriving before the promotion scored by version %s", v)
+		}
+
+		// Promote v2: new evaluations, and runs evaluated on arrival, use it (a run arriving
+		// now does not join the agent's open arrival evaluation, whose spec names v1: it
+		// opens another).
+		if r := c.do("POST", "/v1/scorers/triage/versions/2/promote", nil); r.status != 200 {
+			t.Fatalf("promote v2: %d %s", r.status, r.body)
+		}
+		var wantAfter []string // the last 10 runs are r03 to r12 now
+		for i := 3; i < 13; i++ {
+			if words(i) <= 15 {
+				wantAfter = append(wantAfter, fmt.Sprintf("r%02d", i))
+			}
+		}
+		if v := evaluate(t, c, "bot", `{"limit": 10, "scorers": ["triage"]}`); v.Scorers[0].Version != "2" || !slices.Equal(passed(v), wantAfter) {
+			t.Fatalf("after promotion: version %s passed %v, want %v", v.Scorers[0].Version, passed(v), wantAfter)
+		}
+		if r := c.do("POST", "/v1/runs", wordRuns("bot", "r", 13, 1)); r.status != 200 {
+			t.Fatalf("import: %d %s", r.status, r.body)
+		}
+		if v := waitScored(t, c, "r13"); v != "2" {
+			t.Fatalf("a run arriving after the promotion scored by version %s", v)
+		}
+		if r := c.do("DELETE", "/v1/agents/bot/policy", nil); r.status != http.StatusNoContent {
+			t.Fatalf("delete policy: %d %s", r.status, r.body)
 		}
 
 		// Roll back to v1.
@@ -196,24 +214,25 @@ func TestPublishSwapFlow(t *testing.T) {
 	})
 }
 
-// waitArrival waits for the agent's newest evaluation made on arrival to be done.
-func waitArrival(t *testing.T, c client, agent string) service.EvaluationView {
+// waitScored waits for the run's first triage result (scored on arrival) and returns its
+// scorer version.
+func waitScored(t *testing.T, c client, run string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		var evs []service.EvaluationView
-		c.do("GET", "/v1/agents/"+agent+"/evaluations?limit=1", nil).json(t, &evs)
-		if len(evs) == 1 && evs[0].Trigger == "arrival" {
-			var v service.EvaluationView
-			c.do("GET", "/v1/evaluations/"+evs[0].ID+"?wait=30s", nil).json(t, &v)
-			if v.Status == service.StatusDone {
-				return v
+		var rv service.RunView
+		if r := c.do("GET", "/v1/runs/"+run, nil); r.status == 200 {
+			r.json(t, &rv)
+			for _, res := range rv.Results {
+				if res.Scorer == "triage" {
+					return res.ScorerVersion
+				}
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no arrival evaluation of %s done within 30s", agent)
-	return service.EvaluationView{}
+	t.Fatalf("run %s not scored on arrival within 30s", run)
+	return ""
 }
 
 // TestPublishedScorersAreTheTenantsAlone: another tenant cannot list, read, run, promote

@@ -212,8 +212,10 @@ func TestOTLPExporterRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs) != 4 || evs[0].Trigger != store.TriggerArrival {
-			t.Fatalf("evaluations of planner: %d (%+v); want 4 on arrival, one per batch", len(evs), evs)
+		// The four batches' runs joined the agent's one open arrival evaluation, through the
+		// same arrival policy as POST /v1/runs.
+		if len(evs) != 1 || evs[0].Trigger != store.TriggerArrival || !evs[0].Open || evs[0].Runs != 4 {
+			t.Fatalf("evaluations of planner: %d (%+v); want one open arrival evaluation of the 4 batches' runs", len(evs), evs)
 		}
 	})
 }

@@ -51,11 +51,15 @@ const FlagTextRepaired = "text_repaired"
 // PrescreenScorer is the scorer a tiered evaluation asks before any judge.
 const PrescreenScorer = "prescreen"
 
-// EvaluateArgs is one job: a chunk of an evaluation's runs.
+// EvaluateArgs is one job: a chunk of an evaluation's runs, those at positions
+// [From, To) of the evaluation (read in one query: store.ChunkRuns).
 type EvaluateArgs struct {
-	TenantID     int64   `json:"tenant"`
-	EvaluationPK int64   `json:"evaluation"`
-	RunPKs       []int64 `json:"runs"`
+	TenantID     int64 `json:"tenant"`
+	EvaluationPK int64 `json:"evaluation"`
+	From         int64 `json:"from,omitempty"`
+	To           int64 `json:"to,omitempty"`
+	// RunPKs names the chunk's runs instead, in jobs enqueued before chunks were ranges.
+	RunPKs []int64 `json:"runs,omitempty"`
 }
 
 // Kind names the job for River.
@@ -73,6 +77,12 @@ type Options struct {
 	// the queue's cost per job (a handful of queries and a transaction) is small beside
 	// cheap scorers (BENCHMARKS.md), few enough that a retry redoes little.
 	ChunkSize int
+	// ArrivalFlushAfter is how long runs that joined an arrival evaluation wait for
+	// others to fill a chunk before a partial chunk is cut: the bound on an arrival's wait
+	// to be scored, and what makes chunks of cheap scorers large enough that the queue's
+	// cost per job stays small (RATIONALE.md, "Arrivals coalesced"). Optional. Default
+	// is 250 ms.
+	ArrivalFlushAfter time.Duration
 	// MaxAttempts is how many times a job runs before its transient failures are stored.
 	// Optional. Default is 5.
 	MaxAttempts int
@@ -119,6 +129,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5
+	}
+	if o.ArrivalFlushAfter <= 0 {
+		o.ArrivalFlushAfter = 250 * time.Millisecond
 	}
 	if o.RescueAfter <= 0 {
 		o.RescueAfter = 10 * time.Minute
@@ -184,6 +197,7 @@ type queue interface {
 	insert(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) error
 	complete(ctx context.Context, tx *store.Tx, job *river.Job[EvaluateArgs]) error
 	completeInsights(ctx context.Context, tx *store.Tx, job *river.Job[InsightsArgs]) error
+	completeFlush(ctx context.Context, tx *store.Tx, job *river.Job[FlushArgs]) error
 }
 
 type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
@@ -221,6 +235,11 @@ func (q *riverQueue[TDriver, TTx]) completeInsights(ctx context.Context, tx *sto
 	return err
 }
 
+func (q *riverQueue[TDriver, TTx]) completeFlush(ctx context.Context, tx *store.Tx, job *river.Job[FlushArgs]) error {
+	_, err := river.JobCompleteTx[TDriver](ctx, q.tx(tx), job)
+	return err
+}
+
 // New migrates River's tables in st's database (rivermigrate) and returns an engine.
 // Call Start to work jobs and Stop when done.
 func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Engine, error) {
@@ -247,6 +266,7 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*E
 	river.AddWorker(workers, &insightsWorker{e: e})
 	river.AddWorker(workers, &webhookWorker{e: e})
 	river.AddWorker(workers, &retentionWorker{e: e})
+	river.AddWorker(workers, &flushWorker{e: e})
 	cfg.Workers = workers
 	if o.Workers > 0 {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}}
@@ -293,11 +313,7 @@ func (e *Engine) ChunkSize() int { return e.opts.ChunkSize }
 
 // Enqueue inserts the jobs of ev over runPKs in tx, the transaction that created ev.
 func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation, runPKs []int64) error {
-	var params []river.InsertManyParams
-	for start := 0; start < len(runPKs); start += e.opts.ChunkSize {
-		chunk := runPKs[start:min(start+e.opts.ChunkSize, len(runPKs))]
-		params = append(params, river.InsertManyParams{Args: EvaluateArgs{TenantID: ev.TenantID, EvaluationPK: ev.PK, RunPKs: chunk}})
-	}
+	params := e.chunks(ev, 0, int64(len(runPKs)))
 	if len(params) == 0 {
 		return nil
 	}
@@ -312,6 +328,16 @@ func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation,
 		return fmt.Errorf("jobs: enqueue evaluation %s: %w", ev.ID, err)
 	}
 	return nil
+}
+
+// chunks are the jobs of ev's runs at positions [from, to), ChunkSize runs each.
+func (e *Engine) chunks(ev store.Evaluation, from, to int64) []river.InsertManyParams {
+	var params []river.InsertManyParams
+	for start := from; start < to; start += int64(e.opts.ChunkSize) {
+		params = append(params, river.InsertManyParams{Args: EvaluateArgs{TenantID: ev.TenantID, EvaluationPK: ev.PK,
+			From: start, To: min(start+int64(e.opts.ChunkSize), to)}})
+	}
+	return params
 }
 
 // worker is River's worker of EvaluateArgs.
@@ -344,11 +370,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	if err != nil {
 		return deletedMeanwhile(err)
 	}
-	runs, err := e.st.RunsByPK(ctx, a.TenantID, a.RunPKs)
-	if err != nil {
-		return err
-	}
-	stored, err := e.st.StoredResults(ctx, ev.PK, a.RunPKs)
+	runs, stored, err := e.chunkRuns(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -381,7 +403,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 		}
 		return transient
 	}
-	err = e.st.InTx(ctx, func(tx *store.Tx) error {
+	// On SQLite the commit is shared with the imports storing runs meanwhile
+	// (store.Store.InSharedTx): one WAL write for both, not one each.
+	err = e.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
 			return err
 		}
@@ -402,6 +426,19 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	}
 	e.signalStored()
 	return nil
+}
+
+// chunkRuns reads the runs of a job's chunk and which of their results are stored.
+func (e *Engine) chunkRuns(ctx context.Context, a EvaluateArgs) ([]store.Run, map[store.ResultKey]bool, error) {
+	if len(a.RunPKs) == 0 {
+		return e.st.ChunkRuns(ctx, a.TenantID, a.EvaluationPK, a.From, a.To)
+	}
+	runs, err := e.st.RunsByPK(ctx, a.TenantID, a.RunPKs)
+	if err != nil {
+		return nil, nil, err
+	}
+	stored, err := e.st.StoredResults(ctx, a.EvaluationPK, a.RunPKs)
+	return runs, stored, err
 }
 
 // Timeout is the engine's JobTimeout.
@@ -564,22 +601,11 @@ func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
 }
 
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
-// A tenant's published scorer is the version the evaluation resolved when it was made,
-// read from the store on first use in this process: a version published or promoted
-// through another process needs no restart here. ctx carries the evaluation's judge
-// route (broker.WithRoute, set in Work).
+// A tenant's published scorer is the version the evaluation resolved (see
+// resolveScorer). ctx carries the evaluation's judge route (broker.WithRoute, set in Work).
 func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
 	name := ref.Name
-	var (
-		sc      *host.Scorer
-		release func()
-		err     error
-	)
-	if ref.Published > 0 {
-		sc, release, err = e.sc.GetVersion(ctx, t, ref.Name, ref.Published)
-	} else {
-		sc, release, err = e.sc.Get(ctx, t, name, ev.Spec.Config[name])
-	}
+	sc, release, err := e.resolveScorer(ctx, t, ev, ref)
 	if err != nil {
 		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
 	}
@@ -591,6 +617,20 @@ func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluati
 	}
 	done(&res, version)
 	return res, version
+}
+
+// resolveScorer is where a chunk turns a scorer's name into the scorer it runs, when it
+// scores (not when its evaluation was created): the one place that decides which
+// version of the scorer a run scored from now on gets.
+//
+// A tenant's published version is opened by its number, read from the store on first use
+// in this process and kept (a version never changes): a version published or promoted
+// through another process needs no restart here.
+func (e *Engine) resolveScorer(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef) (*host.Scorer, func(), error) {
+	if ref.Published > 0 {
+		return e.sc.GetVersion(ctx, t, ref.Name, ref.Published)
+	}
+	return e.sc.Get(ctx, t, ref.Name, ev.Spec.Config[ref.Name])
 }
 
 // resultBody is res as stored: text no database stores (a judge's reasoning holding a

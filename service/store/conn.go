@@ -51,8 +51,6 @@ type sqlConn interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-type sqlQuerier struct{ c sqlConn }
-
 // numbered rewrites PostgreSQL's $N placeholders for SQLite. When they run $1, $2, ... in
 // order, each once (the batch inserts), they become plain ?: SQLite finds a named or
 // numbered parameter by scanning a list of those seen so far, which makes a 3,000-parameter
@@ -94,8 +92,29 @@ func numbered(q string) string {
 	return string(out)
 }
 
+// sqlQuerier runs statements on a pool or, with tx set, a transaction, through the
+// store's prepared statements (stmtCache) when it has them.
+type sqlQuerier struct {
+	c     sqlConn
+	tx    *sql.Tx // set when c is a transaction
+	cache *stmtCache
+}
+
+// conn returns what runs q: its prepared statement (in the transaction) when cached.
+func (s sqlQuerier) conn(ctx context.Context, q string, params int) sqlConn {
+	st := s.cache.get(q, params)
+	switch {
+	case st == nil:
+		return s.c
+	case s.tx != nil:
+		return stmtConn{s.tx.StmtContext(ctx, st)}
+	}
+	return stmtConn{st}
+}
+
 func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := s.c.ExecContext(ctx, numbered(q), cleanArgs(args)...)
+	q = numbered(q)
+	r, err := s.conn(ctx, q, len(args)).ExecContext(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -103,11 +122,23 @@ func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, err
 }
 
 func (s sqlQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	r, err := s.c.QueryContext(ctx, numbered(q), cleanArgs(args)...)
+	q = numbered(q)
+	r, err := s.conn(ctx, q, len(args)).QueryContext(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
 	return sqlRows{r}, nil
+}
+
+// stmtConn runs its prepared statement, whatever query it is given (the statement's own).
+type stmtConn struct{ st *sql.Stmt }
+
+func (c stmtConn) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
+	return c.st.ExecContext(ctx, args...)
+}
+
+func (c stmtConn) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return c.st.QueryContext(ctx, args...)
 }
 
 type sqlRows struct{ *sql.Rows }

@@ -80,6 +80,13 @@ type Evaluation struct {
 	// results the evaluation is done at.
 	Runs, Expected int64
 	CreatedAt      time.Time
+	// Open is true while an arrival evaluation takes the agent's arriving runs (at most
+	// one per tenant and agent); Runs and Expected grow as they join.
+	Open bool
+	// Queued counts the runs, by position, handed to jobs so far; Flushing is true while
+	// a job that hands the rest over is waiting (arrival evaluations).
+	Queued   int64
+	Flushing bool
 }
 
 // NewEvaluation is an evaluation to create over RunPKs (newest first).
@@ -116,9 +123,17 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
 	}
+	if err := q.insertEvaluationRuns(ctx, e.PK, ne.RunPKs, 0); err != nil {
+		return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
+	}
+	return e, nil
+}
+
+// insertEvaluationRuns adds runPKs to the evaluation at positions first, first+1, ...
+func (q queries) insertEvaluationRuns(ctx context.Context, evalPK int64, runPKs []int64, first int64) error {
 	var b strings.Builder
-	for start := 0; start < len(ne.RunPKs); start += 1000 {
-		chunk := ne.RunPKs[start:min(start+1000, len(ne.RunPKs))]
+	for start := 0; start < len(runPKs); start += 1000 {
+		chunk := runPKs[start:min(start+1000, len(runPKs))]
 		b.Reset()
 		args := make([]any, 0, 3*len(chunk))
 		b.WriteString(`INSERT INTO evaluation_runs (evaluation_id, run_pk, position) VALUES `)
@@ -128,16 +143,16 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 			}
 			n := len(args)
 			fmt.Fprintf(&b, "($%d,$%d,$%d)", n+1, n+2, n+3)
-			args = append(args, e.PK, pk, start+i)
+			args = append(args, evalPK, pk, first+int64(start+i))
 		}
 		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
-			return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
 
-const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at`
+const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing`
 
 func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
 	if err != nil {
@@ -147,14 +162,15 @@ func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
 	var out []Evaluation
 	for rs.Next() {
 		var (
-			e    Evaluation
-			spec string
-			at   int64
+			e              Evaluation
+			spec           string
+			at             int64
+			open, flushing int64
 		)
-		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at); err != nil {
+		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing); err != nil {
 			return nil, err
 		}
-		e.CreatedAt = fromMicros(at)
+		e.CreatedAt, e.Open, e.Flushing = fromMicros(at), open == 1, flushing == 1
 		if err := json.Unmarshal([]byte(spec), &e.Spec); err != nil {
 			return nil, fmt.Errorf("store: evaluation %s: spec: %w", e.ID, err)
 		}

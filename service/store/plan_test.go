@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
 // The dashboard's and the insight engine's queries read through indexes, never a scan of
@@ -41,20 +44,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		}{"insights " + strings.Join(strings.Fields(q[strings.Index(q, "WHERE"):]), " "), q, args})
 	}
 	for _, c := range cases {
-		rows, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := explain(t, s, c.query, c.args)
 		for _, step := range plan {
 			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN CONSTANT") {
 				t.Errorf("%s scans a whole table:\n  %s", c.name, strings.Join(plan, "\n  "))
@@ -62,4 +52,131 @@ func TestQueriesUseIndexes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The queries of arrivals read through their indexes on both backends, on enough rows that
+// a planner prefers an index to a scan: finding an agent's open arrival evaluation among
+// thousands (evaluations_open_arrival), and reading a chunk of an evaluation with its
+// stored results (evaluation_runs_position, the runs' key, results' unique key). A
+// change that turns one into a scan fails here without timing anything.
+func TestArrivalQueriesUseIndexes(t *testing.T) {
+	for _, backend := range []string{SQLite, Postgres} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			s, ten := openTestStore(t, backend)
+			// 50,000 runs of 50 agents; 2,000 evaluations of 25 runs each, one open per
+			// agent; two results per run.
+			series := func(n int) string {
+				if backend == Postgres {
+					return fmt.Sprintf("generate_series(1, %d) AS n(i)", n)
+				}
+				return fmt.Sprintf("(WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < %d) SELECT i FROM n) AS n", n)
+			}
+			fill := []string{
+				`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) SELECT $1, 'r' || i, 'a' || (i % 50), i, i, '{}' FROM ` + series(50000),
+				`INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open)
+					SELECT 'ev' || i, $1, 'a' || (i % 50), 'arrival', '{"scorers":[]}', 25, 50, i, CASE WHEN i > 1950 THEN 1 ELSE 0 END FROM ` + series(2000),
+				`INSERT INTO evaluation_runs (evaluation_id, run_pk, position)
+					SELECT e.id, r.id, (r.id - 1) % 25 FROM runs r JOIN evaluations e ON e.public_id = 'ev' || (1 + (r.id - 1) / 25)`,
+				`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, status, result, created_at)
+					SELECT $1, er.evaluation_id, er.run_pk, sc.name, '1', 'scored', '{}', 0
+					FROM evaluation_runs er CROSS JOIN (SELECT 'prescreen' AS name UNION ALL SELECT 'completeness') sc`,
+			}
+			for _, q := range fill {
+				args := []any{ten.ID}
+				if !strings.Contains(q, "$1") {
+					args = nil
+				}
+				if _, err := s.q.exec(ctx, q, args...); err != nil {
+					t.Fatalf("fill: %v\n%s", err, q)
+				}
+			}
+			if _, err := s.q.exec(ctx, `ANALYZE`); err != nil {
+				t.Fatal(err)
+			}
+			var evPK int64
+			if err := queryRow(ctx, s.q, `SELECT id FROM evaluations WHERE public_id = 'ev1000'`, nil, &evPK); err != nil {
+				t.Fatal(err)
+			}
+			cases := []struct {
+				name, query string
+				args        []any
+				index       string // the index the plan must name
+			}{
+				{"an agent's open arrival evaluation", openArrivalSQL, []any{ten.ID, "a7"}, "evaluations_open_arrival"},
+				{"a chunk's runs with their stored results", chunkRunsSQL, []any{evPK, 0, 25, ten.ID}, "evaluation_runs_position"},
+			}
+			for _, c := range cases {
+				plan := explain(t, s, c.query, c.args)
+				text := strings.Join(plan, "\n  ")
+				t.Logf("%s:\n  %s", c.name, text)
+				if !strings.Contains(text, c.index) {
+					t.Errorf("%s does not use %s:\n  %s", c.name, c.index, text)
+				}
+				for _, step := range plan {
+					if (backend == SQLite && strings.HasPrefix(strings.TrimSpace(step), "SCAN ")) || strings.Contains(step, "Seq Scan") {
+						t.Errorf("%s scans a whole table:\n  %s", c.name, text)
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// explain returns the backend's plan of query, one step a line.
+func explain(t *testing.T, s *Store, query string, args []any) []string {
+	t.Helper()
+	ctx := context.Background()
+	var plan []string
+	if s.pool != nil {
+		rows, err := s.pool.Query(ctx, "EXPLAIN "+query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		return plan
+	}
+	rows, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(query), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return plan
+}
+
+// openTestStore opens a fresh store on backend (a SQLite file, or a database of the shared
+// PostgreSQL cluster) with a tenant acme; both are closed when t ends.
+func openTestStore(t *testing.T, backend string) (*Store, Tenant) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "store.db")
+	if backend == Postgres {
+		dsn = pgtest.Shared(t).Database(t)
+	}
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ten, err := s.CreateTenant(ctx, "acme", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ten
 }

@@ -54,6 +54,10 @@ type Store struct {
 	// Exactly one of these is set.
 	sqlDB *sql.DB
 	pool  *pgxpool.Pool
+	// group batches InSharedTx's callers (SQLite).
+	group group
+	// stmts are SQLite's prepared statements.
+	stmts *stmtCache
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
@@ -84,6 +88,10 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// sqlitePragmas are the settings of every SQLite connection, chosen by measurement
+// (BenchmarkSQLiteSettings; RATIONALE.md, "SQLite's settings").
+var sqlitePragmas = []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"}
+
 func openSQLite(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty SQLite path; give a file name such as scorekit.db")
@@ -93,7 +101,7 @@ func openSQLite(path string) (*Store, error) {
 	// processes (scorekit eval beside serve) reading while one writes; busy_timeout makes
 	// them wait for the write lock instead of failing.
 	v := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+	for _, p := range sqlitePragmas {
 		v.Add("_pragma", p)
 	}
 	v.Set("_txlock", "immediate")
@@ -108,7 +116,8 @@ func openSQLite(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &Store{backend: SQLite, queries: queries{sqlQuerier{db}}, sqlDB: db}, nil
+	stmts := newStmtCache(db)
+	return &Store{backend: SQLite, queries: queries{sqlQuerier{c: db, cache: stmts}}, sqlDB: db, stmts: stmts}, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
@@ -185,6 +194,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Close releases the store's connections.
 func (s *Store) Close() {
 	if s.sqlDB != nil {
+		s.stmts.close()
 		_ = s.sqlDB.Close()
 	}
 	if s.pool != nil {
@@ -229,7 +239,7 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	if err := f(&Tx{s: s, queries: queries{sqlQuerier{stx}}, sqlTx: stx}); err != nil {
+	if err := f(&Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {

@@ -56,11 +56,16 @@ func TestReviewInBrowser(t *testing.T) {
 
 	// The name first: its field has the focus, Enter starts the review.
 	step("review", chromedp.Navigate(in.srv.URL+"/review/prescreen"))
-	step("type the name", chromedp.KeyEvent("ana"), chromedp.KeyEvent("\r"))
+	// Typing starts once the page has put the focus there (autofocus), as a person would
+	// see it: keys sent before that are lost, which made this step flaky under load.
+	focused := func(id string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void]("document.activeElement !== null && document.activeElement.id === '" + id + "'")
+	}
+	step("type the name", focused("labeller"), chromedp.KeyEvent("ana"), chromedp.KeyEvent("\r"))
 	first := attr("article.review", "data-run")
 
 	// Pass has the focus: Enter labels the run pass.
-	resp := step("pass from the keyboard", chromedp.KeyEvent("\r"))
+	resp := step("pass from the keyboard", focused("pass"), chromedp.KeyEvent("\r"))
 	if resp.Status != http.StatusOK || !strings.Contains(resp.URL, "saved="+url.QueryEscape(first)) {
 		t.Fatalf("after Enter: %d %s", resp.Status, resp.URL)
 	}

@@ -776,6 +776,8 @@ export interface components {
             id: string;
             /** Format: int64 */
             limit?: number;
+            /** @description An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next. */
+            open?: boolean;
             results?: components["schemas"]["ResultView"][] | null;
             /** Format: int64 */
             runs: number;

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// pendingShared counts the InSharedTx callers waiting for a batch.
+func (s *Store) pendingShared() int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.pending)
+}
+
+// Concurrent InSharedTx callers on SQLite share one transaction, and each learns its own
+// outcome: a caller whose function fails (an error of its own, a statement the database
+// refuses, a panic) has its writes undone and gets its error; the others are committed.
+func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
+	for _, backend := range []string{SQLite, Postgres} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			s, ten := openTestStore(t, backend)
+			const n = 40
+			var (
+				errs  = make([]error, n)
+				txs   = make([]*Tx, n)
+				wg    sync.WaitGroup
+				start = make(chan struct{})
+			)
+			call := func(i int) {
+				defer wg.Done()
+				errs[i] = s.InSharedTx(ctx, func(ctx context.Context, tx *Tx) error {
+					txs[i] = tx
+					if i == 0 && backend == SQLite {
+						// The first caller leads; it holds its batch open until every other
+						// caller waits, so that they make one batch after it.
+						close(start)
+						for s.pendingShared() < n-1 {
+							runtime.Gosched()
+						}
+					}
+					tenant := ten.ID
+					if i%10 == 7 {
+						tenant = 1 << 40 // no such tenant: the database refuses the run
+					}
+					if _, err := tx.PutRuns(ctx, tenant, []NewRun{{ID: fmt.Sprintf("r%02d", i), Agent: "a", Body: []byte(`{"input":"q","output":"a"}`)}}); err != nil {
+						return err
+					}
+					switch {
+					case i%10 == 3:
+						return fmt.Errorf("caller %d refuses", i)
+					case i == 5:
+						panic("caller 5 panics")
+					}
+					return nil
+				})
+			}
+			wg.Add(1)
+			if backend == SQLite {
+				go call(0)
+				<-start
+			} else {
+				call(0)
+			}
+			for i := 1; i < n; i++ {
+				wg.Add(1)
+				go call(i)
+			}
+			wg.Wait()
+			shared := map[*Tx]bool{}
+			for i := range n {
+				_, err := s.Run(ctx, ten.ID, fmt.Sprintf("r%02d", i))
+				switch {
+				case i%10 == 3:
+					if errs[i] == nil || !strings.Contains(errs[i].Error(), fmt.Sprintf("caller %d refuses", i)) {
+						t.Errorf("caller %d: error %v; want its own", i, errs[i])
+					}
+				case i%10 == 7:
+					if errs[i] == nil || !strings.Contains(errs[i].Error(), "put runs") {
+						t.Errorf("caller %d: error %v; want the refused insert", i, errs[i])
+					}
+				case i == 5:
+					if !errors.Is(errs[i], errPanic) || !strings.Contains(errs[i].Error(), "caller 5 panics") {
+						t.Errorf("caller 5: error %v; want its panic", errs[i])
+					}
+				default:
+					if errs[i] != nil || err != nil {
+						t.Errorf("caller %d: %v; its run: %v", i, errs[i], err)
+					}
+					if i > 0 {
+						shared[txs[i]] = true
+					}
+					continue
+				}
+				if !errors.Is(err, ErrNotFound) {
+					t.Errorf("caller %d failed but its run is stored (%v)", i, err)
+				}
+			}
+			if backend == SQLite && len(shared) != 1 {
+				t.Errorf("the %d callers waiting behind the first ran in %d transactions; want 1 shared", n-1, len(shared))
+			}
+		})
+	}
+}
