@@ -387,7 +387,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	last := job.Attempt >= job.MaxAttempts
 	results, transient := e.score(ctx, t, ev, runs, stored, last)
 	if err := ctx.Err(); err != nil {
-		return err // stopping or out of time: the job runs again and stores what is missing
+		// Stopping or out of time: the job runs again and scores what is missing, so keep
+		// what this attempt finished (a chunk longer than one job's time then still ends,
+		// instead of starting over on every attempt). Calls the deadline cut off are
+		// transient and not kept, unless this was the last attempt and its time ran out:
+		// then they are the job's outcome, failed with the reason.
+		e.keepFinished(ctx, ev, results, last && errors.Is(err, context.DeadlineExceeded))
+		return err
 	}
 	if transient != nil {
 		if len(results) > 0 {
@@ -426,6 +432,41 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	}
 	e.signalStored()
 	return nil
+}
+
+// keepTimeout bounds storing an attempt's finished results after its own time ran out.
+const keepTimeout = 5 * time.Second
+
+// keepFinished stores the results an attempt finished before its context ended, on a
+// context of their own; a failure only costs the next attempt the work again. Unless
+// final, a result failed for a reason that may pass (a call cut off by the end) is left
+// for the next attempt.
+func (e *Engine) keepFinished(ctx context.Context, ev store.Evaluation, results []store.Result, final bool) {
+	if !final {
+		results = slices.DeleteFunc(slices.Clone(results), func(r store.Result) bool {
+			if r.Status != string(sdk.StatusFailed) {
+				return false
+			}
+			var res sdk.Result
+			return json.Unmarshal(r.Body, &res) != nil || res.Error == nil || transientCode(res.Error.Code)
+		})
+	}
+	if len(results) == 0 {
+		return
+	}
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepTimeout)
+	defer cancel()
+	err := e.st.InTx(kctx, func(tx *store.Tx) error {
+		if _, err := tx.InsertResults(kctx, results); err != nil {
+			return err
+		}
+		return e.touchInsights(kctx, tx, ev, results)
+	})
+	if err != nil {
+		e.opts.Logger.Warn("a job out of time could not keep its finished results; the next attempt scores them again", "evaluation", ev.ID, "results", len(results), "err", err)
+		return
+	}
+	e.signalStored()
 }
 
 // chunkRuns reads the runs of a job's chunk and which of their results are stored.
