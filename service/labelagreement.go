@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/agreement"
@@ -489,14 +490,26 @@ func (s *Service) VersionTriples(ctx context.Context, t store.Tenant, criterion,
 		return nil, nil, err
 	}
 	byVersion := func(v string) (map[int64]store.Result, error) {
-		rs, err := s.st.LabelledResults(ctx, t.ID, criterion, scorer, v)
-		m := make(map[int64]store.Result, len(rs))
-		for _, r := range rs {
-			if r.Status == string(sdk.StatusScored) {
-				m[r.RunPK] = r
+		// A version scored beside the current one keeps its results under name@N (N the
+		// published version, 0 the service's own scorer): see Service.spec. Both places
+		// are read, the newer result of a run kept.
+		key := scorer + "@0"
+		if _, err := strconv.Atoi(v); err == nil {
+			key = scorer + "@" + v
+		}
+		m := map[int64]store.Result{}
+		for _, name := range []string{scorer, key} {
+			rs, err := s.st.LabelledResults(ctx, t.ID, criterion, name, v)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				if old, ok := m[r.RunPK]; r.Status == string(sdk.StatusScored) && (!ok || r.ID > old.ID) {
+					m[r.RunPK] = r
+				}
 			}
 		}
-		return m, err
+		return m, nil
 	}
 	cand, err := byVersion(candidate)
 	if err != nil {

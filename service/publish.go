@@ -17,6 +17,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
 )
@@ -92,6 +93,12 @@ type PublishedVersion struct {
 	Deleted    bool              `json:"deleted"`
 	CreatedAt  time.Time         `json:"created_at"`
 	Info       *sdk.Info         `json:"info,omitempty"`
+	// Gate is what the tenant's agreement gate said of this promotion (the answer to a
+	// promotion only).
+	Gate *PromotionGate `json:"gate,omitempty" doc:"The agreement gate's report on this promotion, when the tenant requires the gate."`
+	// Promotions are the version's promotions, newest first, each with what the gate
+	// said and any override (the versions listing only).
+	Promotions []PromotionRecord `json:"promotions,omitempty" doc:"The version's promotions, newest first, with the agreement gate's report and any override."`
 }
 
 var scorerName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
@@ -290,9 +297,14 @@ func (s *Service) ScorerVersions(ctx context.Context, t store.Tenant, name strin
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
+	records, err := s.promotionRecords(ctx, t, name)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]PublishedVersion, len(vs))
 	for i, v := range vs {
 		out[i] = publishedView(v, v.Version == promoted)
+		out[i].Promotions = records[v.Version]
 	}
 	return out, nil
 }
@@ -315,8 +327,16 @@ func (s *Service) ScorerVersion(ctx context.Context, t store.Tenant, name string
 
 // Promote makes version n the one the plain name follows, from the next evaluation on,
 // in every process (each resolves the name from the store). Promoting an older version
-// is the rollback; every promotion is kept.
-func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n int) (PublishedVersion, error) {
+// is the rollback; every promotion is kept. When the tenant's policy requires the
+// agreement gate, the version must agree with the tenant's labels at least as well as
+// the version it replaces (see [Service.VersionTriples]); a worse one is refused with
+// ErrGate unless o.Override says why it goes through anyway, which is recorded with the
+// promotion. The answer carries the gate's report.
+func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n int, o PromoteOptions) (PublishedVersion, error) {
+	override, err := checkOverride(o.Override)
+	if err != nil {
+		return PublishedVersion{}, err
+	}
 	v, err := s.ScorerVersion(ctx, t, name, n)
 	if err != nil {
 		return v, err
@@ -324,10 +344,26 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 	if v.Deleted {
 		return v, refused("%s was deleted; promote a version that is not (GET /v1/scorers/%s/versions)", v.Ref, name)
 	}
-	if err := s.st.PromoteScorerVersion(ctx, t.ID, name, n); err != nil {
+	g, err := s.gate(ctx, t, v)
+	if err != nil {
 		return v, err
 	}
-	v.Promoted = true
+	var record json.RawMessage
+	if g != nil {
+		if g.Report.Decision == agreement.Refuse {
+			if override == "" {
+				return v, refusal(g)
+			}
+			g.Override = &GateOverride{Reason: override, By: o.Actor, At: time.Now().UTC()}
+		}
+		if record, err = json.Marshal(g); err != nil {
+			return v, err
+		}
+	}
+	if err := s.st.RecordPromotion(ctx, t.ID, name, n, record); err != nil {
+		return v, err
+	}
+	v.Promoted, v.Gate = true, g
 	return v, nil
 }
 

@@ -62,6 +62,31 @@ type publishedVersion struct {
 	Promoted   bool            `json:"promoted"`
 	Deleted    bool            `json:"deleted"`
 	CreatedAt  time.Time       `json:"created_at"`
+	Gate       *promotionGate  `json:"gate,omitempty"`
+	Promotions []struct {
+		PromotedAt time.Time      `json:"promoted_at"`
+		Gate       *promotionGate `json:"gate,omitempty"`
+	} `json:"promotions,omitempty"`
+}
+
+// promotionGate is what the agreement gate said of a promotion, as far as the CLI
+// prints it.
+type promotionGate struct {
+	Report struct {
+		Reason string `json:"reason"`
+	} `json:"report"`
+	Override *struct {
+		Reason string    `json:"reason"`
+		By     string    `json:"by"`
+		At     time.Time `json:"at"`
+	} `json:"override,omitempty"`
+}
+
+func (e *env) writeGate(g *promotionGate) {
+	fmt.Fprintf(e.stdout, "  gate: %s\n", g.Report.Reason)
+	if o := g.Override; o != nil {
+		fmt.Fprintf(e.stdout, "  overridden by %s at %s: %s\n", o.By, o.At.Format(time.RFC3339), o.Reason)
+	}
 }
 
 func (e *env) writeVersions(vs []publishedVersion) {
@@ -78,6 +103,14 @@ func (e *env) writeVersions(vs []publishedVersion) {
 			what += " " + v.Base
 		}
 		fmt.Fprintf(e.stdout, "%s  %s  %s%s\n", v.Ref, what, v.Digest, state)
+		if v.Gate != nil {
+			e.writeGate(v.Gate)
+		}
+		for _, p := range v.Promotions {
+			if p.Gate != nil && p.Gate.Override != nil {
+				e.writeGate(p.Gate)
+			}
+		}
 	}
 }
 
@@ -91,6 +124,7 @@ func (e *env) publishCommands() []*cobra.Command {
 		memoryMiB, timeoutMS int
 		replaces             bool
 		vsf, psf             serverFlags
+		override             string
 	)
 	publish := &cobra.Command{
 		Use:   "publish NAME (--module FILE | --base SCORER) --server URL",
@@ -197,15 +231,24 @@ comparing them (evaluate with "scorers": ["NAME@N"]).`,
 		Use:   "promote NAME@N --server URL",
 		Short: "Make the plain name of one of your scorers follow version N (an older N is the rollback)",
 		Example: `  scorekit scorers promote triage@2 --server http://localhost:8080
-  scorekit scorers promote triage@1 --server http://localhost:8080   # roll back`,
+  scorekit scorers promote triage@1 --server http://localhost:8080   # roll back
+  scorekit scorers promote triage@3 --override "the labels predate the new policy" --server http://localhost:8080`,
+		Long: `Make the plain name of one of your scorers follow version N. When your tenant's policy sets
+promotion_gate, version N must agree with your labels at least as well as the version it
+replaces (docs/AGREEMENT.md); a refused promotion goes through with --override REASON, which
+is recorded with the promotion.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, n, ok := strings.Cut(args[0], "@")
 			if _, err := strconv.Atoi(n); !ok || err != nil {
 				return fmt.Errorf("%q: name the version as NAME@N (scorekit scorers versions NAME lists them)", args[0])
 			}
+			var body any
+			if override != "" {
+				body = map[string]string{"override": override}
+			}
 			var v publishedVersion
-			if err := psf.call(cmd.Context(), http.MethodPost, "/v1/scorers/"+url.PathEscape(name)+"/versions/"+n+"/promote", nil, &v); err != nil {
+			if err := psf.call(cmd.Context(), http.MethodPost, "/v1/scorers/"+url.PathEscape(name)+"/versions/"+n+"/promote", body, &v); err != nil {
 				return err
 			}
 			if psf.json {
@@ -216,5 +259,6 @@ comparing them (evaluate with "scorers": ["NAME@N"]).`,
 		},
 	}
 	addServerFlags(promote, &psf)
+	promote.Flags().StringVar(&override, "override", "", "promote a version the agreement gate refuses, saying why (recorded)")
 	return []*cobra.Command{publish, versions, promote}
 }

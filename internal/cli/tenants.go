@@ -40,7 +40,7 @@ func readPolicy(path string) (store.Policy, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact)", path, strings.TrimPrefix(err.Error(), "json: "))
+		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact, promotion_gate)", path, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return p, fmt.Errorf("--policy %s: trailing data after the JSON object", path)
@@ -59,7 +59,8 @@ func (e *env) tenantsCommand() *cobra.Command {
 {"max_concurrency", "requests_per_second", "token_budget"}, "requests_per_second",
 "max_runs_per_evaluation", "max_run_bytes", "limits": {"memory_mib", "timeout_ms", ...},
 "retention_days", "redact": {"kinds": ["email", "phone", "card", "secret"], "patterns":
-[{"name", "regexp"}]}}.`,
+[{"name", "regexp"}]}, "promotion_gate": true (a promotion must agree with the tenant's
+labels at least as well as the version it replaces; see docs/AGREEMENT.md)}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := readPolicy(policy)

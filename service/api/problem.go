@@ -23,7 +23,7 @@ type Problem struct {
 	Detail string `json:"detail,omitempty" example:"limit 0: want 1 to 10000 runs"`
 	// Code is stable: invalid_request, invalid_run, invalid_config, unauthorized,
 	// insufficient_scope, not_found, unavailable, unknown_scorer, scorer_not_allowed,
-	// scorer_refused, exists, body_too_large, rate_limited, overloaded, internal.
+	// scorer_refused, agreement_gate, exists, body_too_large, rate_limited, overloaded, internal.
 	Code string `json:"code" example:"invalid_request"`
 	// Errors lists the places in the request that are wrong, when there are several.
 	Errors  []*huma.ErrorDetail `json:"errors,omitempty"`
@@ -45,6 +45,9 @@ const (
 	// CodeScorerRefused: a scorer could not be published as asked (422); the detail says
 	// what is wrong and how to fix it.
 	CodeScorerRefused = "scorer_refused"
+	// CodeAgreementGate: the tenant's agreement gate refused a promotion (409); the
+	// detail gives both versions' agreement with the labels and how to override.
+	CodeAgreementGate = "agreement_gate"
 	CodeExists        = "exists"
 	CodeBodyTooLarge  = "body_too_large"
 	CodeRateLimited   = "rate_limited"
@@ -190,6 +193,8 @@ func fromService(err error) *Problem {
 		return problem(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	case errors.Is(err, service.ErrExists):
 		return problem(http.StatusConflict, CodeExists, err.Error())
+	case errors.Is(err, service.ErrGate):
+		return problem(http.StatusConflict, CodeAgreementGate, err.Error())
 	case errors.Is(err, service.ErrRefused):
 		return problem(http.StatusUnprocessableEntity, CodeScorerRefused, err.Error())
 	case errors.Is(err, service.ErrTooLarge):

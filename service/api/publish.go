@@ -37,7 +37,12 @@ func (s *Server) registerPublish(op func(scope store.Scope, id, method, path, su
 	huma.Register(s.api, op(store.ScopeRead, "list-scorer-versions", http.MethodGet, "/v1/scorers/{name}/versions", "The versions of one of the tenant's scorers", http.StatusNotFound), s.listScorerVersions)
 	huma.Register(s.api, op(store.ScopeRead, "get-scorer-version", http.MethodGet, "/v1/scorers/{name}/versions/{version}", "One version of one of the tenant's scorers", http.StatusNotFound), s.getScorerVersion)
 	pr := op(store.ScopeAdmin, "promote-scorer-version", http.MethodPost, "/v1/scorers/{name}/versions/{version}/promote", "Make the plain name follow this version (promoting an older one is the rollback)",
-		http.StatusNotFound, http.StatusUnprocessableEntity)
+		http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity)
+	pr.Description = "When the tenant's policy sets `promotion_gate`, the version must agree with the tenant's labels at least as well as the " +
+		"version it replaces, on the same labelled runs (Cohen's kappa for pass/fail labels, Spearman's rho for scores): one worse beyond what " +
+		"a paired bootstrap at 95% attributes to chance is refused (409, code `agreement_gate`, both figures in the detail) unless the body " +
+		"carries `{\"override\": \"the reason\"}`, which is recorded with the promotion (GET /v1/scorers/{name}/versions). Under 30 labelled " +
+		"runs in common the gate says so and lets the promotion through. The answer carries the gate's report in `gate`."
 	huma.Register(s.api, pr, s.promoteScorer)
 	del := op(store.ScopeAdmin, "delete-scorer-version", http.MethodDelete, "/v1/scorers/{name}/versions/{version}", "Delete a version that is not promoted (its results stay)",
 		http.StatusNotFound, http.StatusUnprocessableEntity)
@@ -110,8 +115,20 @@ func (s *Server) getScorerVersion(ctx context.Context, in *scorerVersionInput) (
 	return &oneVersionOutput{Body: v}, nil
 }
 
-func (s *Server) promoteScorer(ctx context.Context, in *scorerVersionInput) (*oneVersionOutput, error) {
-	v, err := s.svc.Promote(ctx, tenant(ctx), in.Name, in.Version)
+type promoteInput struct {
+	Name    string `path:"name"`
+	Version int    `path:"version" minimum:"1"`
+	Body    *struct {
+		Override string `json:"override,omitempty" maxLength:"2000" doc:"Why a promotion the agreement gate refuses goes through anyway; recorded with the promotion, with who and when." example:"v2 fixes the refusals the labels predate"`
+	}
+}
+
+func (s *Server) promoteScorer(ctx context.Context, in *promoteInput) (*oneVersionOutput, error) {
+	o := service.PromoteOptions{Actor: actor(ctx)}
+	if in.Body != nil {
+		o.Override = in.Body.Override
+	}
+	v, err := s.svc.Promote(ctx, tenant(ctx), in.Name, in.Version, o)
 	if err != nil {
 		return nil, s.fail(err)
 	}

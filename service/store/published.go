@@ -48,6 +48,9 @@ type ScorerVersion struct {
 type Promotion struct {
 	Version    int
 	PromotedAt time.Time
+	// Gate is what the tenant's agreement gate said of the promotion, as JSON; empty
+	// when no gate checked it.
+	Gate json.RawMessage
 }
 
 const scorerVersionCols = `tenant_id, name, version, kind, base, config, digest, manifest, info, judge_model, replaces, created_at, deleted_at`
@@ -138,7 +141,7 @@ func (q queries) PromotedVersion(ctx context.Context, tenantID int64, name strin
 
 // Promotions returns the tenant's promotions of name, newest first.
 func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([]Promotion, error) {
-	rs, err := q.q.query(ctx, `SELECT version, promoted_at FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC`, tenantID, name)
+	rs, err := q.q.query(ctx, `SELECT version, promoted_at, gate FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC`, tenantID, name)
 	if err != nil {
 		return nil, err
 	}
@@ -146,13 +149,17 @@ func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([
 	var out []Promotion
 	for rs.Next() {
 		var (
-			p  Promotion
-			at int64
+			p    Promotion
+			at   int64
+			gate string
 		)
-		if err := rs.Scan(&p.Version, &at); err != nil {
+		if err := rs.Scan(&p.Version, &at, &gate); err != nil {
 			return nil, err
 		}
 		p.PromotedAt = fromMicros(at)
+		if gate != "{}" && gate != "" {
+			p.Gate = json.RawMessage(gate)
+		}
 		out = append(out, p)
 	}
 	return out, rs.Err()
@@ -161,8 +168,17 @@ func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([
 // PromoteScorerVersion makes version n the one name follows. The caller checks that the
 // version exists and is not deleted.
 func (q queries) PromoteScorerVersion(ctx context.Context, tenantID int64, name string, n int) error {
-	_, err := q.q.exec(ctx, `INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) VALUES ($1, $2, $3, $4)`,
-		tenantID, name, n, micros(time.Now()))
+	return q.RecordPromotion(ctx, tenantID, name, n, nil)
+}
+
+// RecordPromotion promotes version n as PromoteScorerVersion does, keeping gate (JSON:
+// what the tenant's agreement gate said) with the promotion; nil when no gate checked it.
+func (q queries) RecordPromotion(ctx context.Context, tenantID int64, name string, n int, gate json.RawMessage) error {
+	if len(gate) == 0 {
+		gate = json.RawMessage("{}")
+	}
+	_, err := q.q.exec(ctx, `INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at, gate) VALUES ($1, $2, $3, $4, $5)`,
+		tenantID, name, n, micros(time.Now()), jsonText(gate))
 	return err
 }
 

@@ -44,6 +44,12 @@ type Policy struct {
 	// Redact lists the personal data and secrets replaced in the tenant's runs before
 	// they are stored (service/redact). Optional. Default is none.
 	Redact redact.Config `json:"redact,omitzero"`
+	// PromotionGate requires that a published version being promoted agrees with the
+	// tenant's labels at least as well as the version it replaces, on the same labelled
+	// runs (Cohen's kappa for pass/fail labels, Spearman's rho for scores), within what a
+	// paired bootstrap at 95% attributes to chance; a worse one is refused unless the
+	// promotion carries an override. Optional. Default is false: no gate.
+	PromotionGate bool `json:"promotion_gate,omitempty"`
 }
 
 // Retention is RetentionDays as a duration (0: none).
