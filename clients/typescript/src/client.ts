@@ -22,6 +22,7 @@ import type {
   LabelsPage,
   AgreementQuery,
   Policy,
+  PromoteOptions,
   PublishRequest,
   PublishedVersion,
   Result,
@@ -242,9 +243,16 @@ export class ScorekitClient {
     return this.#call(() => this.api.GET("/v1/scorers/{name}/versions/{version}", { params: { path: { name, version } } }));
   }
 
-  /** Makes the plain name follow `version`; an older one is the rollback (POST .../promote). */
-  async promoteScorer(name: string, version: number): Promise<PublishedVersion> {
-    return this.#call(() => this.api.POST("/v1/scorers/{name}/versions/{version}/promote", { params: { path: { name, version } } }));
+  /**
+   * Makes the plain name follow `version`; an older one is the rollback (POST .../promote).
+   * Under the tenant's agreement gate the answer's `gate` holds the gate's report; a refused
+   * promotion is a ScorekitError with code `agreement_gate`, and `options.override` (the reason)
+   * promotes it anyway, recorded with the promotion.
+   */
+  async promoteScorer(name: string, version: number, options?: PromoteOptions): Promise<PublishedVersion> {
+    return this.#call(() =>
+      this.api.POST("/v1/scorers/{name}/versions/{version}/promote", { params: { path: { name, version } }, ...(options ? { body: options } : {}) }),
+    );
   }
 
   /** Deletes a version that is not promoted; its results stay (DELETE /v1/scorers/{name}/versions/{version}). */

@@ -508,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Make the plain name follow this version (promoting an older one is the rollback)
-         * @description Needs a key with scope `admin`.
+         * @description When the tenant's policy sets `promotion_gate`, the version must agree with the tenant's labels at least as well as the version it replaces, on the same labelled runs (Cohen's kappa for pass/fail labels, Spearman's rho for scores): one worse beyond what a paired bootstrap at 95% attributes to chance is refused (409, code `agreement_gate`, both figures in the detail) unless the body carries `{"override": "the reason"}`, which is recorded with the promotion (GET /v1/scorers/{name}/versions). Under 30 labelled runs in common the gate says so and lets the promotion through. The answer carries the gate's report in `gate`.
          */
         post: operations["promote-scorer-version"];
         delete?: never;
@@ -815,6 +815,28 @@ export interface components {
             /** Format: double */
             score?: number;
             status: string;
+        };
+        GateOverride: {
+            /** Format: date-time */
+            at: string;
+            /** @description Who overrode: the key's id. */
+            by: string;
+            /** @description Why the refused promotion went through, as the request gave it. */
+            reason: string;
+        };
+        GateReport: {
+            candidate: components["schemas"]["Estimate"];
+            current: components["schemas"]["Estimate"];
+            decision: string;
+            difference: components["schemas"]["Estimate"];
+            metric: string;
+            reason: string;
+            /** Format: int64 */
+            resamples: number;
+            /** Format: int64 */
+            runs: number;
+            /** Format: int64 */
+            seed: number;
         };
         ImportResult: {
             /** Format: int64 */
@@ -1134,6 +1156,25 @@ export interface components {
             /** @example Bad Request */
             title: string;
         };
+        PromoteInputBody: {
+            /**
+             * @description Why a promotion the agreement gate refuses goes through anyway; recorded with the promotion, with who and when.
+             * @example v2 fixes the refusals the labels predate
+             */
+            override?: string;
+        };
+        PromotionGate: {
+            candidate: string;
+            current?: string;
+            override?: components["schemas"]["GateOverride"];
+            report: components["schemas"]["GateReport"];
+        };
+        PromotionRecord: {
+            /** @description What the agreement gate said, when the tenant requires it. */
+            gate?: components["schemas"]["PromotionGate"];
+            /** Format: date-time */
+            promoted_at: string;
+        };
         PublishInputBody: {
             /**
              * @description A configured scorer: the service's scorer it configures.
@@ -1165,6 +1206,8 @@ export interface components {
             deleted: boolean;
             /** @description The module's sha256 (wasm) or the hash of base and config (configured). */
             digest: string;
+            /** @description The agreement gate's report on this promotion, when the tenant requires the gate. */
+            gate?: components["schemas"]["PromotionGate"];
             info?: components["schemas"]["Info"];
             /** @description The judge model the version pins. */
             judge_model?: string;
@@ -1174,6 +1217,8 @@ export interface components {
             name: string;
             /** @description The plain name follows this version. */
             promoted: boolean;
+            /** @description The version's promotions, newest first, with the agreement gate's report and any override. */
+            promotions?: components["schemas"]["PromotionRecord"][] | null;
             /** @description name@version: how an evaluation or a policy names this version. */
             ref: string;
             replaces: boolean;
@@ -4247,7 +4292,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PromoteInputBody"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -4287,6 +4336,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -39,6 +39,10 @@ export type ScorerInfo = Schemas["ScorerInfo"];
 export type PublishRequest = Schemas["PublishInputBody"];
 /** One immutable version of a tenant's published scorer; `ref` (`name@N`) names it in evaluations and policies. */
 export type PublishedVersion = Schemas["PublishedVersion"];
+/** What the tenant's agreement gate said of a promotion: both versions' agreement with the labels, the decision, any override. */
+export type PromotionGate = Schemas["PromotionGate"];
+/** The body of a promotion: `override` says why a version the agreement gate refuses goes through anyway (recorded). */
+export type PromoteOptions = Schemas["PromoteInputBody"];
 /** What a published WASM module runs under: the scorer it carries and its limits. */
 export type ScorerManifest = Schemas["Manifest"];
 /** An agent's on-arrival policy. */
