@@ -311,6 +311,45 @@ describe("published scorers", () => {
     assert.equal(err.code, "scorer_refused");
     assert.match(err.detail ?? "", /not a WebAssembly module/);
   });
+
+  test("under the agreement gate a worse version is 409 agreement_gate; an override promotes it, recorded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scorekit-policy-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(policy, JSON.stringify({ promotion_gate: true }));
+    await service.svc.cli("tenants", "create", "gated", "--policy", policy);
+    const key = (await service.svc.cli("keys", "create", "--tenant", "gated")).trim();
+    rmSync(dir, { recursive: true });
+    const c = new ScorekitClient({ baseUrl: service.svc.url, apiKey: key });
+    // Equal to the answer, equal but for case, or different; people pass the first two.
+    const outputs = ["Paris", "paris", "Rome"];
+    const runs: Run[] = Array.from({ length: 33 }, (_, i) => ({
+      id: `g${i}`,
+      agent: "geo",
+      input: "capital of France?",
+      output: outputs[i % 3]!,
+      expected: "Paris",
+      time: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+    }));
+    await c.importRuns(runs);
+    await c.publishScorer({ name: "matcher", base: "exact_match", config: { ignore_case: true } });
+    await c.publishScorer({ name: "matcher", base: "exact_match", config: { ignore_case: false } });
+    const ev = await c.evaluate("geo", { limit: 33, scorers: ["matcher@1", "matcher@2"] });
+    assert.equal(ev.status, "done");
+    for (const [i, r] of runs.entries()) await c.putLabel(String(r.id), "matcher", { labeller: "ana", passed: i % 3 !== 2 });
+
+    const err = await rejects(c.promoteScorer("matcher", 2));
+    assert.equal(err.status, 409);
+    assert.equal(err.code, "agreement_gate");
+    assert.match(err.detail ?? "", /on the same 33 labelled runs, matcher@2 \(candidate\) has kappa 0\.\d+ .*matcher@1 \(current\) kappa 1\.000/);
+
+    const v = await c.promoteScorer("matcher", 2, { override: "the labels predate the policy" });
+    assert.equal(v.promoted, true);
+    assert.equal(v.gate?.report.decision, "refuse");
+    const recorded = (await c.listScorerVersions("matcher"))[1]!.promotions?.[0]?.gate;
+    assert.equal(recorded?.override?.reason, "the labels predate the policy");
+    assert.ok(recorded?.override?.by.startsWith("key "), `by ${recorded?.override?.by}`);
+    assert.equal(recorded?.report.runs, 33);
+  });
 });
 
 describe("deletion and export", () => {
