@@ -45,6 +45,76 @@ type PublishConfig struct {
 	// CompileMemoryBytes bounds the memory compiling a module takes at publish, where the
 	// check compiles in a child process. Optional.
 	CompileMemoryBytes int64
+	// MaxScorers, MaxVersions and MaxStoredBytes are each tenant's quotas unless its
+	// policy sets its own (store.Quotas): scorer names, versions not deleted, and bytes of
+	// stored modules. Optional. Defaults are DefaultMaxScorers, DefaultMaxVersions and
+	// DefaultMaxStoredBytes.
+	MaxScorers     int
+	MaxVersions    int
+	MaxStoredBytes int64
+}
+
+// The publishing quotas' defaults: generous for a team, bounded for a platform of
+// thousands of tenants (a thousand tenants at the byte quota is 256 GiB of modules).
+const (
+	DefaultMaxScorers     = 100
+	DefaultMaxVersions    = 1000
+	DefaultMaxStoredBytes = 256 << 20
+)
+
+// quotas are the tenant's publishing quotas: its policy's, else the service's.
+func (s *Service) quotas(t store.Tenant) store.Quotas {
+	q, pc := t.Policy.Quotas, s.opts.Publish
+	pick := func(own, service, def int64) int64 {
+		switch {
+		case own > 0:
+			return own
+		case service > 0:
+			return service
+		}
+		return def
+	}
+	return store.Quotas{
+		Scorers:     int(pick(int64(q.Scorers), int64(pc.MaxScorers), DefaultMaxScorers)),
+		Versions:    int(pick(int64(q.Versions), int64(pc.MaxVersions), DefaultMaxVersions)),
+		StoredBytes: pick(q.StoredBytes, pc.MaxStoredBytes, DefaultMaxStoredBytes),
+	}
+}
+
+// checkQuotas refuses a version that would take the tenant over a quota, naming it.
+func (s *Service) checkQuotas(ctx context.Context, tx *store.Tx, t store.Tenant, v store.ScorerVersion, module []byte) error {
+	q := s.quotas(t)
+	names, versions, err := tx.ScorerUsage(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	existing, err := tx.PublishedVersions(ctx, t.ID, v.Name)
+	if err != nil {
+		return err
+	}
+	newName := !slices.ContainsFunc(existing, func(e store.ScorerVersion) bool { return e.Deleted == nil })
+	const raise = "delete versions you no longer need (DELETE /v1/scorers/NAME/versions/N), or ask the operator to raise it (the tenant policy's quotas)"
+	if newName && names+1 > int64(q.Scorers) {
+		return refused("quota: %d scorers is the most tenant %q may publish (quotas.scorers); %s", q.Scorers, t.Name, raise)
+	}
+	if versions+1 > int64(q.Versions) {
+		return refused("quota: %d versions is the most tenant %q may keep (quotas.versions); %s", q.Versions, t.Name, raise)
+	}
+	if module == nil {
+		return nil
+	}
+	if have, err := tx.HasModule(ctx, t.ID, v.Digest); err != nil || have {
+		return err // stored once: it takes no more room
+	}
+	_, used, err := tx.ModuleUsage(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	if used+int64(len(module)) > q.StoredBytes {
+		return &Error{kind: ErrTooLarge, msg: fmt.Sprintf("quota: stored module bytes: %d stored and %d in this module, over the %d tenant %q may store (quotas.stored_bytes); %s",
+			used, len(module), q.StoredBytes, t.Name, raise)}
+	}
+	return nil
 }
 
 // ErrRefused: a scorer cannot be published as asked; the message says what is wrong and
@@ -142,6 +212,9 @@ func (s *Service) Publish(ctx context.Context, t store.Tenant, req PublishReques
 	}
 	promote := false
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.checkQuotas(ctx, tx, t, v, module); err != nil {
+			return err
+		}
 		if module != nil {
 			if err := tx.StoreModule(ctx, t.ID, v.Digest, module); err != nil {
 				return err

@@ -40,7 +40,7 @@ func readPolicy(path string) (store.Policy, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact, promotion_gate)", path, strings.TrimPrefix(err.Error(), "json: "))
+		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact, quotas, promotion_gate)", path, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return p, fmt.Errorf("--policy %s: trailing data after the JSON object", path)

@@ -222,3 +222,17 @@ func (q queries) ModuleUsage(ctx context.Context, tenantID int64) (count, bytes 
 	err = queryRow(ctx, q.q, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM scorer_modules WHERE tenant_id = $1`, []any{tenantID}, &count, &bytes)
 	return count, bytes, err
 }
+
+// ScorerUsage counts the tenant's published scorers and versions that are not deleted (a
+// name counts while one of its versions is not).
+func (q queries) ScorerUsage(ctx context.Context, tenantID int64) (names, versions int64, err error) {
+	err = queryRow(ctx, q.q, `SELECT COUNT(DISTINCT name), COUNT(*) FROM scorer_versions WHERE tenant_id = $1 AND deleted_at IS NULL`, []any{tenantID}, &names, &versions)
+	return names, versions, err
+}
+
+// HasModule reports whether the tenant stores the module with digest.
+func (q queries) HasModule(ctx context.Context, tenantID int64, digest string) (bool, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM scorer_modules WHERE tenant_id = $1 AND digest = $2`, []any{tenantID, digest}, &n)
+	return n > 0, err
+}

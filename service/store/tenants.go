@@ -50,10 +50,21 @@ type Policy struct {
 	// paired bootstrap at 95% attributes to chance; a worse one is refused unless the
 	// promotion carries an override. Optional. Default is false: no gate.
 	PromotionGate bool `json:"promotion_gate,omitempty"`
+	// Quotas cap what the tenant publishes (service.Publish). Optional. Zero fields take
+	// the service's (service.PublishConfig).
+	Quotas Quotas `json:"quotas,omitzero"`
 }
 
 // Retention is RetentionDays as a duration (0: none).
 func (p *Policy) Retention() time.Duration { return time.Duration(p.RetentionDays) * 24 * time.Hour }
+
+// Quotas cap a tenant's published scorers: names with a version not deleted, versions not
+// deleted, and the bytes of the modules it stores.
+type Quotas struct {
+	Scorers     int   `json:"scorers,omitempty"`
+	Versions    int   `json:"versions,omitempty"`
+	StoredBytes int64 `json:"stored_bytes,omitempty"`
+}
 
 // JudgeLimits are a tenant's judge broker limits; zero fields take the broker's, and a
 // TokenBudget of -1 is unlimited (the broker has a default budget per tenant and window).

@@ -1,0 +1,82 @@
+package api_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/store"
+)
+
+// TestPublishQuotas: a tenant's scorers, versions and stored module bytes each stop at
+// their quota with an error that names it (422 for counts, 413 for bytes) and stores
+// nothing; deleting a version frees its place; a tenant's policy sets its own quotas over
+// the service's.
+func TestPublishQuotas(t *testing.T) {
+	root := buildtest.ModuleRoot(t)
+	wasmPath := filepath.Join(t.TempDir(), "ok.wasm")
+	if out, err := exec.Command("wat2wasm", filepath.Join(root, "host", "wasm", "testdata", "ok.wat"), "-o", wasmPath).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
+	}
+	module, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends(t, func(t *testing.T, dsn string) {
+		pc := service.PublishConfig{MaxScorers: 2, MaxVersions: 3, MaxStoredBytes: int64(len(module)) - 1}
+		h := newHarness(t, dsn, servicetest.Options{Publish: pc}, "acme")
+		c := h.as(t, "acme")
+		refusedWith := func(body map[string]any, status int, code, detail string) {
+			t.Helper()
+			_, r := publish(t, c, body)
+			p := r.problem(t)
+			if r.status != status || p.Code != code || !strings.Contains(p.Detail, detail) {
+				t.Fatalf("publish %v: %d %s %q; want %d %s containing %q", body["name"], r.status, p.Code, p.Detail, status, code, detail)
+			}
+		}
+		ok := func(body map[string]any) service.PublishedVersion {
+			t.Helper()
+			v, r := publish(t, c, body)
+			if r.status != 201 {
+				t.Fatalf("publish %v: %d %s", body["name"], r.status, r.body)
+			}
+			return v
+		}
+		ok(map[string]any{"name": "a", "base": "prescreen"})
+		ok(map[string]any{"name": "b", "base": "prescreen"})
+		refusedWith(map[string]any{"name": "c", "base": "prescreen"}, 422, api.CodeScorerRefused, "quota: 2 scorers")
+		ok(map[string]any{"name": "a", "base": "prescreen", "config": map[string]any{"cutoff_min_words": 9}})
+		refusedWith(map[string]any{"name": "a", "base": "prescreen", "config": map[string]any{"cutoff_min_words": 10}}, 422, api.CodeScorerRefused, "quota: 3 versions")
+		// A deleted version's place is free again.
+		if r := c.do("DELETE", "/v1/scorers/a/versions/2", nil); r.status != 204 {
+			t.Fatalf("delete a@2: %d %s", r.status, r.body)
+		}
+		ok(map[string]any{"name": "a", "base": "prescreen", "config": map[string]any{"cutoff_min_words": 10}})
+		// A module over the stored-bytes quota: 413, nothing stored.
+		ctx := context.Background()
+		if err := h.env.Service.SetTenantPolicy(ctx, "acme", store.Policy{Quotas: store.Quotas{Scorers: 10, Versions: 10}}); err != nil {
+			t.Fatal(err)
+		}
+		refusedWith(map[string]any{"name": "m", "module": module}, 413, api.CodeBodyTooLarge, "quota: stored module bytes")
+		tn, err := h.env.Store.Tenant(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _, err := h.env.Store.ModuleUsage(ctx, tn.ID); err != nil || n != 0 {
+			t.Fatalf("modules stored after the refusal: %d, %v", n, err)
+		}
+		// The tenant's policy raises its quotas over the service's.
+		if err := h.env.Service.SetTenantPolicy(ctx, "acme", store.Policy{Quotas: store.Quotas{Scorers: 10, Versions: 10, StoredBytes: 1 << 20}}); err != nil {
+			t.Fatal(err)
+		}
+		ok(map[string]any{"name": "c", "base": "prescreen"})
+		ok(map[string]any{"name": "m", "module": module})
+	})
+}
