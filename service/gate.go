@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/scorekit/scorekit/service/agreement"
+	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -104,6 +106,14 @@ func (s *Service) gate(ctx context.Context, t store.Tenant, v PublishedVersion) 
 	if err != nil {
 		return nil, err
 	}
+	if g.Report.Metric == "kappa" {
+		if err := s.recordKappa(ctx, t, v.Name, strconv.Itoa(v.Version), g.Report.Candidate); err != nil {
+			return nil, err
+		}
+		if err := s.recordKappa(ctx, t, v.Name, current, g.Report.Current); err != nil {
+			return nil, err
+		}
+	}
 	if g.Report.Decision == agreement.NotEnoughLabels {
 		g.Report.Reason += "; the promotion goes through without the gate"
 	}
@@ -145,4 +155,31 @@ func (s *Service) promotionRecords(ctx context.Context, t store.Tenant, name str
 		out[p.Version] = append(out[p.Version], r)
 	}
 	return out, nil
+}
+
+// recordKappa keeps a scorer version's measured Cohen's kappa with the tenant's labels
+// for the insights: a version under insights.MinKappa raises no critical insight. A kappa
+// that is undefined or measured on fewer than agreement.MinGateRuns runs is not kept: it
+// says too little to silence an alert.
+func (s *Service) recordKappa(ctx context.Context, t store.Tenant, scorer, version string, e agreement.Estimate) error {
+	if !e.Defined() || e.N < agreement.MinGateRuns || version == "" {
+		return nil
+	}
+	a := insights.Agreement{Scorer: scorer, Version: version, Kappa: e.Value, Runs: e.N}
+	return s.st.InTx(ctx, func(tx *store.Tx) error {
+		set, err := tx.InsightSettings(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(set.Kappas, func(k insights.Agreement) bool { return k.Scorer == scorer && k.Version == version })
+		switch {
+		case i < 0:
+			set.Kappas = append(set.Kappas, a)
+		case set.Kappas[i] == a:
+			return nil
+		default:
+			set.Kappas[i] = a
+		}
+		return tx.SetInsightSettings(ctx, t.ID, set)
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/agreement"
+	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -67,7 +69,8 @@ func gateTenant(t *testing.T, ctx context.Context, svc *service.Service, name st
 func TestPromotionGate(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		svc := servicetest.New(t, dsn, servicetest.Options{}).Service
+		env := servicetest.New(t, dsn, servicetest.Options{})
+		svc := env.Service
 		gated := gateTenant(t, ctx, svc, "acme", store.Policy{PromotionGate: true}, 40)
 
 		// matcher@2 fails the 13 runs that differ in case: its kappa is lower.
@@ -82,6 +85,13 @@ func TestPromotionGate(t *testing.T) {
 		}
 		if vs, _ := svc.ScorerVersions(ctx, gated, "matcher"); !vs[0].Promoted || vs[1].Promoted || len(vs[1].Promotions) != 0 {
 			t.Fatalf("after the refusal: %+v; want @1 still promoted", vs)
+		}
+		// Both kappas were measured: the insights read them (a version under 0.4 raises
+		// no critical insight, service/insights TestLowAgreement).
+		cfg, err := jobs.InsightConfig(ctx, env.Store, gated.ID, "bot")
+		if err != nil || len(cfg.Agreements) != 2 || cfg.Agreements[0] != (insights.Agreement{Scorer: "matcher", Version: "2", Kappa: cfg.Agreements[0].Kappa, Runs: 40}) ||
+			cfg.Agreements[0].Kappa >= 1 || cfg.Agreements[1] != (insights.Agreement{Scorer: "matcher", Version: "1", Kappa: 1, Runs: 40}) {
+			t.Fatalf("measured kappas: %+v, %v", cfg.Agreements, err)
 		}
 
 		// The override lets it through, recorded with the figures.
@@ -115,6 +125,9 @@ func TestPromotionGate(t *testing.T) {
 		if err != nil || !v.Promoted || v.Gate == nil || v.Gate.Report.Decision != agreement.NotEnoughLabels ||
 			!strings.Contains(v.Gate.Report.Reason, "12 labelled runs, the gate needs 30") || !strings.Contains(v.Gate.Report.Reason, "goes through") {
 			t.Fatalf("under 30 labels: %+v, %v", v.Gate, err)
+		}
+		if cfg, err := jobs.InsightConfig(ctx, env.Store, few.ID, "bot"); err != nil || len(cfg.Agreements) != 0 {
+			t.Fatalf("a kappa on 12 runs is kept: %+v, %v", cfg.Agreements, err)
 		}
 
 		// Without the setting: promoted as before, no gate.

@@ -287,6 +287,9 @@ func (s *Service) ScorerAgreement(ctx context.Context, t store.Tenant, req Agree
 			return out, err
 		}
 		out.PassFail = &rep
+		if err := s.recordKappa(ctx, t, req.Scorer, out.Version, rep.Kappa); err != nil {
+			return out, err
+		}
 		for _, d := range rep.Disagreements {
 			pk := pkOf[d.RunID]
 			want, got := d.Want, d.Got

@@ -181,6 +181,11 @@ func newSeries(cfg Config, agent, scorer string, results []Result, open []Insigh
 	case cfg.experimental(scorer) && len(s.cur) < w:
 		s.capped = fmt.Sprintf("the scorer is marked experimental: no critical insight until version %s has scored a full window of %d runs (it has %d)",
 			s.version, w, len(s.cur))
+	default:
+		if a, low := cfg.lowAgreement(scorer, s.version); low {
+			s.capped = fmt.Sprintf("version %s of the scorer agrees with the tenant's labels with kappa %.2f on %d runs, under %.1f: no critical insight from it until a version agrees better",
+				s.version, a.Kappa, a.Runs, MinKappa)
+		}
 	}
 	return s, nil
 }

@@ -55,6 +55,11 @@ type Config struct {
 	// Experimental names scorers the tenant marks experimental: they raise no critical
 	// insight until their current version has results for a full window. Optional.
 	Experimental []string `json:"experimental,omitempty"`
+	// Agreements are scorer versions' measured Cohen's kappa with the tenant's labels: a
+	// version whose kappa is under MinKappa raises no critical insight (a judge that
+	// disagrees with the people who label its runs is not trusted to page anyone).
+	// Optional.
+	Agreements []Agreement `json:"agreements,omitempty"`
 	// WorstRuns is how many example runs an insight carries. Optional. Default is 5.
 	WorstRuns int `json:"worst_runs,omitempty"`
 }
@@ -158,3 +163,27 @@ func (c Config) Validate() error {
 }
 
 func (c Config) experimental(scorer string) bool { return slices.Contains(c.Experimental, scorer) }
+
+// MinKappa is the Cohen's kappa with the tenant's labels under which a scorer version
+// raises no critical insight: below 0.4 is "fair" agreement at best on the usual scale.
+const MinKappa = 0.4
+
+// Agreement is one scorer version's measured agreement with the tenant's labels.
+type Agreement struct {
+	Scorer  string  `json:"scorer"`
+	Version string  `json:"version"`
+	Kappa   float64 `json:"kappa"`
+	// Runs is the number of labelled runs the kappa was measured on.
+	Runs int `json:"runs"`
+}
+
+// lowAgreement returns the measured agreement of the scorer's version when it is under
+// MinKappa.
+func (c Config) lowAgreement(scorer, version string) (Agreement, bool) {
+	for _, a := range c.Agreements {
+		if a.Scorer == scorer && a.Version == version && a.Kappa < MinKappa {
+			return a, true
+		}
+	}
+	return Agreement{}, false
+}

@@ -369,6 +369,25 @@ func TestExperimental(t *testing.T) {
 	}
 }
 
+// TestLowAgreement: a version whose measured kappa with the labels is under 0.4 raises no
+// critical insight; another version of the scorer, or a kappa of 0.4, does.
+func TestLowAgreement(t *testing.T) {
+	low := Config{Agreements: []Agreement{{Scorer: "prescreen", Version: "1.0.0", Kappa: 0.31, Runs: 40}}}
+	q := assess(t, low, times(100, fail()))[KindQuality]
+	if q.Severity != SeverityWarning || !strings.Contains(q.Evidence.Capped, "kappa 0.31 on 40 runs, under 0.4") {
+		t.Fatalf("kappa 0.31: %q capped %q, want a capped warning", q.Severity, q.Evidence.Capped)
+	}
+	for name, cfg := range map[string]Config{
+		"another version": {Agreements: []Agreement{{Scorer: "prescreen", Version: "0.9.0", Kappa: 0.1, Runs: 40}}},
+		"another scorer":  {Agreements: []Agreement{{Scorer: "relevancy", Version: "1.0.0", Kappa: 0.1, Runs: 40}}},
+		"kappa 0.4":       {Agreements: []Agreement{{Scorer: "prescreen", Version: "1.0.0", Kappa: 0.4, Runs: 40}}},
+	} {
+		if q := assess(t, cfg, times(100, fail()))[KindQuality]; q.Severity != SeverityCritical {
+			t.Errorf("%s: %q capped %q, want critical", name, q.Severity, q.Evidence.Capped)
+		}
+	}
+}
+
 // TestLatestResultCounts: when a run was scored twice, the newest result counts.
 func TestLatestResultCounts(t *testing.T) {
 	rs := build(times(40, fail())...)

@@ -159,7 +159,7 @@ func InsightConfig(ctx context.Context, q interface {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Experimental = set.Experimental
+	cfg.Experimental, cfg.Agreements = set.Experimental, set.Kappas
 	return cfg, nil
 }
 

@@ -359,19 +359,24 @@ type InsightSettings struct {
 	// WebhookSecret. Empty: no webhook.
 	WebhookURL    string
 	WebhookSecret string
-	UpdatedAt     time.Time
+	// Kappas are the scorer versions' last measured Cohen's kappa with the tenant's labels
+	// (the agreement report and the promotion gate record them); a version under
+	// insights.MinKappa raises no critical insight.
+	Kappas    []insights.Agreement
+	UpdatedAt time.Time
 }
 
 // InsightSettings returns the tenant's insight settings (the zero settings when none were
 // set).
 func (q queries) InsightSettings(ctx context.Context, tenantID int64) (InsightSettings, error) {
 	var (
-		s   InsightSettings
-		exp string
-		at  int64
+		s      InsightSettings
+		exp    string
+		kappas string
+		at     int64
 	)
-	err := queryRow(ctx, q.q, `SELECT experimental, webhook_url, webhook_secret, updated_at FROM insight_settings WHERE tenant_id = $1`,
-		[]any{tenantID}, &exp, &s.WebhookURL, &s.WebhookSecret, &at)
+	err := queryRow(ctx, q.q, `SELECT experimental, webhook_url, webhook_secret, kappas, updated_at FROM insight_settings WHERE tenant_id = $1`,
+		[]any{tenantID}, &exp, &s.WebhookURL, &s.WebhookSecret, &kappas, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return InsightSettings{}, nil
 	}
@@ -381,6 +386,9 @@ func (q queries) InsightSettings(ctx context.Context, tenantID int64) (InsightSe
 	s.UpdatedAt = fromMicros(at)
 	if err := json.Unmarshal([]byte(exp), &s.Experimental); err != nil {
 		return s, fmt.Errorf("store: insight settings of tenant %d: %w", tenantID, err)
+	}
+	if err := json.Unmarshal([]byte(kappas), &s.Kappas); err != nil {
+		return s, fmt.Errorf("store: insight settings of tenant %d: kappas: %w", tenantID, err)
 	}
 	return s, nil
 }
@@ -395,10 +403,18 @@ func (q queries) SetInsightSettings(ctx context.Context, tenantID int64, s Insig
 	if err != nil {
 		return err
 	}
-	_, err = q.q.exec(ctx, `INSERT INTO insight_settings (tenant_id, experimental, webhook_url, webhook_secret, updated_at) VALUES ($1, $2, $3, $4, $5)
+	kappas := s.Kappas
+	if kappas == nil {
+		kappas = []insights.Agreement{}
+	}
+	k, err := json.Marshal(kappas)
+	if err != nil {
+		return err
+	}
+	_, err = q.q.exec(ctx, `INSERT INTO insight_settings (tenant_id, experimental, webhook_url, webhook_secret, kappas, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (tenant_id) DO UPDATE SET experimental = excluded.experimental, webhook_url = excluded.webhook_url,
-		webhook_secret = excluded.webhook_secret, updated_at = excluded.updated_at`,
-		tenantID, jsonText(b), s.WebhookURL, s.WebhookSecret, micros(time.Now()))
+		webhook_secret = excluded.webhook_secret, kappas = excluded.kappas, updated_at = excluded.updated_at`,
+		tenantID, jsonText(b), s.WebhookURL, s.WebhookSecret, jsonText(k), micros(time.Now()))
 	return err
 }
 
