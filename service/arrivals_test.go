@@ -271,3 +271,42 @@ func markRunning(st *store.Store, kind string) error {
 	_, err := st.SQLDB().ExecContext(ctx, strings.NewReplacer("$1", "?", "$2", "?").Replace(q), past.UTC().Format("2006-01-02 15:04:05.999999"), kind)
 	return err
 }
+
+// A run deleted from an open arrival evaluation leaves the runs that join after it their
+// own places: each is scored and the evaluation ends. Before, a deletion lowered the run
+// count the evaluation also used as its next position, so a run that joined later took a
+// place whose chunk had been scored already, and the evaluation never ended.
+func TestArrivalAfterADeletionIsScored(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		svc := servicetest.New(t, dsn, servicetest.Options{Jobs: jobs.Options{ChunkSize: 3}}).Service
+		tenant, _ := svc.CreateTenant(ctx, "acme", store.Policy{})
+		if _, err := svc.SetAgentPolicy(ctx, tenant, "bot", store.AgentPolicy{Scorers: []string{"prescreen"}, SampleRate: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var evID string
+		for i := range 3 { // a full chunk: handed to a job at once, and scored
+			res, err := svc.ImportRuns(ctx, tenant, oneRun(t, "bot", i), service.ImportOptions{})
+			if err != nil || len(res.Evaluations) != 1 {
+				t.Fatalf("import %d: %+v, %v", i, res, err)
+			}
+			evID = res.Evaluations[0]
+		}
+		if v := waitDone(t, svc, tenant, evID); v.DoneResults != 3 {
+			t.Fatalf("first chunk: %d results", v.DoneResults)
+		}
+		if _, err := svc.DeleteRun(ctx, tenant, "test", "bot-00000"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 3; i < 5; i++ {
+			res, err := svc.ImportRuns(ctx, tenant, oneRun(t, "bot", i), service.ImportOptions{})
+			if err != nil || len(res.Evaluations) != 1 || res.Evaluations[0] != evID {
+				t.Fatalf("import %d: %+v, %v; want it to join %s", i, res, err, evID)
+			}
+		}
+		v := waitDone(t, svc, tenant, evID)
+		if v.Runs != 4 || v.DoneResults != 4 {
+			t.Fatalf("evaluation: %d runs, %d results; want 4 and 4", v.Runs, v.DoneResults)
+		}
+	})
+}

@@ -32,13 +32,15 @@ func (FlushArgs) Kind() string { return "scorekit_arrival_flush" }
 // each ChunkSize runs waiting (all of them once ev is closed), and a flush job for the
 // rest unless one waits already. It stores ev's new state (store.Tx.UpdateArrival).
 func (e *Engine) Arrived(ctx context.Context, tx *store.Tx, ev store.Evaluation) error {
-	to := ev.Runs
+	// Places, not runs: a run deleted from the evaluation keeps its place (store's
+	// Evaluation.Positions), so the places handed to jobs never cover a later run.
+	to := ev.Positions
 	if ev.Open {
-		to = ev.Queued + (ev.Runs-ev.Queued)/int64(e.opts.ChunkSize)*int64(e.opts.ChunkSize)
+		to = ev.Queued + (ev.Positions-ev.Queued)/int64(e.opts.ChunkSize)*int64(e.opts.ChunkSize)
 	}
 	params := e.chunks(ev, ev.Queued, to)
 	ev.Queued = to
-	if ev.Queued < ev.Runs && !ev.Flushing {
+	if ev.Queued < ev.Positions && !ev.Flushing {
 		params = append(params, river.InsertManyParams{Args: FlushArgs{TenantID: ev.TenantID, EvaluationPK: ev.PK}})
 		ev.Flushing = true
 	}
@@ -73,12 +75,12 @@ func (w *flushWorker) Work(ctx context.Context, job *river.Job[FlushArgs]) error
 		if err != nil {
 			return err
 		}
-		if params := e.chunks(ev, ev.Queued, ev.Runs); len(params) > 0 {
+		if params := e.chunks(ev, ev.Queued, ev.Positions); len(params) > 0 {
 			if err := e.q.insert(ctx, tx, params); err != nil {
 				return fmt.Errorf("jobs: enqueue the waiting runs of evaluation %s: %w", ev.ID, err)
 			}
 		}
-		ev.Queued, ev.Flushing = ev.Runs, false
+		ev.Queued, ev.Flushing = ev.Positions, false
 		if err := tx.UpdateArrival(ctx, ev); err != nil {
 			return err
 		}

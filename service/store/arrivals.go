@@ -59,10 +59,11 @@ func (tx *Tx) CreateArrival(ctx context.Context, tenantID int64, agent string, s
 // JoinArrival adds runPKs to the arrival evaluation ev after the runs it has, and
 // returns ev with its runs and expected results counted; UpdateArrival stores the counts.
 func (tx *Tx) JoinArrival(ctx context.Context, ev Evaluation, runPKs []int64) (Evaluation, error) {
-	if err := tx.insertEvaluationRuns(ctx, ev.PK, runPKs, ev.Runs); err != nil {
+	if err := tx.insertEvaluationRuns(ctx, ev.PK, runPKs, ev.Positions); err != nil {
 		return ev, fmt.Errorf("store: join evaluation %s: %w", ev.ID, err)
 	}
 	ev.Runs += int64(len(runPKs))
+	ev.Positions += int64(len(runPKs))
 	ev.Expected = ev.Runs * int64(len(ev.Spec.Scorers))
 	return ev, nil
 }
@@ -71,8 +72,8 @@ func (tx *Tx) JoinArrival(ctx context.Context, ev Evaluation, runPKs []int64) (E
 // expected results, whether it is open, how many runs are queued and whether a flush
 // waits. One statement: it runs once for every run that arrives.
 func (tx *Tx) UpdateArrival(ctx context.Context, ev Evaluation) error {
-	if _, err := tx.q.exec(ctx, `UPDATE evaluations SET runs = $2, expected = $3, open = $4, queued = $5, flushing = $6 WHERE id = $1`,
-		ev.PK, ev.Runs, ev.Expected, flag(ev.Open), ev.Queued, flag(ev.Flushing)); err != nil {
+	if _, err := tx.q.exec(ctx, `UPDATE evaluations SET runs = $2, expected = $3, open = $4, queued = $5, flushing = $6, positions = $7 WHERE id = $1`,
+		ev.PK, ev.Runs, ev.Expected, flag(ev.Open), ev.Queued, flag(ev.Flushing), ev.Positions); err != nil {
 		return fmt.Errorf("store: update evaluation %s: %w", ev.ID, err)
 	}
 	return nil

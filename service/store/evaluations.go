@@ -87,6 +87,10 @@ type Evaluation struct {
 	// a job that hands the rest over is waiting (arrival evaluations).
 	Queued   int64
 	Flushing bool
+	// Positions is how many places the evaluation has given its runs: the next run takes
+	// place Positions. It is Runs until a run is deleted from the evaluation, which lowers
+	// Runs but never frees its place (a place below Queued is a job's already).
+	Positions int64
 }
 
 // NewEvaluation is an evaluation to create over RunPKs (newest first).
@@ -116,10 +120,11 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 	e := Evaluation{
 		ID: newPublicID(), TenantID: ne.TenantID, Agent: ne.Agent, Trigger: ne.Trigger, Spec: ne.Spec,
 		Runs: int64(len(ne.RunPKs)), Expected: int64(len(ne.RunPKs) * len(ne.Spec.Scorers)), CreatedAt: fromMicros(micros(now)),
+		Positions: int64(len(ne.RunPKs)),
 	}
-	err = queryRow(ctx, q.q, `INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		[]any{e.ID, e.TenantID, e.Agent, e.Trigger, jsonText(spec), e.Runs, e.Expected, micros(now)}, &e.PK)
+	err = queryRow(ctx, q.q, `INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, positions)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+		[]any{e.ID, e.TenantID, e.Agent, e.Trigger, jsonText(spec), e.Runs, e.Expected, micros(now), e.Positions}, &e.PK)
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("store: create evaluation: %w", err)
 	}
@@ -152,7 +157,7 @@ func (q queries) insertEvaluationRuns(ctx context.Context, evalPK int64, runPKs 
 	return nil
 }
 
-const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing`
+const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing, positions`
 
 func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
 	if err != nil {
@@ -167,7 +172,7 @@ func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
 			at             int64
 			open, flushing int64
 		)
-		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing); err != nil {
+		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing, &e.Positions); err != nil {
 			return nil, err
 		}
 		e.CreatedAt, e.Open, e.Flushing = fromMicros(at), open == 1, flushing == 1
