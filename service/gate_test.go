@@ -119,6 +119,30 @@ func TestPromotionGate(t *testing.T) {
 			t.Fatalf("@1's promotions: %+v; want the gated one, then the one at publish", vs[0].Promotions)
 		}
 
+		// A version that replaces the service's scorer is compared with that scorer (the
+		// default exact_match, case-sensitive, fails the runs that differ in case).
+		if _, err := svc.Publish(ctx, gated, service.PublishRequest{Name: "exact_match", Replaces: true, Base: "exact_match", Config: json.RawMessage(`{"ignore_case": true}`)}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := svc.CreateEvaluation(ctx, gated, "bot", service.EvaluationRequest{Limit: 40, Scorers: []string{"exact_match", "exact_match@1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.WaitEvaluation(ctx, gated, ev.ID, time.Minute, service.ViewOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 40 {
+			pass := i%3 != 2
+			if _, _, err := svc.PutLabel(ctx, gated, fmt.Sprintf("r%02d", i), "exact_match", service.LabelInput{Labeller: "ana", LabelValue: service.LabelValue{Passed: &pass}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err = svc.Promote(ctx, gated, "exact_match", 1, service.PromoteOptions{})
+		if err != nil || v.Gate == nil || v.Gate.Report.Decision != agreement.Accept || !strings.HasPrefix(v.Gate.Current, "exact_match (") ||
+			v.Gate.Report.Runs != 40 || v.Gate.Report.Candidate.Value != 1 || v.Gate.Report.Current.Value >= 1 {
+			t.Fatalf("promote a replacement of the service's scorer: %+v, %v", v.Gate, err)
+		}
+
 		// 12 labelled runs: not enough; the gate says so and lets it through.
 		few := gateTenant(t, ctx, svc, "beta", store.Policy{PromotionGate: true}, 12)
 		v, err = svc.Promote(ctx, few, "matcher", 2, service.PromoteOptions{})
