@@ -54,6 +54,9 @@ type PromotionGate struct {
 	Report agreement.GateReport `json:"report"`
 	// Override is set when the gate refused and the promotion went through anyway.
 	Override *GateOverride `json:"override,omitempty"`
+	// against is the promoted version the gate compared with (0: none); the promotion
+	// is recorded only if it still is.
+	against int
 }
 
 // PromotionRecord is one promotion of a version, in its listing.
@@ -76,7 +79,7 @@ func (s *Service) gate(ctx context.Context, t store.Tenant, v PublishedVersion) 
 	case err == nil && promoted == v.Version:
 		return nil, nil
 	case err == nil:
-		current, g.Current = strconv.Itoa(promoted), fmt.Sprintf("%s@%d", v.Name, promoted)
+		current, g.Current, g.against = strconv.Itoa(promoted), fmt.Sprintf("%s@%d", v.Name, promoted), promoted
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	case v.Replaces:

@@ -433,7 +433,22 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 			return v, err
 		}
 	}
-	if err := s.st.RecordPromotion(ctx, t.ID, name, n, record); err != nil {
+	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		if g != nil {
+			// The gate measured outside this transaction (on SQLite the store's one
+			// connection would be the transaction's): another promotion in between makes
+			// its comparison stale.
+			now, err := tx.PromotedVersion(ctx, t.ID, name)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if now != g.against {
+				return &Error{kind: ErrGate, msg: fmt.Sprintf("%s@%d was promoted while the agreement gate measured %s against the version before it; promote again", name, now, v.Ref)}
+			}
+		}
+		return tx.RecordPromotion(ctx, t.ID, name, n, record)
+	})
+	if err != nil {
 		return v, err
 	}
 	v.Promoted, v.Gate = true, g
