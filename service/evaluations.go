@@ -38,6 +38,9 @@ type EvaluationRequest struct {
 	// Tiered runs the scorers that need a judge only on runs the pre-screen passed.
 	// Optional. Default is the agent policy's.
 	Tiered *bool
+	// DryRun creates nothing: the view says which runs and scorers the evaluation would
+	// take and its JudgeEstimate, so the cost is known before anything starts.
+	DryRun bool
 }
 
 // spec checks the scorers and their configs for t (opening each once, which also warms
@@ -222,6 +225,23 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 		return EvaluationView{}, err
 	}
 	spec.Limit, spec.Since = req.Limit, req.Since
+	if req.DryRun {
+		rq := store.RunQuery{Agent: agent, Limit: req.Limit}
+		if req.Since != nil {
+			rq.Since = *req.Since
+		}
+		pks, err := s.st.RunPKs(ctx, t.ID, rq)
+		if err != nil {
+			return EvaluationView{}, err
+		}
+		v := EvaluationView{Agent: agent, Trigger: store.TriggerRequest, Status: "dry_run", Limit: req.Limit, Since: req.Since, Tiered: spec.Tiered,
+			Runs: int64(len(pks)), ExpectedResults: int64(len(pks) * len(spec.Scorers))}
+		for _, ref := range spec.Scorers {
+			v.Scorers = append(v.Scorers, ScorerSummary{Name: ref.Name, Version: ref.Version})
+		}
+		v.JudgeEstimate, err = s.judgeEstimate(ctx, t, agent, spec, int64(len(pks)))
+		return v, err
+	}
 	var ev store.Evaluation
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		rq := store.RunQuery{Agent: agent, Limit: req.Limit}
@@ -244,7 +264,82 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 	if err != nil {
 		return EvaluationView{}, err
 	}
-	return s.view(ctx, ev, ViewOptions{})
+	v, err := s.view(ctx, ev, ViewOptions{})
+	if err != nil {
+		return v, err
+	}
+	v.JudgeEstimate, err = s.judgeEstimate(ctx, t, agent, spec, ev.Runs)
+	return v, err
+}
+
+// JudgeEstimate is what an evaluation's judge calls are expected to cost, said when it is
+// created (or asked with dry_run before): for each scorer that calls a judge, the mean
+// judge calls and tokens of its latest results on the agent's runs, times the runs; where
+// there are none, one call a run and no token figure. Tiered evaluations call the judge
+// only on runs the pre-screen passes: the figures are then the most.
+type JudgeEstimate struct {
+	JudgeCalls float64 `json:"judge_calls" doc:"Judge calls expected (cache hits included)."`
+	Tokens     float64 `json:"tokens" doc:"Prompt and completion tokens expected; 0 where no earlier result measured them."`
+	// TokenBudget is the tenant's judge token budget per BudgetWindow in each process
+	// that scores; 0: none known here, -1: unlimited.
+	TokenBudget  int64  `json:"token_budget"`
+	BudgetWindow string `json:"budget_window,omitempty"`
+	Basis        string `json:"basis" doc:"How the figures were reached, per scorer."`
+}
+
+// judgeEstimateWindow is how many of an agent's latest results of a scorer the estimate
+// reads.
+const judgeEstimateWindow = 50
+
+func (s *Service) judgeEstimate(ctx context.Context, t store.Tenant, agent string, spec store.Spec, runs int64) (*JudgeEstimate, error) {
+	var est JudgeEstimate
+	var basis []string
+	for _, ref := range spec.Scorers {
+		if !ref.Judge {
+			continue
+		}
+		rows, err := s.st.SeriesResults(ctx, t.ID, agent, ref.ResultName(), judgeEstimateWindow, true)
+		if err != nil {
+			return nil, err
+		}
+		var calls, tokens float64
+		measured := 0
+		for _, r := range rows {
+			var res sdk.Result
+			if r.Status != string(sdk.StatusScored) || json.Unmarshal(r.Body, &res) != nil {
+				continue
+			}
+			calls += float64(res.Telemetry.JudgeCalls + res.Telemetry.CacheHits)
+			tokens += float64(res.Telemetry.PromptTokens + res.Telemetry.CompletionTokens)
+			measured++
+		}
+		if measured == 0 {
+			est.JudgeCalls += float64(runs)
+			basis = append(basis, fmt.Sprintf("%s: no earlier scored result on this agent's runs, so one call a run and no token figure", ref.ResultName()))
+			continue
+		}
+		est.JudgeCalls += float64(runs) * calls / float64(measured)
+		est.Tokens += float64(runs) * tokens / float64(measured)
+		basis = append(basis, fmt.Sprintf("%s: the mean of its latest %d scored results on this agent's runs", ref.ResultName(), measured))
+	}
+	if len(basis) == 0 {
+		est.Basis = "no scorer of this evaluation calls a judge"
+		return &est, nil
+	}
+	if spec.Tiered {
+		basis = append(basis, "tiered: only runs the pre-screen passes reach the judge, so these are the most")
+	}
+	est.Basis = strings.Join(basis, "; ")
+	if s.opts.Judge != nil {
+		// The broker's figures, with the tenant's policy over them: a process that only
+		// creates evaluations may not have handed the broker this tenant's limits yet.
+		l := s.opts.Judge.TenantLimits(t.Name)
+		est.TokenBudget, est.BudgetWindow = l.TokenBudget, l.BudgetWindow.String()
+		if b := t.Policy.Judge.TokenBudget; b != 0 {
+			est.TokenBudget = b
+		}
+	}
+	return &est, nil
 }
 
 // ViewOptions say what an evaluation's view carries.
@@ -260,7 +355,7 @@ type EvaluationView struct {
 	ID      string `json:"id"`
 	Agent   string `json:"agent"`
 	Trigger string `json:"trigger" enum:"request,arrival"`
-	Status  string `json:"status" enum:"running,done"`
+	Status  string `json:"status" enum:"running,done,dry_run" doc:"dry_run: an evaluation asked with dry_run, not created."`
 	// Open is true for an arrival evaluation still taking the agent's arriving runs: its
 	// runs and expected results grow as they arrive, and done means done so far.
 	Open      bool       `json:"open,omitempty" doc:"An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next."`
@@ -277,7 +372,9 @@ type EvaluationView struct {
 	// Disagreements are the runs on which versions of one scorer the evaluation ran
 	// side by side (e.g. "triage@1" and "triage@2") gave different verdicts.
 	Disagreements []VersionDisagreement `json:"disagreements,omitempty"`
-	Results       []ResultView          `json:"results,omitempty"`
+	// JudgeEstimate is said when an evaluation is created or asked with dry_run.
+	JudgeEstimate *JudgeEstimate `json:"judge_estimate,omitempty"`
+	Results       []ResultView   `json:"results,omitempty"`
 }
 
 // VersionDisagreement is a run on which versions of one scorer disagree: one passed it and

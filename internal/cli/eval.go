@@ -68,6 +68,9 @@ by side: the comparison to check after a scorer fix.`,
 				return err
 			}
 			fmt.Fprintf(e.stderr, "scorekit: evaluation %s: %d runs of %s\n", ev.ID, ev.Runs, agent)
+			if est := ev.JudgeEstimate; est != nil && est.JudgeCalls > 0 {
+				fmt.Fprintf(e.stderr, "scorekit: about %.0f judge calls and %.0f tokens (%s)%s\n", est.JudgeCalls, est.Tokens, est.Basis, budgetNote(est))
+			}
 			var v service.EvaluationView
 			for {
 				v, err = s.svc.WaitEvaluation(ctx, t, ev.ID, 5*time.Second, service.ViewOptions{Results: true})
@@ -232,4 +235,15 @@ func pct(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+// budgetNote says the tenant's judge token budget beside an estimate.
+func budgetNote(est *service.JudgeEstimate) string {
+	switch {
+	case est.TokenBudget < 0:
+		return "; the tenant's judge budget is unlimited"
+	case est.TokenBudget > 0:
+		return fmt.Sprintf("; the tenant's judge budget is %d tokens per %s", est.TokenBudget, est.BudgetWindow)
+	}
+	return ""
 }

@@ -224,10 +224,12 @@ type createEvaluationInput struct {
 		Scorers []string                  `json:"scorers,omitempty" doc:"Scorers to run. Default: the agent policy's, else prescreen." example:"[\"prescreen\"]"`
 		Config  map[string]map[string]any `json:"config,omitempty" doc:"Per-scorer config for this evaluation."`
 		Tiered  *bool                     `json:"tiered,omitempty" doc:"Run the scorers that need a judge only on runs the pre-screen passed. Default: the agent policy's, else false."`
+		DryRun  bool                      `json:"dry_run,omitempty" doc:"Create nothing: answer 200 with the runs and scorers the evaluation would take and its judge_estimate (judge calls and tokens against the tenant's budget)."`
 	}
 }
 
 type evaluationOutput struct {
+	Status   int
 	Location string `header:"Location"`
 	Body     service.EvaluationView
 }
@@ -253,11 +255,14 @@ func (s *Server) createEvaluation(ctx context.Context, in *createEvaluationInput
 		return nil, err
 	}
 	v, err := s.svc.CreateEvaluation(ctx, tenant(ctx), in.Agent, service.EvaluationRequest{
-		Limit: int(in.Body.Limit), Since: in.Body.Since, Scorers: in.Body.Scorers, Config: cfg, Tiered: in.Body.Tiered})
+		Limit: int(in.Body.Limit), Since: in.Body.Since, Scorers: in.Body.Scorers, Config: cfg, Tiered: in.Body.Tiered, DryRun: in.Body.DryRun})
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	return &evaluationOutput{Location: "/v1/evaluations/" + v.ID, Body: v}, nil
+	if in.Body.DryRun {
+		return &evaluationOutput{Status: http.StatusOK, Body: v}, nil
+	}
+	return &evaluationOutput{Status: http.StatusAccepted, Location: "/v1/evaluations/" + v.ID, Body: v}, nil
 }
 
 type listEvaluationsInput struct {

@@ -80,3 +80,25 @@ func TestPublishQuotas(t *testing.T) {
 		ok(map[string]any{"name": "m", "module": module})
 	})
 }
+
+// TestDryRunEvaluation: dry_run answers 200 with the judge estimate, no Location, and
+// creates nothing.
+func TestDryRunEvaluation(t *testing.T) {
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{}, "acme")
+	c := h.as(t, "acme")
+	if r := c.do("POST", "/v1/runs", []byte(`{"id": "r1", "agent": "bot", "input": "q?", "output": "a"}`)); r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	r := c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 5, "scorers": ["prescreen", "relevancy"], "dry_run": true}`))
+	var v service.EvaluationView
+	r.json(t, &v)
+	if r.status != 200 || r.header.Get("Location") != "" || v.ID != "" || v.Runs != 1 || v.JudgeEstimate == nil || v.JudgeEstimate.JudgeCalls != 1 {
+		t.Fatalf("dry run: %d %s", r.status, r.body)
+	}
+	if r := c.do("GET", "/v1/agents/bot/evaluations", nil); r.status != 200 || strings.TrimSpace(string(r.body)) != "[]" {
+		t.Fatalf("evaluations after a dry run: %d %s", r.status, r.body)
+	}
+	if r := c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 5, "scorers": ["prescreen"]}`)); r.status != 202 || r.header.Get("Location") == "" {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+}

@@ -693,6 +693,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description Create nothing: answer 200 with the runs and scorers the evaluation would take and its judge_estimate (judge calls and tokens against the tenant's budget). */
+            dry_run?: boolean;
             /**
              * @description How many of the agent's newest runs to evaluate (1 to the tenant's maximum).
              * @example 10
@@ -774,6 +776,7 @@ export interface components {
             /** Format: int64 */
             expected_results: number;
             id: string;
+            judge_estimate?: components["schemas"]["JudgeEstimate"];
             /** Format: int64 */
             limit?: number;
             /** @description An arrival evaluation still taking the agent's arriving runs: runs and expected_results grow as they arrive (done means every result so far is stored). It closes when it holds the most runs or grows old; later runs open the next. */
@@ -784,8 +787,11 @@ export interface components {
             scorers: components["schemas"]["ScorerSummary"][] | null;
             /** Format: date-time */
             since?: string;
-            /** @enum {string} */
-            status: "running" | "done";
+            /**
+             * @description dry_run: an evaluation asked with dry_run, not created.
+             * @enum {string}
+             */
+            status: "running" | "done" | "dry_run";
             tiered: boolean;
             /** @enum {string} */
             trigger: "request" | "arrival";
@@ -925,6 +931,23 @@ export interface components {
             models: string[] | null;
             name: string;
             tenant_key_required: boolean;
+        };
+        JudgeEstimate: {
+            /** @description How the figures were reached, per scorer. */
+            basis: string;
+            budget_window?: string;
+            /**
+             * Format: double
+             * @description Judge calls expected (cache hits included).
+             */
+            judge_calls: number;
+            /** Format: int64 */
+            token_budget: number;
+            /**
+             * Format: double
+             * @description Prompt and completion tokens expected; 0 where no earlier result measured them.
+             */
+            tokens: number;
         };
         JudgeKeyInputBody: {
             /** @description The API key. It is never returned. */
