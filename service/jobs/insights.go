@@ -198,8 +198,14 @@ func (w *insightsWorker) Work(ctx context.Context, job *river.Job[InsightsArgs])
 		changes  insights.Changes
 	)
 	err = e.st.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.LockSeries(ctx, a.TenantID, a.Agent, a.Scorer, now); err != nil {
+		exists, err := tx.LockSeries(ctx, a.TenantID, a.Agent, a.Scorer, now)
+		if err != nil {
 			return err
+		}
+		if !exists {
+			// The agent was deleted since the update was enqueued: nothing to assess, and
+			// nothing of it may be written again.
+			return e.q.completeInsights(ctx, tx, job)
 		}
 		cfg, err := InsightConfig(ctx, tx, a.TenantID, a.Agent)
 		if err != nil {

@@ -251,15 +251,15 @@ func (q queries) TouchSeries(ctx context.Context, tenantID int64, agent string, 
 // so far and, on PostgreSQL, holds the series' row until the transaction ends: a
 // transaction that stores results of the series (and touches it) waits for the update, or
 // the update waits for it and then sees its results. SQLite runs one write transaction
-// at a time anyway.
-func (q queries) LockSeries(ctx context.Context, tenantID int64, agent, scorer string, now time.Time) error {
-	_, err := q.q.exec(ctx, `INSERT INTO insight_series (tenant_id, agent, scorer, changes, assessed, changed_at, assessed_at) VALUES ($1, $2, $3, 0, 0, $4, $4)
-		ON CONFLICT (tenant_id, agent, scorer) DO UPDATE SET assessed = insight_series.changes, assessed_at = excluded.assessed_at`,
+// at a time anyway. It reports false when the series does not exist: its agent was
+// deleted after the update was enqueued, and the update must not bring it back.
+func (q queries) LockSeries(ctx context.Context, tenantID int64, agent, scorer string, now time.Time) (bool, error) {
+	n, err := q.q.exec(ctx, `UPDATE insight_series SET assessed = changes, assessed_at = $4 WHERE tenant_id = $1 AND agent = $2 AND scorer = $3`,
 		tenantID, agent, scorer, micros(now))
 	if err != nil {
-		return fmt.Errorf("store: lock series %s/%s: %w", agent, scorer, err)
+		return false, fmt.Errorf("store: lock series %s/%s: %w", agent, scorer, err)
 	}
-	return nil
+	return n > 0, nil
 }
 
 // SeriesOf lists the tenant's series, of one agent when agent is not empty, by agent

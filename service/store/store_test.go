@@ -306,3 +306,35 @@ func TestMigrationKeysBecomeAdmin(t *testing.T) {
 		}
 	})
 }
+
+// An insight update enqueued before its agent was deleted finds no series and writes
+// none: before, locking the series inserted it again, so a deleted agent came back (seen
+// as TestDeleteAgent's second deletion finding something to delete).
+func TestLockSeriesOfADeletedAgent(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		tn, err := s.CreateTenant(ctx, "acme", store.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.TouchSeries(ctx, tn.ID, "bot", []string{"prescreen"}); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.LockSeries(ctx, tn.ID, "bot", "prescreen", time.Now()); err != nil || !ok {
+			t.Fatalf("lock a series that exists: %v, %v", ok, err)
+		}
+		if _, err := s.DeleteAgent(ctx, tn.ID, "bot", nil); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.LockSeries(ctx, tn.ID, "bot", "prescreen", time.Now()); err != nil || ok {
+			t.Fatalf("lock the deleted agent's series: %v, %v; want false", ok, err)
+		}
+		if series, err := s.SeriesOf(ctx, tn.ID, "bot"); err != nil || len(series) != 0 {
+			t.Fatalf("series after: %+v, %v; want none", series, err)
+		}
+		if _, err := s.DeleteAgent(ctx, tn.ID, "bot", nil); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleting it again: %v; want not found", err)
+		}
+	})
+}
