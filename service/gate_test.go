@@ -94,6 +94,13 @@ func TestPromotionGate(t *testing.T) {
 			t.Fatalf("measured kappas: %+v, %v", cfg.Agreements, err)
 		}
 
+		// The agreement of the version scored beside the promoted one (its results are
+		// under matcher@2) is found by its number, as the gate found it.
+		ag, err := svc.ScorerAgreement(ctx, gated, service.AgreementRequest{Scorer: "matcher", Version: "2"})
+		if err != nil || ag.PassFail == nil || ag.PassFail.Runs != 40 || ag.PassFail.Kappa.Value >= 1 {
+			t.Fatalf("agreement of matcher@2 before its promotion: %+v, %v", ag.PassFail, err)
+		}
+
 		// The override lets it through, recorded with the figures.
 		v, err := svc.Promote(ctx, gated, "matcher", 2, service.PromoteOptions{Override: "  the labels predate the new policy ", Actor: "key sk_12345678"})
 		if err != nil || !v.Promoted || v.Gate == nil || v.Gate.Report.Decision != agreement.Refuse || v.Gate.Override == nil {

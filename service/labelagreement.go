@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/agreement"
@@ -235,15 +236,30 @@ func (s *Service) ScorerAgreement(ctx context.Context, t store.Tenant, req Agree
 	if err != nil {
 		return out, err
 	}
-	var mine []store.Result
+	results := map[int64]store.Result{}
 	if out.Version != "" {
-		if mine, err = s.st.LabelledResults(ctx, t.ID, req.Criterion, req.Scorer, out.Version); err != nil {
-			return out, err
+		// A version scored beside the promoted one keeps its results under name@N (as
+		// VersionTriples reads them): both places are read, the newer result of a run kept.
+		keys := []string{req.Scorer}
+		if _, err := strconv.Atoi(out.Version); err == nil {
+			keys = append(keys, req.Scorer+"@"+out.Version)
 		}
-	}
-	results := make(map[int64]store.Result, len(mine))
-	for _, r := range mine {
-		results[r.RunPK] = r
+		for _, key := range keys {
+			rs, err := s.st.LabelledResults(ctx, t.ID, req.Criterion, key, out.Version)
+			if err != nil {
+				return out, err
+			}
+			for _, r := range rs {
+				if old, ok := results[r.RunPK]; !ok || r.ID > old.ID {
+					results[r.RunPK] = r
+				}
+			}
+		}
+		if req.Version != "" && !slices.Contains(out.Versions, req.Version) && len(results) > 0 {
+			// Found under name@N only: the note above does not hold.
+			out.Notes = slices.DeleteFunc(out.Notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("version %q of", req.Version)) })
+			out.Versions = append(out.Versions, req.Version)
+		}
 	}
 	anyVersion := make(map[int64]bool, len(latest))
 	for _, r := range latest {
