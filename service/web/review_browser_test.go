@@ -52,7 +52,9 @@ func TestReviewInBrowser(t *testing.T) {
 	}
 
 	step("sign in page", chromedp.Navigate(in.srv.URL+"/login"))
-	step("sign in", chromedp.SendKeys(chromedp.ID("key"), in.keyA), chromedp.Click(chromedp.ID("signin")))
+	// Signed in once the signed-in page shows: a navigation still in flight when the next
+	// step starts destroys the page's script context under it.
+	step("sign in", chromedp.SendKeys(chromedp.ID("key"), in.keyA), chromedp.Click(chromedp.ID("signin")), chromedp.WaitVisible(chromedp.CSS("form.logout")))
 
 	// The name first: its field has the focus, Enter starts the review.
 	step("review", chromedp.Navigate(in.srv.URL+"/review/prescreen"))
@@ -61,11 +63,11 @@ func TestReviewInBrowser(t *testing.T) {
 	focused := func(id string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void]("document.activeElement !== null && document.activeElement.id === '" + id + "'")
 	}
-	step("type the name", focused("labeller"), chromedp.KeyEvent("ana"), chromedp.KeyEvent("\r"))
+	step("type the name", chromedp.WaitReady(chromedp.ID("labeller")), focused("labeller"), chromedp.KeyEvent("ana"), chromedp.KeyEvent("\r"))
 	first := attr("article.review", "data-run")
 
 	// Pass has the focus: Enter labels the run pass.
-	resp := step("pass from the keyboard", focused("pass"), chromedp.KeyEvent("\r"))
+	resp := step("pass from the keyboard", chromedp.WaitReady(chromedp.ID("pass")), focused("pass"), chromedp.KeyEvent("\r"))
 	if resp.Status != http.StatusOK || !strings.Contains(resp.URL, "saved="+url.QueryEscape(first)) {
 		t.Fatalf("after Enter: %d %s", resp.Status, resp.URL)
 	}
