@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -118,8 +117,9 @@ func TestNothingReadsOutsideTheClone(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, bad := range []string{"../shared", "SCOREKIT_SHARED_DATA"} {
-			if bytes.Contains(b, []byte(bad)) && !strings.HasSuffix(path, "corpus_test.go") {
+		// Spelled in pieces, so that this file does not hold what it looks for.
+		for _, bad := range []string{"../" + "shared", "SCOREKIT_" + "SHARED_DATA"} {
+			if bytes.Contains(b, []byte(bad)) {
 				t.Errorf("%s mentions %s: tests and tools read the repository's testdata/, never a folder beside the clone", path, bad)
 			}
 		}
