@@ -287,6 +287,17 @@ type JudgeEstimate struct {
 	Basis        string `json:"basis" doc:"How the figures were reached, per scorer."`
 }
 
+// judgeCost is the judge calls (cache hits included) and tokens a stored result's
+// telemetry records; ok is false for a result that is not scored or does not decode.
+func judgeCost(status string, body json.RawMessage) (calls, tokens float64, ok bool) {
+	var res sdk.Result
+	if status != string(sdk.StatusScored) || json.Unmarshal(body, &res) != nil {
+		return 0, 0, false
+	}
+	tel := res.Telemetry
+	return float64(tel.JudgeCalls + tel.CacheHits), float64(tel.PromptTokens + tel.CompletionTokens), true
+}
+
 // judgeEstimateWindow is how many of an agent's latest results of a scorer the estimate
 // reads.
 const judgeEstimateWindow = 50
@@ -305,13 +316,10 @@ func (s *Service) judgeEstimate(ctx context.Context, t store.Tenant, agent strin
 		var calls, tokens float64
 		measured := 0
 		for _, r := range rows {
-			var res sdk.Result
-			if r.Status != string(sdk.StatusScored) || json.Unmarshal(r.Body, &res) != nil {
-				continue
+			if c, tk, ok := judgeCost(r.Status, r.Body); ok {
+				calls, tokens = calls+c, tokens+tk
+				measured++
 			}
-			calls += float64(res.Telemetry.JudgeCalls + res.Telemetry.CacheHits)
-			tokens += float64(res.Telemetry.PromptTokens + res.Telemetry.CompletionTokens)
-			measured++
 		}
 		if measured == 0 {
 			est.JudgeCalls += float64(runs)

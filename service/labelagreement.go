@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/agreement"
@@ -229,36 +228,21 @@ func (s *Service) ScorerAgreement(ctx context.Context, t store.Tenant, req Agree
 	if out.Version == "" && len(out.Versions) > 0 {
 		out.Version = out.Versions[0]
 	}
-	if req.Version != "" && !slices.Contains(out.Versions, req.Version) {
-		out.Notes = append(out.Notes, fmt.Sprintf("version %q of %s has no result on the labelled runs (versions with results: %v)", req.Version, req.Scorer, out.Versions))
-	}
 	latest, err := s.st.LabelledResults(ctx, t.ID, req.Criterion, req.Scorer, "")
 	if err != nil {
 		return out, err
 	}
 	results := map[int64]store.Result{}
 	if out.Version != "" {
-		// A version scored beside the promoted one keeps its results under name@N (as
-		// VersionTriples reads them): both places are read, the newer result of a run kept.
-		keys := []string{req.Scorer}
-		if _, err := strconv.Atoi(out.Version); err == nil {
-			keys = append(keys, req.Scorer+"@"+out.Version)
+		if results, err = s.versionResults(ctx, t, req.Criterion, req.Scorer, out.Version, nil); err != nil {
+			return out, err
 		}
-		for _, key := range keys {
-			rs, err := s.st.LabelledResults(ctx, t.ID, req.Criterion, key, out.Version)
-			if err != nil {
-				return out, err
-			}
-			for _, r := range rs {
-				if old, ok := results[r.RunPK]; !ok || r.ID > old.ID {
-					results[r.RunPK] = r
-				}
-			}
-		}
-		if req.Version != "" && !slices.Contains(out.Versions, req.Version) && len(results) > 0 {
-			// Found under name@N only: the note above does not hold.
-			out.Notes = slices.DeleteFunc(out.Notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("version %q of", req.Version)) })
+	}
+	if req.Version != "" && !slices.Contains(out.Versions, req.Version) {
+		if len(results) > 0 { // found under name@N only: scored beside the promoted version
 			out.Versions = append(out.Versions, req.Version)
+		} else {
+			out.Notes = append(out.Notes, fmt.Sprintf("version %q of %s has no result on the labelled runs (versions with results: %v)", req.Version, req.Scorer, out.Versions))
 		}
 	}
 	anyVersion := make(map[int64]bool, len(latest))
@@ -396,11 +380,8 @@ func (s *Service) notScored(t store.Tenant, scorer string, set labelSet, results
 		case r.Status != string(sdk.StatusScored):
 			ns.Failed++
 		default:
-			var res sdk.Result
-			if json.Unmarshal(r.Body, &res) == nil {
-				tel := res.Telemetry
-				calls += float64(tel.JudgeCalls + tel.CacheHits)
-				tokens += float64(tel.PromptTokens + tel.CompletionTokens)
+			if c, tk, ok := judgeCost(r.Status, r.Body); ok {
+				calls, tokens = calls+c, tokens+tk
 				measured++
 			}
 		}
@@ -491,6 +472,30 @@ func (set labelSet) people(tolerance float64) ([]PeopleAgreement, error) {
 	return out, nil
 }
 
+// versionResults is the latest result of each labelled run by version v of scorer that
+// keep accepts (nil: any). A version scored beside the promoted one keeps its results
+// under name@N (N the published version, 0 the service's own scorer): see Service.spec.
+// Both places are read, the newer result of a run kept.
+func (s *Service) versionResults(ctx context.Context, t store.Tenant, criterion, scorer, v string, keep func(store.Result) bool) (map[int64]store.Result, error) {
+	key := scorer + "@0"
+	if _, err := strconv.Atoi(v); err == nil {
+		key = scorer + "@" + v
+	}
+	m := map[int64]store.Result{}
+	for _, name := range []string{scorer, key} {
+		rs, err := s.st.LabelledResults(ctx, t.ID, criterion, name, v)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if old, ok := m[r.RunPK]; (keep == nil || keep(r)) && (!ok || r.ID > old.ID) {
+				m[r.RunPK] = r
+			}
+		}
+	}
+	return m, nil
+}
+
 // VersionTriples returns, for the tenant's runs labelled for criterion that both the
 // candidate and the current version of scorer scored, the people's verdict beside each
 // version's: the input of agreement.GatePassFail (pass/fail labels) and
@@ -508,27 +513,9 @@ func (s *Service) VersionTriples(ctx context.Context, t store.Tenant, criterion,
 	if err != nil {
 		return nil, nil, err
 	}
+	scored := func(r store.Result) bool { return r.Status == string(sdk.StatusScored) }
 	byVersion := func(v string) (map[int64]store.Result, error) {
-		// A version scored beside the current one keeps its results under name@N (N the
-		// published version, 0 the service's own scorer): see Service.spec. Both places
-		// are read, the newer result of a run kept.
-		key := scorer + "@0"
-		if _, err := strconv.Atoi(v); err == nil {
-			key = scorer + "@" + v
-		}
-		m := map[int64]store.Result{}
-		for _, name := range []string{scorer, key} {
-			rs, err := s.st.LabelledResults(ctx, t.ID, criterion, name, v)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rs {
-				if old, ok := m[r.RunPK]; r.Status == string(sdk.StatusScored) && (!ok || r.ID > old.ID) {
-					m[r.RunPK] = r
-				}
-			}
-		}
-		return m, nil
+		return s.versionResults(ctx, t, criterion, scorer, v, scored)
 	}
 	cand, err := byVersion(candidate)
 	if err != nil {

@@ -397,12 +397,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	}
 	if transient != nil {
 		if len(results) > 0 {
-			if err := e.st.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.InsertResults(ctx, results); err != nil {
-					return err
-				}
-				return e.touchInsights(ctx, tx, ev, results)
-			}); err != nil {
+			if err := e.storeResults(ctx, ev, results); err != nil {
 				return err
 			}
 			e.signalStored()
@@ -434,6 +429,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 	return nil
 }
 
+// storeResults stores results and touches their insight series in one transaction.
+func (e *Engine) storeResults(ctx context.Context, ev store.Evaluation, results []store.Result) error {
+	return e.st.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.InsertResults(ctx, results); err != nil {
+			return err
+		}
+		return e.touchInsights(ctx, tx, ev, results)
+	})
+}
+
 // keepTimeout bounds storing an attempt's finished results after its own time ran out.
 const keepTimeout = 5 * time.Second
 
@@ -456,13 +461,7 @@ func (e *Engine) keepFinished(ctx context.Context, ev store.Evaluation, results 
 	}
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepTimeout)
 	defer cancel()
-	err := e.st.InTx(kctx, func(tx *store.Tx) error {
-		if _, err := tx.InsertResults(kctx, results); err != nil {
-			return err
-		}
-		return e.touchInsights(kctx, tx, ev, results)
-	})
-	if err != nil {
+	if err := e.storeResults(kctx, ev, results); err != nil {
 		e.opts.Logger.Warn("a job out of time could not keep its finished results; the next attempt scores them again", "evaluation", ev.ID, "results", len(results), "err", err)
 		return
 	}
@@ -699,12 +698,7 @@ func resultBody(res *sdk.Result) ([]byte, error) {
 // for results that will never come; the others are kept.
 func (e *Engine) storeEach(ctx context.Context, ev store.Evaluation, results []store.Result, cause error) error {
 	for _, r := range results {
-		err := e.st.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.InsertResults(ctx, []store.Result{r}); err != nil {
-				return err
-			}
-			return e.touchInsights(ctx, tx, ev, []store.Result{r})
-		})
+		err := e.storeResults(ctx, ev, []store.Result{r})
 		if err == nil {
 			continue
 		}
@@ -714,12 +708,7 @@ func (e *Engine) storeEach(ctx context.Context, ev store.Evaluation, results []s
 		if r.Body, err = json.Marshal(f); err != nil {
 			return err
 		}
-		if err := e.st.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.InsertResults(ctx, []store.Result{r}); err != nil {
-				return err
-			}
-			return e.touchInsights(ctx, tx, ev, []store.Result{r})
-		}); err != nil {
+		if err := e.storeResults(ctx, ev, []store.Result{r}); err != nil {
 			return fmt.Errorf("store a failed result after %v: %w", cause, err)
 		}
 	}
