@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/store"
@@ -25,28 +22,11 @@ import (
 // mid-way. Every run is judged exactly once, and the runs made 3 arrival evaluations
 // (1,000 runs each), not 3,000.
 func TestArrivalsScaleOut(t *testing.T) {
-	dsn := postgres(t)
-	dir := t.TempDir()
-	judge := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers", "score": 0.9}`, Delay: 20 * time.Millisecond})
-	defer judge.Close()
-	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"judge": {"token_budget": -1}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn, "--policy", policy)
-	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
-	addr := freeAddr(t)
-	// The process that takes the arrivals cuts their chunks: it gets the workers' --chunk.
-	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0", "--chunk", "50")
-	waitHealthy(t, api, addr)
-	c := client{url: "http://" + addr, key: key}
+	sk := newScaleStack(t)
+	dsn, c, api, victim, survivor := sk.dsn, sk.c, sk.api, sk.victim, sk.survivor
 	if st := c.do(t, "PUT", "/v1/agents/bot/policy", []byte(`{"scorers": ["relevancy"], "sample_rate": 1}`), nil); st != 200 {
 		t.Fatalf("set the policy: %d", st)
 	}
-	workerArgs := []string{"worker", "--db", dsn, "--workers", "4", "--chunk", "50", "--rescue-after", "3s", "--poll", "100ms",
-		"--judge-url", judge.URL(), "--judge-model", "judge-model", "--judge-key-env", "none"}
-	victim := start(t, dir, workerArgs...)
-	survivor := start(t, dir, workerArgs...)
 
 	const n, clients = 3000, 16 // 16: a tenant's share of requests with bodies (api.DefaultMaxBodiesPerTenant)
 	posted := make(chan error, 1)

@@ -20,27 +20,8 @@ import (
 // One API process and two worker processes on one PostgreSQL evaluate 5,000 runs; one
 // worker is killed with SIGKILL mid-way; every result is there exactly once.
 func TestScaleOut(t *testing.T) {
-	dsn := postgres(t)
-	dir := t.TempDir()
-	// A judge that takes 20 ms per call, so that the evaluation lasts long enough to kill
-	// a worker in the middle of it.
-	judge := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers", "score": 0.9}`, Delay: 20 * time.Millisecond})
-	defer judge.Close()
-	// 5,000 judge calls are over the broker's default token budget per tenant.
-	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"judge": {"token_budget": -1}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn, "--policy", policy)
-	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
-	addr := freeAddr(t)
-	// The process that creates an evaluation cuts it in chunks: 50 runs, as the workers say.
-	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0", "--chunk", "50")
-	waitHealthy(t, api, addr)
-	workerArgs := []string{"worker", "--db", dsn, "--workers", "4", "--chunk", "50", "--rescue-after", "3s", "--poll", "100ms",
-		"--judge-url", judge.URL(), "--judge-model", "judge-model", "--judge-key-env", "none"}
-	victim := start(t, dir, workerArgs...)
-	survivor := start(t, dir, workerArgs...)
+	sk := newScaleStack(t)
+	dsn, c, victim, survivor := sk.dsn, sk.c, sk.victim, sk.survivor
 
 	const n = 5000
 	var body strings.Builder
@@ -50,7 +31,6 @@ func TestScaleOut(t *testing.T) {
 		body.Write(b)
 		body.WriteByte('\n')
 	}
-	c := client{url: "http://" + addr, key: key}
 	var imp service.ImportResult
 	if st := c.do(t, "POST", "/v1/runs", []byte(body.String()), &imp); st != 200 || imp.Stored != n {
 		t.Fatalf("import: %d, stored %d", st, imp.Stored)
@@ -122,4 +102,35 @@ func TestScaleOut(t *testing.T) {
 	if rescued == 0 {
 		t.Fatal("no job was rescued: the killed worker held none")
 	}
+}
+
+// scaleStack is what the scale-out tests run: tenant acme on a throwaway PostgreSQL with
+// no judge token budget (thousands of calls are over the default), an API process that
+// takes no jobs, and two worker processes, victim and survivor, judging with a judge
+// that takes 20 ms a call (long enough to kill a worker mid-way); every process cuts
+// chunks of 50 runs (the process that creates an evaluation cuts it).
+type scaleStack struct {
+	dsn                   string
+	c                     client
+	api, victim, survivor *proc
+}
+
+func newScaleStack(t *testing.T) *scaleStack {
+	dsn := postgres(t)
+	dir := t.TempDir()
+	judge := judgetest.New(judgetest.Rule{Reply: `{"reasoning": "it answers", "score": 0.9}`, Delay: 20 * time.Millisecond})
+	t.Cleanup(judge.Close)
+	policy := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(policy, []byte(`{"judge": {"token_budget": -1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scorekit(t, dir, "tenants", "create", "acme", "--db", dsn, "--policy", policy)
+	key := strings.TrimSpace(scorekit(t, dir, "keys", "create", "--tenant", "acme", "--db", dsn))
+	addr := freeAddr(t)
+	api := start(t, dir, "serve", "--addr", addr, "--db", dsn, "--workers", "0", "--chunk", "50")
+	waitHealthy(t, api, addr)
+	workerArgs := []string{"worker", "--db", dsn, "--workers", "4", "--chunk", "50", "--rescue-after", "3s", "--poll", "100ms",
+		"--judge-url", judge.URL(), "--judge-model", "judge-model", "--judge-key-env", "none"}
+	return &scaleStack{dsn: dsn, c: client{url: "http://" + addr, key: key}, api: api,
+		victim: start(t, dir, workerArgs...), survivor: start(t, dir, workerArgs...)}
 }
