@@ -25,15 +25,14 @@ const (
 	planEvaluationRuns = 50
 )
 
-// explainQuerier runs each query twice: first under EXPLAIN, recording the plan, then for
-// real. Wrapped around a store's querier, it shows the plan of every statement the store's
-// own methods send, with their real arguments, so the test checks the queries the service
-// runs rather than copies of them.
+// explainQuerier runs each query twice: first under EXPLAIN (Store.explain), recording
+// the plan, then for real. Wrapped around a store's querier, it shows the plan of every
+// statement the store's own methods send, with their real arguments, so the test checks
+// the queries the service runs rather than copies of them.
 type explainQuerier struct {
-	inner   querier
-	backend string
-	op      *string
-	plans   *[]statementPlan
+	s     *Store
+	op    *string
+	plans *[]statementPlan
 }
 
 type statementPlan struct {
@@ -42,36 +41,19 @@ type statementPlan struct {
 }
 
 func (e explainQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return e.inner.exec(ctx, q, args...)
+	return e.s.q.exec(ctx, q, args...)
 }
 
 func (e explainQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	prefix := "EXPLAIN QUERY PLAN "
-	if e.backend == Postgres {
-		prefix = "EXPLAIN "
-	}
-	rs, err := e.inner.query(ctx, prefix+q, args...)
+	plan, err := e.s.explain(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("explain %s: %w", *e.op, err)
 	}
-	var plan []string
-	for rs.Next() {
-		var line string
-		if e.backend == Postgres {
-			err = rs.Scan(&line)
-		} else {
-			var id, parent, unused int
-			err = rs.Scan(&id, &parent, &unused, &line)
-		}
-		if err != nil {
-			rs.Close()
-			return nil, err
-		}
-		plan = append(plan, strings.TrimSpace(line))
+	for i := range plan {
+		plan[i] = strings.TrimSpace(plan[i])
 	}
-	rs.Close()
 	*e.plans = append(*e.plans, statementPlan{op: *e.op, sql: strings.Join(strings.Fields(q), " "), plan: plan})
-	return e.inner.query(ctx, q, args...)
+	return e.s.q.query(ctx, q, args...)
 }
 
 // fullScan finds a step that reads a whole table the service grows without bound: SQLite's
@@ -106,7 +88,7 @@ func TestServiceQueriesUseIndexes(t *testing.T) {
 				op    string
 				plans []statementPlan
 			)
-			q := queries{explainQuerier{inner: s.q, backend: backend, op: &op, plans: &plans}}
+			q := queries{explainQuerier{s: s, op: &op, plans: &plans}}
 			do := func(name string, f func() error) {
 				op = name
 				if err := f(); err != nil {

@@ -124,38 +124,46 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 	}
 }
 
-// explain returns the backend's plan of query, one step a line.
-func explain(t *testing.T, s *Store, query string, args []any) []string {
-	t.Helper()
-	ctx := context.Background()
+// explain returns the backend's plan of q, one step a line.
+func (s *Store) explain(ctx context.Context, q string, args ...any) ([]string, error) {
 	var plan []string
-	if s.pool != nil {
-		rows, err := s.pool.Query(ctx, "EXPLAIN "+query, args...)
+	if s.backend == Postgres {
+		rs, err := s.pool.Query(ctx, "EXPLAIN "+q, args...)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		defer rs.Close()
+		for rs.Next() {
 			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
+			if err := rs.Scan(&line); err != nil {
+				return nil, err
 			}
 			plan = append(plan, line)
 		}
-		return plan
+		return plan, rs.Err()
 	}
-	rows, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(query), args...)
+	rs, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(q), args...)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	defer rs.Close()
+	for rs.Next() {
 		var id, parent, unused int
 		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
+		if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
 		}
 		plan = append(plan, detail)
+	}
+	return plan, rs.Err()
+}
+
+// explain returns the backend's plan of query, one step a line, failing t on an error.
+func explain(t *testing.T, s *Store, query string, args []any) []string {
+	t.Helper()
+	plan, err := s.explain(context.Background(), query, args...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return plan
 }

@@ -162,40 +162,6 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 	}
 }
 
-// explain returns the backend's plan of q, one step a line.
-func (s *Store) explain(ctx context.Context, q string, args ...any) ([]string, error) {
-	var plan []string
-	if s.backend == Postgres {
-		rs, err := s.pool.Query(ctx, "EXPLAIN "+q, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var line string
-			if err := rs.Scan(&line); err != nil {
-				return nil, err
-			}
-			plan = append(plan, line)
-		}
-		return plan, rs.Err()
-	}
-	rs, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rs.Scan(&id, &parent, &unused, &detail); err != nil {
-			return nil, err
-		}
-		plan = append(plan, detail)
-	}
-	return plan, rs.Err()
-}
-
 // scannedTable returns the table a plan step reads in full, or "" (every table: each
 // deletion statement reads by an index, however small the table).
 func scannedTable(backend, step string) string {
