@@ -31,7 +31,7 @@ func TestPublishQuotas(t *testing.T) {
 	}
 	backends(t, func(t *testing.T, dsn string) {
 		pc := service.PublishConfig{MaxScorers: 2, MaxVersions: 3, MaxStoredBytes: int64(len(module)) - 1}
-		h := newHarness(t, dsn, servicetest.Options{Publish: pc}, "acme")
+		h := newHarness(t, dsn, servicetest.Options{Publish: pc}, "acme", "other")
 		c := h.as(t, "acme")
 		refusedWith := func(body map[string]any, status int, code, detail string) {
 			t.Helper()
@@ -52,6 +52,10 @@ func TestPublishQuotas(t *testing.T) {
 		ok(map[string]any{"name": "a", "base": "prescreen"})
 		ok(map[string]any{"name": "b", "base": "prescreen"})
 		refusedWith(map[string]any{"name": "c", "base": "prescreen"}, 422, api.CodeScorerRefused, "quota: 2 scorers")
+		// Quotas are each tenant's own: another tenant publishes while acme is at its limit.
+		if v, r := publish(t, h.as(t, "other"), map[string]any{"name": "c", "base": "prescreen"}); r.status != 201 || v.Version != 1 {
+			t.Fatalf("another tenant's publish while acme is at its quota: %d %s", r.status, r.body)
+		}
 		ok(map[string]any{"name": "a", "base": "prescreen", "config": map[string]any{"cutoff_min_words": 9}})
 		refusedWith(map[string]any{"name": "a", "base": "prescreen", "config": map[string]any{"cutoff_min_words": 10}}, 422, api.CodeScorerRefused, "quota: 3 versions")
 		// A deleted version's place is free again.
@@ -84,7 +88,7 @@ func TestPublishQuotas(t *testing.T) {
 // TestDryRunEvaluation: dry_run answers 200 with the judge estimate, no Location, and
 // creates nothing.
 func TestDryRunEvaluation(t *testing.T) {
-	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{}, "acme")
+	h := newHarness(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{}, "acme", "other")
 	c := h.as(t, "acme")
 	if r := c.do("POST", "/v1/runs", []byte(`{"id": "r1", "agent": "bot", "input": "q?", "output": "a"}`)); r.status != 200 {
 		t.Fatalf("import: %d %s", r.status, r.body)
@@ -94,6 +98,10 @@ func TestDryRunEvaluation(t *testing.T) {
 	r.json(t, &v)
 	if r.status != 200 || r.header.Get("Location") != "" || v.ID != "" || v.Runs != 1 || v.JudgeEstimate == nil || v.JudgeEstimate.JudgeCalls != 1 {
 		t.Fatalf("dry run: %d %s", r.status, r.body)
+	}
+	// Another tenant's dry run sees none of acme's runs.
+	if r := h.as(t, "other").do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 5, "dry_run": true}`)); r.status != 404 || strings.Contains(string(r.body), "judge_estimate") {
+		t.Fatalf("another tenant's dry run: %d %s", r.status, r.body)
 	}
 	if r := c.do("GET", "/v1/agents/bot/evaluations", nil); r.status != 200 || strings.TrimSpace(string(r.body)) != "[]" {
 		t.Fatalf("evaluations after a dry run: %d %s", r.status, r.body)
