@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/buildtest"
 	"github.com/scorekit/scorekit/internal/sizematrix"
 	"github.com/scorekit/scorekit/plugins/builtin"
@@ -166,4 +168,55 @@ func show(o outcome) string {
 		reason = reason[:160] + "..."
 	}
 	return fmt.Sprintf("%s score %s code %q flags %v reason %q steps %d", o.Status, score, o.Code, o.Flags, reason, len(o.Steps))
+}
+
+// TestLongTextsFitGuestMemory scores the matrix's 1 MiB texts with the built-in module
+// under several memory limits. A Go guest grows its heap before it collects, and cannot
+// collect when the host refuses to grow its memory, so a scorer that makes 50 MiB of
+// garbage on a call can fail at 80 MiB where it passes at 64 and at 128: which limits fail
+// depends on where the collector's pacing lands. textual_difference did, on 1 MiB of
+// unrelated words (a list of every word of both texts, grown by doubling); it now reads
+// the words in place.
+func TestLongTextsFitGuestMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 MiB texts in WASM take seconds; the full run covers them")
+	}
+	var cases []sizematrix.Case
+	for _, c := range sizematrix.Runs(1 << 20) {
+		if c.Kind == "similar" || c.Kind == "different" || c.Kind == "unicode" || c.Kind == "question" {
+			cases = append(cases, c)
+		}
+	}
+	ctx := context.Background()
+	for _, mib := range []int{64, 80, 96} {
+		m, err := host.ReadManifest(filepath.Join(buildtest.ModuleRoot(t), "build", "wasm", "builtin"+host.ManifestSuffix))
+		if err != nil {
+			t.Fatalf("%v: build it with make wasm-plugins", err)
+		}
+		m.Limits.MemoryMiB = mib
+		e, err := wasm.NewEngine(ctx, wasm.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close(context.Background()) })
+		ps, err := e.Load(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := host.NewRegistry()
+		for _, p := range ps {
+			if err := reg.Register(p, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h := host.New(reg, host.WithLogger(slog.New(slog.DiscardHandler)), host.WithTimeout(matrixDeadline))
+		for _, name := range reg.Names() {
+			s := open(t, h, name)
+			for _, c := range cases {
+				if res := s.Score(ctx, c.Run); res.Status == sdk.StatusFailed && res.Error.Code == sdk.CodeLimitExceeded {
+					t.Errorf("%s on %s under %d MiB: %.300s", name, c.Name(), mib, res.Error.Message)
+				}
+			}
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -186,7 +187,9 @@ func countChanges(a, b string) int {
 	return sc.countChanges(a, b)
 }
 
-// countChanges is countChanges with buffers kept in sc.
+// countChanges is countChanges with the word counts kept in sc. Valid UTF-8 is split
+// into words as it is read, never into lists of words: a 1 MiB text has ~150,000 of them,
+// and a list costs 16 bytes each, twice over while it grows.
 func (sc *diffScratch) countChanges(a, b string) int {
 	if a == b {
 		return 0
@@ -195,18 +198,16 @@ func (sc *diffScratch) countChanges(a, b string) int {
 		// Collapsing white space changes no word of valid UTF-8, so the words of the
 		// texts are those of their collapsed forms, and the forms are equal when the
 		// words are.
-		sc.wa, sc.wb = appendFields(sc.wa[:0], a), appendFields(sc.wb[:0], b)
-		wa, wb := sc.wa, sc.wb
-		defer sc.reset()
+		na, nb := countFields(a), countFields(b)
 		switch {
-		case slices.Equal(wa, wb):
+		case na == nb && sameFields(a, b):
 			return 1
-		case len(wa) == 0:
-			return len(wb)
-		case len(wb) == 0:
-			return len(wa)
+		case na == 0:
+			return nb
+		case nb == 0:
+			return na
 		}
-		return max(len(wa), len(wb)) - sc.matches(wa, wb)
+		return max(na, nb) - sc.matches(a, b, na, nb)
 	}
 	na, nb := collapseSpace(a), collapseSpace(b)
 	if na == nb {
@@ -225,13 +226,76 @@ func (sc *diffScratch) countChanges(a, b string) int {
 	return max(len(wa), len(wb)) - greedyMatches(wa, wb)
 }
 
-// reset empties sc for the pool: it keeps no text alive, and drops buffers grown large by
+// asciiSpace marks the bytes unicode.IsSpace reports for ASCII.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// nextField returns the first word of s at or after i as strings.Fields splits words, and
+// the index just past it; ok is false when no word is left.
+func nextField(s string, i int) (word string, next int, ok bool) {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !asciiSpace[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return "", i, false
+	}
+	start := i
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	return s[start:i], i, true
+}
+
+// countFields is len(strings.Fields(s)), without the list.
+func countFields(s string) int {
+	n := 0
+	for _, i, ok := nextField(s, 0); ok; _, i, ok = nextField(s, i) {
+		n++
+	}
+	return n
+}
+
+// sameFields reports whether a and b have the same words, in order.
+func sameFields(a, b string) bool {
+	i, j := 0, 0
+	for {
+		x, ni, okx := nextField(a, i)
+		y, nj, oky := nextField(b, j)
+		if okx != oky || x != y {
+			return false
+		}
+		if !okx {
+			return true
+		}
+		i, j = ni, nj
+	}
+}
+
+// reset empties sc for the pool: it keeps no text alive, and drops a map grown large by
 // a long text (a large map costs its size to clear).
 func (sc *diffScratch) reset() {
-	if cap(sc.wa) > 1<<12 || cap(sc.wb) > 1<<12 {
-		sc.wa, sc.wb = nil, nil
-	}
-	clear(sc.wa) // what this call filled; a longer earlier fill was cleared by its own call
+	clear(sc.wa) // what the last call filled; a longer earlier fill was cleared by its own call
 	clear(sc.wb)
 	if len(sc.left) > 1<<12 {
 		sc.left = nil
@@ -239,52 +303,41 @@ func (sc *diffScratch) reset() {
 	clear(sc.left)
 }
 
-// appendFields appends strings.Fields(s) to dst, splitting ASCII text itself.
-func appendFields(dst []string, s string) []string {
-	if !isASCII(s) {
-		return append(dst, strings.Fields(s)...)
+// matches is greedyMatches of the words of a and b (na and nb of them): short texts' words
+// are listed in sc's buffers, long texts' counted in sc's map, filled from the text with
+// fewer words (the intersection of two multisets is symmetric).
+func (sc *diffScratch) matches(a, b string, na, nb int) int {
+	defer sc.reset()
+	if na*nb <= 1024 {
+		sc.wa, sc.wb = appendFields(sc.wa[:0], a), appendFields(sc.wb[:0], b)
+		return greedyMatches(sc.wa, sc.wb)
 	}
-	start := -1
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == ' ' || c-'\t' <= '\r'-'\t' {
-			if start >= 0 {
-				dst = append(dst, s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
+	if nb > na {
+		a, b, nb = b, a, na
 	}
-	if start >= 0 {
-		dst = append(dst, s[start:])
-	}
-	return dst
-}
-
-// matches is greedyMatches, counting long texts' words in sc's map, filled from the
-// shorter list (the intersection of two multisets is symmetric).
-func (sc *diffScratch) matches(wa, wb []string) int {
-	if len(wa)*len(wb) <= 1024 {
-		return greedyMatches(wa, wb)
-	}
-	if len(wb) > len(wa) {
-		wa, wb = wb, wa
-	}
-	if sc.left == nil {
-		sc.left = make(map[string]int32, len(wb))
+	if sc.left == nil || nb > 1<<12 {
+		sc.left = make(map[string]int32, nb)
 	}
 	left := sc.left
-	for _, y := range wb {
+	for y, i, ok := nextField(b, 0); ok; y, i, ok = nextField(b, i) {
 		left[y]++
 	}
 	matched := 0
-	for _, x := range wa {
+	for x, i, ok := nextField(a, 0); ok; x, i, ok = nextField(a, i) {
 		if left[x] > 0 {
 			left[x]--
 			matched++
 		}
 	}
 	return matched
+}
+
+// appendFields appends the words of s to dst.
+func appendFields(dst []string, s string) []string {
+	for w, i, ok := nextField(s, 0); ok; w, i, ok = nextField(s, i) {
+		dst = append(dst, w)
+	}
+	return dst
 }
 
 // greedyMatches counts the words of wa matched, in order, to the first unused equal word
