@@ -11,7 +11,7 @@ import (
 )
 
 // Runs that arrive for an agent under a policy join its open arrival evaluation (the
-// service decides which, store.Tx.JoinArrival adds them); Arrived hands them to jobs in
+// service decides which, store.Tx.AddArrivalRuns adds them); Arrived hands them to jobs in
 // chunks. A chunk is cut as soon as ChunkSize runs wait; fewer wait for a flush job,
 // enqueued when the first of them arrives, which hands over whatever waits
 // ArrivalFlushAfter after that (or later, when workers are busy): a lone run is scored
@@ -28,7 +28,7 @@ type FlushArgs struct {
 func (FlushArgs) Kind() string { return "scorekit_arrival_flush" }
 
 // Arrived enqueues, in tx, the jobs of the runs that joined the arrival evaluation ev
-// (ev as store.Tx.JoinArrival returned it, Open false if they closed it): a chunk job for
+// (ev with the runs counted, Open false if they closed it): a chunk job for
 // each ChunkSize runs waiting (all of them once ev is closed), and a flush job for the
 // rest unless one waits already. It stores ev's new state (store.Tx.UpdateArrival).
 func (e *Engine) Arrived(ctx context.Context, tx *store.Tx, ev store.Evaluation) error {
@@ -70,7 +70,10 @@ func (w *flushWorker) Work(ctx context.Context, job *river.Job[FlushArgs]) error
 		case <-time.After(wait):
 		}
 	}
-	err := e.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	// A transaction of its own, not shared with imports: imports joining the evaluation
+	// store its counts once, before their shared commit (store.Tx.BeforeCommit), and a
+	// flush inside their transaction would read the counts before theirs.
+	err := e.st.InTx(ctx, func(tx *store.Tx) error {
 		ev, err := tx.LockEvaluation(ctx, a.TenantID, a.EvaluationPK)
 		if err != nil {
 			return err

@@ -56,16 +56,13 @@ func (tx *Tx) CreateArrival(ctx context.Context, tenantID int64, agent string, s
 	return e, nil
 }
 
-// JoinArrival adds runPKs to the arrival evaluation ev after the runs it has, and
-// returns ev with its runs and expected results counted; UpdateArrival stores the counts.
-func (tx *Tx) JoinArrival(ctx context.Context, ev Evaluation, runPKs []int64) (Evaluation, error) {
-	if err := tx.insertEvaluationRuns(ctx, ev.PK, runPKs, ev.Positions); err != nil {
-		return ev, fmt.Errorf("store: join evaluation %s: %w", ev.ID, err)
+// AddArrivalRuns adds runPKs to the arrival evaluation evalPK at positions from,
+// from+1, ...: the places its runs were counted in (UpdateArrival stores the counts).
+func (tx *Tx) AddArrivalRuns(ctx context.Context, evalPK, from int64, runPKs []int64) error {
+	if err := tx.insertEvaluationRuns(ctx, evalPK, runPKs, from); err != nil {
+		return fmt.Errorf("store: add runs to evaluation %d: %w", evalPK, err)
 	}
-	ev.Runs += int64(len(runPKs))
-	ev.Positions += int64(len(runPKs))
-	ev.Expected = ev.Runs * int64(len(ev.Spec.Scorers))
-	return ev, nil
+	return nil
 }
 
 // UpdateArrival stores what changes as runs join an arrival evaluation: its runs,

@@ -125,7 +125,9 @@ func (s *Store) runGroup(batch []*groupCall) {
 			failAll(fmt.Errorf("store: savepoint: %w", err))
 			return
 		}
+		saved := tx.save()
 		if c.err = callF(c, tx); c.err != nil {
+			tx.restore(saved)
 			if _, err := tx.q.exec(ctx, "ROLLBACK TO shared_call"); err != nil {
 				// The transaction is in no known state: none of the batch is kept.
 				failAll(fmt.Errorf("store: undo a failed write of a shared transaction (after %v): %w", c.err, err))
@@ -143,6 +145,10 @@ func (s *Store) runGroup(batch []*groupCall) {
 		}
 	}
 	if committed == 0 {
+		return
+	}
+	if err := tx.beforeCommit(ctx); err != nil {
+		failAll(err)
 		return
 	}
 	if err := stx.Commit(); err != nil {

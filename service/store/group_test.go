@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,96 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 			}
 			if backend == SQLite && len(shared) != 1 {
 				t.Errorf("the %d callers waiting behind the first ran in %d transactions; want 1 shared", n-1, len(shared))
+			}
+		})
+	}
+}
+
+// What the functions of a shared transaction keep for each other (Tx.Share) and leave
+// for the commit (Tx.BeforeCommit): a later function sees what earlier ones shared, a
+// function that fails has its part undone, the commit's function runs once with what the
+// successful ones left, and its error fails them all with nothing stored.
+func TestSharedTxShareAndBeforeCommit(t *testing.T) {
+	type key struct{}
+	for _, hookFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hook fails %v", hookFails), func(t *testing.T) {
+			ctx := context.Background()
+			s, ten := openTestStore(t, SQLite)
+			const n = 30
+			var (
+				errs  = make([]error, n)
+				wg    sync.WaitGroup
+				start = make(chan struct{})
+				hooks int
+			)
+			call := func(i int) {
+				defer wg.Done()
+				errs[i] = s.InSharedTx(ctx, func(ctx context.Context, tx *Tx) error {
+					if i == 0 {
+						close(start)
+						for s.pendingShared() < n-1 {
+							runtime.Gosched()
+						}
+					}
+					seen, _ := tx.Shared(key{}).([]int)
+					tx.Share(key{}, append(seen[:len(seen):len(seen)], i))
+					tx.BeforeCommit(key{}, func(ctx context.Context, tx *Tx) error {
+						hooks++
+						if hookFails {
+							return errors.New("the commit's function refuses")
+						}
+						all := slices.Sorted(slices.Values(tx.Shared(key{}).([]int))) // in the order the callers ran
+						_, err := tx.PutRuns(ctx, ten.ID, []NewRun{{ID: fmt.Sprintf("joined-%d", hooks), Agent: "a", Body: []byte(fmt.Sprintf(`{"input":"q","output":"%v"}`, all))}})
+						return err
+					})
+					if i%10 == 3 {
+						return fmt.Errorf("caller %d refuses", i)
+					}
+					return nil
+				})
+			}
+			wg.Add(1)
+			go call(0)
+			<-start
+			for i := 1; i < n; i++ {
+				wg.Add(1)
+				go call(i)
+			}
+			wg.Wait()
+			// Caller 0 ran alone; the others shared one transaction.
+			if hooks != 2 {
+				t.Errorf("the commit's function ran %d times for two transactions; want once each", hooks)
+			}
+			var want []int
+			for i := 1; i < n; i++ {
+				switch {
+				case i%10 == 3:
+					if errs[i] == nil {
+						t.Errorf("caller %d: no error; want its own", i)
+					}
+				case hookFails:
+					if errs[i] == nil || !strings.Contains(errs[i].Error(), "refuses") {
+						t.Errorf("caller %d: error %v; want the commit function's", i, errs[i])
+					}
+				default:
+					if errs[i] != nil {
+						t.Errorf("caller %d: %v", i, errs[i])
+					}
+					want = append(want, i)
+				}
+			}
+			r, err := s.Run(ctx, ten.ID, "joined-2")
+			if hookFails {
+				if !errors.Is(err, ErrNotFound) {
+					t.Errorf("the commit's function failed, but its run is stored (%v)", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprintf(`"output":"%v"`, want); !strings.Contains(string(r.Body), got) {
+				t.Errorf("stored %s; want %s: what the successful callers shared", r.Body, got)
 			}
 		})
 	}

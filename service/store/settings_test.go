@@ -98,9 +98,10 @@ func storeConcurrently(b *testing.B, body []byte, runs, writers int) time.Durati
 							return err
 						}
 					}
-					if ev, err = tx.JoinArrival(ctx, ev, pks); err != nil {
+					if err := tx.AddArrivalRuns(ctx, ev.PK, ev.Positions, pks); err != nil {
 						return err
 					}
+					ev.Runs, ev.Positions = ev.Runs+int64(len(pks)), ev.Positions+int64(len(pks))
 					ev.Open = ev.Runs < 1000
 					return tx.UpdateArrival(ctx, ev)
 				})

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"strings"
 	"time"
@@ -209,6 +210,70 @@ type Tx struct {
 	s     *Store
 	sqlTx *sql.Tx
 	pgxTx pgx.Tx
+
+	// shared and hooks are what the transaction's functions leave for each other and
+	// for the commit (Share, BeforeCommit).
+	shared map[any]any
+	hooks  []txHook
+}
+
+// txHook is a function BeforeCommit registered, under its key.
+type txHook struct {
+	key any
+	fn  func(context.Context, *Tx) error
+}
+
+// Shared returns what a function of the transaction kept under key with Share, or nil.
+// InSharedTx runs several callers' functions in one transaction: what one learnt (an
+// agent's policy, its open evaluation) the next need not read again.
+func (tx *Tx) Shared(key any) any { return tx.shared[key] }
+
+// Share keeps v under key for the transaction's later functions. A function that fails
+// has what it shared undone with its writes, so v is replaced, never changed in place.
+func (tx *Tx) Share(key, v any) {
+	if tx.shared == nil {
+		tx.shared = map[any]any{}
+	}
+	tx.shared[key] = v
+}
+
+// BeforeCommit runs fn after every function of the transaction and before its commit,
+// once for key however many functions register it: the functions of a shared transaction
+// can leave a write they all add to (the runs joining an evaluation) to one statement.
+// An error of fn fails the transaction, and with it every function that shared it. A
+// function that fails has its registrations undone with its writes.
+func (tx *Tx) BeforeCommit(key any, fn func(ctx context.Context, tx *Tx) error) {
+	for _, h := range tx.hooks {
+		if h.key == key {
+			return
+		}
+	}
+	tx.hooks = append(tx.hooks, txHook{key, fn})
+}
+
+// txState is what Share and BeforeCommit left at some point, to undo a function's.
+type txState struct {
+	shared map[any]any
+	hooks  int
+}
+
+func (tx *Tx) save() txState { return txState{maps.Clone(tx.shared), len(tx.hooks)} }
+
+func (tx *Tx) restore(s txState) { tx.shared, tx.hooks = s.shared, tx.hooks[:s.hooks] }
+
+// beforeCommit runs the BeforeCommit functions, in the order they were registered.
+func (tx *Tx) beforeCommit(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: %w: %v", errPanic, r)
+		}
+	}()
+	for _, h := range tx.hooks {
+		if err := h.fn(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SQLTx is the SQLite transaction (nil for PostgreSQL).
@@ -226,7 +291,11 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 			return fmt.Errorf("store: begin: %w", err)
 		}
 		defer ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after commit it is a no-op
-		if err := f(&Tx{s: s, queries: queries{pgxTxQuerier(ptx)}, pgxTx: ptx}); err != nil {
+		tx := &Tx{s: s, queries: queries{pgxTxQuerier(ptx)}, pgxTx: ptx}
+		if err := f(tx); err != nil {
+			return err
+		}
+		if err := tx.beforeCommit(ctx); err != nil {
 			return err
 		}
 		if err := ptx.Commit(ctx); err != nil {
@@ -239,7 +308,11 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	if err := f(&Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}); err != nil {
+	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}
+	if err := f(tx); err != nil {
+		return err
+	}
+	if err := tx.beforeCommit(ctx); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
