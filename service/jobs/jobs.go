@@ -502,7 +502,9 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 		transient []string
 		sem       = make(chan struct{}, e.opts.JobConcurrency)
 		wg        sync.WaitGroup
+		scorers   = &chunkScorers{e: e, t: t, ev: ev}
 	)
+	defer scorers.release()
 	for _, r := range runs {
 		if ctx.Err() != nil {
 			break
@@ -511,7 +513,7 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			res, tr := e.scoreRun(ctx, t, ev, r, stored, last)
+			res, tr := e.scoreRun(ctx, scorers, r, stored, last)
 			mu.Lock()
 			out = append(out, res...)
 			transient = append(transient, tr...)
@@ -526,7 +528,8 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 }
 
 // scoreRun scores one run with each scorer of the evaluation.
-func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluation, r store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, []string) {
+func (e *Engine) scoreRun(ctx context.Context, scorers *chunkScorers, r store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, []string) {
+	ev := scorers.ev
 	var (
 		out       []store.Result
 		transient []string
@@ -543,7 +546,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 			res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
 		}
 		sr := store.Result{
-			TenantID: t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.ResultName(), ScorerVersion: version,
+			TenantID: scorers.t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.ResultName(), ScorerVersion: version,
 			Status: string(res.Status), Body: body, CreatedAt: now,
 		}
 		switch {
@@ -576,7 +579,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 	// that need the judge, and is the prescreen result when the evaluation selects it.
 	var gate *gateResult
 	if ev.Spec.Tiered {
-		res, version := e.scoreOne(ctx, t, ev, e.prescreenRef(ev), &run)
+		res, version := e.scoreOne(ctx, scorers, e.prescreenRef(ev), &run)
 		gate = &gateResult{res: res, version: version}
 	}
 	for _, ref := range ev.Spec.Scorers {
@@ -593,7 +596,7 @@ func (e *Engine) scoreRun(ctx context.Context, t store.Tenant, ev store.Evaluati
 				continue
 			}
 		}
-		res, version := e.scoreOne(ctx, t, ev, ref, &run)
+		res, version := e.scoreOne(ctx, scorers, ref, &run)
 		if version == "" {
 			version = ref.Version
 		}
@@ -643,14 +646,13 @@ func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
 // scoreOne scores run with one scorer and returns the result and the scorer's version.
 // A tenant's published scorer is the version the evaluation resolved (see
 // resolveScorer). ctx carries the evaluation's judge route (broker.WithRoute, set in Work).
-func (e *Engine) scoreOne(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
+func (e *Engine) scoreOne(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
 	name := ref.Name
-	sc, release, err := e.resolveScorer(ctx, t, ev, ref)
+	sc, err := scorers.get(ctx, ref)
 	if err != nil {
 		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
 	}
-	defer release()
-	ctx, done := e.opts.Telemetry.ScorerCall(ctx, t.Name, name, run.ID)
+	ctx, done := e.opts.Telemetry.ScorerCall(ctx, scorers.t.Name, name, run.ID)
 	res, version := sc.Score(ctx, *run), sc.Info().Version
 	if ref.Published > 0 {
 		version = ref.Version
@@ -671,6 +673,64 @@ func (e *Engine) resolveScorer(ctx context.Context, t store.Tenant, ev store.Eva
 		return e.sc.GetVersion(ctx, t, ref.Name, ref.Published)
 	}
 	return e.sc.Get(ctx, t, ref.Name, ev.Spec.Config[ref.Name])
+}
+
+// chunkScorers are the scorers one chunk runs, each resolved (resolveScorer) the first
+// time a run of the chunk needs it and kept until the chunk is scored: a promotion
+// applies to the chunks scored after it, and a chunk of 200 runs opens its scorer once,
+// not 200 times.
+type chunkScorers struct {
+	e  *Engine
+	t  store.Tenant
+	ev store.Evaluation
+
+	mu sync.Mutex
+	m  map[store.ScorerRef]*chunkScorer
+}
+
+// chunkScorer is one scorer of a chunk, resolved once (ready closes when it is).
+type chunkScorer struct {
+	ready   chan struct{}
+	sc      *host.Scorer
+	release func()
+	err     error
+}
+
+// get returns ref's scorer, resolving it on first use.
+func (c *chunkScorers) get(ctx context.Context, ref store.ScorerRef) (*host.Scorer, error) {
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[store.ScorerRef]*chunkScorer{}
+	}
+	s, ok := c.m[ref]
+	if !ok {
+		s = &chunkScorer{ready: make(chan struct{})}
+		c.m[ref] = s
+	}
+	c.mu.Unlock()
+	if !ok {
+		s.sc, s.release, s.err = c.e.resolveScorer(ctx, c.t, c.ev, ref)
+		close(s.ready)
+	}
+	select {
+	case <-s.ready:
+		return s.sc, s.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// release gives back every scorer the chunk resolved; call it once its runs are scored.
+func (c *chunkScorers) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.m {
+		<-s.ready
+		if s.err == nil {
+			s.release()
+		}
+	}
+	c.m = nil
 }
 
 // resultBody is res as stored: text no database stores (a judge's reasoning holding a
