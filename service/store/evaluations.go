@@ -136,26 +136,14 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 
 // insertEvaluationRuns adds runPKs to the evaluation at positions first, first+1, ...
 func (q queries) insertEvaluationRuns(ctx context.Context, evalPK int64, runPKs []int64, first int64) error {
-	var b strings.Builder
-	for start := 0; start < len(runPKs); start += 1000 {
-		chunk := runPKs[start:min(start+1000, len(runPKs))]
-		b.Reset()
-		args := make([]any, 0, 3*len(chunk))
-		b.WriteString(`INSERT INTO evaluation_runs (evaluation_id, run_pk, position) VALUES `)
-		for i, pk := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d)", n+1, n+2, n+3)
-			args = append(args, evalPK, pk, first+int64(start+i))
-		}
-		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := evaluationRunsInsert.exec(ctx, q.q, len(runPKs), func(i int, args []any) []any {
+		return append(args, evalPK, runPKs[i], first+int64(i))
+	})
+	return err
 }
+
+// evaluationRunsInsert is insertEvaluationRuns' statement.
+var evaluationRunsInsert = &batchInsert{head: `INSERT INTO evaluation_runs (evaluation_id, run_pk, position) VALUES `, cols: 3}
 
 const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing, positions`
 

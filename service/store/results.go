@@ -30,43 +30,30 @@ type Result struct {
 	CreatedAt time.Time
 }
 
-// resultBatch is how many results one INSERT carries (12 parameters each).
-const resultBatch = 400
-
 // InsertResults stores results; one whose (evaluation, run, scorer) is stored already is
 // left out, so a job retried after a crash writes each result once. It returns how many
 // were stored.
 func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) {
-	var (
-		b     strings.Builder
-		total int64
-		now   = micros(time.Now())
-	)
-	for start := 0; start < len(rs); start += resultBatch {
-		chunk := rs[start:min(start+resultBatch, len(rs))]
-		b.Reset()
-		args := make([]any, 0, 12*len(chunk))
-		b.WriteString(`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, scorer_digest, judge_model, status, score, passed, result, created_at) VALUES `)
-		for i, r := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12)
-			at := now
-			if !r.CreatedAt.IsZero() {
-				at = micros(r.CreatedAt)
-			}
-			args = append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.ScorerDigest, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
+	now := micros(time.Now())
+	n, err := resultInsert.exec(ctx, q.q, len(rs), func(i int, args []any) []any {
+		r := &rs[i]
+		at := now
+		if !r.CreatedAt.IsZero() {
+			at = micros(r.CreatedAt)
 		}
-		b.WriteString(` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`)
-		n, err := q.q.exec(ctx, b.String(), args...)
-		if err != nil {
-			return total, fmt.Errorf("store: insert results: %w", err)
-		}
-		total += n
+		return append(args, r.TenantID, r.EvaluationPK, r.RunPK, r.Scorer, r.ScorerVersion, r.ScorerDigest, r.JudgeModel, r.Status, r.Score, r.Passed, jsonText(r.Body), at)
+	})
+	if err != nil {
+		return n, fmt.Errorf("store: insert results: %w", err)
 	}
-	return total, nil
+	return n, nil
+}
+
+// resultInsert is InsertResults' statement.
+var resultInsert = &batchInsert{
+	head: `INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, scorer_digest, judge_model, status, score, passed, result, created_at) VALUES `,
+	tail: ` ON CONFLICT (evaluation_id, run_pk, scorer) DO NOTHING`,
+	cols: 12,
 }
 
 // ResultKey names a result within an evaluation.

@@ -22,6 +22,9 @@ type stmtCache struct {
 	stmts     map[string]*sql.Stmt
 	preparing map[string]bool
 	closed    bool
+	// prepares counts the statements being prepared, for close to wait for: a prepare
+	// that outlived the store would open the database file after it was closed.
+	prepares sync.WaitGroup
 }
 
 // Bounds of what stmtCache keeps.
@@ -37,7 +40,16 @@ func newStmtCache(db *sql.DB) *stmtCache {
 // get returns q's prepared statement, or nil after starting to prepare it when it is one
 // to keep.
 func (c *stmtCache) get(q string, params int) *sql.Stmt {
-	if c == nil || params > maxCachedParams {
+	if params > maxCachedParams {
+		return nil
+	}
+	return c.getFixed(q)
+}
+
+// getFixed is get for a statement kept whatever its number of parameters: one of the
+// few texts of a batchInsert.
+func (c *stmtCache) getFixed(q string) *sql.Stmt {
+	if c == nil {
 		return nil
 	}
 	c.mu.Lock()
@@ -49,11 +61,13 @@ func (c *stmtCache) get(q string, params int) *sql.Stmt {
 		return nil
 	}
 	c.preparing[q] = true
+	c.prepares.Add(1)
 	go c.prepare(q)
 	return nil
 }
 
 func (c *stmtCache) prepare(q string) {
+	defer c.prepares.Done()
 	st, err := c.db.PrepareContext(context.Background(), q)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,11 +82,14 @@ func (c *stmtCache) prepare(q string) {
 	}
 }
 
-// close releases the statements; later gets return nil.
+// close releases the statements, once those being prepared are; later gets return nil.
 func (c *stmtCache) close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
+	c.mu.Unlock()
+	c.prepares.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for q, st := range c.stmts {
 		_ = st.Close()
 		delete(c.stmts, q)

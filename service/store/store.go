@@ -59,6 +59,10 @@ type Store struct {
 	group group
 	// stmts are SQLite's prepared statements.
 	stmts *stmtCache
+	// readDB holds SQLite's connections for reads outside a transaction, with their
+	// statements (nil for a database in memory, and PostgreSQL).
+	readDB    *sql.DB
+	readStmts *stmtCache
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
@@ -118,8 +122,34 @@ func openSQLite(path string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	stmts := newStmtCache(db)
-	return &Store{backend: SQLite, queries: queries{sqlQuerier{c: db, cache: stmts}}, sqlDB: db, stmts: stmts}, nil
+	st := &Store{backend: SQLite, sqlDB: db, stmts: stmts}
+	q := sqlQuerier{c: db, cache: stmts}
+	if !strings.HasPrefix(path, ":memory:") && !strings.Contains(path, "mode=memory") {
+		// Reads outside a transaction take connections of their own: in WAL mode they
+		// read the last commit while the one writer writes, instead of waiting for its
+		// connection (a key's lookup behind a shared commit of imports, a worker's chunk
+		// behind the results of another). A database in memory is the connection's own.
+		r := url.Values{}
+		r.Add("_pragma", "busy_timeout(10000)")
+		r.Add("_pragma", "query_only(1)")
+		rdb, err := sql.Open("sqlite", "file:"+path+"?"+r.Encode())
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
+		}
+		rdb.SetMaxOpenConns(sqliteReaders)
+		rdb.SetMaxIdleConns(sqliteReaders)
+		rdb.SetConnMaxIdleTime(0)
+		rdb.SetConnMaxLifetime(0)
+		st.readDB, st.readStmts = rdb, newStmtCache(rdb)
+		q.read, q.readCache = rdb, st.readStmts
+	}
+	st.queries = queries{q}
+	return st, nil
 }
+
+// sqliteReaders is how many connections SQLite's reads outside a transaction take.
+const sqliteReaders = 4
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -197,6 +227,10 @@ func (s *Store) Close() {
 	if s.sqlDB != nil {
 		s.stmts.close()
 		_ = s.sqlDB.Close()
+	}
+	if s.readDB != nil {
+		s.readStmts.close()
+		_ = s.readDB.Close()
 	}
 	if s.pool != nil {
 		s.pool.Close()

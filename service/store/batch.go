@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// batchInsert writes rows with multi-row INSERT statements whose texts are few: a batch
+// has batchRows rows or a power of two fewer (300 rows at 128: 128, 128, 32, 8, 4), so
+// each text is parsed and prepared once and kept (stmtCache on SQLite, pgx's statement
+// cache on PostgreSQL) instead of parsed again for every size a caller happens to write.
+type batchInsert struct {
+	head string // "INSERT INTO t (a, b) VALUES "
+	tail string // " ON CONFLICT ... DO NOTHING", or ""
+	cols int
+
+	once  sync.Once
+	texts []string // by bit length of the batch's size: texts[k] holds 1<<k rows
+}
+
+// batchRows is the most rows one statement of a batchInsert writes; a power of two.
+const batchRows = 128
+
+// sizes splits n rows into the batches described above.
+func (bi *batchInsert) sizes(n int) []int {
+	var out []int
+	for ; n >= batchRows; n -= batchRows {
+		out = append(out, batchRows)
+	}
+	for n > 0 {
+		k := 1 << (bits.Len(uint(n)) - 1)
+		out = append(out, k)
+		n -= k
+	}
+	return out
+}
+
+// text returns the statement of rows rows (a size sizes returns), with $N placeholders
+// numbered in order.
+func (bi *batchInsert) text(rows int) string {
+	bi.once.Do(func() {
+		bi.texts = make([]string, bits.Len(batchRows))
+		for k := range bi.texts {
+			var b strings.Builder
+			b.WriteString(bi.head)
+			n := 0
+			for r := range 1 << k {
+				if r > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteByte('(')
+				for c := range bi.cols {
+					if c > 0 {
+						b.WriteByte(',')
+					}
+					n++
+					b.WriteByte('$')
+					b.WriteString(strconv.Itoa(n))
+				}
+				b.WriteByte(')')
+			}
+			b.WriteString(bi.tail)
+			bi.texts[k] = b.String()
+		}
+	})
+	return bi.texts[bits.Len(uint(rows))-1]
+}
+
+// exec writes n rows, row(i, args) appending the cols values of row i to args, and
+// returns the rows written.
+func (bi *batchInsert) exec(ctx context.Context, q querier, n int, row func(i int, args []any) []any) (int64, error) {
+	var (
+		total int64
+		args  = make([]any, 0, bi.cols*min(n, batchRows))
+		i     = 0
+	)
+	for _, size := range bi.sizes(n) {
+		args = args[:0]
+		for end := i + size; i < end; i++ {
+			args = row(i, args)
+		}
+		m, err := q.execFixed(ctx, bi.text(size), args...)
+		if err != nil {
+			return total, err
+		}
+		total += m
+	}
+	return total, nil
+}
