@@ -110,10 +110,11 @@ func openSQLite(path string) (*Store, error) {
 		v.Add("_pragma", p)
 	}
 	v.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+v.Encode())
+	conn, err := newSQLiteConnector("file:" + path + "?" + v.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
