@@ -190,11 +190,11 @@ func (s *Service) CreateEvaluation(ctx context.Context, t store.Tenant, agent st
 	if err := checkAgent(agent); err != nil {
 		return EvaluationView{}, err
 	}
-	n, err := s.st.CountRuns(ctx, t.ID, agent)
+	has, err := s.st.HasRuns(ctx, t.ID, agent)
 	if err != nil {
 		return EvaluationView{}, err
 	}
-	if n == 0 {
+	if !has {
 		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs; POST /v1/runs stores them", agent)}
 	}
 	names, config, tiered := req.Scorers, req.Config, false

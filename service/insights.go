@@ -111,11 +111,11 @@ func (s *Service) AgentInsights(ctx context.Context, t store.Tenant, agent strin
 }
 
 func (s *Service) agentExists(ctx context.Context, t store.Tenant, agent string) error {
-	n, err := s.st.CountRuns(ctx, t.ID, agent)
+	has, err := s.st.HasRuns(ctx, t.ID, agent)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if !has {
 		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs", agent)}
 	}
 	return nil

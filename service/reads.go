@@ -99,7 +99,7 @@ func (s *Service) Runs(ctx context.Context, t store.Tenant, agent string, limit 
 		return RunsPage{}, err
 	}
 	if len(runs) == 0 && cursor == "" {
-		if n, err := s.st.CountRuns(ctx, t.ID, agent); err == nil && n == 0 {
+		if has, err := s.st.HasRuns(ctx, t.ID, agent); err == nil && !has {
 			return RunsPage{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs", agent)}
 		}
 	}

@@ -331,9 +331,17 @@ func (q queries) Agents(ctx context.Context, tenantID int64, after string, limit
 	return out, rs.Err()
 }
 
-// CountRuns counts the agent's runs.
+// CountRuns counts the tenant's runs of agent.
 func (q queries) CountRuns(ctx context.Context, tenantID int64, agent string) (int64, error) {
 	var n int64
 	err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM runs WHERE tenant_id = $1 AND agent = $2`, []any{tenantID, agent}, &n)
 	return n, err
+}
+
+// HasRuns reports whether the tenant has a run of agent: one index entry read, however
+// many runs the agent has.
+func (q queries) HasRuns(ctx context.Context, tenantID int64, agent string) (bool, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM (SELECT 1 FROM runs WHERE tenant_id = $1 AND agent = $2 LIMIT 1) AS one`, []any{tenantID, agent}, &n)
+	return n > 0, err
 }
