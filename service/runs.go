@@ -81,6 +81,9 @@ type ImportOptions struct {
 	// Agent is given to runs that name none; a run that names another agent is rejected.
 	// Optional: without it every run must name its agent.
 	Agent string
+	// redacted counts, by run id, what redaction replaced in a run's text before the
+	// import: in the spans an OTLP run is made of, redacted when they were kept.
+	redacted map[string]redact.Counts
 }
 
 // ImportRuns stores runs from body: one run, a JSON array of runs, or JSONL (one run a
@@ -111,6 +114,17 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		return ImportResult{}, err
 	}
 	decoded := s.decodeAll(items, o.Agent, limit, red)
+	for i := range decoded {
+		d := &decoded[i]
+		if c := o.redacted[d.run.ID]; d.err == nil && len(c) > 0 {
+			if d.run.Redactions == nil {
+				d.run.Redactions = map[string]int{}
+			}
+			for kind, n := range c {
+				d.run.Redactions[kind] += n
+			}
+		}
+	}
 	for i, it := range items {
 		ir := &res.Runs[i]
 		ir.Line = it.line

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorekit/scorekit/ingest"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -160,7 +161,7 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 
-	if err := s.traceRuns(ctx, t, spans, agentTraces, agents, now, &res); err != nil {
+	if err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res); err != nil {
 		return res, err
 	}
 	// The kept spans that went into a run keep only their ids, which know them if they
@@ -204,11 +205,15 @@ func (s *Service) keepWaiting(ctx context.Context, t store.Tenant, now time.Time
 	if err != nil {
 		return nil, err
 	}
+	red, err := s.redactor(t)
+	if err != nil {
+		return nil, err
+	}
 	room := s.opts.MaxOpenSpanBytes - taken
 	var out []store.OpenSpan
 	for _, sp := range waiting {
 		// A GenAI span whole; another span only as a link to its parent.
-		o, err := keptSpan{sp, sp.op == ""}.open()
+		o, err := keptSpan{sp, sp.op == "", red}.open()
 		if err != nil {
 			return nil, err
 		}
@@ -230,17 +235,18 @@ func idsOf(sp *traceSpan) store.OpenSpan {
 		Agent: sp.op == ingest.OpInvokeAgent, Span: []byte{}}
 }
 
-// keptSpan is a span to keep, whole or bare.
+// keptSpan is a span to keep, whole (redacted with red) or bare.
 type keptSpan struct {
 	sp   *traceSpan
 	bare bool
+	red  *redact.Redactor
 }
 
 // open is the span as the store keeps it.
 func (k keptSpan) open() (store.OpenSpan, error) {
 	o := idsOf(k.sp)
 	var err error
-	o.Span, err = oneSpan(k.sp, k.bare)
+	o.Span, err = oneSpan(k.sp, k.bare, k.red)
 	return o, err
 }
 
@@ -284,7 +290,7 @@ func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult) ([]*traceSpa
 // traceRuns makes the runs of the fresh agent spans (agents, by trace/span) of the
 // traces in agentTraces, from the request's spans and the spans kept of those traces, and
 // stores them.
-func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool, now time.Time, res *TracesResult) error {
+func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool, nodes map[string]spanNode, now time.Time, res *TracesResult) error {
 	if len(agentTraces) == 0 {
 		return nil
 	}
@@ -298,6 +304,7 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	}
 	td := ptrace.NewTraces()
 	known := map[string]bool{}
+	redacted := map[string]redact.Counts{} // by run id
 	for _, sp := range spans {
 		if !inTraces[sp.trace] {
 			continue
@@ -316,6 +323,24 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 		one, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(o.Span)
 		if err != nil {
 			return fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
+		}
+		// What redaction replaced while the span waited counts for the run it joins.
+		for i := range one.ResourceSpans().Len() {
+			sss := one.ResourceSpans().At(i).ScopeSpans()
+			for j := range sss.Len() {
+				for k := range sss.At(j).Spans().Len() {
+					c := takeRedacted(sss.At(j).Spans().At(k))
+					if key, _, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && len(c) > 0 {
+						run := strings.Replace(key, "/", "-", 1) // ingest.RunID of the agent span
+						if redacted[run] == nil {
+							redacted[run] = redact.Counts{}
+						}
+						for kind, n := range c {
+							redacted[run][kind] += n
+						}
+					}
+				}
+			}
 		}
 		one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	}
@@ -341,7 +366,7 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	if err != nil || body.Len() == 0 {
 		return err
 	}
-	imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{})
+	imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{redacted: redacted})
 	if err != nil {
 		return err
 	}
@@ -371,9 +396,10 @@ func nearestAgent(nodes map[string]spanNode, trace, id string) (string, spanNode
 	return "", spanNode{}, false
 }
 
-// oneSpan encodes sp with its resource and scope as OTLP protobuf. A bare span keeps only
-// what links it into its trace: ids, name, times and its GenAI operation.
-func oneSpan(sp *traceSpan, bare bool) ([]byte, error) {
+// oneSpan encodes sp with its resource and scope as OTLP protobuf, redacted with red (nil:
+// nothing to redact; redactSpan). A bare span keeps only what links it into its trace:
+// ids, name, times and its GenAI operation.
+func oneSpan(sp *traceSpan, bare bool, red *redact.Redactor) ([]byte, error) {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	ss := rs.ScopeSpans().AppendEmpty()
@@ -395,6 +421,8 @@ func oneSpan(sp *traceSpan, bare bool) ([]byte, error) {
 			out.Attributes().PutStr("gen_ai.operation.name", sp.op)
 		}
 	}
+	// Kept until its agent span arrives: nothing redacted reaches the store.
+	redactSpan(td, red)
 	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	if err != nil {
 		return nil, fmt.Errorf("service: encode span %s: %w", sp.id, err)

@@ -143,3 +143,54 @@ func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
 		}
 	}
 }
+
+// A span that waits for its trace's agent span is stored, so it is redacted before it is:
+// its messages, its events' attributes and its status message reach the store redacted,
+// and what was replaced counts for the run it joins when the agent span arrives.
+func TestWaitingSpansRedactedBeforeStored(t *testing.T) {
+	ctx := context.Background()
+	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"), Host: host.New(servicetest.Registry(t, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(ctx) })
+	tn, err := svc.CreateTenant(ctx, "acme", store.Policy{Redact: redact.Config{Kinds: []string{redact.Email}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := traceOf(6, spanSpec{2, 1, "chat", "chat", -1})
+	sp := child.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	sp.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Sent to ann@example.com"}]}]`)
+	sp.Events().AppendEmpty().Attributes().PutStr("note", "cc bob@example.com")
+	sp.Status().SetMessage("bounced: carol@example.com")
+	res, err := svc.IngestTraces(ctx, tn, child)
+	if err != nil || res.Kept != 1 {
+		t.Fatalf("the model call: %+v, %v", res, err)
+	}
+	kept, err := svc.Store().OpenSpans(ctx, tn.ID, []string{sp.TraceID().String()}, time.Now(), true)
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("kept spans: %v, %v", kept, err)
+	}
+	for _, who := range []string{"ann@", "bob@", "carol@"} {
+		if strings.Contains(string(kept[0].Span), who) {
+			t.Errorf("the stored span holds %q unredacted", who)
+		}
+	}
+	res, err = svc.IngestTraces(ctx, tn, traceOf(6, spanSpec{1, 0, "invoke_agent helper", "invoke_agent", -1}))
+	if err != nil || res.Runs.Stored != 1 || res.Runs.Redacted != 1 {
+		t.Fatalf("the agent span: %+v, %v", res, err)
+	}
+	rv, err := svc.Run(ctx, tn, res.Runs.Runs[0].ID, false)
+	if err != nil || rv.Agent != "helper" {
+		t.Fatalf("the run: %+v, %v", rv, err)
+	}
+	if strings.Contains(string(rv.Run), "@example.com") || !strings.Contains(string(rv.Run), "Sent to [redacted:email]") {
+		t.Errorf("the run: %s", rv.Run)
+	}
+	if strings.Contains(string(rv.Run), "scorekit.redacted") {
+		t.Errorf("the run shows the span's redaction counts: %s", rv.Run)
+	}
+	if got := rv.Redactions["email"]; got != 3 {
+		t.Errorf("the run counts %d e-mail addresses redacted; want 3 (message, event, status)", got)
+	}
+}
