@@ -30,7 +30,16 @@ func KeyActor(key string) string {
 func (s *Service) DeleteRun(ctx context.Context, t store.Tenant, actor, id string) (store.Deleted, error) {
 	var d store.Deleted
 	err := s.st.InTx(ctx, func(tx *store.Tx) error {
-		var err error
+		r, err := tx.Run(ctx, t.ID, id)
+		if err != nil {
+			return err
+		}
+		// Its results may have been in its agent's insight windows: assess them again,
+		// after this commits. First, as an insight update takes its series before the
+		// insights it writes: the other order deadlocks with one (PostgreSQL).
+		if err := s.refreshInsights(ctx, tx, t, r.Agent); err != nil {
+			return err
+		}
 		if d, err = tx.DeleteRun(ctx, t.ID, id); err != nil {
 			return err
 		}

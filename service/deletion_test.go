@@ -509,11 +509,23 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 		if err := svc.DeleteLabel(ctx, s.t, labelled, "prescreen", "ann"); err != nil {
 			t.Fatal(err)
 		}
+		changes := func() int64 {
+			series, err := svc.Store().SeriesOf(ctx, s.t.ID, seed.AgentEmailTriage)
+			if err != nil || len(series) != 1 {
+				t.Fatalf("series: %+v, %v", series, err)
+			}
+			return series[0].Changes
+		}
+		before := changes()
 		if _, err := svc.Engine().SweepRetention(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.Run(ctx, s.t, labelled, false); !errors.Is(err, service.ErrNotFound) {
 			t.Errorf("the run whose label was deleted outlives its retention: %v", err)
+		}
+		// Its result was in the agent's insight window: the window is assessed again.
+		if after := changes(); after <= before {
+			t.Errorf("the insight series counted %d changes before the sweep and %d after; want the deletion counted", before, after)
 		}
 		if n, err := svc.Store().CountRuns(ctx, other.t.ID, seed.AgentEmailTriage); err != nil || n != int64(len(other.runs)) {
 			t.Errorf("the tenant without retention has %d runs, %v; want %d", n, err, len(other.runs))

@@ -212,24 +212,7 @@ func (s *Service) SetWebhook(ctx context.Context, t store.Tenant, webhook string
 
 // refreshInsights enqueues an update of every series of the agent ("" for every agent).
 func (s *Service) refreshInsights(ctx context.Context, tx *store.Tx, t store.Tenant, agent string) error {
-	series, err := tx.SeriesOf(ctx, t.ID, agent)
-	if err != nil {
-		return err
-	}
-	byAgent := map[string][]string{}
-	var agents []string
-	for _, se := range series {
-		if _, ok := byAgent[se.Agent]; !ok {
-			agents = append(agents, se.Agent)
-		}
-		byAgent[se.Agent] = append(byAgent[se.Agent], se.Scorer)
-	}
-	for _, a := range agents {
-		if err := s.eng.RefreshInsights(ctx, tx, t.ID, a, byAgent[a]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.eng.RefreshAgents(ctx, tx, t.ID, agent)
 }
 
 // RefreshInsights updates the insights of every scorer of the agent ("" for every

@@ -236,3 +236,48 @@ func TestInsightsFollowEvaluations(t *testing.T) {
 		}
 	})
 }
+
+// Deleting runs assesses their agent's insights again: once the broken deploy's runs are
+// deleted, the window holds correct runs only and the gross-failures insight they raised
+// is resolved, not left open on results that no longer exist.
+func TestDeletedRunsReassessInsights(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		svc := servicetest.New(t, dsn, servicetest.Options{}).Service
+		tenant, err := svc.CreateTenant(ctx, "acme", store.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := svc.ImportRuns(ctx, tenant, example(t, "email-triage.jsonl"), service.ImportOptions{}); err != nil || res.Rejected != 0 {
+			t.Fatalf("import: %+v %v", res, err)
+		}
+		evaluateAndWait(t, svc, tenant, "email-triage", 100)
+		broken, err := svc.ImportRuns(ctx, tenant, example(t, "email-triage-broken.jsonl"), service.ImportOptions{})
+		if err != nil || broken.Stored != 40 {
+			t.Fatalf("import broken: %+v %v", broken, err)
+		}
+		evaluateAndWait(t, svc, tenant, "email-triage", 100)
+		var gross *store.Insight
+		crit, err := svc.Insights(ctx, tenant, service.InsightQuery{Limit: 100, Severity: "critical"})
+		for i, in := range crit.Insights {
+			if in.Kind == insights.KindGrossFailures {
+				gross = &crit.Insights[i]
+			}
+		}
+		if err != nil || gross == nil {
+			t.Fatalf("no gross_failures insight after the broken deploy: %+v, %v", crit.Insights, err)
+		}
+		for _, r := range broken.Runs {
+			if _, err := svc.DeleteRun(ctx, tenant, "test", r.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ok, err := svc.WaitInsights(ctx, tenant, "email-triage", time.Minute); err != nil || !ok {
+			t.Fatalf("the insights are not up to date a minute after the deletions: %v", err)
+		}
+		in, err := svc.Insight(ctx, tenant, gross.ID)
+		if err != nil || in.ResolvedAt == nil {
+			t.Fatalf("the gross_failures insight after its runs were deleted: resolved %v, %v; want resolved", in.ResolvedAt, err)
+		}
+	})
+}

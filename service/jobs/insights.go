@@ -141,6 +141,30 @@ func (e *Engine) RefreshInsights(ctx context.Context, tx *store.Tx, tenantID int
 	return nil
 }
 
+// RefreshAgents enqueues, in tx, an update of every insight series of the agent ("" for
+// every agent of the tenant): after the results their windows hold were deleted, or the
+// settings they are computed with changed.
+func (e *Engine) RefreshAgents(ctx context.Context, tx *store.Tx, tenantID int64, agent string) error {
+	series, err := tx.SeriesOf(ctx, tenantID, agent)
+	if err != nil {
+		return err
+	}
+	byAgent := map[string][]string{}
+	var agents []string
+	for _, se := range series {
+		if _, ok := byAgent[se.Agent]; !ok {
+			agents = append(agents, se.Agent)
+		}
+		byAgent[se.Agent] = append(byAgent[se.Agent], se.Scorer)
+	}
+	for _, a := range agents {
+		if err := e.RefreshInsights(ctx, tx, tenantID, a, byAgent[a]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // InsightConfig is the insight engine's config for one agent of a tenant: the agent
 // policy's window and the tenant's experimental scorers.
 func InsightConfig(ctx context.Context, q interface {

@@ -67,6 +67,10 @@ func (e *Engine) SweepRetention(ctx context.Context, now time.Time) (map[int64]s
 			if aerr := e.st.AddAudit(ctx, t, store.AuditEntry{Actor: ActorRetention, Action: store.AuditRetention, Subject: subject}, d); aerr != nil {
 				errs = append(errs, aerr)
 			}
+			// The results deleted may have been in an agent's window: assess it again.
+			if rerr := e.st.InTx(ctx, func(tx *store.Tx) error { return e.RefreshAgents(ctx, tx, t.ID, "") }); rerr != nil {
+				errs = append(errs, rerr)
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("jobs: retention of tenant %s: %w", t.Name, err))
