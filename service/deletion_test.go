@@ -1,9 +1,11 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -610,6 +612,73 @@ func TestDeletionRacingImportStaysDeleted(t *testing.T) {
 			if _, err := svc.Run(ctx, tn, fmt.Sprintf("race-%d", i), false); !errors.Is(err, service.ErrNotFound) {
 				t.Fatalf("round %d: the deleted run is back (%v)", i, err)
 			}
+		}
+	})
+}
+
+// snapshotWriter is an export's destination that, when the export writes its first run,
+// changes the tenant's data: a label added and a run deleted (with its audit record).
+type snapshotWriter struct {
+	bytes.Buffer
+	changed bool
+	change  func() error
+	err     error
+}
+
+func (w *snapshotWriter) Write(p []byte) (int, error) {
+	if !w.changed && bytes.Contains(p, []byte(`"kind":"run"`)) {
+		w.changed = true
+		w.err = w.change()
+	}
+	return w.Buffer.Write(p)
+}
+
+// An export is one snapshot: what the tenant writes while it is read (a label, a run
+// deleted and the deletion's audit record) is neither in it nor held up by it.
+func TestExportIsOneSnapshot(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{})
+		svc := env.Service
+		s := seedTenant(t, env, "acme", seedSet(t))
+		pass := true
+		gone := s.runs[0].ID
+		w := &snapshotWriter{change: func() error {
+			if _, _, err := svc.PutLabel(ctx, s.t, s.runs[1].ID, "prescreen", service.LabelInput{Labeller: "late", LabelValue: service.LabelValue{Passed: &pass}}); err != nil {
+				return err
+			}
+			_, err := svc.DeleteRun(ctx, s.t, "test", gone)
+			return err
+		}}
+		if err := svc.Export(ctx, s.t, "test", w); err != nil {
+			t.Fatal(err)
+		}
+		if w.err != nil {
+			t.Fatalf("writing during the export: %v", w.err)
+		}
+		var sawGone bool
+		for _, line := range strings.Split(strings.TrimSpace(w.String()), "\n") {
+			var l struct {
+				Kind string          `json:"kind"`
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			switch {
+			case l.Kind == store.ExportLabel && strings.Contains(string(l.Data), `"late"`):
+				t.Errorf("the export holds the label added while it was read: %s", l.Data)
+			case l.Kind == store.ExportAudit && strings.Contains(string(l.Data), store.AuditDeleteRun):
+				t.Errorf("the export holds the deletion made while it was read: %s", l.Data)
+			case l.Kind == store.ExportRun && strings.Contains(string(l.Data), `"id":"`+gone+`"`):
+				sawGone = true
+			}
+		}
+		if !sawGone {
+			t.Errorf("the run deleted while the export was read is missing from it; the export began before the deletion")
+		}
+		if _, err := svc.Run(ctx, s.t, gone, false); !errors.Is(err, service.ErrNotFound) {
+			t.Errorf("the run deleted during the export: %v; want deleted", err)
 		}
 	})
 }

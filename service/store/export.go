@@ -81,13 +81,17 @@ const (
 // and its policy, its keys (ids, never hashes), agent policies, runs with their results,
 // labels, evaluations, insights and its audit log. Spans of traces whose agent span has
 // not come are left out: they are not runs yet. Insight settings are left out: their webhook
-// secret is not data the tenant gave. Each page is its own read, so an export of a
-// tenant that is writing meanwhile may hold runs stored after it began.
+// secret is not data the tenant gave. The export is one snapshot, read in one read-only
+// transaction (readSnapshot): a tenant that writes meanwhile is neither held up nor seen.
 func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v any) error) error {
+	return s.readSnapshot(ctx, func(q queries) error { return q.export(ctx, t, emit) })
+}
+
+func (q queries) export(ctx context.Context, t Tenant, emit func(kind string, v any) error) error {
 	if err := emit(ExportTenant, map[string]any{"name": t.Name, "policy": t.Policy, "created_at": t.CreatedAt}); err != nil {
 		return err
 	}
-	keys, err := s.Keys(ctx, t.ID)
+	keys, err := q.Keys(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -96,15 +100,15 @@ func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v a
 			return err
 		}
 	}
-	if err := s.exportPolicies(ctx, t.ID, emit); err != nil {
+	if err := q.exportPolicies(ctx, t.ID, emit); err != nil {
 		return err
 	}
-	if err := s.exportRuns(ctx, t.ID, emit); err != nil {
+	if err := q.exportRuns(ctx, t.ID, emit); err != nil {
 		return err
 	}
 	var lastLabel int64
 	for {
-		ls, err := s.Labels(ctx, t.ID, LabelQuery{AfterID: lastLabel, Limit: exportPage})
+		ls, err := q.Labels(ctx, t.ID, LabelQuery{AfterID: lastLabel, Limit: exportPage})
 		if err != nil {
 			return fmt.Errorf("store: export labels: %w", err)
 		}
@@ -121,7 +125,7 @@ func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v a
 	}
 	var lastEval int64
 	for {
-		evs, err := scanEvaluations(s.q.query(ctx, exportEvaluationsSQL, t.ID, lastEval, exportPage))
+		evs, err := scanEvaluations(q.q.query(ctx, exportEvaluationsSQL, t.ID, lastEval, exportPage))
 		if err != nil {
 			return fmt.Errorf("store: export evaluations: %w", err)
 		}
@@ -137,7 +141,7 @@ func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v a
 	}
 	var lastInsight int64
 	for {
-		ins, err := scanInsights(s.q.query(ctx, exportInsightsSQL, t.ID, lastInsight, exportPage))
+		ins, err := scanInsights(q.q.query(ctx, exportInsightsSQL, t.ID, lastInsight, exportPage))
 		if err != nil {
 			return fmt.Errorf("store: export insights: %w", err)
 		}
@@ -153,7 +157,7 @@ func (s *Store) Export(ctx context.Context, t Tenant, emit func(kind string, v a
 	}
 	var before int64
 	for {
-		log, err := s.AuditLog(ctx, t.ID, before, exportPage)
+		log, err := q.AuditLog(ctx, t.ID, before, exportPage)
 		if err != nil {
 			return fmt.Errorf("store: export audit log: %w", err)
 		}
@@ -180,8 +184,8 @@ const (
 		FROM results res JOIN evaluations e ON e.id = res.evaluation_id WHERE res.tenant_id = $1 AND res.run_pk IN `
 )
 
-func (s *Store) exportPolicies(ctx context.Context, tenantID int64, emit func(string, any) error) error {
-	rs, err := s.q.query(ctx, exportPoliciesSQL, tenantID)
+func (q queries) exportPolicies(ctx context.Context, tenantID int64, emit func(string, any) error) error {
+	rs, err := q.q.query(ctx, exportPoliciesSQL, tenantID)
 	if err != nil {
 		return err
 	}
@@ -217,13 +221,13 @@ func (s *Store) exportPolicies(ctx context.Context, tenantID int64, emit func(st
 }
 
 // exportRuns emits the tenant's runs, oldest first, each followed by its results.
-func (s *Store) exportRuns(ctx context.Context, tenantID int64, emit func(string, any) error) error {
+func (q queries) exportRuns(ctx context.Context, tenantID int64, emit func(string, any) error) error {
 	var (
 		lastAt int64 = -1 << 62
 		lastPK int64
 	)
 	for {
-		runs, err := scanRuns(s.q.query(ctx, exportRunsSQL, tenantID, lastAt, lastPK, exportPage))
+		runs, err := scanRuns(q.q.query(ctx, exportRunsSQL, tenantID, lastAt, lastPK, exportPage))
 		if err != nil {
 			return fmt.Errorf("store: export runs: %w", err)
 		}
@@ -234,7 +238,7 @@ func (s *Store) exportRuns(ctx context.Context, tenantID int64, emit func(string
 		for i, r := range runs {
 			pks[i] = r.PK
 		}
-		byRun, err := s.exportResults(ctx, tenantID, pks)
+		byRun, err := q.exportResults(ctx, tenantID, pks)
 		if err != nil {
 			return err
 		}
@@ -257,9 +261,9 @@ func (s *Store) exportRuns(ctx context.Context, tenantID int64, emit func(string
 	}
 }
 
-func (s *Store) exportResults(ctx context.Context, tenantID int64, pks []int64) (map[int64][]ExportedResult, error) {
+func (q queries) exportResults(ctx context.Context, tenantID int64, pks []int64) (map[int64][]ExportedResult, error) {
 	in, args := inList(pks, tenantID)
-	rs, err := s.q.query(ctx, exportResultsSQL+in+` ORDER BY res.id`, args...)
+	rs, err := q.q.query(ctx, exportResultsSQL+in+` ORDER BY res.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: export results: %w", err)
 	}

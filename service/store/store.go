@@ -356,6 +356,30 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 	return nil
 }
 
+// readSnapshot runs f with reads of one snapshot of the store, in a read-only transaction
+// that holds no writer up: on SQLite on a read connection (WAL keeps the snapshot while
+// the writer commits), on PostgreSQL at REPEATABLE READ. A SQLite database in memory has
+// one connection, so its snapshot is a transaction on it.
+func (s *Store) readSnapshot(ctx context.Context, f func(q queries) error) error {
+	switch {
+	case s.pool != nil:
+		ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return fmt.Errorf("store: begin a snapshot: %w", err)
+		}
+		defer ptx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only: nothing to keep
+		return f(queries{pgxTxQuerier(ptx)})
+	case s.readDB != nil:
+		stx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return fmt.Errorf("store: begin a snapshot: %w", err)
+		}
+		defer stx.Rollback() //nolint:errcheck // read-only: nothing to keep
+		return f(queries{sqlQuerier{c: stx, tx: stx, cache: s.readStmts}})
+	}
+	return s.InTx(ctx, func(tx *Tx) error { return f(tx.queries) })
+}
+
 // queries are the reads and writes, on the pool (Store) or in a transaction (Tx).
 type queries struct{ q querier }
 
