@@ -93,10 +93,10 @@ func TestIngestTracesKeepsWithinBounds(t *testing.T) {
 	}
 }
 
-// A run made from OTLP spans is redacted like any other, and once deleted it does not
-// come back from the same batch sent again, whether the service still remembers its
-// spans or has forgotten them (then the tombstone stops it).
-func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
+// redactingService is a service on SQLite with a tenant whose rules redact e-mail
+// addresses.
+func redactingService(t *testing.T) (*service.Service, store.Tenant) {
+	t.Helper()
 	ctx := context.Background()
 	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"), Host: host.New(servicetest.Registry(t, nil))})
 	if err != nil {
@@ -107,6 +107,15 @@ func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc, tn
+}
+
+// A run made from OTLP spans is redacted like any other, and once deleted it does not
+// come back from the same batch sent again, whether the service still remembers its
+// spans or has forgotten them (then the tombstone stops it).
+func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
+	ctx := context.Background()
+	svc, tn := redactingService(t)
 	batch := func() ptrace.Traces {
 		td := traceOf(5, spanSpec{1, 0, "invoke_agent helper", "invoke_agent", -1}, spanSpec{2, 1, "chat", "chat", -1})
 		sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
@@ -149,15 +158,7 @@ func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
 // and what was replaced counts for the run it joins when the agent span arrives.
 func TestWaitingSpansRedactedBeforeStored(t *testing.T) {
 	ctx := context.Background()
-	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"), Host: host.New(servicetest.Registry(t, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close(ctx) })
-	tn, err := svc.CreateTenant(ctx, "acme", store.Policy{Redact: redact.Config{Kinds: []string{redact.Email}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, tn := redactingService(t)
 	child := traceOf(6, spanSpec{2, 1, "chat", "chat", -1})
 	sp := child.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	sp.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Sent to ann@example.com"}]}]`)
