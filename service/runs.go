@@ -505,8 +505,8 @@ type arrivals struct {
 	rate float64 // the policy's sample rate
 	spec store.Spec
 	why  string // the warning when the policy no longer holds
-	// looked is set once the agent's open evaluation was looked for; open is then the
-	// one runs join (the last of joined, when it is open), or none.
+	// looked is set once the agent's open evaluation was looked for in the store; runs
+	// then join the last of joined while it is open, and open another once it is not.
 	looked bool
 	joined []pendingArrival
 }
@@ -550,7 +550,7 @@ func (s *Service) arrivalsOf(ctx context.Context, tx *store.Tx, t store.Tenant, 
 
 // joinArrival adds pks to the agent's open arrival evaluation, opening another each time
 // one fills, and returns the ids of the evaluations joined. The runs and counts are
-// written before the transaction commits (writeArrivals), except those of an evaluation
+// written before the transaction commits (writeArrival), except those of an evaluation
 // that fills: it is written at once, so that the next can be opened.
 func (s *Service) joinArrival(ctx context.Context, tx *store.Tx, t store.Tenant, key arrivalKey, st *arrivals, pks []int64) ([]string, error) {
 	next := *st

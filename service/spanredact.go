@@ -26,15 +26,17 @@ var spanKeep = map[string]bool{"gen_ai.agent.name": true, "gen_ai.operation.name
 const redactedAttr = "scorekit.redacted"
 
 // redactSpan redacts the span of td (which holds it alone, with its resource and scope)
-// with red, and records the counts on the span.
+// with red, and records the counts on the span. Counts a sender put there are dropped
+// first: only the service's own are carried.
 func redactSpan(td ptrace.Traces, red *redact.Redactor) {
+	rs := td.ResourceSpans().At(0)
+	ss := rs.ScopeSpans().At(0)
+	span := ss.Spans().At(0)
+	span.Attributes().Remove(redactedAttr)
 	if red == nil {
 		return
 	}
 	counts := redact.Counts{}
-	rs := td.ResourceSpans().At(0)
-	ss := rs.ScopeSpans().At(0)
-	span := ss.Spans().At(0)
 	span.SetName(red.Text(span.Name(), counts))
 	redactMap(rs.Resource().Attributes(), red, counts)
 	redactMap(ss.Scope().Attributes(), red, counts)
@@ -91,15 +93,28 @@ func redactValue(v pcommon.Value, red *redact.Redactor, counts redact.Counts) {
 	}
 }
 
-// takeRedacted removes the counts redactSpan recorded on span and returns them (nil
-// when there are none).
-func takeRedacted(span ptrace.Span) redact.Counts {
-	v, ok := span.Attributes().Get(redactedAttr)
-	if !ok {
-		return nil
+// takeRedacted removes the counts redactSpan recorded on the spans of td and returns
+// their sum (empty when there are none).
+func takeRedacted(td ptrace.Traces) redact.Counts {
+	sum := redact.Counts{}
+	for i := range td.ResourceSpans().Len() {
+		sss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				attrs := spans.At(k).Attributes()
+				v, ok := attrs.Get(redactedAttr)
+				if !ok {
+					continue
+				}
+				var c redact.Counts
+				_ = json.Unmarshal([]byte(v.Str()), &c) // written by redactSpan; unreadable counts count nothing
+				for kind, n := range c {
+					sum[kind] += n
+				}
+				attrs.Remove(redactedAttr)
+			}
+		}
 	}
-	var c redact.Counts
-	_ = json.Unmarshal([]byte(v.Str()), &c) // written by redactSpan; unreadable counts count nothing
-	span.Attributes().Remove(redactedAttr)
-	return c
+	return sum
 }

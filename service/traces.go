@@ -325,20 +325,14 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 			return fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
 		}
 		// What redaction replaced while the span waited counts for the run it joins.
-		for i := range one.ResourceSpans().Len() {
-			sss := one.ResourceSpans().At(i).ScopeSpans()
-			for j := range sss.Len() {
-				for k := range sss.At(j).Spans().Len() {
-					c := takeRedacted(sss.At(j).Spans().At(k))
-					if key, _, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && len(c) > 0 {
-						run := strings.Replace(key, "/", "-", 1) // ingest.RunID of the agent span
-						if redacted[run] == nil {
-							redacted[run] = redact.Counts{}
-						}
-						for kind, n := range c {
-							redacted[run][kind] += n
-						}
-					}
+		if c := takeRedacted(one); len(c) > 0 {
+			if key, _, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok {
+				run := strings.Replace(key, "/", "-", 1) // ingest.RunID of the agent span
+				if redacted[run] == nil {
+					redacted[run] = redact.Counts{}
+				}
+				for kind, n := range c {
+					redacted[run][kind] += n
 				}
 			}
 		}

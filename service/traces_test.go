@@ -159,22 +159,28 @@ func TestTracesRedactedAndDeletedStayDeleted(t *testing.T) {
 func TestWaitingSpansRedactedBeforeStored(t *testing.T) {
 	ctx := context.Background()
 	svc, tn := redactingService(t)
-	child := traceOf(6, spanSpec{2, 1, "chat", "chat", -1})
+	child := traceOf(6, spanSpec{2, 1, "chat", "chat", -1}, spanSpec{3, 1, "execute_tool lookup", "execute_tool", -1})
 	sp := child.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	sp.Attributes().PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Sent to ann@example.com"}]}]`)
 	sp.Events().AppendEmpty().Attributes().PutStr("note", "cc bob@example.com")
 	sp.Status().SetMessage("bounced: carol@example.com")
+	// A sender's own counts under the service's attribute are not carried, on a span
+	// with something to redact or with nothing.
+	sp.Attributes().PutStr("scorekit.redacted", `{"email":100}`)
+	child.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).Attributes().PutStr("scorekit.redacted", `{"email":100}`)
 	res, err := svc.IngestTraces(ctx, tn, child)
-	if err != nil || res.Kept != 1 {
+	if err != nil || res.Kept != 2 {
 		t.Fatalf("the model call: %+v, %v", res, err)
 	}
 	kept, err := svc.Store().OpenSpans(ctx, tn.ID, []string{sp.TraceID().String()}, time.Now(), true)
-	if err != nil || len(kept) != 1 {
+	if err != nil || len(kept) != 2 {
 		t.Fatalf("kept spans: %v, %v", kept, err)
 	}
-	for _, who := range []string{"ann@", "bob@", "carol@"} {
-		if strings.Contains(string(kept[0].Span), who) {
-			t.Errorf("the stored span holds %q unredacted", who)
+	for _, k := range kept {
+		for _, who := range []string{"ann@", "bob@", "carol@"} {
+			if strings.Contains(string(k.Span), who) {
+				t.Errorf("the stored span %s holds %q unredacted", k.SpanID, who)
+			}
 		}
 	}
 	res, err = svc.IngestTraces(ctx, tn, traceOf(6, spanSpec{1, 0, "invoke_agent helper", "invoke_agent", -1}))
@@ -192,6 +198,6 @@ func TestWaitingSpansRedactedBeforeStored(t *testing.T) {
 		t.Errorf("the run shows the span's redaction counts: %s", rv.Run)
 	}
 	if got := rv.Redactions["email"]; got != 3 {
-		t.Errorf("the run counts %d e-mail addresses redacted; want 3 (message, event, status)", got)
+		t.Errorf("the run counts %d e-mail addresses redacted; want 3 (message, event, status; not the sender's 100)", got)
 	}
 }
