@@ -10,7 +10,7 @@ import (
 
 // batchInsert writes rows with multi-row INSERT statements whose texts are few: a batch
 // has batchRows rows or a power of two fewer (300 rows at 128: 128, 128, 32, 8, 4), so
-// each text is parsed and prepared once and kept (stmtCache on SQLite, pgx's statement
+// each text is parsed and prepared once and kept (cachingConn on SQLite, pgx's statement
 // cache on PostgreSQL) instead of parsed again for every size a caller happens to write.
 type batchInsert struct {
 	head string // "INSERT INTO t (a, b) VALUES "
@@ -82,7 +82,7 @@ func (bi *batchInsert) exec(ctx context.Context, q querier, n int, row func(i in
 		for end := i + size; i < end; i++ {
 			args = row(i, args)
 		}
-		m, err := q.execFixed(ctx, bi.text(size), args...)
+		m, err := q.exec(ctx, bi.text(size), args...)
 		if err != nil {
 			return total, err
 		}

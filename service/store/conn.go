@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,9 +16,6 @@ import (
 type querier interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rows, error)
-	// execFixed is exec of one of a few texts however many parameters it has (a
-	// batchInsert's): it is prepared once and kept.
-	execFixed(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 // rows is the part of *sql.Rows and pgx.Rows the queries use.
@@ -96,84 +92,35 @@ func numbered(q string) string {
 	return string(out)
 }
 
-// sqlQuerier runs statements on a pool or, with tx set, a transaction, through the
-// store's prepared statements (stmtCache) when it has them.
+// sqlQuerier runs statements on a pool or a transaction (SQLite). Its connections keep
+// the statements they run (cachingConn), so it prepares nothing itself.
 type sqlQuerier struct {
-	c     sqlConn
-	tx    *sql.Tx // set when c is a transaction
-	cache *stmtCache
-	// read and readCache, when set, run the SELECTs of a pool (not a transaction).
-	read      sqlConn
-	readCache *stmtCache
-}
-
-// conn returns what runs q: its prepared statement (in the transaction) when cached.
-func (s sqlQuerier) conn(ctx context.Context, q string, params int) sqlConn {
-	return s.connOf(ctx, s.cache.get(q, params))
-}
-
-// connOf returns what runs the prepared statement st (nil: none).
-func (s sqlQuerier) connOf(ctx context.Context, st *sql.Stmt) sqlConn {
-	switch {
-	case st == nil:
-		return s.c
-	case s.tx != nil:
-		return stmtConn{s.tx.StmtContext(ctx, st)}
-	}
-	return stmtConn{st}
+	c sqlConn
+	// read, when set, runs the SELECTs of a pool (not a transaction): SQLite's read
+	// connections beside its writer.
+	read sqlConn
 }
 
 func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	q = numbered(q)
-	r, err := s.conn(ctx, q, len(args)).ExecContext(ctx, q, cleanArgs(args)...)
+	r, err := s.c.ExecContext(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
 	}
 	return r.RowsAffected()
 }
-
-func (s sqlQuerier) execFixed(ctx context.Context, q string, args ...any) (int64, error) {
-	q = numberedFixed(q)
-	r, err := s.connOf(ctx, s.cache.getFixed(q)).ExecContext(ctx, q, cleanArgs(args)...)
-	if err != nil {
-		return 0, err
-	}
-	return r.RowsAffected()
-}
-
-// numberedFixed is numbered for execFixed's few texts, each rewritten once.
-func numberedFixed(q string) string {
-	if n, ok := numberedTexts.Load(q); ok {
-		return n.(string)
-	}
-	n := numbered(q)
-	numberedTexts.Store(q, n)
-	return n
-}
-
-var numberedTexts sync.Map // execFixed's texts: $N text -> SQLite's
 
 func (s sqlQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
 	q = numbered(q)
+	c := s.c
 	if s.read != nil && strings.HasPrefix(q, "SELECT ") {
-		s = sqlQuerier{c: s.read, cache: s.readCache}
+		c = s.read
 	}
-	r, err := s.conn(ctx, q, len(args)).QueryContext(ctx, q, cleanArgs(args)...)
+	r, err := c.QueryContext(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return nil, err
 	}
 	return sqlRows{r}, nil
-}
-
-// stmtConn runs its prepared statement, whatever query it is given (the statement's own).
-type stmtConn struct{ st *sql.Stmt }
-
-func (c stmtConn) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
-	return c.st.ExecContext(ctx, args...)
-}
-
-func (c stmtConn) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
-	return c.st.QueryContext(ctx, args...)
 }
 
 type sqlRows struct{ *sql.Rows }
@@ -188,10 +135,6 @@ type pgxQuerier struct {
 
 func (p pgxQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	return p.exec_(ctx, q, cleanArgs(args)...)
-}
-
-func (p pgxQuerier) execFixed(ctx context.Context, q string, args ...any) (int64, error) {
-	return p.exec(ctx, q, args...) // pgx prepares and keeps statements by text
 }
 
 func (p pgxQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {

@@ -108,7 +108,7 @@ func (s *Store) runGroup(batch []*groupCall) {
 		return
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}
+	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx}}, sqlTx: stx}
 	committed := 0
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
@@ -120,7 +120,7 @@ func (s *Store) runGroup(batch []*groupCall) {
 			break
 		}
 		// One name for every call's savepoint: each is released before the next, and the
-		// same text is a statement prepared once (stmtCache).
+		// same text is a statement prepared once (cachingConn).
 		if _, err := tx.q.exec(ctx, "SAVEPOINT shared_call"); err != nil {
 			failAll(fmt.Errorf("store: savepoint: %w", err))
 			return

@@ -44,10 +44,6 @@ func (e explainQuerier) exec(ctx context.Context, q string, args ...any) (int64,
 	return e.s.q.exec(ctx, q, args...)
 }
 
-func (e explainQuerier) execFixed(ctx context.Context, q string, args ...any) (int64, error) {
-	return e.s.q.execFixed(ctx, q, args...)
-}
-
 func (e explainQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
 	plan, err := e.s.explain(ctx, q, args...)
 	if err != nil {

@@ -9,12 +9,12 @@ import (
 	"modernc.org/sqlite"
 )
 
-// SQLite parses a statement each time it is run unless it is prepared, and most of what
-// runs on the writer is not prepared by whoever runs it: River's statements (its fetch
-// is a long UPDATE ... RETURNING, most of whose time went to parsing it), and the store's
-// statements outside stmtCache. The writer's connection therefore keeps the statements it
+// SQLite parses a statement each time it is run unless it is prepared, and what runs on
+// the store's connections comes from callers that prepare nothing: the store's queries,
+// and River's (its fetch is a long UPDATE ... RETURNING, most of whose time went to
+// parsing it). Every SQLite connection of the store therefore keeps the statements it
 // runs, by text, as pgx does on PostgreSQL: a statement run again is bound and stepped,
-// not parsed again.
+// not parsed again, in a transaction or not.
 
 // sqliteConnector opens SQLite connections that keep their statements (cachingConn).
 type sqliteConnector struct{ inner driver.Connector }

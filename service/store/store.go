@@ -57,12 +57,9 @@ type Store struct {
 	pool  *pgxpool.Pool
 	// group batches InSharedTx's callers (SQLite).
 	group group
-	// stmts are SQLite's prepared statements.
-	stmts *stmtCache
-	// readDB holds SQLite's connections for reads outside a transaction, with their
-	// statements (nil for a database in memory, and PostgreSQL).
-	readDB    *sql.DB
-	readStmts *stmtCache
+	// readDB holds SQLite's connections for reads outside a transaction (nil for a
+	// database in memory, and PostgreSQL).
+	readDB *sql.DB
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
@@ -122,9 +119,8 @@ func openSQLite(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	stmts := newStmtCache(db)
-	st := &Store{backend: SQLite, sqlDB: db, stmts: stmts}
-	q := sqlQuerier{c: db, cache: stmts}
+	st := &Store{backend: SQLite, sqlDB: db}
+	q := sqlQuerier{c: db}
 	if !strings.HasPrefix(path, ":memory:") && !strings.Contains(path, "mode=memory") {
 		// Reads outside a transaction take connections of their own: in WAL mode they
 		// read the last commit while the one writer writes, instead of waiting for its
@@ -133,17 +129,17 @@ func openSQLite(path string) (*Store, error) {
 		r := url.Values{}
 		r.Add("_pragma", "busy_timeout(10000)")
 		r.Add("_pragma", "query_only(1)")
-		rdb, err := sql.Open("sqlite", "file:"+path+"?"+r.Encode())
+		rconn, err := newSQLiteConnector("file:" + path + "?" + r.Encode())
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
 		}
+		rdb := sql.OpenDB(rconn)
 		rdb.SetMaxOpenConns(sqliteReaders)
 		rdb.SetMaxIdleConns(sqliteReaders)
 		rdb.SetConnMaxIdleTime(0)
 		rdb.SetConnMaxLifetime(0)
-		st.readDB, st.readStmts = rdb, newStmtCache(rdb)
-		q.read, q.readCache = rdb, st.readStmts
+		st.readDB, q.read = rdb, rdb
 	}
 	st.queries = queries{q}
 	return st, nil
@@ -226,11 +222,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Close releases the store's connections.
 func (s *Store) Close() {
 	if s.sqlDB != nil {
-		s.stmts.close()
 		_ = s.sqlDB.Close()
 	}
 	if s.readDB != nil {
-		s.readStmts.close()
 		_ = s.readDB.Close()
 	}
 	if s.pool != nil {
@@ -343,7 +337,7 @@ func (s *Store) InTx(ctx context.Context, f func(tx *Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx, tx: stx, cache: s.stmts}}, sqlTx: stx}
+	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx}}, sqlTx: stx}
 	if err := f(tx); err != nil {
 		return err
 	}
@@ -375,7 +369,7 @@ func (s *Store) readSnapshot(ctx context.Context, f func(q queries) error) error
 			return fmt.Errorf("store: begin a snapshot: %w", err)
 		}
 		defer stx.Rollback() //nolint:errcheck // read-only: nothing to keep
-		return f(queries{sqlQuerier{c: stx, tx: stx, cache: s.readStmts}})
+		return f(queries{sqlQuerier{c: stx}})
 	}
 	return s.InTx(ctx, func(tx *Tx) error { return f(tx.queries) })
 }
