@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/servicetest"
@@ -337,4 +338,88 @@ func TestLockSeriesOfADeletedAgent(t *testing.T) {
 			t.Fatalf("deleting it again: %v; want not found", err)
 		}
 	})
+}
+
+// A run's body and a result read back as the bytes stored, on both backends: before
+// migration 00012, PostgreSQL kept them as JSONB and gave back its own print of them (keys
+// reordered, spaces added), so the same import exported differently on each backend.
+func TestJSONReadsBackAsStored(t *testing.T) {
+	const body = `{"output":"a","input":"q","id":"r1","agent":"x","metadata":{"z":1,"a":[1,2.50]}}`
+	const result = `{"status":"scored","score":0.5,"details":{"b":true,"a":null}}`
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		pks, err := s.PutRuns(ctx, a.ID, []store.NewRun{{ID: "r1", Agent: "x", Time: time.Unix(1, 0), Body: json.RawMessage(body)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e store.Evaluation
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			e, err = tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: a.ID, Agent: "x", Trigger: store.TriggerRequest,
+				Spec: store.Spec{Limit: 1, Scorers: []store.ScorerRef{{Name: "prescreen"}}}, RunPKs: pks})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.InsertResults(ctx, []store.Result{{TenantID: a.ID, EvaluationPK: e.PK, RunPK: pks[0], Scorer: "prescreen",
+			Status: "scored", Score: ptr(0.5), Body: json.RawMessage(result)}}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Run(ctx, a.ID, "r1")
+		if err != nil || string(r.Body) != body {
+			t.Fatalf("run body read back as %s, %v; want %s", r.Body, err, body)
+		}
+		rs, err := s.RunResults(ctx, a.ID, pks[0])
+		if err != nil || len(rs) != 1 || string(rs[0].Body) != result {
+			t.Fatalf("result read back as %v, %v; want %s", rs, err, result)
+		}
+	})
+}
+
+// Runs and results stored as JSONB before migration 00012 read back as the same JSON.
+func TestMigration00012CarriesJSON(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Shared(t).Database(t)
+	old, err := store.OpenAt(ctx, dsn, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
+		`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) SELECT id, 'r1', 'x', 1, 1, '{"input": "q", "output": "a"}' FROM tenants`,
+		`INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at) SELECT 'ev_x', id, 'x', 'request', '{"scorers":[]}', 1, 1, 0 FROM tenants`,
+		`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, status, score, result, created_at)
+			SELECT e.tenant_id, e.id, r.id, 'prescreen', '1', 'scored', 1, '{"score": 1, "status": "scored"}', 0 FROM evaluations e, runs r`,
+	} {
+		if _, err := old.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	old.Close()
+	s := open(t, dsn)
+	tn, err := s.Tenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(ctx, tn.ID, "r1")
+	if err != nil || string(r.Body) != `{"input": "q", "output": "a"}` {
+		t.Fatalf("carried run body %s, %v", r.Body, err)
+	}
+	rs, err := s.RunResults(ctx, tn.ID, r.PK)
+	if err != nil || len(rs) != 1 || string(rs[0].Body) != `{"score": 1, "status": "scored"}` {
+		t.Fatalf("carried results %v, %v", rs, err)
+	}
+	// Debian's server has lz4: the migration chose it for both columns.
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var methods string
+	if err := c.QueryRow(ctx, `SELECT string_agg(attcompression::text, ',' ORDER BY attrelid::regclass::text) FROM pg_attribute
+		WHERE (attrelid, attname) IN (('runs'::regclass, 'body'), ('results'::regclass, 'result'))`).Scan(&methods); err != nil || methods != "l,l" {
+		t.Fatalf("compression of runs.body, results.result = %q, %v; want lz4 (l) for both", methods, err)
+	}
 }
