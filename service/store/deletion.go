@@ -384,7 +384,7 @@ func (q queries) RevokeAllKeys(ctx context.Context, tenantID int64) (int64, erro
 var tenantTables = []string{
 	"labels", "evaluations", "insights", "insight_series", "insight_settings", "agent_policies",
 	"open_spans", "tenant_judge_keys", "run_tombstones", "audit_log", "web_sessions", "api_keys",
-	"scorer_promotions", "scorer_versions", "scorer_modules",
+	"scorer_promotions", "scorer_versions", "scorer_modules", "result_versions",
 }
 
 // DeleteTenant deletes everything the tenant owns: its keys are revoked first (and its

@@ -46,7 +46,42 @@ func (q queries) InsertResults(ctx context.Context, rs []Result) (int64, error) 
 	if err != nil {
 		return n, fmt.Errorf("store: insert results: %w", err)
 	}
+	if err := q.noteResultVersions(ctx, rs); err != nil {
+		return n, fmt.Errorf("store: insert results: %w", err)
+	}
 	return n, nil
+}
+
+// noteResultVersions records, for each (tenant, scorer, version) of rs, the first
+// evaluation with results of it (result_versions). A row that exists is updated only
+// when rs come from an earlier evaluation than it says, so the usual call writes
+// nothing and, on PostgreSQL, locks nothing.
+func (q queries) noteResultVersions(ctx context.Context, rs []Result) error {
+	type key struct {
+		tenant          int64
+		scorer, version string
+	}
+	first := map[key]int64{}
+	for _, r := range rs {
+		k := key{r.TenantID, r.Scorer, r.ScorerVersion}
+		if e, ok := first[k]; !ok || r.EvaluationPK < e {
+			first[k] = r.EvaluationPK
+		}
+	}
+	for k, e := range first {
+		n, err := q.q.exec(ctx, `INSERT INTO result_versions (tenant_id, scorer, scorer_version, first_evaluation_id)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id, scorer, scorer_version) DO NOTHING`, k.tenant, k.scorer, k.version, e)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := q.q.exec(ctx, `UPDATE result_versions SET first_evaluation_id = $4
+				WHERE tenant_id = $1 AND scorer = $2 AND scorer_version = $3 AND first_evaluation_id > $4`, k.tenant, k.scorer, k.version, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // resultInsert is InsertResults' statement.
@@ -155,13 +190,24 @@ func (q queries) LatestResults(ctx context.Context, tenantID int64, runPKs []int
 
 // PreviousResults returns, for the evaluation's runs, the latest result of scorer from an
 // earlier evaluation made with another version than version: what a user compares with
-// after a scorer fix.
+// after a scorer fix. When no earlier evaluation has results of another version (nearly
+// always), result_versions says so in one read; otherwise each run's results are walked
+// from its newest back to the first of another version.
 func (q queries) PreviousResults(ctx context.Context, tenantID, evalPK int64, scorer, version string) ([]Result, error) {
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
-		WHERE res.tenant_id = $1 AND res.scorer = $3 AND res.scorer_version <> $4 AND res.evaluation_id < $2
-		AND res.run_pk IN (SELECT run_pk FROM evaluation_runs WHERE evaluation_id = $2)
-		AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer
-			AND x.scorer_version <> $4 AND x.evaluation_id < $2)
+	var other int64
+	if err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM (SELECT 1 FROM result_versions
+		WHERE tenant_id = $1 AND scorer = $2 AND scorer_version <> $3 AND first_evaluation_id < $4 LIMIT 1) AS one`,
+		[]any{tenantID, scorer, version, evalPK}, &other); err != nil {
+		return nil, err
+	}
+	if other == 0 {
+		return nil, nil
+	}
+	return scanResults(q.q.query(ctx, `SELECT `+resultCols+` FROM evaluation_runs er
+		JOIN results res ON res.id = (SELECT x.id FROM results x WHERE x.run_pk = er.run_pk AND x.scorer = $3
+			AND x.scorer_version <> $4 AND x.evaluation_id < $2 ORDER BY x.id DESC LIMIT 1)
+		JOIN runs r ON r.id = res.run_pk JOIN evaluations e ON e.id = res.evaluation_id
+		WHERE er.evaluation_id = $2 AND res.tenant_id = $1
 		ORDER BY res.run_pk`, tenantID, evalPK, scorer, version))
 }
 

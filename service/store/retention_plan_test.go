@@ -45,6 +45,8 @@ var planFill = map[string][]string{
 		`INSERT INTO scorer_versions (tenant_id, name, version, kind, digest, created_at) SELECT id, 's', 1, 'configured', 'd', 0 FROM tenants`,
 		`INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) SELECT id, 's', 1, 0 FROM tenants`,
 		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', x'00', 1, 0 FROM tenants`,
+		`INSERT INTO result_versions (tenant_id, scorer, scorer_version, first_evaluation_id)
+		 SELECT t.id, s.name, v.v, 1 FROM tenants t, (SELECT 'a' AS name UNION ALL SELECT 'b') s, (SELECT '1' AS v UNION ALL SELECT '2') v`,
 		`ANALYZE`,
 	},
 	Postgres: {
@@ -72,6 +74,8 @@ var planFill = map[string][]string{
 		`INSERT INTO scorer_versions (tenant_id, name, version, kind, digest, created_at) SELECT id, 's', 1, 'configured', 'd', 0 FROM tenants`,
 		`INSERT INTO scorer_promotions (tenant_id, name, version, promoted_at) SELECT id, 's', 1, 0 FROM tenants`,
 		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', '\x00', 1, 0 FROM tenants`,
+		`INSERT INTO result_versions (tenant_id, scorer, scorer_version, first_evaluation_id)
+		 SELECT t.id, s.name, v.v, 1 FROM tenants t, (VALUES ('a'), ('b')) s(name), (VALUES ('1'), ('2')) v(v)`,
 		`ANALYZE`,
 	},
 }

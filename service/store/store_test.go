@@ -423,3 +423,90 @@ func TestMigration00012CarriesJSON(t *testing.T) {
 		t.Fatalf("compression of runs.body, results.result = %q, %v; want lz4 (l) for both", methods, err)
 	}
 }
+
+// PreviousResults reads result_versions first, and finds other versions' results however
+// they arrived: results of an earlier evaluation stored after those of a later one, the
+// latest of several earlier results per run, and results stored before the table existed.
+func TestPreviousResultsAcrossVersions(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		pks, _ := s.PutRuns(ctx, a.ID, []store.NewRun{newRun("r1", "x", time.Unix(1, 0)), newRun("r2", "x", time.Unix(2, 0))})
+		var evs []store.Evaluation
+		for _, v := range []string{"1", "2", "1"} {
+			err := s.InTx(ctx, func(tx *store.Tx) error {
+				e, err := tx.CreateEvaluation(ctx, store.NewEvaluation{TenantID: a.ID, Agent: "x", Trigger: store.TriggerRequest,
+					Spec: store.Spec{Limit: 2, Scorers: []store.ScorerRef{{Name: "prescreen", Version: v}}}, RunPKs: pks})
+				evs = append(evs, e)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		put := func(e store.Evaluation, version string, score float64) {
+			t.Helper()
+			var rs []store.Result
+			for _, pk := range pks {
+				rs = append(rs, store.Result{TenantID: a.ID, EvaluationPK: e.PK, RunPK: pk, Scorer: "prescreen", ScorerVersion: version,
+					Status: "scored", Score: ptr(score), Body: json.RawMessage(`{"status":"scored"}`)})
+			}
+			if _, err := s.InsertResults(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The third evaluation's results (version 1) come first, then the second's
+		// (version 2): version 2 compares with nothing, the third with the second.
+		put(evs[2], "1", 0.3)
+		put(evs[1], "2", 0.9)
+		if prev, err := s.PreviousResults(ctx, a.ID, evs[1].PK, "prescreen", "2"); err != nil || len(prev) != 0 {
+			t.Fatalf("the second evaluation compares with %+v, %v; want nothing (version 1's results are later)", prev, err)
+		}
+		if prev, err := s.PreviousResults(ctx, a.ID, evs[2].PK, "prescreen", "1"); err != nil || len(prev) != 2 || prev[0].EvaluationID != evs[1].ID {
+			t.Fatalf("the third evaluation compares with %+v, %v; want the second's", prev, err)
+		}
+		// The first evaluation's results (version 1) arrive last: the second now compares
+		// with them.
+		put(evs[0], "1", 0.1)
+		prev, err := s.PreviousResults(ctx, a.ID, evs[1].PK, "prescreen", "2")
+		if err != nil || len(prev) != 2 || prev[0].EvaluationID != evs[0].ID || *prev[0].Score != 0.1 {
+			t.Fatalf("the second evaluation compares with %+v, %v; want the first's", prev, err)
+		}
+	})
+}
+
+// Results stored before migration 00013 make their versions known to PreviousResults.
+func TestMigration00013CarriesResultVersions(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		old, err := store.OpenAt(ctx, dsn, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
+			`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) SELECT id, 'r1', 'x', 1, 1, '{}' FROM tenants`,
+			`INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at) SELECT 'ev_' || v, id, 'x', 'request', '{"scorers":[]}', 1, 1, 0
+				FROM tenants, (SELECT '1' AS v UNION ALL SELECT '2') vs`,
+			`INSERT INTO evaluation_runs (evaluation_id, run_pk, position) SELECT e.id, r.id, 0 FROM evaluations e, runs r`,
+			`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, status, score, result, created_at)
+				SELECT e.tenant_id, e.id, r.id, 'prescreen', substr(e.public_id, 4), 'scored', 1, '{}', 0 FROM evaluations e, runs r`,
+		} {
+			if _, err := old.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		old.Close()
+		s := open(t, dsn)
+		tn, _ := s.Tenant(ctx, "acme")
+		second, err := s.Evaluation(ctx, tn.ID, "ev_2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, err := s.PreviousResults(ctx, tn.ID, second.PK, "prescreen", "2")
+		if err != nil || len(prev) != 1 || prev[0].EvaluationID != "ev_1" {
+			t.Fatalf("previous results after the migration: %+v, %v; want ev_1's", prev, err)
+		}
+	})
+}
