@@ -1,7 +1,7 @@
 // Command size fills a store to the size a platform reaches in a month and measures what
 // the service reads from it at that size: bytes per run, an agent's last N runs, a page of
 // its runs, an evaluation's summary, the insight engine's window, and the newest
-// migration. It is run by hand, not in CI (ten million runs take minutes to write and
+// migrations (-migrations). It is run by hand, not in CI (ten million runs take minutes to write and
 // gigabytes of disk):
 //
 //	go run ./bench/size -backend sqlite -runs 10000000
@@ -54,6 +54,7 @@ type options struct {
 	evalRuns int
 	reps     int
 	keep     bool
+	migrate  int
 }
 
 func run() error {
@@ -66,6 +67,7 @@ func run() error {
 	flag.IntVar(&o.evalRuns, "eval-runs", 100, "runs per evaluation (each agent's runs are evaluated in groups of this many)")
 	flag.IntVar(&o.reps, "reps", 51, "repetitions of each query (the median is reported)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the filled store")
+	flag.IntVar(&o.migrate, "migrations", 1, "newest migrations to take down and up again, timing each")
 	flag.Parse()
 	if o.runs < o.agents*o.evalRuns {
 		return fmt.Errorf("-runs %d is under -agents x -eval-runs (%d): every agent needs one evaluation", o.runs, o.agents*o.evalRuns)
@@ -322,7 +324,7 @@ func measure(ctx context.Context, st *store.Store, o options, dsn string, fx fix
 		slices.Sort(ds)
 		fmt.Printf("| %s | %s | %s |\n", q.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*9/10]))
 	}
-	return timeMigration(ctx, st)
+	return timeMigrations(ctx, st, o.migrate)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
@@ -361,9 +363,9 @@ func storeBytes(ctx context.Context, st *store.Store, dsn string) (int64, error)
 	return n, err
 }
 
-// timeMigration takes the newest migration down and up again, timing each: what the next
-// migration of its kind costs at this size.
-func timeMigration(ctx context.Context, st *store.Store) error {
+// timeMigrations takes the newest k migrations down, newest first, and up again, timing
+// each step: what the next migration of each kind costs at this size.
+func timeMigrations(ctx context.Context, st *store.Store, k int) error {
 	fsys, err := store.Migrations(st.Backend())
 	if err != nil {
 		return err
@@ -378,19 +380,24 @@ func timeMigration(ctx context.Context, st *store.Store) error {
 		return err
 	}
 	sources := p.ListSources()
-	if len(sources) == 0 {
-		return errors.New("no migrations")
+	if len(sources) < k || k < 1 {
+		return fmt.Errorf("-migrations %d: there are %d", k, len(sources))
 	}
-	newest := sources[len(sources)-1]
-	down, err := timed(func() error { _, err := p.Down(ctx); return err })
-	if err != nil {
-		return fmt.Errorf("migration %s down: %w", filepath.Base(newest.Path), err)
+	newest := sources[len(sources)-k:]
+	downs := make([]time.Duration, k)
+	for i := k - 1; i >= 0; i-- {
+		if downs[i], err = timed(func() error { _, err := p.Down(ctx); return err }); err != nil {
+			return fmt.Errorf("migration %s down: %w", filepath.Base(newest[i].Path), err)
+		}
 	}
-	up, err := timed(func() error { _, err := p.UpByOne(ctx); return err })
-	if err != nil {
-		return fmt.Errorf("migration %s up: %w", filepath.Base(newest.Path), err)
+	fmt.Println()
+	for i, src := range newest {
+		up, err := timed(func() error { _, err := p.UpByOne(ctx); return err })
+		if err != nil {
+			return fmt.Errorf("migration %s up: %w", filepath.Base(src.Path), err)
+		}
+		fmt.Printf("migration %s: down %s, up %s\n", filepath.Base(src.Path), ms(downs[i]), ms(up))
 	}
-	fmt.Printf("\nthe newest migration (%s): down %s, up %s\n", filepath.Base(newest.Path), ms(down), ms(up))
 	return nil
 }
 

@@ -378,6 +378,50 @@ func TestJSONReadsBackAsStored(t *testing.T) {
 	})
 }
 
+// A store too large to rewrite at once keeps its JSONB columns through migration 00012,
+// and the service stores and reads its runs as before.
+func TestMigration00012LeavesLargeStores(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Shared(t).Database(t)
+	old, err := store.OpenAt(ctx, dsn, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
+		`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body)
+			SELECT t.id, 'old' || i, 'x', i, i, '{"input": "q"}' FROM tenants t, generate_series(1, 100001) i`,
+	} {
+		if _, err := old.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	old.Close()
+	s := open(t, dsn)
+	if v, err := s.Version(ctx); err != nil || v < 12 {
+		t.Fatalf("version %d, %v; want 12 or later", v, err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var types string
+	if err := c.QueryRow(ctx, `SELECT string_agg(data_type, ',' ORDER BY table_name) FROM information_schema.columns
+		WHERE (table_name, column_name) IN (('runs', 'body'), ('results', 'result')) AND table_schema = current_schema()`).Scan(&types); err != nil || types != "jsonb,jsonb" {
+		t.Fatalf("column types %q, %v; want both left JSONB", types, err)
+	}
+	tn, _ := s.Tenant(ctx, "acme")
+	if _, err := s.PutRuns(ctx, tn.ID, []store.NewRun{{ID: "new", Agent: "x", Time: time.Unix(1, 0), Body: json.RawMessage(`{"output":"a","input":"q"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"old7": `{"input": "q"}`, "new": `{"input": "q", "output": "a"}`} {
+		if r, err := s.Run(ctx, tn.ID, id); err != nil || string(r.Body) != want {
+			t.Fatalf("run %s: %s, %v; want %s", id, r.Body, err, want)
+		}
+	}
+}
+
 // Runs and results stored as JSONB before migration 00012 read back as the same JSON.
 func TestMigration00012CarriesJSON(t *testing.T) {
 	ctx := context.Background()
