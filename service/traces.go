@@ -173,58 +173,76 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 
-	kept, err := s.keepWaiting(ctx, t, now, waiting, &res)
+	candidates, err := s.waitingSpans(t, waiting)
 	if err != nil {
 		return res, err
 	}
-	out = append(out, kept...)
-	if len(out) == 0 && len(used) == 0 {
+	if len(out) == 0 && len(used) == 0 && len(candidates) == 0 {
 		return res, nil
 	}
 	expires := now.Add(s.opts.TraceWindow)
-	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+	var kept, full int
+	// The cap is checked and the spans stored in one turn of the tenant's, so concurrent
+	// requests cannot each find the same room and together exceed it. The bodies this
+	// request's runs used still count in taken, as they did before they were used.
+	// A request with no span to wait stores only ids and takes no turn.
+	inTurn := s.st.WithOpenSpans
+	if len(candidates) == 0 {
+		inTurn = func(ctx context.Context, _ int64, _ time.Time, f func(*store.Tx, int64) error) error {
+			return s.st.InTx(ctx, func(tx *store.Tx) error { return f(tx, 0) })
+		}
+	}
+	err = inTurn(ctx, t.ID, now, func(tx *store.Tx, taken int64) error {
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
+		}
+		keep := out
+		kept, full = 0, 0
+		room := s.opts.MaxOpenSpanBytes - taken
+		for _, o := range candidates {
+			if int64(len(o.Span)) > room {
+				full++
+				continue
+			}
+			room -= int64(len(o.Span))
+			keep = append(keep, o)
+			kept++
 		}
 		// A trace's spans are kept at least 90% of the window after its last span.
 		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
 			return err
 		}
-		return tx.PutOpenSpans(ctx, t.ID, out, expires)
+		return tx.PutOpenSpans(ctx, t.ID, keep, expires)
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	res.Kept += kept
+	if full > 0 {
+		res.reject(full, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
+			"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+	}
+	return res, nil
 }
 
-// keepWaiting returns the spans that wait for their agent span as the store keeps them,
-// within the tenant's room (Config.MaxOpenSpanBytes); those beyond it are rejected.
-func (s *Service) keepWaiting(ctx context.Context, t store.Tenant, now time.Time, waiting []*traceSpan, res *TracesResult) ([]store.OpenSpan, error) {
+// waitingSpans returns the spans that wait for their agent span as the store would keep
+// them: a GenAI span whole (redacted), another only as a link to its parent. Whether they
+// fit the tenant's room is decided where they are stored.
+func (s *Service) waitingSpans(t store.Tenant, waiting []*traceSpan) ([]store.OpenSpan, error) {
 	if len(waiting) == 0 {
 		return nil, nil
-	}
-	taken, err := s.st.OpenSpanBytes(ctx, t.ID, now)
-	if err != nil {
-		return nil, err
 	}
 	red, err := s.redactor(t)
 	if err != nil {
 		return nil, err
 	}
-	room := s.opts.MaxOpenSpanBytes - taken
-	var out []store.OpenSpan
+	out := make([]store.OpenSpan, 0, len(waiting))
 	for _, sp := range waiting {
-		// A GenAI span whole; another span only as a link to its parent.
 		o, err := keptSpan{sp, sp.op == "", red}.open()
 		if err != nil {
 			return nil, err
 		}
-		if int64(len(o.Span)) > room {
-			res.reject(1, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
-				"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
-			continue
-		}
-		room -= int64(len(o.Span))
 		out = append(out, o)
-		res.Kept++
 	}
 	return out, nil
 }

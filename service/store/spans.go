@@ -157,6 +157,39 @@ func (q queries) OpenSpanBytes(ctx context.Context, tenantID int64, now time.Tim
 	return n, nil
 }
 
+// WithOpenSpans runs f in a transaction in the tenant's turn to keep spans, with the
+// size of its kept spans that had not expired by now when the turn began: a request that
+// checks the tenant's cap (serve --otlp-max-open-bytes) against taken and stores its
+// spans in tx cannot be overtaken by another doing the same. On PostgreSQL the turn is a
+// lock of the tenant's row, FOR NO KEY UPDATE (which the foreign-key checks of other
+// writes do not wait for), taken first in tx so that the spans' own rows are locked after
+// it in the same order by every request. On SQLite, which one process opens, it is a lock
+// of the process's, held from the count to the commit: the count (tens of milliseconds
+// at a full cap) runs beside the writer, not in its transaction.
+func (s *Store) WithOpenSpans(ctx context.Context, tenantID int64, now time.Time, f func(tx *Tx, taken int64) error) error {
+	if s.pool != nil {
+		return s.InTx(ctx, func(tx *Tx) error {
+			var id int64
+			if err := queryRow(ctx, tx.q, `SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE`, []any{tenantID}, &id); err != nil {
+				return fmt.Errorf("store: lock the open spans of tenant %d: %w", tenantID, err)
+			}
+			taken, err := tx.OpenSpanBytes(ctx, tenantID, now)
+			if err != nil {
+				return err
+			}
+			return f(tx, taken)
+		})
+	}
+	turn := &s.spanTurns[uint64(tenantID)%uint64(len(s.spanTurns))]
+	turn.Lock()
+	defer turn.Unlock()
+	taken, err := s.OpenSpanBytes(ctx, tenantID, now)
+	if err != nil {
+		return err
+	}
+	return s.InTx(ctx, func(tx *Tx) error { return f(tx, taken) })
+}
+
 // DeleteExpiredSpans deletes every tenant's kept spans that expired by now and says how
 // many it deleted.
 func (q queries) DeleteExpiredSpans(ctx context.Context, now time.Time) (int64, error) {

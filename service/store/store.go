@@ -22,6 +22,7 @@ import (
 	"maps"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,9 @@ type Store struct {
 	// readDB holds SQLite's connections for reads outside a transaction (nil for a
 	// database in memory, and PostgreSQL).
 	readDB *sql.DB
+	// spanTurns are the tenants' turns to keep open spans on SQLite (WithOpenSpans), by
+	// tenant id modulo their number.
+	spanTurns [16]sync.Mutex
 }
 
 // Open opens the store at dsn and migrates it up to date: a postgres:// or postgresql://
