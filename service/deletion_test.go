@@ -233,7 +233,7 @@ func TestDeleteTenantLeavesNothing(t *testing.T) {
 		before := rowsOf(t, st, db, all, gone.t.ID, runPKs, evalPKs)
 		for _, table := range []string{"runs", "results", "evaluations", "evaluation_runs", "api_keys", "web_sessions", "agent_policies",
 			"insights", "insight_series", "insight_settings", "run_tombstones", "audit_log", "river_job", "labels", "open_spans",
-			"tenant_judge_keys", "scorer_versions", "scorer_promotions", "scorer_modules"} {
+			"tenant_judge_keys", "scorer_versions", "scorer_promotions", "scorer_modules", "result_versions"} {
 			if before[table] == 0 {
 				t.Errorf("the seed left %s empty for the tenant: the test would prove nothing there", table)
 			}
@@ -631,6 +631,91 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 		w.err = w.change()
 	}
 	return w.Buffer.Write(p)
+}
+
+// A tenant's export carries its published scorers: every version (a deleted one too), the
+// promotions, and each module's bytes, so a tenant that leaves takes its own scorers.
+func TestExportCarriesPublishedScorers(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{})
+		svc := env.Service
+		tn, err := svc.CreateTenant(ctx, "acme", store.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		okWasm := filepath.Join(t.TempDir(), "ok.wasm")
+		if out, err := exec.Command("wat2wasm", filepath.Join("..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
+			t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
+		}
+		module, err := os.ReadFile(okWasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range []service.PublishRequest{{Name: "mine", Base: "prescreen"}, {Name: "module", Module: module},
+			{Name: "mine", Base: "prescreen", Config: json.RawMessage(`{"cutoff_min_words":3}`)}} {
+			if _, err := svc.Publish(ctx, tn, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := svc.Promote(ctx, tn, "mine", 2, service.PromoteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.DeleteScorerVersion(ctx, tn, "mine", 1); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := svc.Export(ctx, tn, "test", &buf); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			versions   []store.ExportedScorerVersion
+			promotions []store.ExportedPromotion
+			modules    []store.ExportedModule
+			end        map[string]int
+		)
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var l struct {
+				Kind string          `json:"kind"`
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			var err error
+			switch l.Kind {
+			case store.ExportScorerVersion:
+				versions = append(versions, store.ExportedScorerVersion{})
+				err = json.Unmarshal(l.Data, &versions[len(versions)-1])
+			case store.ExportScorerPromotion:
+				promotions = append(promotions, store.ExportedPromotion{})
+				err = json.Unmarshal(l.Data, &promotions[len(promotions)-1])
+			case store.ExportScorerModule:
+				modules = append(modules, store.ExportedModule{})
+				err = json.Unmarshal(l.Data, &modules[len(modules)-1])
+			case service.ExportEnd:
+				err = json.Unmarshal(l.Data, &end)
+			}
+			if err != nil {
+				t.Fatalf("%s line: %v", l.Kind, err)
+			}
+		}
+		if len(versions) != 3 || versions[0].Name != "mine" || versions[0].Version != 1 || versions[0].DeletedAt == nil ||
+			versions[1].Version != 2 || string(versions[1].Config) != `{"cutoff_min_words":3}` || versions[1].DeletedAt != nil ||
+			versions[2].Name != "module" || versions[2].Kind != store.KindWASM {
+			t.Fatalf("exported versions %+v", versions)
+		}
+		// The first version of each name was promoted when published; "mine" then moved to 2.
+		if len(promotions) != 3 || promotions[0].Name != "mine" || promotions[0].Version != 1 || promotions[1].Version != 2 || promotions[2].Name != "module" {
+			t.Fatalf("exported promotions %+v", promotions)
+		}
+		if len(modules) != 1 || modules[0].Digest != versions[2].Digest || !bytes.Equal(modules[0].Module, module) || modules[0].Size != int64(len(module)) {
+			t.Fatalf("exported modules: %d, digest %v (version's %s)", len(modules), modules, versions[2].Digest)
+		}
+		if end[store.ExportScorerVersion] != 3 || end[store.ExportScorerModule] != 1 {
+			t.Fatalf("end line %v", end)
+		}
+	})
 }
 
 // An export is one snapshot: what the tenant writes while it is read (a label, a run

@@ -64,21 +64,60 @@ type ExportedPolicy struct {
 	Policy AgentPolicy `json:"policy"`
 }
 
+// ExportedScorerVersion is a version of one of the tenant's published scorers as an
+// export writes it; a WASM version's module is its own line (ExportedModule), by digest.
+type ExportedScorerVersion struct {
+	Name       string          `json:"name"`
+	Version    int             `json:"version"`
+	Kind       string          `json:"kind"`
+	Base       string          `json:"base,omitempty"`
+	Config     json.RawMessage `json:"config"`
+	Digest     string          `json:"digest"`
+	Manifest   json.RawMessage `json:"manifest"`
+	Info       json.RawMessage `json:"info"`
+	JudgeModel string          `json:"judge_model,omitempty"`
+	Replaces   bool            `json:"replaces,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	DeletedAt  *time.Time      `json:"deleted_at,omitempty"`
+}
+
+// ExportedPromotion is one promotion of a published scorer's version, with what the
+// agreement gate said of it.
+type ExportedPromotion struct {
+	Name       string          `json:"name"`
+	Version    int             `json:"version"`
+	PromotedAt time.Time       `json:"promoted_at"`
+	Gate       json.RawMessage `json:"gate,omitempty"`
+}
+
+// ExportedModule is a WASM module the tenant uploaded: its bytes, base64 in JSON, and
+// their sha256 as the versions name it.
+type ExportedModule struct {
+	Digest    string    `json:"digest"`
+	Size      int64     `json:"size"`
+	CreatedAt time.Time `json:"created_at"`
+	Module    []byte    `json:"module"`
+}
+
 // Export kinds: each line of an export is {"kind": KIND, "data": ...}.
 const (
-	ExportTenant     = "tenant"
-	ExportKey        = "key"
-	ExportPolicy     = "agent_policy"
-	ExportRun        = "run"
-	ExportResult     = "result"
-	ExportLabel      = "label"
-	ExportEvaluation = "evaluation"
-	ExportInsight    = "insight"
-	ExportAudit      = "audit"
+	ExportTenant          = "tenant"
+	ExportKey             = "key"
+	ExportScorerVersion   = "scorer_version"
+	ExportScorerPromotion = "scorer_promotion"
+	ExportScorerModule    = "scorer_module"
+	ExportPolicy          = "agent_policy"
+	ExportRun             = "run"
+	ExportResult          = "result"
+	ExportLabel           = "label"
+	ExportEvaluation      = "evaluation"
+	ExportInsight         = "insight"
+	ExportAudit           = "audit"
 )
 
 // Export reads everything the tenant owns and hands it to emit, kind by kind: the tenant
-// and its policy, its keys (ids, never hashes), agent policies, runs with their results,
+// and its policy, its keys (ids, never hashes), its published scorers (every version,
+// deleted ones too, their promotions and their modules), agent policies, runs with their results,
 // labels, evaluations, insights and its audit log. Spans of traces whose agent span has
 // not come are left out: they are not runs yet. Insight settings are left out: their webhook
 // secret is not data the tenant gave. The export is one snapshot, read in one read-only
@@ -99,6 +138,9 @@ func (q queries) export(ctx context.Context, t Tenant, emit func(kind string, v 
 		if err := emit(ExportKey, map[string]any{"id": k.Prefix, "created_at": k.CreatedAt, "revoked_at": k.RevokedAt}); err != nil {
 			return err
 		}
+	}
+	if err := q.exportScorers(ctx, t.ID, emit); err != nil {
+		return err
 	}
 	if err := q.exportPolicies(ctx, t.ID, emit); err != nil {
 		return err
@@ -182,7 +224,88 @@ const (
 		AND (run_time > $2 OR (run_time = $2 AND id > $3)) ORDER BY run_time, id LIMIT $4`
 	exportResultsSQL = `SELECT res.run_pk, e.public_id, res.scorer, res.scorer_version, res.judge_model, res.result, res.created_at
 		FROM results res JOIN evaluations e ON e.id = res.evaluation_id WHERE res.tenant_id = $1 AND res.run_pk IN `
+	exportPromotionsSQL = `SELECT name, version, promoted_at, gate FROM scorer_promotions WHERE tenant_id = $1 ORDER BY name, id`
+	exportModulesSQL    = `SELECT digest, size, created_at FROM scorer_modules WHERE tenant_id = $1 ORDER BY digest`
 )
+
+// exportScorers emits the tenant's published scorers: each version, then the promotions
+// of every name, oldest first, then each module once, read one at a time (a module may
+// be megabytes; the tenant's quota bounds their number and total).
+func (q queries) exportScorers(ctx context.Context, tenantID int64, emit func(string, any) error) error {
+	vs, err := q.PublishedVersions(ctx, tenantID, "")
+	if err != nil {
+		return fmt.Errorf("store: export scorers: %w", err)
+	}
+	for _, v := range vs {
+		if err := emit(ExportScorerVersion, ExportedScorerVersion{Name: v.Name, Version: v.Version, Kind: v.Kind, Base: v.Base,
+			Config: v.Config, Digest: v.Digest, Manifest: v.Manifest, Info: v.Info, JudgeModel: v.JudgeModel, Replaces: v.Replaces,
+			CreatedAt: v.CreatedAt, DeletedAt: v.Deleted}); err != nil {
+			return err
+		}
+	}
+	rs, err := q.q.query(ctx, exportPromotionsSQL, tenantID)
+	if err != nil {
+		return fmt.Errorf("store: export promotions: %w", err)
+	}
+	var promotions []ExportedPromotion
+	for rs.Next() {
+		var (
+			p    ExportedPromotion
+			at   int64
+			gate string
+		)
+		if err := rs.Scan(&p.Name, &p.Version, &at, &gate); err != nil {
+			rs.Close()
+			return err
+		}
+		p.PromotedAt = fromMicros(at)
+		if gate != "{}" && gate != "" {
+			p.Gate = json.RawMessage(gate)
+		}
+		promotions = append(promotions, p)
+	}
+	err = rs.Err()
+	rs.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range promotions {
+		if err := emit(ExportScorerPromotion, p); err != nil {
+			return err
+		}
+	}
+	rs, err = q.q.query(ctx, exportModulesSQL, tenantID)
+	if err != nil {
+		return fmt.Errorf("store: export modules: %w", err)
+	}
+	var modules []ExportedModule
+	for rs.Next() {
+		var (
+			m  ExportedModule
+			at int64
+		)
+		if err := rs.Scan(&m.Digest, &m.Size, &at); err != nil {
+			rs.Close()
+			return err
+		}
+		m.CreatedAt = fromMicros(at)
+		modules = append(modules, m)
+	}
+	err = rs.Err()
+	rs.Close()
+	if err != nil {
+		return err
+	}
+	for _, m := range modules {
+		if m.Module, err = q.Module(ctx, tenantID, m.Digest); err != nil {
+			return fmt.Errorf("store: export module %s: %w", m.Digest, err)
+		}
+		if err := emit(ExportScorerModule, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (q queries) exportPolicies(ctx context.Context, tenantID int64, emit func(string, any) error) error {
 	rs, err := q.q.query(ctx, exportPoliciesSQL, tenantID)

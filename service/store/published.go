@@ -123,9 +123,11 @@ func (q queries) ScorerVersionOf(ctx context.Context, tenantID int64, name strin
 // PublishedVersions lists the tenant's versions of name (every name when name is ""),
 // deleted ones included, by name then version.
 func (q queries) PublishedVersions(ctx context.Context, tenantID int64, name string) ([]ScorerVersion, error) {
-	return scanScorerVersions(q.q.query(ctx, `SELECT `+scorerVersionCols+` FROM scorer_versions
-		WHERE tenant_id = $1 AND ($2 = '' OR name = $2) ORDER BY name, version`, tenantID, name))
+	return scanScorerVersions(q.q.query(ctx, publishedVersionsSQL, tenantID, name))
 }
+
+const publishedVersionsSQL = `SELECT ` + scorerVersionCols + ` FROM scorer_versions
+	WHERE tenant_id = $1 AND ($2 = '' OR name = $2) ORDER BY name, version`
 
 // PromotedVersion returns the version of name the tenant promoted last, or ErrNotFound
 // when it promoted none.

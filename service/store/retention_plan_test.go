@@ -135,6 +135,9 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 				{"export: a page of evaluations", exportEvaluationsSQL, []any{2, 0, exportPage}},
 				{"export: a page of insights", exportInsightsSQL, []any{2, 0, exportPage}},
 				{"export: agent policies", exportPoliciesSQL, []any{2}},
+				{"export: scorer versions", publishedVersionsSQL, []any{2, ""}},
+				{"export: scorer promotions", exportPromotionsSQL, []any{2}},
+				{"export: scorer modules", exportModulesSQL, []any{2}},
 			}
 			for i, q := range agentDeletes {
 				cases = append(cases, struct {
