@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,6 +170,47 @@ func TestPromotionGate(t *testing.T) {
 		}
 		if vs, _ := svc.ScorerVersions(ctx, plain, "matcher"); vs[1].Promotions[0].Gate != nil {
 			t.Fatalf("no gate recorded: %+v", vs[1].Promotions)
+		}
+	})
+}
+
+// A promotion that comes between the gate's measure and the record makes the measure
+// stale: the gated promotion is refused, asks to promote again, and records nothing;
+// promoted again, it is measured against the version promoted meanwhile.
+func TestPromotionGateMeasuredAgainstAStaleVersion(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		env := servicetest.New(t, dsn, servicetest.Options{})
+		svc := env.Service
+		gated := gateTenant(t, ctx, svc, "acme", store.Policy{PromotionGate: true}, 40)
+		if _, err := svc.Publish(ctx, gated, service.PublishRequest{Name: "matcher", Base: "exact_match",
+			Config: json.RawMessage(`{"ignore_case": true, "trim": true}`)}); err != nil {
+			t.Fatal(err)
+		}
+		var done atomic.Bool
+		service.SetAfterGate(svc, func() {
+			if done.Swap(true) {
+				return // the promotion below, which passes here too
+			}
+			// Another promotion lands meanwhile: matcher@3, which has no results yet, so
+			// the gate lets it through.
+			if _, err := svc.Promote(ctx, gated, "matcher", 3, service.PromoteOptions{}); err != nil {
+				t.Error(err)
+			}
+		})
+		_, err := svc.Promote(ctx, gated, "matcher", 2, service.PromoteOptions{Override: "forced"})
+		if !errors.Is(err, service.ErrGate) || !strings.Contains(err.Error(), "matcher@3 was promoted while the agreement gate measured matcher@2") ||
+			!strings.Contains(err.Error(), "promote again") {
+			t.Fatalf("a promotion measured against a stale version: %v; want the gate's refusal to promote again", err)
+		}
+		vs, err := svc.ScorerVersions(ctx, gated, "matcher")
+		if err != nil || len(vs) != 3 || !vs[2].Promoted || vs[1].Promoted || len(vs[1].Promotions) != 0 {
+			t.Fatalf("versions after the refusal: %+v, %v; want @3 promoted and nothing recorded for @2", vs, err)
+		}
+		// Promoted again, @2 is measured against @3.
+		v, err := svc.Promote(ctx, gated, "matcher", 2, service.PromoteOptions{Override: "forced"})
+		if err != nil || !v.Promoted || v.Gate == nil || v.Gate.Current != "matcher@3" {
+			t.Fatalf("promoted again: %+v, %v", v.Gate, err)
 		}
 	})
 }

@@ -433,6 +433,9 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 			return v, err
 		}
 	}
+	if s.afterGate != nil {
+		s.afterGate()
+	}
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		if g != nil {
 			// The gate measured outside this transaction (on SQLite the store's one

@@ -146,6 +146,10 @@ type Service struct {
 	// redactors are the tenants' redaction rules compiled, by their JSON.
 	redactorsMu sync.Mutex
 	redactors   map[string]*redact.Redactor
+
+	// afterGate, when set (by tests), runs in Promote between the agreement gate's
+	// measure and the transaction that records the promotion.
+	afterGate func()
 }
 
 // Open opens the store at c.DB (migrating it), the scorer cache over c.Host and c.Judge,
