@@ -102,6 +102,27 @@ func (in LabelInput) check(scorer string) error {
 	return in.LabelValue.check()
 }
 
+// labellerKey carries the labeller a caller is bound to (AsLabeller).
+type labellerKey struct{}
+
+// AsLabeller returns ctx for a caller bound to one labeller: a key of scope label (the
+// API and the dashboard set it). The labels written or deleted with it must be that
+// labeller's.
+func AsLabeller(ctx context.Context, labeller string) context.Context {
+	return context.WithValue(ctx, labellerKey{}, labeller)
+}
+
+// checkLabeller says why a caller bound to a labeller (AsLabeller) may not write or
+// delete labeller's labels; nil when it may, or is bound to none.
+func checkLabeller(ctx context.Context, labeller string) error {
+	bound, _ := ctx.Value(labellerKey{}).(string)
+	if bound == "" || labeller == bound {
+		return nil
+	}
+	return &Error{kind: ErrInsufficientScope, msg: fmt.Sprintf(
+		"this key writes labels as %q only, and this label is %q's: send labeller %q, or use a key of scope admin", bound, labeller, bound)}
+}
+
 // tenantRun finds the tenant's run or says there is none.
 func (s *Service) tenantRun(ctx context.Context, t store.Tenant, id string) (store.Run, error) {
 	r, err := s.st.Run(ctx, t.ID, id)
@@ -116,6 +137,9 @@ func (s *Service) tenantRun(ctx context.Context, t store.Tenant, id string) (sto
 // is true for a new label. Another tenant's run is ErrNotFound.
 func (s *Service) PutLabel(ctx context.Context, t store.Tenant, runID, scorer string, in LabelInput) (l Label, created bool, err error) {
 	if err := in.check(scorer); err != nil {
+		return Label{}, false, err
+	}
+	if err := checkLabeller(ctx, in.Labeller); err != nil {
 		return Label{}, false, err
 	}
 	r, err := s.tenantRun(ctx, t, runID)
@@ -155,6 +179,9 @@ func (s *Service) RunLabels(ctx context.Context, t store.Tenant, runID, scorer s
 // DeleteLabel removes the label the labeller gave the tenant's run for scorer.
 func (s *Service) DeleteLabel(ctx context.Context, t store.Tenant, runID, scorer, labeller string) error {
 	if err := checkLabelName("labeller", labeller); err != nil {
+		return err
+	}
+	if err := checkLabeller(ctx, labeller); err != nil {
 		return err
 	}
 	r, err := s.tenantRun(ctx, t, runID)
@@ -274,6 +301,9 @@ func (s *Service) ImportLabels(ctx context.Context, t store.Tenant, body []byte)
 		il := ImportedLabel{Line: i + 1}
 		ll, err := decodeLabelLine(raw)
 		il.RunID, il.Scorer = ll.RunID, ll.Scorer
+		if err == nil {
+			err = checkLabeller(ctx, ll.Labeller)
+		}
 		if err != nil {
 			il.Status, il.Error = LabelRejected, err.Error()
 			res.Rejected++

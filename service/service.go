@@ -47,6 +47,9 @@ var (
 	ErrNotAllowed = scorers.ErrNotAllowed
 	// ErrInvalidConfig: a scorer config does not match the scorer's config schema.
 	ErrInvalidConfig = host.ErrInvalidConfig
+	// ErrInsufficientScope: the caller's key may not do this (a label key writing another
+	// labeller's label); the message says which key would.
+	ErrInsufficientScope = errors.New("insufficient scope")
 	// ErrUnavailable: the service is not set up for the request (a tenant's key with no
 	// operator secret key to seal it); the message says what the operator must do.
 	ErrUnavailable = errors.New("unavailable")

@@ -88,11 +88,35 @@ func (s *Service) CreateKey(ctx context.Context, tenant string) (string, store.K
 }
 
 // CreateScopedKey makes a new API key of scope for the tenant and returns it; only its
-// hash is stored, so this is the one time it can be shown.
+// hash is stored, so this is the one time it can be shown. A label key names its
+// labeller: [Service.CreateLabellerKey] makes one.
 func (s *Service) CreateScopedKey(ctx context.Context, tenant string, scope store.Scope) (string, store.Key, error) {
 	if _, err := store.ParseScope(string(scope)); err != nil {
-		return "", store.Key{}, invalid("%v: ingest writes runs only, read reads only, admin does everything", err)
+		return "", store.Key{}, invalid("%v: %s", err, scopesHelp)
 	}
+	if scope == store.ScopeLabel {
+		return "", store.Key{}, invalid("a key of scope label writes labels under one labeller's name: give it (scorekit keys create --scope label --labeller NAME)")
+	}
+	return s.createKey(ctx, tenant, scope, "")
+}
+
+// scopesHelp says what each scope may do.
+const scopesHelp = "ingest writes runs only, read reads only, label reads and writes one labeller's labels, admin does everything"
+
+// CreateLabellerKey makes a new key of scope label for the tenant: it reads what a read
+// key reads and writes labels under labeller's name only. It is returned once.
+func (s *Service) CreateLabellerKey(ctx context.Context, tenant, labeller string) (string, store.Key, error) {
+	labeller = strings.TrimSpace(labeller)
+	if labeller == "" {
+		return "", store.Key{}, invalid("a label key needs the labeller whose labels it writes (--labeller NAME)")
+	}
+	if err := checkLabelName("labeller", labeller); err != nil {
+		return "", store.Key{}, err
+	}
+	return s.createKey(ctx, tenant, store.ScopeLabel, labeller)
+}
+
+func (s *Service) createKey(ctx context.Context, tenant string, scope store.Scope, labeller string) (string, store.Key, error) {
 	t, err := s.Tenant(ctx, tenant)
 	if err != nil {
 		return "", store.Key{}, err
@@ -103,8 +127,14 @@ func (s *Service) CreateScopedKey(ctx context.Context, tenant string, scope stor
 	}
 	key := KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	h := sha256.Sum256([]byte(key))
-	k, err := s.st.CreateKey(ctx, t.ID, h[:], keyID(key), scope)
+	k, err := s.st.CreateKey(ctx, t.ID, h[:], keyID(key), scope, labeller)
 	return key, k, err
+}
+
+// KeyLabeller returns the labeller of a live label key ("" for a key of another scope).
+func (s *Service) KeyLabeller(ctx context.Context, key string) (string, error) {
+	h := sha256.Sum256([]byte(key))
+	return s.st.KeyLabeller(ctx, h[:])
 }
 
 // keyID is the part of a key shown in listings and used to revoke it.

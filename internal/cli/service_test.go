@@ -72,11 +72,23 @@ func TestServiceCommands(t *testing.T) {
 	if r.code != ExitOK || !strings.HasPrefix(ingest, "sk_") || !strings.Contains(r.stderr, "the ingest key") || strings.Contains(r.stderr, "(the default)") {
 		t.Fatalf("keys create --scope ingest: %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "owner", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "want one of ingest, read, admin") {
+	if r := runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "owner", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "want one of ingest, read, label, admin") {
 		t.Fatalf("keys create --scope owner: %d %s", r.code, r.stderr)
 	}
+	if r := runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "label", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "--labeller NAME") {
+		t.Fatalf("keys create --scope label without a labeller: %d %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "read", "--labeller", "ana", "--db", db); r.code != ExitSetup || !strings.Contains(r.stderr, "add --scope label") {
+		t.Fatalf("keys create --scope read --labeller: %d %s", r.code, r.stderr)
+	}
+	r = runCLI(t, "", "keys", "create", "--tenant", "acme", "--scope", "label", "--labeller", "ana", "--db", db)
+	labelKey := strings.TrimSpace(r.stdout)
+	if r.code != ExitOK || !strings.HasPrefix(labelKey, "sk_") || !strings.Contains(r.stderr, "the label key") {
+		t.Fatalf("keys create --scope label --labeller ana: %d %q %s", r.code, r.stdout, r.stderr)
+	}
 	if r := runCLI(t, "", "keys", "list", "--tenant", "acme", "--db", db); strings.Contains(r.stdout, key) || !strings.Contains(r.stdout, key[:11]) ||
-		!regexp.MustCompile(regexp.QuoteMeta(key[:11])+`\s+admin\s`).MatchString(r.stdout) || !regexp.MustCompile(regexp.QuoteMeta(ingest[:11])+`\s+ingest\s`).MatchString(r.stdout) {
+		!regexp.MustCompile(regexp.QuoteMeta(key[:11])+`\s+admin\s`).MatchString(r.stdout) || !regexp.MustCompile(regexp.QuoteMeta(ingest[:11])+`\s+ingest\s`).MatchString(r.stdout) ||
+		!regexp.MustCompile(regexp.QuoteMeta(labelKey[:11])+`\s+label \(ana\)\s`).MatchString(r.stdout) {
 		t.Fatalf("keys list shows the key, or not its id and scope: %s", r.stdout)
 	}
 	r = runCLI(t, "", "runs", "import", "--agent", "bot", "--db", db, runs)

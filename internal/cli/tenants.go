@@ -126,23 +126,31 @@ labels at least as well as the version it replaces; see docs/AGREEMENT.md)}.`,
 }
 
 func (e *env) keysCommand() *cobra.Command {
-	var db, tenant, scope string
+	var db, tenant, scope, labeller string
 	cmd := &cobra.Command{Use: "keys", Short: "Create, list and revoke a tenant's API keys", Args: cobra.NoArgs}
 	create := &cobra.Command{
-		Use:   "create --tenant NAME [--scope ingest|read|admin]",
+		Use:   "create --tenant NAME [--scope ingest|read|label|admin] [--labeller NAME]",
 		Short: "Make an API key; it is printed once and only its hash is kept",
 		Long: "Make an API key of one scope: ingest writes runs only (an agent's exporter), read reads only " +
-			"(dashboards, reports), admin does everything (evaluations, policies, the tenant's judge). " +
+			"(dashboards, reports), label reads and writes labels under one labeller's name, given with --labeller " +
+			"(the people who label runs), admin does everything (evaluations, policies, the tenant's judge). " +
 			"The default is admin, what every key could do before keys had scopes, so that scripts and walkthroughs " +
 			"that make one key for everything keep working; give a narrower scope to any key that leaves your hands.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := store.ParseScope(scope)
 			if err != nil {
-				return fmt.Errorf("keys create: --scope: %w (ingest writes runs only, read reads only, admin does everything)", err)
+				return fmt.Errorf("keys create: --scope: %w (ingest writes runs only, read reads only, label writes one labeller's labels, admin does everything)", err)
+			}
+			if labeller != "" && sc != store.ScopeLabel {
+				return fmt.Errorf("keys create: --labeller is for keys of scope label (add --scope label)")
 			}
 			return e.withStack(cmd.Context(), db, func(s *stack) error {
-				key, _, err := s.svc.CreateScopedKey(cmd.Context(), tenant, sc)
+				create := func() (string, store.Key, error) { return s.svc.CreateScopedKey(cmd.Context(), tenant, sc) }
+				if sc == store.ScopeLabel {
+					create = func() (string, store.Key, error) { return s.svc.CreateLabellerKey(cmd.Context(), tenant, labeller) }
+				}
+				key, _, err := create()
 				if err != nil {
 					return err
 				}
@@ -155,7 +163,8 @@ func (e *env) keysCommand() *cobra.Command {
 			})
 		},
 	}
-	create.Flags().StringVar(&scope, "scope", string(store.ScopeAdmin), "what the key may do: ingest (write runs only), read (read only) or admin (everything)")
+	create.Flags().StringVar(&scope, "scope", string(store.ScopeAdmin), "what the key may do: ingest (write runs only), read (read only), label (read, and write --labeller's labels) or admin (everything)")
+	create.Flags().StringVar(&labeller, "labeller", "", "with --scope label: the one labeller whose labels the key writes")
 	list := &cobra.Command{
 		Use:   "list --tenant NAME",
 		Short: "List a tenant's keys by id (the keys themselves are not kept)",
@@ -173,7 +182,11 @@ func (e *env) keysCommand() *cobra.Command {
 					if k.RevokedAt != nil {
 						revoked = k.RevokedAt.Format("2006-01-02 15:04")
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Prefix, k.Scope, k.CreatedAt.Format("2006-01-02 15:04"), revoked)
+					scope := string(k.Scope)
+					if k.Labeller != "" {
+						scope += " (" + k.Labeller + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.Prefix, scope, k.CreatedAt.Format("2006-01-02 15:04"), revoked)
 				}
 				return tw.Flush()
 			})

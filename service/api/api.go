@@ -252,11 +252,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		err   error
 		// who the audit log records: the key's id, never the key
 		who = "open"
+		key string
 	)
 	if s.opts.Open {
 		t, err = s.svc.Open(ctx.Context())
 	} else {
-		key, ok := bearerKey(ctx.Header("Authorization"))
+		var ok bool
+		key, ok = bearerKey(ctx.Header("Authorization"))
 		if !ok && ctx.Header("Authorization") != "" {
 			err = &Problem{Title: http.StatusText(401), Status: 401, Code: CodeUnauthorized, Detail: "the Authorization header must be Bearer KEY"}
 		} else {
@@ -266,9 +268,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	}
 	if need := scopeOf(op); err == nil && !scope.Grants(need) {
 		ctx.SetHeader("WWW-Authenticate", `Bearer realm="scorekit", error="insufficient_scope", scope="`+string(need)+`"`)
+		how := "scorekit keys create --tenant " + t.Name + " --scope " + string(need)
+		if need == store.ScopeLabel {
+			how += " --labeller NAME, or --scope admin"
+		}
 		err = problem(http.StatusForbidden, CodeInsufficientScope, fmt.Sprintf(
-			"%s %s needs a key with scope %s; this key has scope %s. Use a key with scope %s (scorekit keys create --tenant %s --scope %s)",
-			op.Method, op.Path, need, scope, need, t.Name, need))
+			"%s %s needs a key with scope %s; this key has scope %s. Use a key with scope %s (%s)",
+			op.Method, op.Path, need, scope, need, how))
 	}
 	r, _ := humago.Unwrap(ctx)
 	if err != nil {
@@ -290,7 +296,17 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	defer release()
-	next(huma.WithValue(huma.WithValue(ctx, tenantKey{}, t), actorKey{}, who))
+	ctx = huma.WithValue(huma.WithValue(ctx, tenantKey{}, t), actorKey{}, who)
+	if scope == store.ScopeLabel {
+		// A label key writes its own labeller's labels only (service.AsLabeller).
+		labeller, err := s.svc.KeyLabeller(ctx.Context(), strings.TrimSpace(key))
+		if err != nil {
+			s.refuse(ctx, r, s.problemOf(err), "")
+			return
+		}
+		ctx = huma.WithContext(ctx, service.AsLabeller(ctx.Context(), labeller))
+	}
+	next(ctx)
 }
 
 // refuse answers p before the request's body is read; the connection closes after it,

@@ -19,7 +19,7 @@ const MaxLabelsBodyBytes = 16 << 20
 // Reading labels and agreement needs read; writing or removing a label, and scoring the
 // labelled runs (which spends the judge budget), need admin.
 func (s *Server) registerLabels(op func(scope store.Scope, id, method, path, summary string, more ...int) huma.Operation) {
-	put := op(store.ScopeAdmin, "put-label", http.MethodPut, "/v1/runs/{id}/labels/{scorer}", "Record a person's judgement of a run for a scorer or criterion", http.StatusNotFound)
+	put := op(store.ScopeLabel, "put-label", http.MethodPut, "/v1/runs/{id}/labels/{scorer}", "Record a person's judgement of a run for a scorer or criterion", http.StatusNotFound)
 	put.Description += " The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), " +
 		"and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces " +
 		"their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404."
@@ -32,13 +32,13 @@ func (s *Server) registerLabels(op func(scope store.Scope, id, method, path, sum
 
 	huma.Register(s.api, op(store.ScopeRead, "list-run-labels", http.MethodGet, "/v1/runs/{id}/labels", "A run's labels", http.StatusNotFound), s.listRunLabels)
 
-	del := op(store.ScopeAdmin, "delete-label", http.MethodDelete, "/v1/runs/{id}/labels/{scorer}", "Remove a labeller's label of a run", http.StatusNotFound)
+	del := op(store.ScopeLabel, "delete-label", http.MethodDelete, "/v1/runs/{id}/labels/{scorer}", "Remove a labeller's label of a run", http.StatusNotFound)
 	del.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, del, s.deleteLabel)
 
 	huma.Register(s.api, op(store.ScopeRead, "list-labels", http.MethodGet, "/v1/labels", "The tenant's labels, in the order they were given"), s.listLabels)
 
-	imp := op(store.ScopeAdmin, "import-labels", http.MethodPost, "/v1/labels", "Store labels from JSONL; a bad line is reported, the others kept", http.StatusRequestEntityTooLarge)
+	imp := op(store.ScopeLabel, "import-labels", http.MethodPost, "/v1/labels", "Store labels from JSONL; a bad line is reported, the others kept", http.StatusRequestEntityTooLarge)
 	imp.MaxBodyBytes = MaxLabelsBodyBytes
 	imp.Description += ` One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} ` +
 		"(or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range " +

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/store"
 )
 
 // Labels over HTTP: recorded, replaced, listed a page at a time, imported from JSONL with
@@ -118,6 +120,62 @@ func TestLabelsHTTP(t *testing.T) {
 		r.json(t, &ag)
 		if ag.PassFail == nil || ag.PassFail.Runs != 5 || ag.PassFail.Accuracy.Value != 1 || len(ag.Disagreements) != 0 {
 			t.Fatalf("agreement after the delete: %s", r.body)
+		}
+	})
+}
+
+// A key of scope label reads and writes labels under its own labeller's name only: another
+// labeller's label is refused with the name it may use (an import keeps its other lines),
+// and everything beyond labels and reads needs another key.
+func TestLabelKeyWritesItsOwnLabels(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		h := newHarness(t, dsn, servicetest.Options{NoWorkers: true}, "acme")
+		admin := h.as(t, "acme")
+		if r := admin.do("POST", "/v1/runs", []byte(`{"id": "r1", "agent": "bot", "input": "q", "output": "a"}`+"\n"+
+			`{"id": "r2", "agent": "bot", "input": "q", "output": "a"}`)); r.status != 200 {
+			t.Fatalf("import runs: %d %s", r.status, r.body)
+		}
+		key, k, err := h.env.Service.CreateLabellerKey(context.Background(), "acme", " ana ")
+		if err != nil || k.Scope != store.ScopeLabel || k.Labeller != "ana" {
+			t.Fatalf("label key: %+v, %v", k, err)
+		}
+		c := client{t: t, url: h.srv.URL, key: key}
+		if r := c.do("PUT", "/v1/runs/r1/labels/prescreen", []byte(`{"labeller": "ana", "passed": true}`)); r.status != http.StatusCreated {
+			t.Fatalf("its own label: %d %s", r.status, r.body)
+		}
+		r := c.do("PUT", "/v1/runs/r1/labels/prescreen", []byte(`{"labeller": "bob", "passed": false}`))
+		if p := r.problem(t); r.status != http.StatusForbidden || p.Code != api.CodeInsufficientScope || !strings.Contains(p.Detail, `as "ana" only`) {
+			t.Fatalf("another labeller's label: %d %s; want 403 naming ana", r.status, r.body)
+		}
+		var imp service.LabelImportResult
+		r = c.do("POST", "/v1/labels", []byte(`{"run_id": "r2", "scorer": "prescreen", "labeller": "bob", "passed": false}`+"\n"+
+			`{"run_id": "r2", "scorer": "prescreen", "labeller": "ana", "passed": false}`))
+		r.json(t, &imp)
+		if r.status != 200 || imp.Stored != 1 || imp.Rejected != 1 || imp.Lines[0].Status != service.LabelRejected ||
+			!strings.Contains(imp.Lines[0].Error, `as "ana" only`) || imp.Lines[1].Status != service.LabelStored {
+			t.Fatalf("import with another labeller's line: %d %s", r.status, r.body)
+		}
+		if r := admin.do("PUT", "/v1/runs/r1/labels/prescreen", []byte(`{"labeller": "bob", "passed": false}`)); r.status != http.StatusCreated {
+			t.Fatalf("an admin key labels as anyone: %d %s", r.status, r.body)
+		}
+		if r := c.do("DELETE", "/v1/runs/r1/labels/prescreen?labeller=bob", nil); r.status != http.StatusForbidden {
+			t.Fatalf("deleting another labeller's label: %d %s; want 403", r.status, r.body)
+		}
+		if r := c.do("DELETE", "/v1/runs/r1/labels/prescreen?labeller=ana", nil); r.status/100 != 2 {
+			t.Fatalf("deleting its own label: %d %s", r.status, r.body)
+		}
+		var ls []service.Label
+		if r := c.do("GET", "/v1/runs/r1/labels", nil); r.status != 200 {
+			t.Fatalf("reading labels: %d %s", r.status, r.body)
+		} else if r.json(t, &ls); len(ls) != 1 || ls[0].Labeller != "bob" {
+			t.Fatalf("labels of r1: %s; want bob's alone", r.body)
+		}
+		if r := c.do("GET", "/v1/runs/r1", nil); r.status != 200 {
+			t.Fatalf("a label key reads a run: %d", r.status)
+		}
+		r = c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 1}`))
+		if p := r.problem(t); r.status != http.StatusForbidden || !strings.Contains(p.Detail, "needs a key with scope admin") {
+			t.Fatalf("a label key evaluates: %d %s; want 403", r.status, r.body)
 		}
 	})
 }

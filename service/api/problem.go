@@ -185,6 +185,8 @@ func fromService(err error) *Problem {
 		return problem(http.StatusNotFound, CodeUnknownScorer, err.Error())
 	case errors.Is(err, service.ErrNotFound):
 		return problem(http.StatusNotFound, CodeNotFound, err.Error())
+	case errors.Is(err, service.ErrInsufficientScope):
+		return problem(http.StatusForbidden, CodeInsufficientScope, err.Error())
 	case errors.Is(err, service.ErrNotAllowed):
 		return problem(http.StatusForbidden, CodeScorerNotAllowed, err.Error())
 	case errors.Is(err, service.ErrInvalidConfig):

@@ -37,9 +37,9 @@ var apiScopes = map[string]store.Scope{
 	"list-run-labels":      store.ScopeRead,
 	"list-labels":          store.ScopeRead,
 	"get-agreement":        store.ScopeRead,
-	"put-label":            store.ScopeAdmin,
-	"delete-label":         store.ScopeAdmin,
-	"import-labels":        store.ScopeAdmin,
+	"put-label":            store.ScopeLabel,
+	"delete-label":         store.ScopeLabel,
+	"import-labels":        store.ScopeLabel,
 	"score-labelled":       store.ScopeAdmin,
 	"score":                store.ScopeAdmin,
 	"create-evaluation":    store.ScopeAdmin,
@@ -115,6 +115,9 @@ func TestScopes(t *testing.T) {
 	keys := map[store.Scope]string{}
 	for _, sc := range store.Scopes() {
 		key, k, err := h.env.Service.CreateScopedKey(context.Background(), "acme", sc)
+		if sc == store.ScopeLabel {
+			key, k, err = h.env.Service.CreateLabellerKey(context.Background(), "acme", "ana")
+		}
 		if err != nil || k.Scope != sc {
 			t.Fatalf("create %s key: %+v, %v", sc, k, err)
 		}

@@ -17,13 +17,17 @@ const (
 	// ScopeRead reads runs, evaluations, results, insights and the dashboard, and changes
 	// nothing: for dashboards and reports.
 	ScopeRead Scope = "read"
+	// ScopeLabel reads what read does and writes labels under one labeller's name, the
+	// key's (Key.Labeller): for the people who label runs, who must not be able to
+	// change policies, publish or delete.
+	ScopeLabel Scope = "label"
 	// ScopeAdmin does everything: evaluations, policies, deletion, the tenant's judge
 	// settings, publishing. Keys made before scopes existed are admin keys.
 	ScopeAdmin Scope = "admin"
 )
 
 // Scopes lists every scope, narrowest first.
-func Scopes() []Scope { return []Scope{ScopeIngest, ScopeRead, ScopeAdmin} }
+func Scopes() []Scope { return []Scope{ScopeIngest, ScopeRead, ScopeLabel, ScopeAdmin} }
 
 // ParseScope returns the scope named s, or an error that lists the scopes.
 func ParseScope(s string) (Scope, error) {
@@ -41,30 +45,47 @@ func ParseScope(s string) (Scope, error) {
 }
 
 // Grants reports whether a key of scope s may do what needs scope need: admin may do
-// everything; ingest and read only what needs exactly them.
-func (s Scope) Grants(need Scope) bool { return s == ScopeAdmin || s == need }
+// everything, label what needs label or read, ingest and read only what needs exactly
+// them.
+func (s Scope) Grants(need Scope) bool {
+	return s == ScopeAdmin || s == need || s == ScopeLabel && need == ScopeRead
+}
 
 // Key is an API key as the store knows it: never the key itself, only its SHA-256 (keys
 // are 256-bit random strings, so a fast hash is enough) and a prefix to tell keys apart.
 type Key struct {
-	ID        int64
-	TenantID  int64
-	Prefix    string
-	Scope     Scope
+	ID       int64
+	TenantID int64
+	Prefix   string
+	Scope    Scope
+	// Labeller is whose labels a key of scope label writes; empty for other scopes.
+	Labeller  string
 	CreatedAt time.Time
 	RevokedAt *time.Time
 }
 
-// CreateKey stores the hash of a new key of the tenant with scope.
-func (q queries) CreateKey(ctx context.Context, tenantID int64, hash []byte, prefix string, scope Scope) (Key, error) {
+// CreateKey stores the hash of a new key of the tenant with scope; labeller names the
+// labeller of a label key and must be empty for the others.
+func (q queries) CreateKey(ctx context.Context, tenantID int64, hash []byte, prefix string, scope Scope, labeller string) (Key, error) {
 	if _, err := ParseScope(string(scope)); err != nil {
 		return Key{}, fmt.Errorf("store: create key: %w", err)
 	}
+	if (scope == ScopeLabel) != (labeller != "") {
+		return Key{}, fmt.Errorf("store: create key: a key of scope label names its labeller, and no other key does (scope %s, labeller %q)", scope, labeller)
+	}
 	now := time.Now()
-	k := Key{TenantID: tenantID, Prefix: prefix, Scope: scope, CreatedAt: fromMicros(micros(now))}
-	err := queryRow(ctx, q.q, `INSERT INTO api_keys (tenant_id, hash, prefix, scope, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-		[]any{tenantID, hash, prefix, string(scope), micros(now)}, &k.ID)
+	k := Key{TenantID: tenantID, Prefix: prefix, Scope: scope, Labeller: labeller, CreatedAt: fromMicros(micros(now))}
+	err := queryRow(ctx, q.q, `INSERT INTO api_keys (tenant_id, hash, prefix, scope, labeller, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		[]any{tenantID, hash, prefix, string(scope), labeller, micros(now)}, &k.ID)
 	return k, err
+}
+
+// KeyLabeller returns the labeller of the live label key whose hash is hash ("" for a
+// key of another scope).
+func (q queries) KeyLabeller(ctx context.Context, hash []byte) (string, error) {
+	var l string
+	err := queryRow(ctx, q.q, `SELECT labeller FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`, []any{hash}, &l)
+	return l, notFound(err, "key")
 }
 
 // TenantByKey returns the tenant whose live (not revoked) key has hash, and the key's
@@ -102,7 +123,7 @@ func (s scopeScanner) Scan(dest ...any) error { return s.rows.Scan(append(dest, 
 
 // Keys lists the tenant's keys, oldest first.
 func (q queries) Keys(ctx context.Context, tenantID int64) ([]Key, error) {
-	rs, err := q.q.query(ctx, `SELECT id, tenant_id, prefix, scope, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`, tenantID)
+	rs, err := q.q.query(ctx, `SELECT id, tenant_id, prefix, scope, labeller, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +136,7 @@ func (q queries) Keys(ctx context.Context, tenantID int64) ([]Key, error) {
 			at      int64
 			revoked *int64
 		)
-		if err := rs.Scan(&k.ID, &k.TenantID, &k.Prefix, &scope, &at, &revoked); err != nil {
+		if err := rs.Scan(&k.ID, &k.TenantID, &k.Prefix, &scope, &k.Labeller, &at, &revoked); err != nil {
 			return nil, err
 		}
 		k.Scope, k.CreatedAt = Scope(scope), fromMicros(at)

@@ -35,6 +35,15 @@ func (q queries) SessionTenant(ctx context.Context, hash []byte, now time.Time) 
 	return scanTenantScope(rs, "session")
 }
 
+// SessionLabeller returns the labeller of the key a live session was opened with: "" for
+// a key of another scope, and in open mode.
+func (q queries) SessionLabeller(ctx context.Context, hash []byte, now time.Time) (string, error) {
+	var l string
+	err := queryRow(ctx, q.q, `SELECT COALESCE(k.labeller, '') FROM web_sessions s LEFT JOIN api_keys k ON k.id = s.key_id
+		WHERE s.hash = $1 AND s.expires_at > $2`, []any{hash, micros(now)}, &l)
+	return l, notFound(err, "session")
+}
+
 // DeleteSession ends a session, and every session expired at now.
 func (q queries) DeleteSession(ctx context.Context, hash []byte, now time.Time) error {
 	_, err := q.q.exec(ctx, `DELETE FROM web_sessions WHERE hash = $1 OR expires_at <= $2`, hash, micros(now))
@@ -48,8 +57,8 @@ func (q queries) KeyByHash(ctx context.Context, hash []byte) (Key, error) {
 		scope string
 		at    int64
 	)
-	err := queryRow(ctx, q.q, `SELECT id, tenant_id, prefix, scope, created_at FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
-		[]any{hash}, &k.ID, &k.TenantID, &k.Prefix, &scope, &at)
+	err := queryRow(ctx, q.q, `SELECT id, tenant_id, prefix, scope, labeller, created_at FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
+		[]any{hash}, &k.ID, &k.TenantID, &k.Prefix, &scope, &k.Labeller, &at)
 	if err != nil {
 		return k, notFound(err, "key")
 	}

@@ -67,10 +67,10 @@ func TestTenantsAndKeys(t *testing.T) {
 			t.Fatalf("unknown tenant: %v", err)
 		}
 		hash := []byte("0123456789abcdef0123456789abcdef")
-		if _, err := s.CreateKey(ctx, a.ID, hash, "sk_abc", store.ScopeRead); err != nil {
+		if _, err := s.CreateKey(ctx, a.ID, hash, "sk_abc", store.ScopeRead, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateKey(ctx, a.ID, []byte("bad scope"), "sk_bad", "owner"); err == nil || !strings.Contains(err.Error(), "ingest, read, admin") {
+		if _, err := s.CreateKey(ctx, a.ID, []byte("bad scope"), "sk_bad", "owner", ""); err == nil || !strings.Contains(err.Error(), "ingest, read, label, admin") {
 			t.Fatalf("a key with an unknown scope: %v; want an error listing the scopes", err)
 		}
 		if got, scope, err := s.TenantByKey(ctx, hash); err != nil || got.Name != "acme" || scope != store.ScopeRead {

@@ -69,9 +69,11 @@ type reviewData struct {
 	CSRF        string
 	// ReadOnly: the session's key may not label (scope read); the form is not shown.
 	ReadOnly bool
-	Saved    string
-	NextSkip int
-	PrevSkip int
+	// LabellerFixed: the session's key is a label key, whose labeller is Labeller.
+	LabellerFixed bool
+	Saved         string
+	NextSkip      int
+	PrevSkip      int
 }
 
 // reviewQuery is the review's place: who labels, which labels, how many runs skipped.
@@ -92,7 +94,10 @@ func reviewQuery(scorer, criterion, labeller string, skip int) string {
 func (h *Handler) review(w http.ResponseWriter, r *http.Request, t store.Tenant) {
 	q := r.URL.Query()
 	d := reviewData{pageData: h.page(t, "Review "+r.PathValue("scorer")), Scorer: r.PathValue("scorer"),
-		Criterion: q.Get("criterion"), Labeller: strings.TrimSpace(q.Get("labeller")), Saved: q.Get("saved"), CSRF: h.csrfToken(r), ReadOnly: !canChange(r)}
+		Criterion: q.Get("criterion"), Labeller: strings.TrimSpace(q.Get("labeller")), Saved: q.Get("saved"), CSRF: h.csrfToken(r), ReadOnly: !canLabel(r)}
+	if b := boundLabeller(r); b != "" {
+		d.Labeller, d.LabellerFixed = b, true // a label key labels under its own name
+	}
 	d.Nav = "agreement"
 	if d.Criterion == "" {
 		d.Criterion = d.Scorer
@@ -164,6 +169,9 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request, t store.Tenant) 
 	}
 	f := r.PostForm
 	scorer, criterion, labeller := r.PathValue("scorer"), f.Get("criterion"), strings.TrimSpace(f.Get("labeller"))
+	if b := boundLabeller(r); b != "" && labeller == "" {
+		labeller = b
+	}
 	if criterion == "" {
 		criterion = scorer
 	}

@@ -204,7 +204,7 @@ func TestReviewReadKey(t *testing.T) {
 	// whatever the form holds, the answer names the scope.
 	form := url.Values{"csrf": {"any"}, "labeller": {"ana"}, "criterion": {"prescreen"}, "verdict": {"fail"}}
 	got := reader.do("POST", "/review/prescreen/runs/"+url.PathEscape(run[1]), form, map[string]string{"Sec-Fetch-Site": "same-origin"})
-	if got.status != http.StatusForbidden || !strings.Contains(got.body, "scope admin") || !strings.Contains(got.body, "--scope admin") {
+	if got.status != http.StatusForbidden || !strings.Contains(got.body, "scope label") || !strings.Contains(got.body, "--scope label --labeller NAME") {
 		t.Fatalf("a read key labels: %d\n%s", got.status, got.body)
 	}
 	if ls, err := in.env.Service.RunLabels(ctx, in.a, run[1], ""); err != nil || len(ls) != 0 {
@@ -212,5 +212,39 @@ func TestReviewReadKey(t *testing.T) {
 	}
 	if p := admin.get("/review/prescreen?labeller=ana"); !strings.Contains(p.body, `class="label"`) || strings.Contains(p.body, `id="read-only"`) {
 		t.Fatalf("review page for an admin key has no form:\n%s", p.body)
+	}
+}
+
+// A session opened with a label key labels under the key's labeller whatever the page's
+// address or the form say: the page shows that name, a forged form naming another
+// labeller is refused with the name the key may use, and the form labels as the key's.
+func TestReviewLabelKey(t *testing.T) {
+	in := seed(t, filepath.Join(t.TempDir(), "scorekit.db"), 0, web.Options{})
+	ctx := context.Background()
+	key, _, err := in.env.Service.CreateLabellerKey(ctx, "a", "ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := newBrowser(t, in.srv.URL)
+	br.signIn(key)
+	p := br.get("/review/prescreen?labeller=bob")
+	m := csrfField.FindStringSubmatch(p.body)
+	run := regexp.MustCompile(`data-run="([^"]+)"`).FindStringSubmatch(p.body)
+	if p.status != 200 || m == nil || run == nil || !strings.Contains(p.body, `<b id="labeller-name">ana</b> (your key's name)`) || strings.Contains(p.body, `id="read-only"`) {
+		t.Fatalf("review page for a label key: %d\n%s", p.status, p.body)
+	}
+	same := map[string]string{"Sec-Fetch-Site": "same-origin"}
+	path := "/review/prescreen/runs/" + url.PathEscape(run[1])
+	forged := url.Values{"csrf": {m[1]}, "labeller": {"bob"}, "criterion": {"prescreen"}, "verdict": {"fail"}}
+	if got := br.do("POST", path, forged, same); got.status != http.StatusForbidden || !strings.Contains(got.body, "as &#34;ana&#34; only") {
+		t.Fatalf("a label key's form naming bob: %d\n%s", got.status, got.body)
+	}
+	form := url.Values{"csrf": {m[1]}, "labeller": {"ana"}, "criterion": {"prescreen"}, "verdict": {"pass"}}
+	if got := br.do("POST", path, form, same); got.status != http.StatusSeeOther {
+		t.Fatalf("a label key labels: %d\n%s", got.status, got.body)
+	}
+	ls, err := in.env.Service.RunLabels(ctx, in.a, run[1], "")
+	if err != nil || len(ls) != 1 || ls[0].Labeller != "ana" || !*ls[0].Passed {
+		t.Fatalf("stored labels: %+v, %v; want ana's pass alone", ls, err)
 	}
 }

@@ -102,7 +102,7 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
 	h.mux.Handle("GET /agreement", h.signedIn(h.agreement))
 	h.mux.Handle("GET /review/{scorer}", h.signedIn(h.review))
-	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedInAs(store.ScopeAdmin, h.label))
+	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedInAs(store.ScopeLabel, h.label))
 	h.mux.Handle("/", o.Next)
 	// State changes (sign in, sign out) come from this origin only; a page on another
 	// site cannot post a form here (Sec-Fetch-Site and Origin are checked).
@@ -138,8 +138,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type (
-	tenantKey struct{}
-	scopeKey  struct{}
+	tenantKey   struct{}
+	scopeKey    struct{}
+	labellerKey struct{}
 )
 
 // signedIn runs page for the session's tenant, or sends the browser to sign in.
@@ -163,21 +164,50 @@ func (h *Handler) signedInAs(need store.Scope, page func(w http.ResponseWriter, 
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		ctx := context.WithValue(context.WithValue(r.Context(), tenantKey{}, t), scopeKey{}, scope)
+		if scope == store.ScopeLabel {
+			// A session opened with a label key labels as that key's labeller only.
+			labeller, err := h.sessionLabeller(r)
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			ctx = context.WithValue(service.AsLabeller(ctx, labeller), labellerKey{}, labeller)
+		}
 		r = r.WithContext(ctx)
 		if !scope.Grants(need) {
+			how := "scorekit keys create --tenant " + t.Name + " --scope " + string(need)
+			if need == store.ScopeLabel {
+				how += " --labeller NAME, or --scope admin"
+			}
 			h.refuse(w, r, fmt.Sprintf("This needs a key with scope %s; you signed in with a key of scope %s, which can look but not change. "+
-				"Sign in with an %s key (scorekit keys create --tenant %s --scope %s).", need, scope, need, t.Name, need))
+				"Sign in with a key of scope %s (%s).", need, scope, need, how))
 			return
 		}
 		page(w, r, t)
 	})
 }
 
-// canChange reports whether the request's session may change what the dashboard changes
-// (labels): its key has scope admin.
-func canChange(r *http.Request) bool {
+// canLabel reports whether the request's session may label runs, the one change the
+// dashboard makes: its key has scope label or admin.
+func canLabel(r *http.Request) bool {
 	s, _ := r.Context().Value(scopeKey{}).(store.Scope)
-	return s.Grants(store.ScopeAdmin)
+	return s.Grants(store.ScopeLabel)
+}
+
+// boundLabeller is the labeller the request's session labels as when it was opened with
+// a label key; "" otherwise.
+func boundLabeller(r *http.Request) string {
+	l, _ := r.Context().Value(labellerKey{}).(string)
+	return l
+}
+
+// sessionLabeller reads the labeller of the key the request's session was opened with.
+func (h *Handler) sessionLabeller(r *http.Request) (string, error) {
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		return "", errSignedOut
+	}
+	return h.svc.Store().SessionLabeller(r.Context(), hashToken(c.Value), time.Now())
 }
 
 var errSignedOut = errors.New("signed out")
@@ -311,6 +341,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, msg = http.StatusNotFound, err.Error()
 	case errors.Is(err, service.ErrInvalid):
 		status, msg = http.StatusBadRequest, err.Error()
+	case errors.Is(err, service.ErrInsufficientScope):
+		status, msg = http.StatusForbidden, err.Error()
 	case errors.Is(err, context.Canceled):
 		return
 	default:

@@ -312,7 +312,7 @@ export interface paths {
         put?: never;
         /**
          * Store labels from JSONL; a bad line is reported, the others kept
-         * @description Needs a key with scope `admin`. One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
+         * @description Needs a key with scope `label` or `admin`. One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
          */
         post: operations["import-labels"];
         delete?: never;
@@ -395,13 +395,13 @@ export interface paths {
         get?: never;
         /**
          * Record a person's judgement of a run for a scorer or criterion
-         * @description Needs a key with scope `admin`. The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404.
+         * @description Needs a key with scope `label` or `admin`. The body names the labeller and gives exactly one of passed, score (0 to 1) or choice (a rubric's choice, optionally with its score), and optionally a note. {scorer} is a scorer's name or a criterion several scorers share. A labeller labelling the same run and scorer again replaces their label (200); a new label answers 201. Several people may label the same run. Another tenant's run is a 404.
          */
         put: operations["put-label"];
         post?: never;
         /**
          * Remove a labeller's label of a run
-         * @description Needs a key with scope `admin`.
+         * @description Needs a key with scope `label` or `admin`.
          */
         delete: operations["delete-label"];
         options?: never;
