@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/scorekit/scorekit/service/insights"
 )
 
@@ -396,11 +398,55 @@ func (s *Store) DeleteTenant(ctx context.Context, t Tenant, actor string, progre
 	if _, err := s.RevokeAllKeys(ctx, t.ID); err != nil {
 		return Deleted{}, err
 	}
-	d, err := s.deleteRunsInBatches(ctx, t.ID, tenantRunsBatchSQL, nil, 0, progress)
-	if err != nil {
-		return d, err
+	var d Deleted
+	for attempt := 1; ; attempt++ {
+		err := s.deleteTenantOnce(ctx, t, actor, progress, &d)
+		if err == nil {
+			return d, nil
+		}
+		if attempt == deleteTenantAttempts || !wroteMeanwhile(err) || ctx.Err() != nil {
+			return d, err
+		}
 	}
+}
+
+// deleteTenantAttempts bounds DeleteTenant's attempts. Its keys are revoked before the
+// first, so what can still write is a request let in before and a job already running:
+// each attempt leaves fewer of them.
+const deleteTenantAttempts = 5
+
+// wroteMeanwhile reports whether err is a tenant deletion's failure on something a
+// request or a job wrote while it ran: runs that arrived after the batches, or, on
+// PostgreSQL, a row that references the tenant committed after the deletion passed its
+// table (a foreign-key violation on the tenant) or a deadlock with that writer. Running
+// the deletion again takes them too.
+func wroteMeanwhile(err error) bool {
+	if errors.Is(err, errRetryDeletion) {
+		return true
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "23503" || pe.Code == "40P01")
+}
+
+// deleteTenantOnce is one attempt of DeleteTenant after its keys were revoked, adding
+// what it deleted to d.
+func (s *Store) deleteTenantOnce(ctx context.Context, t Tenant, actor string, progress DeleteProgress, d *Deleted) error {
+	batches, err := s.deleteRunsInBatches(ctx, t.ID, tenantRunsBatchSQL, nil, 0, func(b Deleted) {
+		if progress != nil {
+			sum := *d
+			sum.add(b)
+			progress(sum)
+		}
+	})
+	d.add(batches)
+	if err != nil {
+		return err
+	}
+	hook := testHookBeforeTenantRow
+	testHookBeforeTenantRow = nil
+	var rest Deleted // what the transaction deletes, counted once it commits
 	err = s.InTx(ctx, func(tx *Tx) error {
+		rest = Deleted{}
 		var n int64
 		// A job of the tenant's that was queued (or running) when its keys were revoked.
 		if err := queryRow(ctx, tx.q, `SELECT COUNT(*) FROM runs WHERE tenant_id = $1`, []any{t.ID}, &n); err != nil {
@@ -419,21 +465,31 @@ func (s *Store) DeleteTenant(ctx context.Context, t Tenant, actor string, progre
 			}
 			switch table {
 			case "evaluations":
-				d.Evaluations += n
+				rest.Evaluations = n
 			case "insights":
-				d.Insights = n
+				rest.Insights = n
 			}
+		}
+		if hook != nil {
+			hook()
 		}
 		if _, err := tx.q.exec(ctx, `DELETE FROM tenants WHERE id = $1`, t.ID); err != nil {
 			return err
 		}
-		return tx.addAudit(ctx, nil, t.Name, AuditEntry{Actor: actor, Action: AuditDeleteTenant, Subject: t.Name}, d)
+		all := *d
+		all.add(rest)
+		return tx.addAudit(ctx, nil, t.Name, AuditEntry{Actor: actor, Action: AuditDeleteTenant, Subject: t.Name}, all)
 	})
 	if err != nil {
-		return d, fmt.Errorf("store: delete tenant %s: %w", t.Name, err)
+		return fmt.Errorf("store: delete tenant %s: %w", t.Name, err)
 	}
-	return d, nil
+	d.add(rest)
+	return nil
 }
+
+// testHookBeforeTenantRow, set by a test, runs once in a tenant's deletion before its
+// row is deleted: where a write that came meanwhile fails the deletion.
+var testHookBeforeTenantRow func()
 
 // errRetryDeletion says a deletion met data that arrived meanwhile; running it again
 // finishes it.

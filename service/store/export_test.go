@@ -20,3 +20,7 @@ func OpenAt(ctx context.Context, dsn string, version int64) (*Store, error) {
 func (s *Store) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	return s.q.exec(ctx, q, args...)
 }
+
+// SetBeforeTenantRow makes f run once, in the next tenant deletion, just before the
+// tenant's row is deleted.
+func SetBeforeTenantRow(f func()) { testHookBeforeTenantRow = f }

@@ -554,3 +554,40 @@ func TestMigration00013CarriesResultVersions(t *testing.T) {
 		}
 	})
 }
+
+// A write that lands while the tenant's deletion runs (an insight update already running
+// when its keys were revoked commits an insight after the deletion passed that table)
+// makes the deletion run again, and it leaves nothing: before, the deletion failed on the
+// tenant's foreign key, which DELETE /v1/tenant answered 500 under load.
+func TestDeleteTenantOutlastsAWriteMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Shared(t).Database(t)
+	env := servicetest.New(t, dsn, servicetest.Options{NoWorkers: true})
+	s := env.Store
+	tn, err := s.CreateTenant(ctx, "acme", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	store.SetBeforeTenantRow(func() {
+		if _, err := c.Exec(ctx, `INSERT INTO insights (public_id, tenant_id, agent, scorer, kind, severity, title, evidence, opened_at, updated_at)
+			VALUES ('in_late', $1, 'bot', 'prescreen', 'quality', 'warning', 't', '{}', 0, 0)`, tn.ID); err != nil {
+			t.Error(err)
+		}
+	})
+	d, err := s.DeleteTenant(ctx, tn, "test", nil)
+	if err != nil {
+		t.Fatalf("the tenant's deletion: %v", err)
+	}
+	var left int
+	if err := c.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM insights WHERE tenant_id = $1) + (SELECT COUNT(*) FROM tenants WHERE id = $1)`, tn.ID).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d rows of the tenant left, %v", left, err)
+	}
+	if d.Insights != 1 {
+		t.Fatalf("deleted %+v; want the insight written meanwhile counted", d)
+	}
+}
