@@ -192,14 +192,7 @@ func TestDeleteTenantLeavesNothing(t *testing.T) {
 			}
 		}
 		// Published scorers: a configured one, and a module (stored per tenant).
-		okWasm := filepath.Join(t.TempDir(), "ok.wasm")
-		if out, err := exec.Command("wat2wasm", filepath.Join("..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
-			t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
-		}
-		module, err := os.ReadFile(okWasm)
-		if err != nil {
-			t.Fatal(err)
-		}
+		module := okModule(t)
 		for _, s := range []seeded{gone, kept} {
 			for _, req := range []service.PublishRequest{{Name: "mine", Base: "prescreen"}, {Name: "module", Module: module}} {
 				if _, err := svc.Publish(ctx, s.t, req); err != nil {
@@ -644,14 +637,7 @@ func TestExportCarriesPublishedScorers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		okWasm := filepath.Join(t.TempDir(), "ok.wasm")
-		if out, err := exec.Command("wat2wasm", filepath.Join("..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
-			t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
-		}
-		module, err := os.ReadFile(okWasm)
-		if err != nil {
-			t.Fatal(err)
-		}
+		module := okModule(t)
 		for _, req := range []service.PublishRequest{{Name: "mine", Base: "prescreen"}, {Name: "module", Module: module},
 			{Name: "mine", Base: "prescreen", Config: json.RawMessage(`{"cutoff_min_words":3}`)}} {
 			if _, err := svc.Publish(ctx, tn, req); err != nil {
@@ -766,4 +752,18 @@ func TestExportIsOneSnapshot(t *testing.T) {
 			t.Errorf("the run deleted during the export: %v; want deleted", err)
 		}
 	})
+}
+
+// okModule is the WASM module of host/wasm/testdata/ok.wat, built with wat2wasm.
+func okModule(t *testing.T) []byte {
+	t.Helper()
+	okWasm := filepath.Join(t.TempDir(), "ok.wasm")
+	if out, err := exec.Command("wat2wasm", filepath.Join("..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
+	}
+	module, err := os.ReadFile(okWasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return module
 }
