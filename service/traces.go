@@ -182,17 +182,7 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	}
 	expires := now.Add(s.opts.TraceWindow)
 	var kept, full int
-	// The cap is checked and the spans stored in one turn of the tenant's, so concurrent
-	// requests cannot each find the same room and together exceed it. The bodies this
-	// request's runs used still count in taken, as they did before they were used.
-	// A request with no span to wait stores only ids and takes no turn.
-	inTurn := s.st.WithOpenSpans
-	if len(candidates) == 0 {
-		inTurn = func(ctx context.Context, _ int64, _ time.Time, f func(*store.Tx, int64) error) error {
-			return s.st.InTx(ctx, func(tx *store.Tx) error { return f(tx, 0) })
-		}
-	}
-	err = inTurn(ctx, t.ID, now, func(tx *store.Tx, taken int64) error {
+	write := func(tx *store.Tx, taken int64) error {
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
 		}
@@ -213,7 +203,16 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 			return err
 		}
 		return tx.PutOpenSpans(ctx, t.ID, keep, expires)
-	})
+	}
+	if len(candidates) == 0 {
+		// Only ids to store: nothing counts against the cap, and no turn is taken.
+		err = s.st.InTx(ctx, func(tx *store.Tx) error { return write(tx, 0) })
+	} else {
+		// The cap is checked and the spans stored in one turn of the tenant's, so
+		// concurrent requests cannot each find the same room and together exceed it. The
+		// bodies this request's runs used still count in taken, as they did before.
+		err = s.st.WithOpenSpans(ctx, t.ID, now, write)
+	}
 	if err != nil {
 		return res, err
 	}

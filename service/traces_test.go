@@ -50,13 +50,12 @@ func traceOf(trace byte, specs ...spanSpec) ptrace.Traces {
 	return td
 }
 
-// TestIngestTracesKeepsWithinBounds: spans waiting for their agent span are kept up to
-// the tenant's cap in bytes, and those beyond it are rejected with the reason; spans of
-// traces without a GenAI span are taken and not kept.
-func TestIngestTracesKeepsWithinBounds(t *testing.T) {
+// capService is a service on dsn that keeps at most capBytes of open spans a tenant, with
+// a tenant acme.
+func capService(t *testing.T, dsn string, capBytes int64) (*service.Service, store.Tenant) {
+	t.Helper()
 	ctx := context.Background()
-	svc, err := service.Open(ctx, service.Config{DB: filepath.Join(t.TempDir(), "scorekit.db"),
-		Host: host.New(servicetest.Registry(t, nil)), MaxOpenSpanBytes: 4000})
+	svc, err := service.Open(ctx, service.Config{DB: dsn, Host: host.New(servicetest.Registry(t, nil)), MaxOpenSpanBytes: capBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +64,15 @@ func TestIngestTracesKeepsWithinBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc, tn
+}
+
+// TestIngestTracesKeepsWithinBounds: spans waiting for their agent span are kept up to
+// the tenant's cap in bytes, and those beyond it are rejected with the reason; spans of
+// traces without a GenAI span are taken and not kept.
+func TestIngestTracesKeepsWithinBounds(t *testing.T) {
+	ctx := context.Background()
+	svc, tn := capService(t, filepath.Join(t.TempDir(), "scorekit.db"), 4000)
 	// A web request's trace: nothing to keep.
 	res, err := svc.IngestTraces(ctx, tn, traceOf(1, spanSpec{1, 0, "GET /", "", 10}, spanSpec{2, 1, "SELECT", "", 10}))
 	if err != nil || res.Kept != 0 || res.Rejected != 0 || res.Spans != 2 {
@@ -102,15 +110,7 @@ func TestConcurrentRequestsKeepWithinTheCap(t *testing.T) {
 	const cap, requests = 8000, 40
 	servicetest.Backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		svc, err := service.Open(ctx, service.Config{DB: dsn, Host: host.New(servicetest.Registry(t, nil)), MaxOpenSpanBytes: cap})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = svc.Close(ctx) })
-		tn, err := svc.CreateTenant(ctx, "acme", store.Policy{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc, tn := capService(t, dsn, cap)
 		var (
 			wg             sync.WaitGroup
 			kept, rejected atomic.Int64

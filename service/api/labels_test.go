@@ -129,8 +129,11 @@ func TestLabelsHTTP(t *testing.T) {
 // and everything beyond labels and reads needs another key.
 func TestLabelKeyWritesItsOwnLabels(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
-		h := newHarness(t, dsn, servicetest.Options{NoWorkers: true}, "acme")
+		h := newHarness(t, dsn, servicetest.Options{NoWorkers: true}, "acme", "other")
 		admin := h.as(t, "acme")
+		if r := h.as(t, "other").do("POST", "/v1/runs", []byte(`{"id": "theirs", "agent": "bot", "input": "q", "output": "a"}`)); r.status != 200 {
+			t.Fatalf("the other tenant's run: %d %s", r.status, r.body)
+		}
 		if r := admin.do("POST", "/v1/runs", []byte(`{"id": "r1", "agent": "bot", "input": "q", "output": "a"}`+"\n"+
 			`{"id": "r2", "agent": "bot", "input": "q", "output": "a"}`)); r.status != 200 {
 			t.Fatalf("import runs: %d %s", r.status, r.body)
@@ -172,6 +175,13 @@ func TestLabelKeyWritesItsOwnLabels(t *testing.T) {
 		}
 		if r := c.do("GET", "/v1/runs/r1", nil); r.status != 200 {
 			t.Fatalf("a label key reads a run: %d", r.status)
+		}
+		// Another tenant's run is not there for it, to read or to label.
+		if r := c.do("PUT", "/v1/runs/theirs/labels/prescreen", []byte(`{"labeller": "ana", "passed": true}`)); r.status != http.StatusNotFound {
+			t.Fatalf("a label key labels another tenant's run: %d %s; want 404", r.status, r.body)
+		}
+		if r := c.do("GET", "/v1/runs/theirs", nil); r.status != http.StatusNotFound {
+			t.Fatalf("a label key reads another tenant's run: %d; want 404", r.status)
 		}
 		r = c.do("POST", "/v1/agents/bot/evaluations", []byte(`{"limit": 1}`))
 		if p := r.problem(t); r.status != http.StatusForbidden || !strings.Contains(p.Detail, "needs a key with scope admin") {

@@ -383,20 +383,11 @@ func TestJSONReadsBackAsStored(t *testing.T) {
 func TestMigration00012LeavesLargeStores(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).Database(t)
-	old, err := store.OpenAt(ctx, dsn, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	writeAt(t, dsn, 11,
 		`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
 		`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body)
 			SELECT t.id, 'old' || i, 'x', i, i, '{"input": "q"}' FROM tenants t, generate_series(1, 100001) i`,
-	} {
-		if _, err := old.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	old.Close()
+	)
 	s := open(t, dsn)
 	if v, err := s.Version(ctx); err != nil || v < 12 {
 		t.Fatalf("version %d, %v; want 12 or later", v, err)
@@ -426,22 +417,13 @@ func TestMigration00012LeavesLargeStores(t *testing.T) {
 func TestMigration00012CarriesJSON(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Shared(t).Database(t)
-	old, err := store.OpenAt(ctx, dsn, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	writeAt(t, dsn, 11,
 		`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
 		`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) SELECT id, 'r1', 'x', 1, 1, '{"input": "q", "output": "a"}' FROM tenants`,
 		`INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at) SELECT 'ev_x', id, 'x', 'request', '{"scorers":[]}', 1, 1, 0 FROM tenants`,
 		`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, status, score, result, created_at)
 			SELECT e.tenant_id, e.id, r.id, 'prescreen', '1', 'scored', 1, '{"score": 1, "status": "scored"}', 0 FROM evaluations e, runs r`,
-	} {
-		if _, err := old.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	old.Close()
+	)
 	s := open(t, dsn)
 	tn, err := s.Tenant(ctx, "acme")
 	if err != nil {
@@ -524,11 +506,7 @@ func TestPreviousResultsAcrossVersions(t *testing.T) {
 func TestMigration00013CarriesResultVersions(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		old, err := store.OpenAt(ctx, dsn, 12)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range []string{
+		writeAt(t, dsn, 12,
 			`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,
 			`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body) SELECT id, 'r1', 'x', 1, 1, '{}' FROM tenants`,
 			`INSERT INTO evaluations (public_id, tenant_id, agent, trigger, spec, runs, expected, created_at) SELECT 'ev_' || v, id, 'x', 'request', '{"scorers":[]}', 1, 1, 0
@@ -536,12 +514,7 @@ func TestMigration00013CarriesResultVersions(t *testing.T) {
 			`INSERT INTO evaluation_runs (evaluation_id, run_pk, position) SELECT e.id, r.id, 0 FROM evaluations e, runs r`,
 			`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, status, score, result, created_at)
 				SELECT e.tenant_id, e.id, r.id, 'prescreen', substr(e.public_id, 4), 'scored', 1, '{}', 0 FROM evaluations e, runs r`,
-		} {
-			if _, err := old.Exec(ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-		old.Close()
+		)
 		s := open(t, dsn)
 		tn, _ := s.Tenant(ctx, "acme")
 		second, err := s.Evaluation(ctx, tn.ID, "ev_2")
@@ -589,5 +562,22 @@ func TestDeleteTenantOutlastsAWriteMeanwhile(t *testing.T) {
 	}
 	if d.Insights != 1 {
 		t.Fatalf("deleted %+v; want the insight written meanwhile counted", d)
+	}
+}
+
+// writeAt migrates the store at dsn up to version only and runs stmts on it: rows as
+// they were before a later migration.
+func writeAt(t *testing.T, dsn string, version int64, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	old, err := store.OpenAt(ctx, dsn, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for _, q := range stmts {
+		if _, err := old.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }
