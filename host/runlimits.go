@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -111,6 +112,94 @@ func (l RunLimits) CheckSize(n int64) error {
 		return l.exceeded("the run", "is "+formatBytes(n), "max_run_bytes", l.MaxRunBytes, true)
 	}
 	return nil
+}
+
+// ContractDepth is how many levels the run contract's own structure takes above a
+// free-form value: a tool call's arguments in a conversation sit at
+// conversation[turn{tool_calls[call{function{arguments. [RunLimits.CheckJSON] lets a
+// field other than metadata nest this much deeper than MaxMetadataDepth.
+const ContractDepth = 5
+
+// CheckJSON checks a run's JSON before it is decoded: its size against MaxRunBytes, and
+// how deep each of its fields nests: metadata against MaxMetadataDepth ({"metadata":
+// {"a": 1}} is 1 deep, as [RunLimits.Check] counts), any other field (a conversation, a
+// tool call's arguments or result, a field the contract does not name) against
+// MaxMetadataDepth + [ContractDepth]. Zero fields take the defaults. The error wraps
+// [ErrLimitExceeded] and names the field and the setting.
+//
+// It reads raw once, without decoding it: it stops at the first level past a limit and
+// allocates nothing, so a document nested millions of levels deep costs no more than
+// the limit, where a decoder would recurse or keep a stack for every level (Go's
+// encoding/json and jsontext refuse past 10,000 levels, after reading that far). It does
+// not validate raw: decoding it does that after.
+func (l RunLimits) CheckJSON(raw []byte) error {
+	l = l.WithDefaults()
+	if err := l.CheckSize(int64(len(raw))); err != nil {
+		return err
+	}
+	field, depth, limit := jsonNesting(raw, l.MaxMetadataDepth)
+	if field == "" {
+		return nil
+	}
+	if field == "metadata" {
+		return l.exceeded("metadata", fmt.Sprintf("nests %d or more levels deep", depth), "max_metadata_depth", limit, false)
+	}
+	return fmt.Errorf("%w: %q nests %d or more levels deep, above the limit of %d (run_limits.max_metadata_depth, %d, plus the %d levels the run contract takes); "+
+		"shorten it, or raise the limit in the config or the tenant's policy", ErrLimitExceeded, field, depth, limit, l.MaxMetadataDepth, ContractDepth)
+}
+
+// jsonNesting scans the JSON object raw for the first member whose value nests deeper
+// than its limit (metadata's maxMeta, any other's maxMeta+ContractDepth) and returns its
+// name, the depth it reached and the limit; field is "" when none does. A value's depth
+// counts its objects and arrays: 1 for {"a": 1}, 0 for a string.
+func jsonNesting(raw []byte, maxMeta int) (field string, depth, limit int) {
+	level := 0             // objects and arrays open at i; the run itself is level 1
+	var key, member []byte // the last name read in the run's object; the member being read
+	name := false          // the next string in the run's object is a member's name
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			start := i + 1
+			for i++; i < len(raw); i++ { // to the closing quote, past escapes
+				j := bytes.IndexAny(raw[i:], `"\`)
+				if j < 0 {
+					return "", 0, 0 // unterminated: the decoder says so
+				}
+				i += j
+				if raw[i] == '"' {
+					break
+				}
+				i++ // the escaped byte
+			}
+			if level == 1 && name {
+				key, name = raw[start:min(i, len(raw))], false
+			}
+		case ':':
+			if level == 1 {
+				member = key
+			}
+		case ',':
+			if level == 1 {
+				name = true
+			}
+		case '{', '[':
+			level++
+			if level == 1 {
+				name = raw[i] == '{'
+				continue
+			}
+			limit = maxMeta + ContractDepth
+			if string(member) == "metadata" {
+				limit = maxMeta
+			}
+			if level-1 > limit {
+				return string(member), level - 1, limit
+			}
+		case '}', ']':
+			level--
+		}
+	}
+	return "", 0, 0
 }
 
 // Check checks a decoded run against l (defaults for zero fields). The error wraps

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -164,3 +166,104 @@ func (b *countingBackend) Score(context.Context, *sdk.Run, sdk.Judge) (sdk.Resul
 	return sdk.Scored(1, "ok"), nil
 }
 func (b *countingBackend) Close(context.Context) error { return nil }
+
+// nested returns n arrays nested in one another around v: nested(2, "1") is [[1]].
+func nested(n int, v string) string {
+	return strings.Repeat("[", n) + v + strings.Repeat("]", n)
+}
+
+// TestRunLimitsCheckJSON holds the check before decoding in allowed/denied pairs: metadata
+// to max_metadata_depth, any other field to ContractDepth more, the size to max_run_bytes.
+func TestRunLimitsCheckJSON(t *testing.T) {
+	l := RunLimits{MaxMetadataDepth: 3, MaxRunBytes: 1 << 10}
+	cases := []struct {
+		name, run string
+		msg       string // "" means allowed
+	}{
+		{"metadata at the limit", `{"output": "o", "metadata": {"a": {"b": [1]}}}`, ""},
+		{"metadata over the limit", `{"output": "o", "metadata": {"a": {"b": [[1]]}}}`,
+			"metadata nests 4 or more levels deep, above the limit of 3 (run_limits.max_metadata_depth)"},
+		{"metadata after other fields", `{"output": "o", "context": [{"text": "p"}], "metadata": {"a": [[["x"]]]}}`,
+			"metadata nests 4 or more levels deep"},
+		{"names and strings that look like structure", `{"output": "[[[[{{{{\"", "meta\"[[[[": "x", "metadata": {"k]]]]": "[[[["}}`, ""},
+		{"a tool call's arguments at the limit", `{"output": "o", "conversation": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": ` + nested(3, "1") + `}}]}]}`, ""},
+		{"a tool call's arguments over the limit", `{"output": "o", "conversation": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": ` + nested(4, "1") + `}}]}]}`,
+			`"conversation" nests 9 or more levels deep, above the limit of 8 (run_limits.max_metadata_depth, 3, plus the 5 levels the run contract takes)`},
+		{"a field the contract does not name", `{"output": "o", "extra": ` + nested(9, "1") + `}`, `"extra" nests 9 or more levels deep`},
+		{"size at the limit", `{"output": "` + strings.Repeat("o", 1<<10-14) + `"}`, ""},
+		{"size over the limit", `{"output": "` + strings.Repeat("o", 1<<10-13) + `"}`, "the run is 1.0 KiB, above the limit of 1 KiB (run_limits.max_run_bytes)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := l.CheckJSON([]byte(c.run))
+			switch {
+			case c.msg == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.msg != "" && (!errors.Is(err, ErrLimitExceeded) || !strings.Contains(err.Error(), c.msg)):
+				t.Fatalf("err = %v; want one naming %q", err, c.msg)
+			}
+		})
+	}
+}
+
+// TestRunLimitsCheckJSONHostile: metadata nested 2,000,000 levels deep (4 MB) is refused at
+// the level past the limit, reading no further and allocating nothing but the error.
+func TestRunLimitsCheckJSONHostile(t *testing.T) {
+	raw := []byte(`{"output": "o", "metadata": {"a": ` + nested(2_000_000, "1") + `}}`)
+	var err error
+	allocs := testing.AllocsPerRun(5, func() { err = RunLimits{}.CheckJSON(raw) })
+	if !strings.Contains(fmt.Sprint(err), "metadata nests 33 or more levels deep, above the limit of 32 (run_limits.max_metadata_depth)") {
+		t.Fatalf("err = %v", err)
+	}
+	if allocs > 10 { // the error's message
+		t.Errorf("%v allocations to refuse it", allocs)
+	}
+}
+
+// TestRunLimitsCheckJSONAgrees compares the scan with a decoder on generated runs: the depth
+// it reports for the first field over a limit is the decoded value's, and a run it lets
+// through has no field over its limit.
+func TestRunLimitsCheckJSONAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(6); {
+		case depth == 0 || k == 0:
+			return []any{"s[{\"\\", 1.5, true, nil, `"]}`}[rng.IntN(5)]
+		case k < 3:
+			return []any{value(depth - 1), value(depth - 1)}[:rng.IntN(3)]
+		default:
+			m := map[string]any{}
+			for i := range rng.IntN(3) {
+				m[fmt.Sprintf(`k"{%d`, i)] = value(depth - 1)
+			}
+			return m
+		}
+	}
+	depthOf := func(v any) int {
+		d, _ := measure(v, 1, 1<<30)
+		return d
+	}
+	l := RunLimits{MaxMetadataDepth: 4}.WithDefaults()
+	for range 2000 {
+		run := map[string]any{"output": "o", "metadata": value(7), "extra": value(11)}
+		raw, err := json.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		field, depth, limit := jsonNesting(raw, l.MaxMetadataDepth)
+		meta, extra := depthOf(run["metadata"]), depthOf(run["extra"])
+		switch field {
+		case "":
+			if meta > 4 || extra > 9 {
+				t.Fatalf("%s: let through metadata %d deep, extra %d deep", raw, meta, extra)
+			}
+		case "metadata", "extra":
+			if limit != map[string]int{"metadata": 4, "extra": 9}[field] || depth != limit+1 || depthOf(run[field]) <= limit {
+				t.Fatalf("%s: %s at %d over %d; decoded %d deep", raw, field, depth, limit, depthOf(run[field]))
+			}
+		default:
+			t.Fatalf("%s: field %q", raw, field)
+		}
+	}
+}
