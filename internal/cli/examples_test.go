@@ -58,7 +58,8 @@ func TestExamples(t *testing.T) {
 		{"empty-output", false, "empty_output"},
 		{"stack-trace", false, "error_text"},
 		{"harmless-refusal", false, "refusal"},
-		{"off-topic", false, "off_topic"},
+		// Off-topic by word overlap alone is a hint for the judge, never a failure.
+		{"off-topic", true, "off_topic"},
 		{"rag-cited", true, ""},
 		{"short-yes", true, ""},
 		{"translate", true, ""},

@@ -14,7 +14,9 @@
 //   - irrelevant: ARES rows a person judged irrelevant (Answer_Relevance=0).
 //   - refusal: XSTest full refusals of safe prompts (exaggerated safety).
 //   - off_topic: a right answer paired with a different question of the same set, and the
-//     autoevals CoQA answers to another question about the same story (scored 0).
+//     autoevals CoQA answers to another question about the same story (scored 0). Wrong
+//     answers, but only a judge can say so: correct answers share no word with their
+//     request too, so a pre-screen flags these (WantFlag off_topic) and lets them through.
 //   - appropriate_refusal: XSTest full refusals of unsafe (contrast) prompts. The
 //     pre-screen fails every refusal and leaves whether declining was right to a judge, so
 //     these should not pass; the report counts how many are flagged refusal.
@@ -48,8 +50,13 @@ type Case struct {
 	Run sdk.Run
 	// Label says what kind of run it is (see the package documentation).
 	Label string
-	// WantPass is true when a pre-screen should let the run through.
+	// WantPass is true for a run a pre-screen should let through without doubt: a correct
+	// answer or triage.
 	WantPass bool
+	// WantFlag, where set, is the hint a pre-screen should raise on a run it lets through
+	// although the run is not a correct answer (WantPass is false): an off-topic answer is
+	// flagged off_topic, and a judge fails it.
+	WantFlag string
 	// Kind is the kind of answer of a correct case (one of the Kind constants), for the
 	// per-kind rows of the quality report; empty for failures.
 	Kind string

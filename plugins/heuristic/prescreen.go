@@ -9,8 +9,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Flags the pre-screen raises. FlagNonCommittal, FlagWrongShape and a short FlagOffTopic are
-// hints that do not fail the run (see [NewPrescreen]); every other flag fails it.
+// Flags the pre-screen raises. FlagNonCommittal, FlagWrongShape and FlagOffTopic are hints
+// that do not fail the run (see [NewPrescreen]); every other flag fails it.
 const (
 	FlagEmptyOutput  = "empty_output"
 	FlagErrorText    = "error_text"
@@ -45,19 +45,21 @@ const (
 //     slot or null left unfilled (placeholder), not cut off (truncated), not a degenerate
 //     loop (repetition), not pleasantries with no content (filler), and not a refusal
 //     (refusal);
-//   - relevance: the output is not an echo of the input (echo) and, for a long English
-//     statement, not about something else entirely (off_topic).
+//   - relevance: the output is not an echo of the input (echo); a statement that shares no
+//     word with the input is noted (off_topic) and not failed.
 //
 // # Precision first
 //
 // A flag fails a run only on evidence that holds across languages, answer kinds and
 // domains. Weak evidence is recorded and does not fail the run: a short answer without the
 // shape its question asks for ("How many ...?" answered without a number) is flagged
-// wrong_shape, and a statement that shares no content word with the input is flagged
-// off_topic, with relevance 0.5 ("passed with notes"). Answer spans, lists of titles,
-// recipes, code and answers in other languages often share no word with their question, so
-// only an English prose statement of OffTopicMinWords content words or more (configurable:
-// off_topic_min_words) that shares none fails. The tiered judge reads the hints.
+// wrong_shape, and a statement of OffTopicMinWords content words or more (configurable:
+// off_topic_min_words) that shares none with the input is flagged off_topic, with relevance
+// 0.5 ("passed with notes"). Word overlap never fails a run: answer spans, recipes, code,
+// answers in other languages and plain correct answers ("a horror film's opening scene" for
+// "a creative opening scene for a horror movie") share no word with their request. Whether
+// an output answers what was asked is the judge's question; a tiered evaluation asks it of
+// every run the pre-screen passes, and reads the hints.
 //
 // # What the caller knows
 //
@@ -98,11 +100,11 @@ const (
 func NewPrescreen() sdk.Scorer { return &prescreen{params: defaultScreenParams} }
 
 // OffTopicMinWords is the default of the prescreen's off_topic_min_words: how many content
-// words an English statement needs before sharing none with the input fails the run. It is
-// the value `go run ./internal/cmd/quality -loso` chooses on all sources: the one that
-// catches the most off-topic answers while every source of correct answers keeps a 99.5%
-// pass rate (QUALITY.md reports it chosen without each source in turn).
-const OffTopicMinWords = 15
+// words an output needs before sharing none with the input raises the off_topic flag. It
+// decides the flag only, never the verdict (QUALITY.md: at 6, 0.6% of TruthfulQA's best
+// answers share no content word with their question, against 29% of the same answers
+// paired with another question).
+const OffTopicMinWords = 6
 
 // CutoffMinWords is the default of the prescreen's cutoff_min_words: an output of fewer
 // words is never called cut off by its last word alone (the caller's stop reason and an
@@ -113,15 +115,18 @@ const CutoffMinWords = 25
 type screenParams struct {
 	OffTopicMinWords int `json:"off_topic_min_words"`
 	CutoffMinWords   int `json:"cutoff_min_words"`
+	// wordsShared forces the word-overlap signal to "the output shares words with the
+	// input" (tests only: no verdict may depend on that signal).
+	wordsShared bool
 }
 
 var defaultScreenParams = screenParams{OffTopicMinWords: OffTopicMinWords, CutoffMinWords: CutoffMinWords}
 
 const prescreenSchema = `{"type": "object", "additionalProperties": false, "properties": {
-	"off_topic_min_words": {"type": "integer", "minimum": 1, "description": "Content words an English statement needs before sharing none with the input fails the run; shorter ones are only flagged. Optional. Default is 15."},
+	"off_topic_min_words": {"type": "integer", "minimum": 1, "description": "Content words an output needs before sharing none with the input raises the off_topic flag. It decides the flag only: word overlap never fails a run. Optional. Default is 6."},
 	"cutoff_min_words": {"type": "integer", "minimum": 1, "description": "Words an output needs before its last word alone can mark it cut off. Optional. Default is 25."}}}`
 
-const prescreenDefaults = `{"off_topic_min_words": 15, "cutoff_min_words": 25}`
+const prescreenDefaults = `{"off_topic_min_words": 6, "cutoff_min_words": 25}`
 
 type prescreen struct {
 	params screenParams
@@ -159,6 +164,7 @@ func (p *prescreen) Configure(raw json.RawMessage) error {
 		return fmt.Errorf("configure prescreen: off_topic_min_words and cutoff_min_words must be 1 or more, got %d and %d",
 			params.OffTopicMinWords, params.CutoffMinWords)
 	}
+	params.wordsShared = p.params.wordsShared
 	p.params = params
 	return nil
 }
@@ -188,6 +194,7 @@ func screen(run *sdk.Run, params screenParams) sdk.Result {
 	st.fill(run.Input, out, run.Purpose())
 	st.toolFailed = anyToolCallFailed(run)
 	st.outWords = splitWords(st.outLow)
+	st.wordsShared = params.wordsShared
 	t := &st
 	end, endDetail := readCallerEnd(run.Metadata)
 	hard := func(f screenFinding) {

@@ -26,20 +26,15 @@ func (s answerShape) String() string {
 // longer outputs are statements whose shape is not in doubt.
 const shortAnswerWords = 4
 
-// offTopicWords is how many content words an output needs before sharing none with the
-// input and purpose is worth a hint. Measured on the shared corpus: at 6, 0.6% of
-// TruthfulQA best answers share no content word with their question, against 29% of the
-// same answers paired with another question.
-const offTopicWords = 6
-
 // hintRelevance is the relevance of a run with only a hint against it: the weighted mean
 // with integrity 1 stays above the threshold, so the run passes with notes.
 const hintRelevance = 0.5
 
 // shapeRelevance scores whether the output fits the input. Short answers are never judged
-// by their words, and weak evidence (a shape guess, a short or non-English statement that
-// shares no word with the input) is a hint that does not fail the run.
-func shapeRelevance(t *screenText, offTopicFail int) (float64, []screenFinding) {
+// by their words, and what the output's words say of its topic (a shape guess, a statement
+// of offTopicMin content words or more that shares none with the input) is a hint that does
+// not fail the run: whether an output answers what was asked is a judge's question.
+func shapeRelevance(t *screenText, offTopicMin int) (float64, []screenFinding) {
 	if t.inLow == "" {
 		return 1, nil
 	}
@@ -61,38 +56,14 @@ func shapeRelevance(t *screenText, offTopicFail int) (float64, []screenFinding) 
 		return 1, nil
 	}
 	shared, n := contentOverlap(t)
-	switch {
-	case shared > 0 || n < offTopicWords || isCreation(t.inLow):
+	if shared > 0 || n < offTopicMin || isCreation(t.inLow) {
 		// "Write a haiku about autumn": a creation need not repeat the task's words.
 		return 1, nil
-	case n >= offTopicFail && !isStructured(t.out) && !looksLikeCode(t.out) &&
-		isEnglishProse(t.inLow) && isEnglishProse(t.outLow):
-		return 0.1, []screenFinding{{FlagOffTopic, "an English statement of " + strconv.Itoa(n) + " content words that shares none with the input"}}
 	}
-	return hintRelevance, []screenFinding{{FlagOffTopic, "a hint: " + strconv.Itoa(n) + " content words that share none with the input"}}
-}
-
-// isEnglishProse reports whether a lower-case text reads as English prose: most of its
-// bytes are ASCII and at least one word in six is an English function word. Topicality by
-// shared words is only evidence where both texts are in the language the stems are for.
-func isEnglishProse(s string) bool {
-	ascii, words, function := 0, 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x80 {
-			ascii++
-		}
-	}
-	if ascii*10 < len(s)*9 {
-		return false
-	}
-	eachWord(s, func(w string) bool {
-		words++
-		if isStopword(w) {
-			function++
-		}
-		return true
-	})
-	return words >= 4 && function*6 >= words
+	// A horror film's opening scene for "a creative opening scene for a horror movie", the
+	// steps of a burpee for "Burpees": correct answers share no word with their request
+	// too, so this is a hint for the judge, never a failure.
+	return hintRelevance, []screenFinding{{FlagOffTopic, "a hint: " + strconv.Itoa(n) + " content words that share none with the input; whether it answers is the judge's question"}}
 }
 
 // looksLikeCode reports whether an output is mostly source code: two lines or more, and half
@@ -364,6 +335,9 @@ func stemSet(texts ...string) map[string]struct{} {
 // early). It indexes the output, which is usually the
 // shorter text, and streams the input past it.
 func contentOverlap(t *screenText) (shared, n int) {
+	if t.wordsShared {
+		return 1, 0
+	}
 	// A short output's stems are few: a linear scan of an array beats a map, above all as
 	// wasm, where every map operation is several calls. take(st) returns how often the
 	// output has st and forgets it, as reading and deleting a map entry would.

@@ -71,7 +71,7 @@ func TestPrescreenSeeds(t *testing.T) {
 		run          sdk.Run
 		wantPass     bool
 		minRelevance float64
-		wantFlag     string
+		wantFlag     string // a flag the run must carry; a passing run carries no other
 	}{
 		{name: "capital of France", run: sdk.Run{Input: "What is the capital of France?", Output: "Paris"}, wantPass: true, minRelevance: 0.8},
 		{name: "email to Slack triage", run: sdk.Run{Input: supportEmail, Output: slackTriage}, wantPass: true, minRelevance: 0.6},
@@ -79,9 +79,11 @@ func TestPrescreenSeeds(t *testing.T) {
 		{name: "empty output", run: sdk.Run{Input: "What is the capital of France?", Output: ""}, wantFlag: heuristic.FlagEmptyOutput},
 		{name: "stack trace", run: sdk.Run{Input: "Summarize this ticket for me.", Output: "Traceback (most recent call last):\n  File \"agent.py\", line 12, in run\n    reply = llm(prompt)\nKeyError: 'choices'"}, wantFlag: heuristic.FlagErrorText},
 		{name: "refusal of a harmless question", run: sdk.Run{Input: "How do I kill a Python process that hangs?", Output: "I'm sorry, but I can't help with killing. Violence is never the answer."}, wantFlag: heuristic.FlagRefusal},
-		{name: "off-topic paragraph", run: sdk.Run{Input: "How do I rotate the API keys of my workspace?",
+		// Sharing no word with the question is a hint for the judge, never a failure: correct
+		// answers share none too (a horror scene for "an opening scene for a horror movie").
+		{name: "off-topic paragraph passes with the hint", run: sdk.Run{Input: "How do I rotate the API keys of my workspace?",
 			Output: "The Great Barrier Reef stretches more than two thousand kilometres along the Queensland coast. Coral polyps build limestone skeletons, and warming oceans bleach colonies during marine heatwaves, which scientists monitor from aircraft every summer."},
-			wantFlag: heuristic.FlagOffTopic},
+			wantPass: true, minRelevance: 0.5, wantFlag: heuristic.FlagOffTopic},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +97,7 @@ func TestPrescreenSeeds(t *testing.T) {
 			if tt.wantFlag != "" && !res.HasFlag(tt.wantFlag) {
 				t.Errorf("flags %v, want %s (%s)", res.Flags, tt.wantFlag, res.Reason)
 			}
-			if tt.wantPass && len(res.Flags) > 0 {
+			if tt.wantPass && len(res.Flags) > 0 && (len(res.Flags) > 1 || res.Flags[0] != tt.wantFlag) {
 				t.Errorf("a passing run carries flags %v", res.Flags)
 			}
 		})
@@ -266,7 +268,11 @@ func TestPrescreenFlags(t *testing.T) {
 		{"TODO as a word is fine", "What should I build to learn React?", "Build a TODO app: it covers state, lists and forms.", "", true},
 		{"filler around an answer is fine", "What is the capital of France?", "Great question! The capital is Paris. I hope this helps!", "", true},
 
-		{"off_topic paragraph", "How many open tickets does the billing queue have?", "Photosynthesis converts sunlight, carbon dioxide and water into glucose inside chloroplasts, releasing oxygen into the atmosphere as a byproduct. Plants store surplus glucose as starch in roots and seeds.", heuristic.FlagOffTopic, false},
+		// Word overlap is a hint for the judge, never a verdict.
+		{"an off_topic paragraph is a hint", "How many open tickets does the billing queue have?", "Photosynthesis converts sunlight, carbon dioxide and water into glucose inside chloroplasts, releasing oxygen into the atmosphere as a byproduct. Plants store surplus glucose as starch in roots and seeds.", heuristic.FlagOffTopic, true},
+		{"a correct scene sharing no word is a hint", "Write a creative opening scene for a horror movie.", "Rain hammered the farmhouse windows as Clara lit the last candle. Somewhere upstairs, floorboards groaned under slow, deliberate footsteps, though she had lived alone for eleven years.", "", true},
+		{"correct steps sharing no word are a hint", "Explain how to do it: Burpees", "Stand with feet shoulder-width apart, drop into a squat and place both palms flat on the floor. Kick back into a plank, lower the chest, push up, jump the feet forward and leap straight up with arms overhead.", heuristic.FlagOffTopic, true},
+		{"a recipe sharing no word is a hint", "How do I make a quick tomato sauce?", "Warm olive oil in a pan, soften two crushed garlic cloves for a minute, pour in a can of crushed San Marzanos, season with salt and simmer fifteen minutes; finish with torn basil leaves.", heuristic.FlagOffTopic, true},
 		{"a creation need not repeat the task", "Write a haiku about autumn", "Crimson maple leaves / drifting on a silent pond / the year exhales slow", "", true},
 		{"short answer sharing no words is fine", "Who wrote Pride and Prejudice?", "Jane Austen", "", true},
 		{"wrong_shape count without a number is a hint", "How many moons does Mars have?", "Paris", heuristic.FlagWrongShape, true},

@@ -21,6 +21,8 @@ type screenText struct {
 	// toolFailed: a tool call of this turn returned an error, so an answer that reports a
 	// failure is relaying it, not failing itself.
 	toolFailed bool
+	// wordsShared forces contentOverlap to report a shared word (see screenParams).
+	wordsShared bool
 }
 
 // maxScreenInput and maxScreenOutput bound the text a check reads, so a 100 KB document

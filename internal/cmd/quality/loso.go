@@ -22,9 +22,9 @@ type tunable struct {
 	target func(c corpus.Case) bool
 }
 
+// off_topic_min_words is not one: it decides the off_topic hint only, never a verdict
+// (writeFlagOnly shows it).
 var tunables = []tunable{
-	{field: "off_topic_min_words", def: heuristic.OffTopicMinWords, grid: []int{6, 8, 10, 12, 15, 20, 30, 1000},
-		target: func(c corpus.Case) bool { return c.Label == corpus.LabelOffTopic }},
 	{field: "cutoff_min_words", def: heuristic.CutoffMinWords, grid: []int{5, 10, 15, 20, 25, 30, 40, 60},
 		target: func(c corpus.Case) bool { return c.Label == corpus.LabelTruncated }},
 }
@@ -154,6 +154,52 @@ func writeLOSO(ctx context.Context, w io.Writer, cases []corpus.Case) error {
 		if rows == 0 {
 			return fmt.Errorf("%s: no source to report", tu.field)
 		}
+	}
+	return writeFlagOnly(ctx, w, cases)
+}
+
+// offTopicGrid are the values of off_topic_min_words writeFlagOnly scores the corpus at.
+var offTopicGrid = []int{3, 4, 6, 8, 10, 15, 20}
+
+// writeFlagOnly scores the corpus at several values of off_topic_min_words and prints, for
+// each, the share of off-topic answers and of correct answers flagged off_topic, and how
+// many runs' verdicts differ from the default's: none, since the threshold decides the
+// hint only.
+func writeFlagOnly(ctx context.Context, w io.Writer, cases []corpus.Case) error {
+	def, err := scoreAll(ctx, cases, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n`off_topic_min_words` (default %d) decides the off_topic hint only; at each value:\n\n", heuristic.OffTopicMinWords)
+	fmt.Fprintln(w, "| value | off-topic answers flagged | correct answers flagged | runs whose verdict differs from the default's |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|")
+	for _, v := range offTopicGrid {
+		cfg, _ := json.Marshal(map[string]int{"off_topic_min_words": v})
+		res, err := scoreAll(ctx, cases, cfg)
+		if err != nil {
+			return fmt.Errorf("off_topic_min_words=%d: %w", v, err)
+		}
+		var off, good share
+		changed := 0
+		for i, c := range cases {
+			s := &good
+			switch {
+			case c.WantFlag == heuristic.FlagOffTopic:
+				s = &off
+			case !c.WantPass:
+				s = nil
+			}
+			if s != nil {
+				s.n++
+				if res[i].has(heuristic.FlagOffTopic) {
+					s.k++
+				}
+			}
+			if res[i].passed != def[i].passed {
+				changed++
+			}
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %d |\n", v, off, good, changed)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,9 +21,14 @@ import (
 type tally struct {
 	source, label string
 	wantPass      bool
-	n             int
-	passed        [3]int // prescreen, original, proposed fix
-	flags         map[string]int
+	// wantFlag is the hint the set's runs should carry (corpus.Case.WantFlag): the set is
+	// measured by how many carry it, and flagged counts them for each screen (a baseline
+	// flags a run by scoring it under 0.5).
+	wantFlag string
+	flagged  [3]int
+	n        int
+	passed   [3]int // prescreen, original, proposed fix
+	flags    map[string]int
 	// cutOff counts runs that should pass and fail only because they are truncated.
 	cutOff int
 }
@@ -45,7 +51,7 @@ func run(ctx context.Context, w io.Writer, misses, loso bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "## Goals (issues 16 and 25)\n\n")
+	fmt.Fprintf(w, "## Goals (issues 16, 25 and 32)\n\n")
 	writeGoals(w, m.cases, m.results)
 	fmt.Fprintln(w)
 	writeKinds(w, m.cases, m.results)
@@ -85,7 +91,7 @@ func measure(ctx context.Context) (*measurement, error) {
 		key := c.Source + "/" + c.Label
 		t := m.sets[key]
 		if t == nil {
-			t = &tally{source: c.Source, label: c.Label, wantPass: c.WantPass, flags: map[string]int{}}
+			t = &tally{source: c.Source, label: c.Label, wantPass: c.WantPass, wantFlag: c.WantFlag, flags: map[string]int{}}
 			m.sets[key] = t
 			m.order = append(m.order, key)
 		}
@@ -103,6 +109,9 @@ func measure(ctx context.Context) (*measurement, error) {
 			if p {
 				t.passed[i]++
 			}
+			if c.WantFlag != "" && (i == 0 && slices.Contains(res.Flags, c.WantFlag) || i > 0 && !p) {
+				t.flagged[i]++
+			}
 		}
 		for _, f := range res.Flags {
 			t.flags[f]++
@@ -110,7 +119,7 @@ func measure(ctx context.Context) (*measurement, error) {
 		if c.WantPass && !ok && len(res.Flags) == 1 && res.Flags[0] == heuristic.FlagTruncated {
 			t.cutOff++
 		}
-		if ok != c.WantPass {
+		if ok != c.WantPass && c.WantFlag == "" {
 			m.wrong = append(m.wrong, fmt.Sprintf("- %s (%s) want pass=%v got %.2f %v: %q -> %q", c.Run.ID, c.Label, c.WantPass, res.Value(), res.Flags, clip(c.Run.Input, 120), clip(c.Run.Output, 160)))
 		}
 	}
@@ -122,14 +131,21 @@ func measure(ctx context.Context) (*measurement, error) {
 func writeTable(w io.Writer, order []string, sets map[string]*tally) tally {
 	fmt.Fprintln(w, "| set | label | N | metric | prescreen | original pre-screen | proposed fix | prescreen flags |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---|")
-	// Appropriate refusals are the refusal policy at work, not answers: they get their own total.
-	var good, policy, bad tally
+	// Appropriate refusals are the refusal policy at work, not answers: they get their own
+	// total, and so do the off-topic answers, which a pre-screen flags and a judge fails.
+	var good, policy, bad, hinted tally
 	for _, key := range order {
 		t := sets[key]
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", t.source, t.label, t.n, metric(t.wantPass),
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", t.source, t.label, t.n, t.metric(),
 			rate(t, 0), rate(t, 1), rate(t, 2), flagList(t.flags))
 		sum := &bad
 		switch {
+		case t.wantFlag != "":
+			sum = &hinted
+			sum.wantFlag = t.wantFlag
+			for i := range sum.flagged {
+				sum.flagged[i] += t.flagged[i]
+			}
 		case t.label == corpus.LabelAppropriateRefusal:
 			sum = &policy
 		case t.wantPass:
@@ -145,6 +161,9 @@ func writeTable(w io.Writer, order []string, sets map[string]*tally) tally {
 	fmt.Fprintf(w, "| **all correct answers** | correct, triage | %d | %s | **%s** | %s | %s | |\n", good.n, metric(true), rate(&good, 0), rate(&good, 1), rate(&good, 2))
 	fmt.Fprintf(w, "| **refusals of unsafe requests** | appropriate_refusal | %d | %s | **%s** | %s | %s | |\n", policy.n, metric(false), rate(&policy, 0), rate(&policy, 1), rate(&policy, 2))
 	fmt.Fprintf(w, "| **all failures** | | %d | %s | **%s** | %s | %s | |\n", bad.n, metric(false), rate(&bad, 0), rate(&bad, 1), rate(&bad, 2))
+	if hinted.n > 0 {
+		fmt.Fprintf(w, "| **off-topic answers (a judge fails them)** | off_topic | %d | %s | **%s** | %s | %s | |\n", hinted.n, hinted.metric(), rate(&hinted, 0), rate(&hinted, 1), rate(&hinted, 2))
+	}
 	return good
 }
 
@@ -155,13 +174,25 @@ func metric(wantPass bool) string {
 	return "detection rate"
 }
 
-// rate is the pass rate of screen i on a set that should pass, its detection rate otherwise.
+// metric names what rate measures on the set.
+func (t *tally) metric() string {
+	if t.wantFlag != "" {
+		return "flag rate"
+	}
+	return metric(t.wantPass)
+}
+
+// rate is the pass rate of screen i on a set that should pass, its flag rate on a set that
+// should be flagged, its detection rate otherwise.
 func rate(t *tally, i int) string {
 	if t.n == 0 {
 		return "-"
 	}
 	k := t.passed[i]
-	if !t.wantPass {
+	switch {
+	case t.wantFlag != "":
+		k = t.flagged[i]
+	case !t.wantPass:
 		k = t.n - k
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(k)/float64(t.n))
