@@ -23,7 +23,8 @@ import (
 // Options configures an Engine.
 type Options struct {
 	// CacheDir holds compiled code across processes, so a warm load skips compilation.
-	// Optional. Default is os.UserCacheDir()/scorekit/wazero.
+	// Optional. Default is os.UserCacheDir()/scorekit/wazero; "-" for none on disk (an
+	// engine whose loads each name their own, LoadOptions.CacheDir).
 	CacheDir string
 	// Logger receives guest log lines and captured stdout/stderr. Optional. Default is
 	// slog.Default().
@@ -138,9 +139,12 @@ func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 		}
 		opts.CacheDir = dir
 	}
-	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
+	cache := wazero.NewCompilationCache()
+	if opts.CacheDir != "-" {
+		var err error
+		if cache, err = wazero.NewCompilationCacheWithDir(opts.CacheDir); err != nil {
+			return nil, fmt.Errorf("wasm engine: compilation cache %s: %w; set Options.CacheDir to a writable folder", opts.CacheDir, err)
+		}
 	}
 	if opts.MemoryBudgetBytes == 0 {
 		opts.MemoryBudgetBytes = DefaultMemoryBudget
@@ -170,6 +174,20 @@ func (e *Engine) LoadDir(ctx context.Context, reg *host.Registry, dir string) (*
 // Load checks m's artifact against its sha256, compiles it, checks its imports and
 // exports against ABI v1, asks it for its scorers and returns one Plugin per scorer.
 func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, error) {
+	return e.LoadWith(ctx, m, LoadOptions{})
+}
+
+// LoadOptions change one load of an Engine.
+type LoadOptions struct {
+	// CacheDir is the compilation cache of this artifact alone, instead of the engine's
+	// Options.CacheDir: a folder the caller can remove with the artifact (wazero's cache
+	// names its files by internal keys and deletes none). The cache is closed with the
+	// artifact's last plugin. Optional.
+	CacheDir string
+}
+
+// LoadWith is Load with o.
+func (e *Engine) LoadWith(ctx context.Context, m host.Manifest, o LoadOptions) ([]host.Plugin, error) {
 	if m.Runtime != host.RuntimeWASM {
 		return nil, fmt.Errorf("load plugin %s: runtime %q: the wasm engine loads only runtime %q", m.Name, m.Runtime, host.RuntimeWASM)
 	}
@@ -181,17 +199,25 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		return nil, fmt.Errorf("load plugin: %w", err)
 	}
 	lim := merge(m.Limits, e.opts.Limits)
+	cache, own := e.cache, wazero.CompilationCache(nil)
+	if o.CacheDir != "" {
+		if own, err = wazero.NewCompilationCacheWithDir(o.CacheDir); err != nil {
+			return nil, fmt.Errorf("load plugin %s: compilation cache: %w", m.Name, err)
+		}
+		cache = own
+	}
 	cfg := wazero.NewRuntimeConfig().
 		// The checks instrument adds (interrupt.go) stop guests at their deadline instead.
 		WithCloseOnContextDone(e.opts.termination == terminateWazero).
 		WithMemoryLimitPages(uint32(lim.MemoryMiB) * 16).
-		WithCompilationCache(e.cache)
+		WithCompilationCache(cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	a := &artifact{
 		name:   m.Name,
 		path:   m.ArtifactPath(),
 		limits: lim,
 		rt:     rt,
+		cache:  own,
 		log:    e.opts.Logger.With("plugin", m.Name),
 		pools:  map[poolKey]*pool{},
 		budget: e.budget,
@@ -201,13 +227,13 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 		termination:     e.opts.termination,
 	}
 	if err := a.init(ctx, bin); err != nil {
-		_ = rt.Close(ctx)
+		_ = a.close(ctx)
 		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
 	}
 	if len(m.Scorers) > 0 {
 		names := a.names()
 		if !slices.Equal(slices.Sorted(slices.Values(m.Scorers)), slices.Sorted(slices.Values(names))) {
-			_ = rt.Close(ctx)
+			_ = a.close(ctx)
 			return nil, fmt.Errorf("load plugin %s: manifest lists scorers %v, %s carries %v; fix \"scorers\" in the manifest",
 				m.Name, m.Scorers, a.path, names)
 		}
@@ -215,7 +241,7 @@ func (e *Engine) Load(ctx context.Context, m host.Manifest) ([]host.Plugin, erro
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		_ = rt.Close(ctx)
+		_ = a.close(ctx)
 		return nil, fmt.Errorf("load plugin %s: engine %w", m.Name, ErrClosed)
 	}
 	e.arts = append(e.arts, a)
@@ -235,7 +261,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	var errs []error
 	for _, a := range arts {
-		errs = append(errs, a.rt.Close(ctx))
+		errs = append(errs, a.close(ctx))
 	}
 	errs = append(errs, e.cache.Close(ctx))
 	return errors.Join(errs...)
@@ -247,9 +273,14 @@ type artifact struct {
 	path   string
 	limits host.Limits
 	rt     wazero.Runtime
-	cm     wazero.CompiledModule
-	infos  []sdk.Info
-	log    *slog.Logger
+	// cache is the artifact's own compilation cache (LoadOptions.CacheDir), closed after
+	// rt; nil when it uses the engine's.
+	cache     wazero.CompilationCache
+	closeOnce sync.Once
+	closeErr  error
+	cm        wazero.CompiledModule
+	infos     []sdk.Info
+	log       *slog.Logger
 	// binary is true when the guest speaks the binary codec (serve.CodecBinary).
 	binary bool
 	// minMemory is the memory the module starts with, in bytes.
@@ -397,9 +428,20 @@ func (a *artifact) release(ctx context.Context) error {
 	last := a.refs == 0
 	a.mu.Unlock()
 	if last {
-		return a.rt.Close(ctx)
+		return a.close(ctx)
 	}
 	return nil
+}
+
+// close closes the artifact's runtime, then its own compilation cache; once.
+func (a *artifact) close(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		a.closeErr = a.rt.Close(ctx)
+		if a.cache != nil {
+			a.closeErr = errors.Join(a.closeErr, a.cache.Close(ctx))
+		}
+	})
+	return a.closeErr
 }
 
 func merge(l, d host.Limits) host.Limits {
