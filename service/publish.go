@@ -350,6 +350,11 @@ func publishedView(v store.ScorerVersion, promoted bool) PublishedVersion {
 	return pv
 }
 
+// noVersion is the answer for a version the tenant has not published.
+func noVersion(name string, n int) error {
+	return &Error{kind: ErrNotFound, msg: fmt.Sprintf("you have published no version %s@%d; GET /v1/scorers/%s/versions lists yours", name, n, name)}
+}
+
 // noScorer is the answer for a scorer the tenant has not published: the same whether or
 // not another tenant has one of that name.
 func noScorer(name string) error {
@@ -386,7 +391,7 @@ func (s *Service) ScorerVersions(ctx context.Context, t store.Tenant, name strin
 func (s *Service) ScorerVersion(ctx context.Context, t store.Tenant, name string, n int) (PublishedVersion, error) {
 	v, err := s.st.ScorerVersionOf(ctx, t.ID, name, n)
 	if errors.Is(err, store.ErrNotFound) {
-		return PublishedVersion{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("you have published no version %s@%d; GET /v1/scorers/%s/versions lists yours", name, n, name)}
+		return PublishedVersion{}, noVersion(name, n)
 	}
 	if err != nil {
 		return PublishedVersion{}, err
@@ -415,7 +420,7 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 		return v, err
 	}
 	if v.Deleted {
-		return v, refused("%s was deleted; promote a version that is not (GET /v1/scorers/%s/versions)", v.Ref, name)
+		return v, deletedVersion(v.Ref, name)
 	}
 	g, err := s.gate(ctx, t, v)
 	if err != nil {
@@ -437,6 +442,13 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 		s.afterGate()
 	}
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
+		// Decided again under the version's lock: a deletion that landed since the read
+		// above refuses the promotion, and a deletion after it waits and sees it.
+		if now, err := tx.LockScorerVersion(ctx, t.ID, name, n); err != nil {
+			return err
+		} else if now.Deleted != nil {
+			return deletedVersion(v.Ref, name)
+		}
 		if g != nil {
 			// The gate measured outside this transaction (on SQLite the store's one
 			// connection would be the transaction's): another promotion in between makes
@@ -458,20 +470,37 @@ func (s *Service) Promote(ctx context.Context, t store.Tenant, name string, n in
 	return v, nil
 }
 
+// deletedVersion is the refusal of a promotion of a deleted version.
+func deletedVersion(ref, name string) error {
+	return refused("%s was deleted; promote a version that is not (GET /v1/scorers/%s/versions)", ref, name)
+}
+
 // DeleteScorerVersion deletes version n, which must not be the promoted one: it runs no
-// more, and its results stay. Its number is never given again.
+// more, and its results stay. Its number is never given again. It decides under the
+// version's lock (store.Tx.LockScorerVersion), as Promote does, so a promotion and a
+// deletion of one version at once leave it promoted or deleted, never both.
 func (s *Service) DeleteScorerVersion(ctx context.Context, t store.Tenant, name string, n int) error {
-	v, err := s.ScorerVersion(ctx, t, name, n)
-	if err != nil {
-		return err
-	}
-	switch {
-	case v.Promoted:
-		return refused("%s is the promoted version; promote another first (POST /v1/scorers/%s/versions/N/promote), then delete it", v.Ref, name)
-	case v.Deleted:
-		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("%s is deleted already", v.Ref)}
-	}
-	return s.st.DeleteScorerVersion(ctx, t.ID, name, n)
+	return s.st.InTx(ctx, func(tx *store.Tx) error {
+		v, err := tx.LockScorerVersion(ctx, t.ID, name, n)
+		if errors.Is(err, store.ErrNotFound) {
+			return noVersion(name, n)
+		}
+		if err != nil {
+			return err
+		}
+		ref := fmt.Sprintf("%s@%d", name, n)
+		if v.Deleted != nil {
+			return &Error{kind: ErrNotFound, msg: fmt.Sprintf("%s is deleted already", ref)}
+		}
+		promoted, err := tx.PromotedVersion(ctx, t.ID, name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if promoted == n {
+			return refused("%s is the promoted version; promote another first (POST /v1/scorers/%s/versions/N/promote), then delete it", ref, name)
+		}
+		return tx.DeleteScorerVersion(ctx, t.ID, name, n)
+	})
 }
 
 // PublishConfig is the service's publish settings, defaults filled in.

@@ -167,14 +167,35 @@ func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([
 	return out, rs.Err()
 }
 
-// PromoteScorerVersion makes version n the one name follows. The caller checks that the
-// version exists and is not deleted.
+// LockScorerVersion is ScorerVersionOf with the version's row locked until tx ends on
+// PostgreSQL; SQLite's one writer holds the whole store for tx. A promotion and a
+// deletion of the same version each lock it first and decide on what they read then, so
+// one waits for the other and sees what it did: a version is never both promoted and
+// deleted.
+func (tx *Tx) LockScorerVersion(ctx context.Context, tenantID int64, name string, n int) (ScorerVersion, error) {
+	q := `SELECT ` + scorerVersionCols + ` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3`
+	if tx.pgxTx != nil {
+		q += ` FOR NO KEY UPDATE`
+	}
+	vs, err := scanScorerVersions(tx.q.query(ctx, q, tenantID, name, n))
+	if err != nil {
+		return ScorerVersion{}, err
+	}
+	if len(vs) == 0 {
+		return ScorerVersion{}, fmt.Errorf("scorer %s@%d: %w", name, n, ErrNotFound)
+	}
+	return vs[0], nil
+}
+
+// PromoteScorerVersion makes version n the one name follows. The caller checks, in the
+// same transaction after LockScorerVersion, that the version exists and is not deleted.
 func (q queries) PromoteScorerVersion(ctx context.Context, tenantID int64, name string, n int) error {
 	return q.RecordPromotion(ctx, tenantID, name, n, nil)
 }
 
 // RecordPromotion promotes version n as PromoteScorerVersion does, keeping gate (JSON:
 // what the tenant's agreement gate said) with the promotion; nil when no gate checked it.
+// The caller checks as PromoteScorerVersion's does.
 func (q queries) RecordPromotion(ctx context.Context, tenantID int64, name string, n int, gate json.RawMessage) error {
 	if len(gate) == 0 {
 		gate = json.RawMessage("{}")
@@ -184,8 +205,8 @@ func (q queries) RecordPromotion(ctx context.Context, tenantID int64, name strin
 	return err
 }
 
-// DeleteScorerVersion marks version n deleted. The caller checks that it is not the
-// promoted one; its results stay.
+// DeleteScorerVersion marks version n deleted. The caller checks, in the same
+// transaction after LockScorerVersion, that it is not the promoted one; its results stay.
 func (q queries) DeleteScorerVersion(ctx context.Context, tenantID int64, name string, n int) error {
 	c, err := q.q.exec(ctx, `UPDATE scorer_versions SET deleted_at = $4 WHERE tenant_id = $1 AND name = $2 AND version = $3 AND deleted_at IS NULL`,
 		tenantID, name, n, micros(time.Now()))
