@@ -16,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/redact"
@@ -87,10 +90,11 @@ type ImportOptions struct {
 }
 
 // ImportRuns stores runs from body: one run, a JSON array of runs, or JSONL (one run a
-// line; blank lines ignored). Each run is validated against the run contract and must
-// name its agent; a run without an id gets one derived from its content, so sending it
-// again stores it once. A bad run is rejected with its line and the reason, and the good
-// ones are kept. Runs stored and their joining the arrival evaluations of their agents'
+// line; blank lines ignored). Each run is validated against the run contract and the run
+// limits (the host's host.RunLimits, which every scorer holds a run to, and the service's
+// cap on a run's JSON, max_run_bytes), and must name its agent; a run without an id gets
+// one derived from its content, so sending it again stores it once. A bad run is rejected
+// with its line and the reason, and the good ones are kept. Runs stored and their joining the arrival evaluations of their agents'
 // policies are written in one transaction.
 func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o ImportOptions) (ImportResult, error) {
 	items, err := splitRuns(body)
@@ -107,7 +111,7 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		batch []store.NewRun
 		where []int // index in res.Runs of each batch entry
 		ids   = map[string]int{}
-		limit = s.maxRunBytes(t)
+		limit = s.runLimits(t)
 	)
 	red, err := s.redactor(t)
 	if err != nil {
@@ -264,7 +268,7 @@ type decodedRun struct {
 
 // decodeAll validates and decodes items on every CPU: validating against the run schema
 // is most of an import's cost.
-func (s *Service) decodeAll(items []item, agent string, limit int, red *redact.Redactor) []decodedRun {
+func (s *Service) decodeAll(items []item, agent string, limit runLimits, red *redact.Redactor) []decodedRun {
 	out := make([]decodedRun, len(items))
 	workers := min(runtime.GOMAXPROCS(0), len(items)/64+1)
 	var wg sync.WaitGroup
@@ -350,12 +354,47 @@ func jsonKind(goKind string) string {
 	return "a number"
 }
 
+// runLimits are what a run of a tenant must meet to be stored.
+type runLimits struct {
+	// bytes caps the run's JSON: the tenant policy's max_run_bytes, else the service's
+	// (Config.MaxRunBytes); policy says which.
+	bytes  int
+	policy bool
+	// host are the host's run limits, which every scorer holds the run to: a run over one
+	// would only ever be failed with limit_exceeded, so it is not stored.
+	host host.RunLimits
+}
+
+func (s *Service) runLimits(t store.Tenant) runLimits {
+	return runLimits{bytes: s.maxRunBytes(t), policy: t.Policy.MaxRunBytes > 0, host: s.opts.Host.RunLimits()}
+}
+
+// checkBytes checks the size of a run's JSON against the service's cap.
+func (l runLimits) checkBytes(n int) error {
+	if n <= l.bytes {
+		return nil
+	}
+	setting := "the service's default; max_run_bytes in the tenant's policy sets another"
+	if l.policy {
+		setting = "max_run_bytes of the tenant's policy"
+	}
+	return fmt.Errorf("%w: the run is %d bytes, above the limit of %d bytes per run (%s); shorten it, or have the operator raise it",
+		host.ErrLimitExceeded, n, l.bytes, setting)
+}
+
 // decodeRun validates one run, fills in its agent and id, redacts it with red (nil:
-// nothing to redact), and returns it to store.
-func (s *Service) decodeRun(raw []byte, agent string, limit int, red *redact.Redactor) (store.NewRun, error) {
+// nothing to redact), and returns it to store. Every stored run passes here (a request,
+// a file, the runs OTLP makes), so here the run limits are applied: the size and nesting
+// before the JSON is decoded (host.RunLimits.CheckJSON reads it once and stops at the
+// limit, so a value nested millions of levels deep costs no decoding), the rest after.
+func (s *Service) decodeRun(raw []byte, agent string, limit runLimits, red *redact.Redactor) (store.NewRun, error) {
 	var nr store.NewRun
-	if len(raw) > limit {
-		return nr, fmt.Errorf("the run is %d bytes; the limit is %d bytes per run", len(raw), limit)
+	if err := limit.checkBytes(len(raw)); err != nil {
+		return nr, err
+	}
+	if err := limit.host.CheckJSON(raw); err != nil {
+		nr.ID = runID(raw)
+		return nr, err
 	}
 	// Text no database stores is replaced before anything reads the run, so its id, agent
 	// and body are what is stored (store.CleanJSON).
@@ -364,6 +403,9 @@ func (s *Service) decodeRun(raw []byte, agent string, limit int, red *redact.Red
 	nr.ID = run.ID
 	if err != nil {
 		return nr, errors.New(strings.TrimPrefix(err.Error(), "run: "))
+	}
+	if err := limit.host.Check(&run); err != nil {
+		return nr, err
 	}
 	filled := run.Agent == "" || run.ID == ""
 	switch {
@@ -395,6 +437,43 @@ func (s *Service) decodeRun(raw []byte, agent string, limit int, red *redact.Red
 	// stored (and read by every scorer and judge) is redacted.
 	nr.Body, nr.Redactions, err = red.JSON(nr.Body, redactKeep...)
 	return nr, err
+}
+
+// runID reads the id of a run refused before it was decoded, for the answer (the runs
+// OTLP makes carry their id first); "" when it has none or it cannot be read.
+func runID(raw []byte) string {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return ""
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "id" {
+			if d.SkipValue() != nil { // a value too deep for the decoder, or broken
+				return ""
+			}
+			continue
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return ""
+		}
+		switch v.Kind() {
+		case '"':
+			var id string
+			if jsonv2.Unmarshal(v, &id) != nil {
+				return ""
+			}
+			return id
+		case '0':
+			return string(v)
+		}
+		return ""
+	}
+	return ""
 }
 
 // redactKeep are the run fields redaction leaves as they are: they identify the run.
