@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -90,6 +91,9 @@ type Broker struct {
 	noSchema map[string]bool
 	// creds are tenants' own keys, by (tenant, endpoint).
 	creds map[credKey]*cred
+	// scrub replaces every key the broker holds in what it returns and stores (rescrub);
+	// nil when it holds none.
+	scrub atomic.Pointer[strings.Replacer]
 }
 
 var _ sdk.Judge = (*Broker)(nil)
@@ -130,7 +134,7 @@ func New(cfg Config) (*Broker, error) {
 	for k, v := range cfg.Tenants {
 		overrides[k] = v
 	}
-	return &Broker{
+	b := &Broker{
 		cfg:       cfg,
 		client:    targets[DefaultEndpoint].client,
 		targets:   targets,
@@ -143,7 +147,9 @@ func New(cfg Config) (*Broker, error) {
 		flights:   map[string]*flight{},
 		noSchema:  map[string]bool{},
 		creds:     map[credKey]*cred{},
-	}, nil
+	}
+	b.rescrub()
+	return b, nil
 }
 
 // store caches e under key; a disk write error is logged, the entry stays in memory.
@@ -362,6 +368,10 @@ func (b *Broker) complete(ctx context.Context, t *tenant, s sinks, c *call, rout
 		}()
 	}
 	wg.Wait()
+	for i := range out {
+		// Answers from the cache too: one kept before the key was scrubbed from answers.
+		b.scrubResponse(&out[i])
+	}
 	if ctx.Err() != nil {
 		return out, ctxErr(ctx)
 	}
@@ -428,6 +438,8 @@ func (b *Broker) one(ctx context.Context, t *tenant, s sinks, c *call, d *dest, 
 		PromptTokens:     resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens,
 	}
+	// Before the cache and the requests waiting on this one see it.
+	b.scrubResponse(&f.resp)
 	if cacheable(r, f.resp) {
 		e := entry{Content: f.resp.Content, FinishReason: f.resp.FinishReason}
 		if c != nil {
@@ -490,7 +502,7 @@ func (b *Broker) createChat(ctx context.Context, d *dest, req openai.ChatComplet
 		b.mu.Unlock()
 		if first {
 			b.log.Info("judge endpoint does not take structured output (response_format json_schema); asking for a JSON object instead",
-				"endpoint", d.t.ep.Name, "url", d.t.ep.BaseURL, "model", req.Model, "answer", d.redact(truncate(err.Error(), 200)))
+				"endpoint", d.t.ep.Name, "url", d.t.ep.BaseURL, "model", req.Model, "answer", b.scrubText(truncate(err.Error(), 200)))
 		}
 	}
 	return d.client.CreateChatCompletion(ctx, jsonObject(req))
@@ -681,7 +693,8 @@ func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, d *dest, e
 			return &batchErr{sdk.CodeTimeout, fmt.Sprintf("judge: request timed out after %v; raise the judge request timeout or use a faster model", b.cfg.RequestTimeout), err}
 		}
 		kind, after, msg := classify(err, header, &seen)
-		msg = d.redact(msg)
+		msg = b.scrubText(msg)
+		err = b.keyless(err)
 		if kind == noRetry || try >= b.retries(kind) {
 			t.budget.settle(est, 0)
 			s.failure()

@@ -49,8 +49,18 @@ const preflightTimeout = 15 * time.Second
 // for "llama3"), it sends one chat completion capped at 1 token. Neither is cached or
 // counted against a tenant. A 5xx or 429 is retried once after a short wait; a 429 that
 // persists passes (the endpoint is there and knows the key, it is only busy), except
-// OpenAI's insufficient_quota, which no wait cures.
+// OpenAI's insufficient_quota, which no wait cures. What the endpoint said is quoted
+// with every key the broker holds scrubbed from it.
 func (b *Broker) Preflight(ctx context.Context) error {
+	err := b.preflight(ctx)
+	var pe *PreflightError
+	if errors.As(err, &pe) {
+		pe.Message = b.scrubText(pe.Message)
+	}
+	return err
+}
+
+func (b *Broker) preflight(ctx context.Context) error {
 	urlProven := false
 	var listed []string
 	if b.cfg.APIType == APIOpenAI {

@@ -78,22 +78,12 @@ type cred struct {
 
 type credKey struct{ tenant, endpoint string }
 
-// dest is where one batch goes: the endpoint, the client with the key to use, the model
-// of requests that name none, and the tenant's key to scrub from every message.
+// dest is where one batch goes: the endpoint, the client with the key to use, and the
+// model of requests that name none.
 type dest struct {
 	t      *target
 	client *openai.Client
 	model  string
-	secret string
-}
-
-// redact removes the tenant's key from s: an endpoint may echo what it was sent in an
-// error, and nothing the broker says (errors, logs) may carry a tenant's key.
-func (d *dest) redact(s string) string {
-	if d == nil || d.secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, d.secret, "[tenant key]")
 }
 
 // key is where a request for model goes, for the cache key: an endpoint's name and
@@ -198,7 +188,7 @@ func (b *Broker) dest(tenant string, r Route) (*dest, error) {
 		msg := fmt.Sprintf("judge: tenant %q's own key for endpoint %q cannot be used: %s; its calls there are not sent with any other key", tenant, t.ep.Name, c.unusable)
 		return nil, &batchErr{sdk.CodeUnavailable, msg, ErrTenantKey}
 	case ok:
-		return &dest{t: t, client: c.client, model: model, secret: c.secret}, nil
+		return &dest{t: t, client: c.client, model: model}, nil
 	case t.ep.TenantKeyRequired:
 		msg := fmt.Sprintf("judge: endpoint %q takes tenants' own keys only, and tenant %q has stored none; store one (PUT /v1/judge/endpoints/%s/key) or choose another endpoint", t.ep.Name, tenant, t.ep.Name)
 		return nil, &batchErr{sdk.CodeInvalidConfig, msg, ErrTenantKey}
@@ -208,9 +198,10 @@ func (b *Broker) dest(tenant string, r Route) (*dest, error) {
 
 // SetTenantKey makes tenant's calls to endpoint use key instead of the operator's, from
 // the next request on; an empty key removes it (the operator's is used again). The
-// broker keeps the key in memory only and never says it: every message that could carry
-// it (an endpoint's error echoing it) is scrubbed. A key with spaces or control
-// characters is refused (it would not fit in a header), without repeating it.
+// broker keeps the key in memory only and never says it: it is scrubbed, with the
+// operator's keys and every other tenant's, from everything the broker returns or stores
+// (an endpoint's error or answer echoing it). A key with spaces or control characters is
+// refused (it would not fit in a header), without repeating it.
 func (b *Broker) SetTenantKey(tenant, endpoint, key string) error {
 	t, ok := b.targets[endpoint]
 	if !ok {
@@ -224,12 +215,14 @@ func (b *Broker) SetTenantKey(tenant, endpoint, key string) error {
 	k := credKey{tenant, endpoint}
 	if key == "" {
 		delete(b.creds, k)
+		b.rescrub()
 		return nil
 	}
 	if c, ok := b.creds[k]; ok && c.unusable == "" && c.secret == key {
 		return nil // a service sets a tenant's keys before each job: the same key keeps its client
 	}
 	b.creds[k] = &cred{client: newClient(t.ep, key, b.cfg.HTTPClient), secret: key}
+	b.rescrub()
 	return nil
 }
 
@@ -243,6 +236,7 @@ func (b *Broker) SetTenantKeyUnusable(tenant, endpoint, reason string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.creds[credKey{tenant, endpoint}] = &cred{unusable: reason}
+	b.rescrub()
 	return nil
 }
 

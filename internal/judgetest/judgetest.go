@@ -61,14 +61,20 @@ type Rule struct {
 	// Raw, when set, is sent verbatim as the body of an HTTP 200 instead of a completion
 	// (an HTML page, a truncated object, prose): what a proxy or a wrong URL answers.
 	Raw string
-	// EchoAuth makes a Status answer's error message repeat the request's Authorization
-	// header, as a careless proxy may: a client must not pass it on. Optional.
+	// EchoAuth makes the answer repeat the request's Authorization header (Azure's api-key
+	// when there is none), as a careless proxy or a judge that repeats what it got may: a
+	// Status answer's error message ends with it, and every [EchoPlaceholder] in Reply is
+	// replaced by it. A client must not pass it on. Optional.
 	EchoAuth bool
 	// Size, when > 0, answers a well-formed completion whose content is Size bytes of 'x',
 	// streamed in chunks without a Content-Length, so the server never holds it in memory.
 	// [Server.BytesWritten] tells how much of it the client took.
 	Size int64
 }
+
+// EchoPlaceholder is where a Reply of a rule with EchoAuth gets the request's
+// Authorization header.
+const EchoPlaceholder = "{authorization}"
 
 // Request is one request the server received.
 type Request struct {
@@ -328,12 +334,17 @@ func (s *Server) match(text string, embeddings bool, inputs []string) (Rule, boo
 	return Rule{}, false
 }
 
+// authorization is the request's key header: Authorization, else Azure's api-key.
+func authorization(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		return a
+	}
+	return r.Header.Get("api-key")
+}
+
 func (s *Server) record(r *http.Request, req Request) {
 	req.Path = r.URL.Path
-	req.Authorization = r.Header.Get("Authorization")
-	if req.Authorization == "" {
-		req.Authorization = r.Header.Get("api-key")
-	}
+	req.Authorization = authorization(r)
 	req.Organization = r.Header.Get("OpenAI-Organization")
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -392,11 +403,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
+	reply := rule.Reply
+	if rule.EchoAuth {
+		reply = strings.ReplaceAll(reply, EchoPlaceholder, authorization(r))
+	}
 	prompt := 0
 	for _, m := range in.Messages {
 		prompt += Words(m.Content)
 	}
-	completion := Words(rule.Reply)
+	completion := Words(reply)
 	writeJSON(w, map[string]any{
 		"id":      "judgetest",
 		"object":  "chat.completion",
@@ -404,7 +419,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		"model":   in.Model,
 		"choices": []map[string]any{{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": rule.Reply},
+			"message":       map[string]any{"role": "assistant", "content": reply},
 			"finish_reason": finish,
 		}},
 		"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
@@ -429,7 +444,7 @@ func injectFault(w http.ResponseWriter, r *http.Request, rule Rule) bool {
 	}
 	msg := fmt.Sprintf("judgetest: scripted status %d", rule.Status)
 	if rule.EchoAuth {
-		msg += "; you sent Authorization: " + r.Header.Get("Authorization")
+		msg += "; you sent Authorization: " + authorization(r)
 	}
 	writeErrorCode(w, rule.Status, msg, code)
 	return true
