@@ -63,6 +63,13 @@ func TestLoad(t *testing.T) {
 		{"go_examples", 120},
 		{"python_examples", 120},
 		{"code_cut", 60},
+		{"go_stdlib", 200},
+		{"python_stdlib", 200},
+		{"python_faq", 143},
+		{"debian_faq", 511},
+		{"trivia_people", 71},
+		{"code_loops", 400},
+		{"answer_loops", 201},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source, func(t *testing.T) {

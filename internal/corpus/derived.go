@@ -138,5 +138,77 @@ func derive(cases []Case) []Case {
 		d.Run.ID = fmt.Sprintf("repetition_derived/%s", c.Run.ID)
 		out = append(out, d)
 	}
+	return append(out, wholeLoops(cases)...)
+}
+
+// loopAnswerSources are the sources whose correct answers answer_loops repeats: every source
+// of whole answers but the ones the project is checked on elsewhere (AlpacaEval, NQ-open,
+// GSM8K) and code, which code_loops repeats.
+var loopAnswerSources = []string{"truthfulqa", "ares", "xstest", "dolly", "mt_bench", "gnome_help", "germanquad",
+	"tydiqa", "squad_es", "jaquad", "python_faq", "debian_faq"}
+
+// wholeLoops builds the third pass's held-out loops (issue 32): a model stuck in a loop
+// writes the same block again, back to back, whatever the block holds. code_loops repeats
+// each complete function of go_stdlib and python_stdlib two or three times: inside its fence,
+// or the whole fenced answer with its lead-in, or the raw code, after a blank line or a line
+// break. answer_loops repeats whole correct answers of loopAnswerSources (every fourth answer
+// of eight words or 30 characters or more, at most 30 a source) two or three times, after a
+// blank line, a line break or a space. Frozen before the loop rules of the third pass were
+// written; QUALITY.md reports them per source.
+func wholeLoops(cases []Case) []Case {
+	var out []Case
+	loop := func(c Case, source, output string) {
+		d := c
+		d.Source, d.Label, d.WantPass, d.Kind, d.Derived = source, LabelRepetition, false, "", c.Run.ID
+		d.Run.Output = output
+		d.Run.ID = source + "/" + c.Run.ID
+		out = append(out, d)
+	}
+	repeat := func(block, sep string, copies int) string {
+		return strings.TrimSpace(strings.Repeat(block+sep, copies-1) + block)
+	}
+	seps := [...]string{"\n\n", "\n", " "}
+	i := 0
+	for _, c := range cases {
+		if c.Label != LabelCorrect || c.Source != "go_stdlib" && c.Source != "python_stdlib" {
+			continue
+		}
+		copies := 2 + (i/2)%2
+		sep := seps[(i/4)%2]
+		out0 := c.Run.Output
+		if open := strings.Index(out0, "```"); open >= 0 {
+			lead, fenced := out0[:open], out0[open:]
+			nl := strings.IndexByte(fenced, '\n')
+			code := strings.TrimSuffix(fenced[nl+1:], "```")
+			if (i/4)%2 == 0 {
+				// The function again inside the fence.
+				loop(c, "code_loops", lead+fenced[:nl+1]+repeat(strings.TrimRight(code, "\n"), "\n\n", copies)+"\n```")
+			} else {
+				// The whole answer again, lead-in and fence.
+				loop(c, "code_loops", repeat(out0, "\n\n", copies))
+			}
+		} else {
+			loop(c, "code_loops", repeat(out0, sep, copies))
+		}
+		i++
+	}
+	for _, src := range loopAnswerSources {
+		k, n := 0, 0
+		for _, c := range cases {
+			if c.Source != src || c.Label != LabelCorrect || n >= 30 {
+				continue
+			}
+			out0 := strings.TrimSpace(c.Run.Output)
+			if len(strings.Fields(out0)) < 8 && len([]rune(out0)) < 30 {
+				continue
+			}
+			k++
+			if k%4 != 1 {
+				continue
+			}
+			loop(c, "answer_loops", repeat(out0, seps[n%3], 2+n%2))
+			n++
+		}
+	}
 	return out
 }

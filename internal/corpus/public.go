@@ -163,6 +163,11 @@ func loadShipped(string) ([]Case, error) {
 		return nil, err
 	}
 	out = append(out, second...)
+	third, err := loadThirdPass()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, third...)
 	rows, err = readShipped("refusals_multilingual")
 	if err != nil {
 		return nil, err
