@@ -998,6 +998,9 @@ func findRepetition(t *screenText) (string, bool) {
 		}
 		return strconv.Quote(block) + " repeats " + strconv.Itoa(n) + " times back to back", true
 	}
+	if d, ok := findBlockLoop(t); ok {
+		return d, true
+	}
 	// Few distinct 4-word phrases in a long text: it loops. Code is not read this way.
 	if len(ws) < 40 || t.isCode() {
 		return "", false

@@ -230,6 +230,15 @@ func TestPrescreenFlags(t *testing.T) {
 		{"code checking every error is not a loop", "Show how to copy a file in Go.", goCopy, "", true},
 		{"unrolled statements in Python are not a loop", "Write a Python function read_list.", "def read_list(trials, a=[1]):\n    for t in trials:\n" + strings.Repeat("        a[0]; a[0]; a[0]; a[0]; a[0]\n", 5), "", true},
 		{"a Python null assignment is not a leak", "Write a Python function report.", "def report(rows):\n    last = None\n    for row in rows:\n        if row != last:\n            print(\"%s changed\" % row)\n        last = row", "", true},
+		// Third pass: a loop is the same block back to back, whatever it holds.
+		{"a function written twice is a loop", "Show how to copy a file in Go.", goCopy + "\n\n" + goCopy, heuristic.FlagRepetition, false},
+		{"a fenced answer written three times is a loop", "Show how to copy a file in Go.", strings.Repeat("Here is the function:\n\n```go\n"+goCopy+"\n```\n\n", 3), heuristic.FlagRepetition, false},
+		{"a whole answer written twice on one line is a loop", "What did CERN do in 2012?", "CERN discovered the Higgs boson in 2012 CERN discovered the Higgs boson in 2012", heuristic.FlagRepetition, false},
+		{"a paragraph written twice is a loop", "How do I start running?", "Get comfortable shoes and start with a walk-run plan three times a week.\n\nGet comfortable shoes and start with a walk-run plan three times a week.", heuristic.FlagRepetition, false},
+		{"a table's rows are not a loop", "Make a weekly cleaning table.", "| Day | Task |\n|---|---|\n| Monday | Vacuum the living room and hallway |\n| Tuesday | Vacuum the living room and bedrooms |\n| Wednesday | Mop the kitchen floor |", "", true},
+		{"ruled lines to write on are not a loop", "Make a notes page for a meeting.", "Meeting notes\n\nAttendees:\n________________________________________\n________________________________________\n________________________________________", "", true},
+		{"a list of items is not a loop", "List the steps to water plants.", "- Check the soil moisture with a finger before watering\n- Water slowly at the base until it drains\n- Check the soil moisture with a finger after an hour", "", true},
+		{"a requested repetition is no loop", "Repeat the sentence 'I will not talk in class' three times.", "I will not talk in class. I will not talk in class. I will not talk in class.", "", true},
 		// Second pass: a requested template's slots are the answer; a factual answer's are a leak.
 		{"a requested email template keeps its slots", "Write an email template welcoming new customers.", "Subject: Welcome to [COMPANY NAME]!\n\nHi {{first_name}},\n\nThanks for joining [COMPANY NAME]. Your account manager, [MANAGER'S NAME], will call you this week.\n\nBest,\n[YOUR NAME]", "", true},
 		{"a drafted letter keeps its slots", "Can you draft a letter to my landlord about the broken heating?", "Dear [LANDLORD NAME],\n\nI am writing about the heating at [ADDRESS], which has not worked since [DATE]. Please arrange a repair this week.\n\nSincerely,\n[YOUR NAME]", "", true},
