@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -54,6 +53,10 @@ func (h *Handler) parse() error {
 		"mul100":       func(v float64) float64 { return v * 100 },
 		"resultOf":     resultOf,
 		"text":         rawText,
+		"cut":          cut,
+		"head":         head,
+		"more":         more,
+		"long":         func(s string) string { return cut(s, maxResultText) },
 		"overviewRuns": func() int { return overviewRuns },
 		"deref":        deref,
 		"firstPeople":  firstPeople,
@@ -311,11 +314,11 @@ func (h *Handler) evaluation(w http.ResponseWriter, r *http.Request, t store.Ten
 
 type runData struct {
 	pageData
-	Run     service.RunView
-	Input   string
-	Output  string
-	Context []string
-	Rest    string
+	Run   service.RunView
+	Shown runShown
+	// Results are the newest maxRunResults of Run.Results; Older counts the others.
+	Results []service.ResultView
+	Older   int
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, t store.Tenant) {
@@ -324,40 +327,10 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, t store.Tenant) {
 		h.fail(w, r, err)
 		return
 	}
-	d := runData{pageData: h.page(t, "Run "+v.ID), Run: v}
+	d := runData{pageData: h.page(t, "Run "+v.ID), Run: v, Shown: showRun(v.ID, v.Run), Results: v.Results}
 	d.Nav = "agents"
-	if d.Input, d.Output, d.Context, d.Rest, err = runText(v.Run); err != nil {
-		h.fail(w, r, err)
-		return
+	if n := len(v.Results); n > maxRunResults {
+		d.Results, d.Older = v.Results[n-maxRunResults:], n-maxRunResults
 	}
 	h.render(w, r, "run", http.StatusOK, d)
-}
-
-// rawText is a run's input or output (JSON) as text.
-func rawText(raw json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
-	}
-	return textOf(v)
-}
-
-// textOf is a run's input, output or passage as text: a string as it is, a passage as
-// [id] text, anything else as indented JSON.
-func textOf(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case map[string]any:
-		if s, ok := x["text"].(string); ok {
-			if id, ok := x["id"].(string); ok {
-				return "[" + id + "] " + s
-			}
-			return s
-		}
-	}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
 }

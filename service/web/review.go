@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -23,8 +22,12 @@ import (
 // under a key the handler draws at start, so a page that cannot read the session cannot
 // forge it).
 
-// reviewQueueLength bounds the runs a review page counts ahead.
-const reviewQueueLength = 200
+// reviewQueueLength bounds the runs a review page counts ahead; maxReviewResults the
+// scorer's results on the run it shows, the newest.
+const (
+	reviewQueueLength = 200
+	maxReviewResults  = 20
+)
 
 // errForbidden is a refused form post.
 var errForbidden = errors.New("forbidden")
@@ -56,12 +59,11 @@ type reviewData struct {
 	Skip      int
 	Queue     int
 	Item      *service.ReviewItem
-	Input     string
-	Output    string
-	Context   []string
-	Rest      string
+	Shown     runShown
 	Results   []service.ResultView
-	Labels    []service.Label
+	// OlderResults counts the scorer's results older than the maxReviewResults shown.
+	OlderResults int
+	Labels       []service.Label
 	// Choices are the rubric's choices of the evaluation of the latest result (Choices
 	// From), a submit button each; none for a scorer without choices.
 	Choices     []service.Choice
@@ -132,15 +134,14 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, t store.Tenant)
 		h.fail(w, r, err)
 		return
 	}
-	d.Item = item
-	if d.Input, d.Output, d.Context, d.Rest, err = runText(v.Run); err != nil {
-		h.fail(w, r, err)
-		return
-	}
+	d.Item, d.Shown = item, showRun(v.ID, v.Run)
 	for _, res := range v.Results {
 		if res.Scorer == d.Scorer {
 			d.Results = append(d.Results, res)
 		}
+	}
+	if n := len(d.Results); n > maxReviewResults {
+		d.Results, d.OlderResults = d.Results[n-maxReviewResults:], n-maxReviewResults
 	}
 	if d.Labels, err = h.svc.RunLabels(r.Context(), t, item.RunID, d.Criterion); err != nil {
 		h.fail(w, r, err)
@@ -286,29 +287,6 @@ func (h *Handler) agreement(w http.ResponseWriter, r *http.Request, t store.Tena
 		d.Rows = append(d.Rows, row)
 	}
 	h.render(w, r, "agreement", http.StatusOK, d)
-}
-
-// runText is a stored run's input, output and context as text, and the rest of it as
-// indented JSON.
-func runText(raw json.RawMessage) (input, output string, context []string, rest string, err error) {
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return "", "", nil, "", errors.New("run body does not decode: " + err.Error())
-	}
-	input, output = textOf(body["input"]), textOf(body["output"])
-	if cs, ok := body["context"].([]any); ok {
-		for _, c := range cs {
-			context = append(context, textOf(c))
-		}
-	}
-	for _, k := range []string{"id", "agent", "time", "input", "output", "context"} {
-		delete(body, k)
-	}
-	if len(body) > 0 {
-		b, _ := json.MarshalIndent(body, "", "  ")
-		rest = string(b)
-	}
-	return input, output, context, rest, nil
 }
 
 // deref is what a pointer of a label's value points to.

@@ -8,7 +8,10 @@
 // Pages are rendered on the server from embedded html/template files; charts are SVG
 // drawn on the server; there is no script at all, and the Content-Security-Policy says
 // so. Every listing is paged, and every page reads a bounded number of rows through an
-// index, so an agent with 10,000 runs renders like one with 10.
+// index, so an agent with 10,000 runs renders like one with 10. What a page shows of one
+// run or result is bounded too, however large or deeply nested it was stored: each part is
+// cut to a bound and says what was cut, with a link to the whole run through the API, and
+// no page is buffered past 4 MiB (bound.go).
 //
 // Signing in takes an API key of scope read or admin (an ingest key reads nothing) in a
 // form posted to /login (never in a URL); the dashboard only reads, so a read key sees
@@ -22,6 +25,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -370,7 +374,9 @@ func (h *Handler) page(t store.Tenant, title string) pageData {
 	return pageData{Title: title, Tenant: t.Name, Open: h.opts.Open}
 }
 
-// render writes page with data.
+// render writes page with data. The page is rendered into a buffer of at most
+// maxPageBytes, so an error while rendering still answers an error page; a page that
+// would be larger is not sent, and the answer says so.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, page string, status int, data any) {
 	t, ok := h.pages[page]
 	if !ok {
@@ -378,13 +384,38 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, page string, st
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	var b strings.Builder
+	b := cappedBuffer{max: maxPageBytes}
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
+		if errors.Is(err, errPageTooLarge) && page != "error" {
+			h.opts.Logger.Warn("dashboard: page over the bound", "page", page, "path", r.URL.Path, "bound", maxPageBytes)
+			tn, _ := r.Context().Value(tenantKey{}).(store.Tenant)
+			msg := fmt.Sprintf("This page would be larger than %s, the most the dashboard renders, so it is not shown. "+
+				"What it holds is in the API (/openapi.json lists the endpoints; a run is at GET /v1/runs/{id}).", formatBytes(maxPageBytes))
+			h.render(w, r, "error", http.StatusInternalServerError, errorData{pageData: h.page(tn, "Page too large"), Status: http.StatusInternalServerError, Message: msg})
+			return
+		}
 		h.opts.Logger.Error("dashboard: render", "page", page, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = fmt.Fprint(w, b.String())
+	_, _ = w.Write(b.b.Bytes())
+}
+
+// errPageTooLarge is a page that would pass maxPageBytes.
+var errPageTooLarge = errors.New("the page is over the dashboard's bound")
+
+// cappedBuffer takes at most max bytes; a write past that fails, which stops the
+// template.
+type cappedBuffer struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.b.Len()+len(p) > c.max {
+		return 0, errPageTooLarge
+	}
+	return c.b.Write(p)
 }
