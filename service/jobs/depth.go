@@ -54,7 +54,8 @@ func (e *Engine) QueueDepth(ctx context.Context) ([]telemetry.QueueCount, error)
 }
 
 // TelemetrySources are the gauges of the service read from its database at each scrape:
-// the queue's depth and the open insights.
+// the queue's depth and the open insights; and the tenants that exist, whose list drops a
+// deleted tenant's series.
 func (e *Engine) TelemetrySources() telemetry.Sources {
 	return telemetry.Sources{
 		Queue:      e.QueueDepth,
@@ -64,6 +65,14 @@ func (e *Engine) TelemetrySources() telemetry.Sources {
 			out := make([]telemetry.OpenCount, len(cs))
 			for i, c := range cs {
 				out[i] = telemetry.OpenCount(c)
+			}
+			return out, err
+		},
+		Tenants: func(ctx context.Context) ([]telemetry.Tenant, error) {
+			ts, err := e.st.Tenants(ctx)
+			out := make([]telemetry.Tenant, len(ts))
+			for i, t := range ts {
+				out[i] = telemetry.Tenant{ID: t.ID, Created: t.CreatedAt, Name: t.Name}
 			}
 			return out, err
 		},

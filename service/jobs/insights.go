@@ -22,6 +22,7 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // InsightsArgs is one insight update: the insights of one (tenant, agent, scorer)
@@ -264,7 +265,7 @@ func (w *insightsWorker) Work(ctx context.Context, job *river.Job[InsightsArgs])
 	if err != nil {
 		return err
 	}
-	e.opts.Telemetry.InsightsChanged(t.Name, changes)
+	e.opts.Telemetry.InsightsChanged(telemetry.Tenant{ID: t.ID, Created: t.CreatedAt, Name: t.Name}, changes)
 	return nil
 }
 

@@ -652,7 +652,8 @@ func (e *Engine) scoreOne(ctx context.Context, scorers *chunkScorers, ref store.
 	if err != nil {
 		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
 	}
-	ctx, done := e.opts.Telemetry.ScorerCall(ctx, scorers.t.Name, name, run.ID)
+	ctx, done := e.opts.Telemetry.ScorerCall(ctx, telemetry.Scorer{Tenant: telemetry.Tenant{ID: scorers.t.ID, Created: scorers.t.CreatedAt, Name: scorers.t.Name},
+		Name: name, Published: ref.Published > 0}, run.ID)
 	res, version := sc.Score(ctx, *run), sc.Info().Version
 	if ref.Published > 0 {
 		version = ref.Version

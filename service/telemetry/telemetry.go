@@ -10,18 +10,24 @@
 // Label cardinality is bounded: series are labelled by scorer, status, runtime, job kind
 // and state, insight severity and kind, never by run, evaluation or agent; the tenant
 // label is added only when [Options.TenantLabels] asks for it (a service with a few
-// known tenants).
+// known tenants), and a deleted tenant's series go at the next scrape. No label value is
+// a name a tenant chose: the scorer label names the service's own scorers, and every
+// tenant's published scorer is counted under [PublishedScorer] (a tenant reads its own
+// scorers' counts in its evaluations), so /metrics, which takes no key, tells nobody
+// what a tenant published, and a tenant publishing names cannot add series.
 package telemetry
 
 import (
 	"context"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -41,11 +47,55 @@ type Options struct {
 	ProcessMetrics bool
 }
 
+// PublishedScorer is the scorer label of every tenant's published scorer.
+const PublishedScorer = "published"
+
+// Tenant is whose a scorer call or an insight is.
+type Tenant struct {
+	// ID and Created tell a tenant from a later one of the same name (SQLite may give a
+	// deleted tenant's id to the next).
+	ID      int64
+	Created time.Time
+	// Name is the tenant label's value when tenant labels are on.
+	Name string
+}
+
+// same reports whether t and u are one tenant.
+func (t Tenant) same(u Tenant) bool { return t.ID == u.ID && t.Created.Equal(u.Created) }
+
+// Scorer is the scorer of one call, as the metrics label it.
+type Scorer struct {
+	Tenant Tenant
+	// Name is the scorer's name.
+	Name string
+	// Published is true for a tenant's published scorer (a version of its own, also one
+	// that replaces a built-in for it): its series are [PublishedScorer]'s, not its
+	// name's.
+	Published bool
+}
+
+// label is the scorer label's value.
+func (s Scorer) label() string {
+	if s.Published {
+		return PublishedScorer
+	}
+	return s.Name
+}
+
 // T holds the service's metrics and its tracer. It is safe for concurrent use.
 type T struct {
 	reg          *prometheus.Registry
 	tracer       trace.Tracer
 	tenantLabels bool
+
+	// With tenant labels: the series labelled by tenant, the id of each tenant named in
+	// them, and where to learn which tenants still exist (Watch).
+	byTenant []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}
+	mu      sync.Mutex
+	tenants map[string]Tenant
+	live    func(context.Context) ([]Tenant, error)
 
 	results        *prometheus.CounterVec
 	scores         *prometheus.HistogramVec
@@ -85,7 +135,8 @@ func New(o Options) *T {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
 	}
-	t := &T{reg: prometheus.NewRegistry(), tracer: tp.Tracer("github.com/scorekit/scorekit/service"), tenantLabels: o.TenantLabels}
+	t := &T{reg: prometheus.NewRegistry(), tracer: tp.Tracer("github.com/scorekit/scorekit/service"), tenantLabels: o.TenantLabels,
+		tenants: map[string]Tenant{}}
 	if o.ProcessMetrics {
 		t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -108,6 +159,12 @@ func New(o Options) *T {
 	// No tenant label, whatever TenantLabels says: the run's own counts say which
 	// tenant's runs held what.
 	t.redactions = t.counter(MetricRedactions, "Redactions in stored runs, by kind (email, phone, card, secret; a tenant's own patterns are custom).", []string{"kind"})
+	if t.tenantLabels {
+		for _, v := range []*prometheus.MetricVec{t.results.MetricVec, t.scores.MetricVec, t.latency.MetricVec, t.adjustments.MetricVec,
+			t.judgeCalls.MetricVec, t.judgeTokens.MetricVec, t.judgeRetries.MetricVec, t.judgeCacheHits.MetricVec, t.insightChanges.MetricVec} {
+			t.byTenant = append(t.byTenant, v)
+		}
+	}
 	return t
 }
 
@@ -142,17 +199,72 @@ func (t *T) histogram(name, help string, buckets []float64, labels []string) *pr
 // Registry is the registry the metrics are in.
 func (t *T) Registry() *prometheus.Registry { return t.reg }
 
-// Handler serves the metrics in Prometheus's text format (GET /metrics).
+// Handler serves the metrics in Prometheus's text format (GET /metrics). With tenant
+// labels, each scrape first drops the series of tenants deleted since (see Watch).
 func (t *T) Handler() http.Handler {
-	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{Timeout: 10 * time.Second})
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		t.prune()
+		return t.reg.Gather()
+	})
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{Timeout: 10 * time.Second})
+}
+
+// note records that a series of tenant is made. Another tenant of a name seen before is
+// a later tenant of that name: the earlier one's series go first, so that it does not
+// inherit them.
+func (t *T) note(tenant Tenant) {
+	if !t.tenantLabels {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if seen, ok := t.tenants[tenant.Name]; ok && !seen.same(tenant) {
+		t.forget(tenant.Name)
+	}
+	t.tenants[tenant.Name] = tenant
+}
+
+// forget drops every series of the tenant called name. Call it with t.mu held.
+func (t *T) forget(name string) {
+	for _, v := range t.byTenant {
+		v.DeletePartialMatch(prometheus.Labels{"tenant": name})
+	}
+	delete(t.tenants, name)
+}
+
+// prune drops the series of the tenants that no longer exist. When the tenants cannot be
+// read, the series stay until a scrape that can.
+func (t *T) prune() {
+	if !t.tenantLabels || t.live == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	live, err := t.live(ctx)
+	if err != nil {
+		return
+	}
+	now := make(map[string]Tenant, len(live))
+	for _, l := range live {
+		now[l.Name] = l
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, seen := range t.tenants {
+		if l, ok := now[name]; !ok || !l.same(seen) {
+			t.forget(name)
+		}
+	}
 }
 
 // Result records one stored result of scorer (made by the host, so its telemetry says
 // what it cost).
-func (t *T) Result(tenant, scorer string, res *sdk.Result) {
+func (t *T) Result(sc Scorer, res *sdk.Result) {
 	if t == nil {
 		return
 	}
+	t.note(sc.Tenant)
+	tenant, scorer := sc.Tenant.Name, sc.label()
 	t.results.WithLabelValues(t.values(tenant, scorer, string(res.Status))...).Inc()
 	if res.Status == sdk.StatusScored && res.Score != nil {
 		t.scores.WithLabelValues(t.values(tenant, scorer)...).Observe(*res.Score)
@@ -194,12 +306,15 @@ func (t *T) Redacted(counts map[string]int) {
 }
 
 // InsightsChanged records what one insight update changed.
-func (t *T) InsightsChanged(tenant string, ch insights.Changes) {
+func (t *T) InsightsChanged(tenant Tenant, ch insights.Changes) {
 	if t == nil {
 		return
 	}
+	if len(ch.Opened)+len(ch.Updated)+len(ch.Resolved) > 0 {
+		t.note(tenant)
+	}
 	inc := func(change string, sev insights.Severity) {
-		t.insightChanges.WithLabelValues(t.values(tenant, change, string(sev))...).Inc()
+		t.insightChanges.WithLabelValues(t.values(tenant.Name, change, string(sev))...).Inc()
 	}
 	for _, in := range ch.Opened {
 		inc("opened", in.Severity)
@@ -234,11 +349,16 @@ type Sources struct {
 	QueueKinds []string
 	// Insights counts the open insights.
 	Insights func(context.Context) ([]OpenCount, error)
+	// Tenants lists the tenants that exist: with tenant labels, the series of any other
+	// go at the next scrape.
+	Tenants func(context.Context) ([]Tenant, error)
 }
 
 // Watch registers the gauges read from src at each scrape: scorekit_queue_jobs and
-// scorekit_insights_open.
+// scorekit_insights_open; with tenant labels, each scrape also drops the series of the
+// tenants src.Tenants no longer lists. Call it once, before the first scrape.
 func (t *T) Watch(src Sources) {
+	t.live = src.Tenants
 	t.reg.MustRegister(&gauges{t: t, src: src,
 		queue: prometheus.NewDesc(MetricQueueJobs, "Jobs in the queue, by kind and state (available, scheduled, retryable, running).",
 			[]string{"kind", "state"}, nil),

@@ -206,7 +206,7 @@ func TestMetricsMoveWhenRunsAreScored(t *testing.T) {
 	// With tenant labels asked for, the per-scorer series carry the tenant.
 	tl := telemetry.New(telemetry.Options{TenantLabels: true})
 	score := 0.9
-	tl.Result("acme", "prescreen", &sdk.Result{Status: sdk.StatusScored, Score: &score, Telemetry: sdk.Telemetry{DurationMS: 1, Runtime: "native"}})
+	tl.Result(telemetry.Scorer{Tenant: telemetry.Tenant{ID: 1, Name: "acme"}, Name: "prescreen"}, &sdk.Result{Status: sdk.StatusScored, Score: &score, Telemetry: sdk.Telemetry{DurationMS: 1, Runtime: "native"}})
 	if v, ok := value(scrape(t, tl), telemetry.MetricResults, map[string]string{"tenant": "acme", "scorer": "prescreen", "status": "scored"}); !ok || v != 1 {
 		t.Errorf("with tenant labels: %v %v; want one result of tenant acme", v, ok)
 	}

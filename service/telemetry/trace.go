@@ -56,18 +56,20 @@ func (t *T) StartEvaluation(ctx context.Context, ev EvaluationInfo) (context.Con
 }
 
 // ScorerCall starts the span of one scorer call on one run; end it with the result and
-// the scorer's version, which also records the result's metrics.
-func (t *T) ScorerCall(ctx context.Context, tenant, scorer, runID string) (context.Context, func(res *sdk.Result, version string)) {
+// the scorer's version, which also records the result's metrics. The span, which goes to
+// the operator's collector, names the scorer as the evaluation does; the metrics label it
+// as [Scorer] says.
+func (t *T) ScorerCall(ctx context.Context, sc Scorer, runID string) (context.Context, func(res *sdk.Result, version string)) {
 	if t == nil {
 		return ctx, func(*sdk.Result, string) {}
 	}
 	ctx, span := t.tracer.Start(ctx, SpanScorer, trace.WithAttributes(
-		attribute.String("scorekit.tenant", tenant),
-		attribute.String("scorekit.scorer", scorer),
+		attribute.String("scorekit.tenant", sc.Tenant.Name),
+		attribute.String("scorekit.scorer", sc.Name),
 		attribute.String("scorekit.run.id", runID),
 	))
 	return ctx, func(res *sdk.Result, version string) {
-		t.Result(tenant, scorer, res)
+		t.Result(sc, res)
 		span.SetAttributes(resultAttributes(res, version)...)
 		if res.Status == sdk.StatusFailed {
 			msg := res.Reason
