@@ -66,7 +66,7 @@ func TestLoad(t *testing.T) {
 		{"go_stdlib", 200},
 		{"python_stdlib", 200},
 		{"python_faq", 143},
-		{"debian_faq", 511},
+		{"debian_faq", 478},
 		{"trivia_people", 71},
 		{"code_loops", 400},
 		{"answer_loops", 201},

@@ -22,7 +22,7 @@ func findErrorText(t *screenText) (string, bool) {
 	// worth computing once the output looks like one.
 	exempt := func() bool { return mentionsErrors(t.inLow) && !errorOnly(t.out) }
 	// Stack traces and panics anywhere in the output.
-	if m, ok := stackTraceMarks.find(t.outLow); ok && !quotesInput(t, m) && !exempt() {
+	if m, ok := stackTraceMarks.find(t.outLow); ok && !quotesInput(t, m) && !exempt() && !shownInSession(t.outLow, m) {
 		return "stack trace: " + m, true
 	}
 	if n := stackFrames(t.out); n >= 2 && !exempt() {
@@ -80,6 +80,21 @@ func findErrorText(t *screenText) (string, bool) {
 	return "", false
 }
 
+// shownInSession reports whether the marker m follows an interactive session's prompt
+// (">>> divmod(x=3, y=4)" on the line before "Traceback ...") in an output with prose of its
+// own: an answer that shows what a call prints, not an error that leaked.
+func shownInSession(out, m string) bool {
+	i := strings.Index(out, m)
+	if i < 0 || errorOnly(out) {
+		return false
+	}
+	before := strings.TrimRight(out[:i], " \t")
+	before = strings.TrimSuffix(before, "\n")
+	prev := before[strings.LastIndexByte(before, '\n')+1:]
+	prev = strings.TrimSpace(prev)
+	return strings.HasPrefix(prev, ">>> ") || strings.HasPrefix(prev, "... ") || strings.HasPrefix(prev, "in [")
+}
+
 // failureReport finds a short output that reports, in a sentence of its own, that the
 // service, the request or the response failed: a failure statement ("something seems to have
 // gone wrong", "Remote Server Returned Code 500", "This model is currently experiencing high
@@ -116,13 +131,33 @@ func findNotice(t *screenText, set *phraseSet) (string, bool) {
 	}
 	// The phrase before the shape: most outputs have none, and the shape costs more.
 	m, ok := set.find(t.outLow)
-	if !ok || strings.Contains(t.inLow, m) || t.isCode() || isStructured(t.out) {
+	if !ok || strings.Contains(t.inLow, m) || t.isCode() || isStructured(t.out) || shortAnswer(t) {
 		return "", false
 	}
 	if set == noticeFailures && !noticeRetries.has(t.outLow) && len(strings.Fields(t.out)) > 12 && utf8.RuneCountInString(t.out) > 36 {
 		return "", false
 	}
 	return m, true
+}
+
+// shortAnswer reports whether the output is a word or two answering a question: "失败"
+// (failure) for how an effort ended, a name for who did something ("Shibata", whose letters
+// hold a failure word of another language). A product notice says what failed in a sentence,
+// and is shown in place of what was asked for, not as the answer to a question.
+func shortAnswer(t *screenText) bool {
+	if len(t.outWords) > 2 || utf8.RuneCountInString(strings.TrimRight(t.out, ".。!！")) > 24 || strings.ContainsAny(t.out, ",;:，；：") {
+		return false
+	}
+	in := strings.TrimSpace(t.inLow)
+	if strings.HasSuffix(in, "?") || strings.HasSuffix(in, "？") || strings.HasSuffix(in, "吗") || strings.HasSuffix(in, "呢") {
+		return true
+	}
+	q, _, _ := strings.Cut(in, " ")
+	switch q {
+	case "who", "what", "which", "how", "where", "when", "why", "whose", "whom", "name":
+		return true
+	}
+	return false
 }
 
 // noticeRunes is the longest output read as a product notice.
@@ -394,7 +429,7 @@ func findPlaceholder(t *screenText) (string, bool) {
 	asked := func() bool {
 		if template < 0 {
 			template = 0
-			if requestedTemplate(t.inLow) {
+			if requestedTemplate(t.inLow) || draftedLetter(t) {
 				template = 1
 			}
 		}
@@ -414,6 +449,9 @@ func findPlaceholder(t *screenText) (string, bool) {
 		m := standIns.list[bits.TrailingZeros64(found)]
 		if (m[0] == '[' || m[0] == '<') && asked() {
 			continue // a slot of the template the user asked for
+		}
+		if proseCode && m[0] != '[' && m[0] != '<' {
+			continue // "// TODO: ..." is a comment of the code, not a part left out of the answer
 		}
 		if !strings.Contains(t.in, m) {
 			return strconv.Quote(strings.TrimSpace(m)), true
@@ -459,6 +497,34 @@ func requestedTemplate(in string) bool {
 	}
 	return creationVerbs.has(head) && documentNouns.has(in)
 }
+
+// draftedLetter reports whether the output is a letter or an email the user asked to have
+// written: it opens with a salutation or a subject line and closes with a sign-off, and the
+// input asks for something to be written ("Write a thank-you note after my interview",
+// "Help me reply to the recruiter"). Its bracketed slots ("[Recruiter]", "[Employer]",
+// "[Your Name]") are left for the user to fill in, however the request names the letter.
+func draftedLetter(t *screenText) bool {
+	first, _, _ := strings.Cut(t.outLow, "\n")
+	first = strings.TrimSpace(strings.Trim(first, "*#"))
+	if _, ok := letterOpenings.prefix(first); !ok {
+		return false
+	}
+	tail := t.outLow[max(0, len(t.outLow)-200):]
+	if !letterClosings.has(tail) {
+		return false
+	}
+	return creationVerbs.has(t.inLow) || isCreation(t.inLow) || draftRequests.has(t.inLow)
+}
+
+// draftRequests ask, in other words, for a message to be written for the user.
+var draftRequests = newPhraseSet("reply", "respond", "help me", "email", "e-mail", "letter", "note", "message", "thank")
+
+// letterOpenings open a letter or an email; letterClosings sign one off.
+var (
+	letterOpenings = newPhraseSet("dear ", "hi ", "hi,", "hello ", "hello,", "subject:", "subject line:", "to:", "greetings")
+	letterClosings = newPhraseSet("regards", "sincerely", "best,", "best wishes", "thanks,", "thank you,", "cheers", "yours truly",
+		"respectfully", "warmly", "with gratitude", "all the best")
+)
 
 // templateWords name a document meant to be filled in.
 var templateWords = newPhraseSet("template", "placeholder", "fill in", "fill-in", "fillable", "boilerplate", "mail merge",
@@ -894,8 +960,49 @@ func findRefusal(t *screenText) (string, bool) {
 	if premiseCorrections.has(head) || praisePhrases.has(head) {
 		return "", false
 	}
+	if helpsWithTheRest(t, m) {
+		return "", false
+	}
 	return "refuses (" + m + ")", true
 }
+
+// helpsWithTheRest reports whether an output that declines one part of the request goes on
+// to help with the rest: its first sentence declines, the next turns ("However, ...", "That
+// said, ...", "Instead, ...") and gives an answer of its own, sixty words or more, that
+// declines nothing more ("I cannot recommend a specific brand. However, here is what to look
+// for: ..."). The part declined is a recommendation, an opinion, a prediction, a diagnosis or
+// live data (declinedParts): a refusal of the whole request that lectures or points elsewhere
+// ("However, you can consult a doctor.") is still a refusal.
+func helpsWithTheRest(t *screenText, m string) bool {
+	// The declining sentence is the first one, and the turn opens the next.
+	end := strings.IndexAny(t.outLow, ".!\n")
+	if end < 0 || !strings.Contains(t.outLow[:end], strings.TrimSpace(m)) {
+		return false
+	}
+	if !declinedParts.has(t.outLow[:end]) {
+		return false
+	}
+	rest := strings.TrimLeft(t.outLow[end+1:], " \n*")
+	if _, ok := partialTurns.prefix(rest); !ok {
+		return false
+	}
+	if len(strings.Fields(rest)) < 60 {
+		return false
+	}
+	_, again := refusalPhrases.find(rest)
+	return !again
+}
+
+// declinedParts are what an answer declines while it helps with the rest: a recommendation,
+// an endorsement or an opinion of its own, a prediction or a guarantee, a diagnosis, a
+// specific name, live data.
+var declinedParts = newPhraseSet("recommend", "endorse", "specific", "personal opinion", "personal preference", "opinion",
+	"predict", "guarantee", "diagnos", "prescribe", "legal advice", "medical advice", "financial advice", "real-time",
+	"browse", "access to")
+
+// partialTurns open the part of an answer that helps after declining another part.
+var partialTurns = newPhraseSet("however,", "that said,", "that being said,", "instead,", "but here", "here is what", "here's what",
+	"what i can do", "what i can tell", "i can, however,", "i can tell you", "i can explain", "i can offer", "i can suggest", "i can provide")
 
 // openingInability finds a first-person statement of inability that opens the output, the
 // way a model declines in any language: "Je ne peux pas rédiger ...", "No puedo escribir
@@ -978,7 +1085,7 @@ func findRepetition(t *screenText) (string, bool) {
 	for i := 1; i < len(ws); i++ {
 		if ws[i] == ws[i-1] {
 			run++
-			if run >= 6 && !t.isCode() || run >= 12 && !isNumberToken(ws[i]) {
+			if (run >= 6 && !t.isCode() || run >= 12 && !isNumberToken(ws[i])) && stuttered(prose, ws[i], run) {
 				return strconv.Quote(ws[i]) + " repeated " + strconv.Itoa(run) + " times in a row", true
 			}
 		} else {
@@ -1019,6 +1126,13 @@ func findRepetition(t *screenText) (string, bool) {
 		return strconv.Itoa(distinct) + " distinct 4-word phrases in " + strconv.Itoa(total), true
 	}
 	return "", false
+}
+
+// stuttered reports whether the word w is written n times in a row with only white space
+// between the copies: "the the the". The same word in a list of values ("[None, None],
+// [None, None]") is data, not a stutter.
+func stuttered(prose, w string, n int) bool {
+	return strings.Contains(collapseSpace(prose), strings.TrimSpace(strings.Repeat(w+" ", n)))
 }
 
 // isNumberToken reports whether a word is a number: "0", "42", "0xfc".

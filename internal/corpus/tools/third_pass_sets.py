@@ -18,7 +18,8 @@ lines of the standard library Debian installs (test packages left out), source a
 Every other function is shown in a markdown fence after a one-line lead-in, the rest raw.
 The FAQs: every question whose whole answer is at most 1,500 characters, as the documents
 write it (the Python FAQ's reStructuredText roles reduced to their text; the Debian FAQ's
-plain-text rendering, its wrapped lines joined into paragraphs). Nothing is rewritten by hand.
+plain-text rendering, its wrapped lines joined into paragraphs; an entry whose answer goes on
+in sub-entries is left out). Nothing is rewritten by hand.
 """
 import ast, glob, gzip, os, random, re, sys
 
@@ -113,6 +114,18 @@ def python_faq():
     return out
 
 
+def join_lines(ls, wide):
+    """Joins a paragraph's wrapped lines: with a space, except between two characters of a
+    script written without spaces (Japanese, Chinese)."""
+    out = ls[0]
+    for l in ls[1:]:
+        if wide and out and l and ord(out[-1]) >= 0x2E80 and ord(l[0]) >= 0x2E80:
+            out += l
+        else:
+            out += " " + l
+    return out
+
+
 def debian_faq():
     out = []
     for pkg, lang in (("debian-faq", "en"), ("debian-faq-de", "de"), ("debian-faq-ja", "ja"), ("debian-faq-zh-cn", "zh-CN")):
@@ -132,13 +145,12 @@ def debian_faq():
         # Headings are the ones after the table of contents: a number seen a second time.
         body_starts = [i for i in starts if i >= (entries[0] if entries else 0)]
         wide = lang in ("ja", "zh-CN")
-        join = "" if wide else " "
         for k, i in enumerate(body_starts):
             title, j = [lines[i]], i + 1
             while j < len(lines) and lines[j].strip() and not lines[j].startswith("    "):
                 title.append(lines[j])
                 j += 1
-            q = join.join(t.strip() for t in title)
+            q = join_lines([t.strip() for t in title], wide)
             q = re.sub(r"^\d+(\.\d+)+\.\s*", "", q)
             end = body_starts[k + 1] if k + 1 < len(body_starts) else len(lines)
             body = lines[j:end]
@@ -160,8 +172,11 @@ def debian_faq():
                 if all(l.startswith("  ") for l in p) and not p[0].lstrip().startswith("* "):
                     text_paras.append("\n".join(p))  # an example or a command, as shown
                 else:
-                    text_paras.append(join.join(l.strip() for l in p))
+                    text_paras.append(join_lines([l.strip() for l in p], wide))
             ans = "\n\n".join(text_paras).strip()
+            num = lines[i].split()[0]
+            if k + 1 < len(body_starts) and lines[body_starts[k + 1]].split()[0].startswith(num):
+                continue  # the answer goes on in the entry's own sub-entries
             if ans and len(ans) <= 1500 and q:
                 out.append((f"{lang}/{i}", q, ans, lang))
     return out
