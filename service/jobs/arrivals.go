@@ -90,7 +90,9 @@ func (w *flushWorker) Work(ctx context.Context, job *river.Job[FlushArgs]) error
 		return e.q.completeFlush(ctx, tx, job)
 	})
 	if err != nil {
-		return fmt.Errorf("jobs: flush evaluation %d: %w", a.EvaluationPK, err)
+		// An evaluation deleted meanwhile (with its agent's runs, or its tenant) leaves
+		// nothing to hand over: the job is cancelled, not retried.
+		return deletedMeanwhile(fmt.Errorf("jobs: flush evaluation %d: %w", a.EvaluationPK, err))
 	}
 	return nil
 }
