@@ -14,7 +14,7 @@ const baseURL = need('FAKE_OPENAI_URL', 'the fake OpenAI server (common/openai-s
 const url = need('OTLP_CAPTURE_URL', 'the receiver URL with the capture name, e.g. http://127.0.0.1:4318/ai-sdk');
 
 async function main() {
-  const otel = setup({ serviceName: AGENT, exporters: ['json'], url });
+  const otel = setup({ serviceName: AGENT, traces: ['json'], url });
   const openai = provider(baseURL);
   for (const turn of TURNS) check(turn, await runTurn(openai, turn.user, turn.toolResult));
   await otel.shutdown();

@@ -18,7 +18,7 @@ const baseURL = need('FAKE_OPENAI_URL', 'the fake OpenAI server (common/openai-s
 const url = need('OTLP_CAPTURE_URL', 'the receiver URL with the capture name, e.g. http://127.0.0.1:4318/openinference');
 const agentMode = process.argv.includes('--agent');
 
-const otel = setup({ serviceName: AGENT, exporters: ['json'], url });
+const otel = setup({ serviceName: AGENT, traces: ['json'], url });
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
 const { OpenAIInstrumentation } = require('@arizeai/openinference-instrumentation-openai');
 registerInstrumentations({ instrumentations: [new OpenAIInstrumentation()] });

@@ -20,7 +20,7 @@ if (process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT !== 'true') {
   process.exit(2);
 }
 
-const otel = setup({ serviceName: AGENT, exporters: ['json', 'protobuf'], url, withLogs: true });
+const otel = setup({ serviceName: AGENT, traces: ['json', 'protobuf'], logs: ['json', 'protobuf'], url });
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
 const { OpenAIInstrumentation } = require('@opentelemetry/instrumentation-openai');
 registerInstrumentations({ instrumentations: [new OpenAIInstrumentation()] });

@@ -3,8 +3,8 @@
 // global one) and, when asked, a LoggerProvider (the global one too), each with a batch
 // processor per OTLP/HTTP exporter.
 //
-// exporters: which OTLP/HTTP encodings to export in: 'json' (the exporter-*-otlp-http
-// packages, application/json) and 'protobuf' (exporter-*-otlp-proto). With a url the
+// The encodings: 'json' (the exporter-*-otlp-http packages, application/json) and
+// 'protobuf' (exporter-*-otlp-proto, application/x-protobuf). With a url the
 // exporters send to url + '/v1/traces' and url + '/v1/logs'; without one they read the
 // standard environment variables themselves (OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, ...).
@@ -22,13 +22,15 @@ const { BatchSpanProcessor, NodeTracerProvider } = require('@opentelemetry/sdk-t
 const TRACE_EXPORTERS = { json: JSONTraceExporter, protobuf: ProtoTraceExporter };
 const LOG_EXPORTERS = { json: JSONLogExporter, protobuf: ProtoLogExporter };
 
-// checked wraps an exporter so that a failed export is remembered: shutdown then throws,
-// and the process exits non-zero instead of losing the spans without a word.
-function checked(exporter, failures, what) {
+// checked wraps an exporter so that a failed export is remembered (shutdown then throws,
+// and the process exits non-zero instead of losing the spans without a word) and what was
+// exported is counted.
+function checked(exporter, state, what, signal) {
   return {
     export(items, done) {
       exporter.export(items, (result) => {
-        if (result.code !== 0) failures.push(`${what}: ${result.error ? result.error.message : 'failed'}`);
+        if (result.code !== 0) state.failures.push(`${what}: ${result.error ? result.error.message : 'failed'}`);
+        else state.exported[signal] += items.length;
         done(result);
       });
     },
@@ -37,39 +39,50 @@ function checked(exporter, failures, what) {
   };
 }
 
-function setup({ serviceName, exporters, url, withLogs = false }) {
-  diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.ERROR);
-  const failures = [];
+// setup starts the SDK. traces and logs list the encodings each signal is exported in
+// (no logs: no LoggerProvider). The spans that end are also kept in ended, for an app
+// that reports what it traced.
+function setup({ serviceName, traces, logs: logEncodings = [], url }) {
+  const ended = [];
+  const keep = { onStart() {}, onEnd: (span) => ended.push(span), forceFlush: async () => {}, shutdown: async () => {} };
+  diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
+  const state = { failures: [], exported: { traces: 0, logs: 0 } };
   const resource = resourceFromAttributes({ 'service.name': serviceName });
   const opts = (signal) => (url ? { url: `${url}/v1/${signal}` } : {});
+  const exporter = (classes, e, signal) => {
+    if (!classes[e]) throw new Error(`${signal}: no exporter for the encoding ${e}; want ${Object.keys(classes).join(' or ')}`);
+    return checked(new classes[e](opts(signal)), state, `${signal} (${e})`, signal);
+  };
   const tracerProvider = new NodeTracerProvider({
     resource,
-    spanProcessors: exporters.map(
-      (e) => new BatchSpanProcessor(checked(new TRACE_EXPORTERS[e](opts('traces')), failures, `traces (${e})`)),
-    ),
+    spanProcessors: [keep, ...traces.map((e) => new BatchSpanProcessor(exporter(TRACE_EXPORTERS, e, 'traces')))],
   });
   tracerProvider.register();
   let loggerProvider;
-  if (withLogs) {
+  if (logEncodings.length > 0) {
     loggerProvider = new LoggerProvider({
       resource,
-      processors: exporters.map(
-        (e) => new BatchLogRecordProcessor({ exporter: checked(new LOG_EXPORTERS[e](opts('logs')), failures, `logs (${e})`) }),
-      ),
+      processors: logEncodings.map((e) => new BatchLogRecordProcessor({ exporter: exporter(LOG_EXPORTERS, e, 'logs') })),
     });
     logs.setGlobalLoggerProvider(loggerProvider);
   }
   return {
     tracerProvider,
     loggerProvider,
+    exported: state.exported,
+    ended,
     // shutdown flushes every span and log record and stops the providers; it throws when
     // an export failed.
     async shutdown() {
-      await tracerProvider.forceFlush();
-      if (loggerProvider) await loggerProvider.forceFlush();
-      await tracerProvider.shutdown();
-      if (loggerProvider) await loggerProvider.shutdown();
-      if (failures.length > 0) throw new Error(`export failed: ${failures.join('; ')}`);
+      for (const p of [tracerProvider, loggerProvider].filter(Boolean)) {
+        try {
+          await p.forceFlush();
+          await p.shutdown();
+        } catch (e) {
+          if (state.failures.length === 0) state.failures.push(e.message || String(e));
+        }
+      }
+      if (state.failures.length > 0) throw new Error(`OTLP export failed: ${[...new Set(state.failures)].join('; ')}`);
     },
   };
 }
