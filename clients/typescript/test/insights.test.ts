@@ -73,7 +73,7 @@ describe("insights", () => {
     const summary = ev.scorers?.find((s) => s.name === "prescreen");
     assert.ok(summary);
 
-    // scorekit score prints the same runs' table: "prescreen  12  12  0.71  58%  0  0".
+    // scorekit score prints the same runs' table: "prescreen  12  12  0.73  67%  0  0".
     const { stdout } = await run(process.env.SCOREKIT_BIN ?? join(repoRoot, "bin", "scorekit"), ["score", join(repoRoot, "examples/runs.jsonl")]);
     const row = stdout.split("\n").find((l) => l.startsWith("prescreen "))?.trim().split(/\s+/);
     assert.ok(row, stdout);
