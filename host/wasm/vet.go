@@ -84,15 +84,8 @@ const vetPath = "the module"
 // memory cap, so a process the host can kill is the only bound on both.
 func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	o = o.withDefaults()
-	if int64(len(bin)) > o.MaxBytes {
-		return nil, refuse(fmt.Errorf("%w: %d bytes, over the limit of %d; shrink it (Go: -ldflags='-s -w'; others: wasm-opt --strip-debug) or ask the operator to raise the limit",
-			ErrUploadTooLarge, len(bin), o.MaxBytes))
-	}
-	if err := checkMagic(bin); err != nil {
-		return nil, refuse(err)
-	}
-	if _, err := o.Limits.Within(o.Ceilings); err != nil {
-		return nil, refuse(fmt.Errorf("%w; these are the tenant's ceilings", err))
+	if err := checkUpload(bin, o); err != nil {
+		return nil, err
 	}
 	// What an Engine with default Options gives the module: DefaultLimits where the
 	// manifest sets nothing, within the ceilings.
@@ -104,6 +97,27 @@ func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	}
 	defer limiter.close()
 	return runVetChild(ctx, bin, req, o.CompileTimeout, limiter)
+}
+
+// CheckUpload makes Vet's checks that start no process and read nothing but the bytes'
+// first eight and their length: the size, that they are a core WebAssembly module, and the
+// limits within the ceilings. A caller that bounds how many checks run at once (each one a
+// child compiling) refuses with it what needs no child before it waits for a turn. A
+// refusal wraps ErrRefused.
+func CheckUpload(bin []byte, o VetOptions) error { return checkUpload(bin, o.withDefaults()) }
+
+func checkUpload(bin []byte, o VetOptions) error {
+	if int64(len(bin)) > o.MaxBytes {
+		return refuse(fmt.Errorf("%w: %d bytes, over the limit of %d; shrink it (Go: -ldflags='-s -w'; others: wasm-opt --strip-debug) or ask the operator to raise the limit",
+			ErrUploadTooLarge, len(bin), o.MaxBytes))
+	}
+	if err := checkMagic(bin); err != nil {
+		return refuse(err)
+	}
+	if _, err := o.Limits.Within(o.Ceilings); err != nil {
+		return refuse(fmt.Errorf("%w; these are the tenant's ceilings", err))
+	}
+	return nil
 }
 
 // ReadModule reads an uploaded module from r, at most maxBytes of it (0:
