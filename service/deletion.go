@@ -73,12 +73,21 @@ func (s *Service) DeleteAgent(ctx context.Context, t store.Tenant, actor, agent 
 // in transactions of store.DeleteBatch runs. The record of the deletion (who, when, what
 // was removed) is kept without any of the tenant's data. A deletion cut short (by ctx,
 // or by a request let in before the keys were revoked) is finished by running it again.
+// Its published modules and their compiled code on disk go with it.
 func (s *Service) DeleteTenant(ctx context.Context, name, actor string, progress store.DeleteProgress) (store.Deleted, error) {
 	t, err := s.Tenant(ctx, name)
 	if err != nil {
 		return store.Deleted{}, err
 	}
-	return s.st.DeleteTenant(ctx, t, actor, progress)
+	d, err := s.st.DeleteTenant(ctx, t, actor, progress)
+	if err == nil {
+		// Its published modules and their compiled code on this machine; other processes'
+		// folders go when they start (moduleFiles.sweep).
+		if ferr := s.files.removeTenant(t); ferr != nil {
+			s.files.log.Error("delete tenant: its published modules stay on disk until the service starts again", "tenant", t.Name, "err", ferr)
+		}
+	}
+	return d, err
 }
 
 // AuditLog lists the tenant's audit log, newest first: at most limit entries (1-1000)

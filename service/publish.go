@@ -8,14 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/scorers"
@@ -30,9 +27,10 @@ const (
 
 // PublishConfig says what tenants may publish (see [Service.Publish]).
 type PublishConfig struct {
-	// CacheDir holds the WASM compilation cache, shared by the processes of a machine,
-	// and each tenant's modules as files. Optional. Default is
-	// os.UserCacheDir()/scorekit/published.
+	// CacheDir holds each tenant's modules as files and their compiled code, a folder per
+	// tenant (by id, never by name) and module, shared by the processes of a machine, and
+	// the scratch folders of the checks in progress (see moduleFiles). Optional. Default
+	// is os.UserCacheDir()/scorekit/published.
 	CacheDir string
 	// MaxModuleBytes caps an uploaded module. Optional. Default is DefaultMaxModuleBytes.
 	MaxModuleBytes int64
@@ -43,8 +41,19 @@ type PublishConfig struct {
 	// DefaultCompileTimeout.
 	CompileTimeout time.Duration
 	// CompileMemoryBytes bounds the memory compiling a module takes at publish, where the
-	// check compiles in a child process. Optional.
+	// check compiles in a child process (the module's memory_mib is added for its first
+	// instance). Optional. Default is DefaultCompileMemoryBytes.
 	CompileMemoryBytes int64
+	// MaxChecks bounds the modules this process checks at once, every tenant's together,
+	// and so the checking children's memory: at most MaxChecks x (CompileMemoryBytes +
+	// the memory_mib ceiling). MaxChecksPerTenant bounds one tenant's share of them. A
+	// publish past either waits up to CheckWait for a turn, then is refused with ErrBusy
+	// (429, Retry-After); a negative CheckWait refuses at once. Optional. Defaults are
+	// DefaultMaxChecks, DefaultMaxChecksPerTenant (at most MaxChecks) and
+	// DefaultCheckWait.
+	MaxChecks          int
+	MaxChecksPerTenant int
+	CheckWait          time.Duration
 	// MaxScorers, MaxVersions and MaxStoredBytes are each tenant's quotas unless its
 	// policy sets its own (store.Quotas): scorer names, versions not deleted, and bytes of
 	// stored modules. Optional. Defaults are DefaultMaxScorers, DefaultMaxVersions and
@@ -79,42 +88,6 @@ func (s *Service) quotas(t store.Tenant) store.Quotas {
 		Versions:    int(pick(int64(q.Versions), int64(pc.MaxVersions), DefaultMaxVersions)),
 		StoredBytes: pick(q.StoredBytes, pc.MaxStoredBytes, DefaultMaxStoredBytes),
 	}
-}
-
-// checkQuotas refuses a version that would take the tenant over a quota, naming it.
-func (s *Service) checkQuotas(ctx context.Context, tx *store.Tx, t store.Tenant, v store.ScorerVersion, module []byte) error {
-	q := s.quotas(t)
-	names, versions, err := tx.ScorerUsage(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	existing, err := tx.PublishedVersions(ctx, t.ID, v.Name)
-	if err != nil {
-		return err
-	}
-	newName := !slices.ContainsFunc(existing, func(e store.ScorerVersion) bool { return e.Deleted == nil })
-	const raise = "delete versions you no longer need (DELETE /v1/scorers/NAME/versions/N), or ask the operator to raise it (the tenant policy's quotas)"
-	if newName && names+1 > int64(q.Scorers) {
-		return refused("quota: %d scorers is the most tenant %q may publish (quotas.scorers); %s", q.Scorers, t.Name, raise)
-	}
-	if versions+1 > int64(q.Versions) {
-		return refused("quota: %d versions is the most tenant %q may keep (quotas.versions); %s", q.Versions, t.Name, raise)
-	}
-	if module == nil {
-		return nil
-	}
-	if have, err := tx.HasModule(ctx, t.ID, v.Digest); err != nil || have {
-		return err // stored once: it takes no more room
-	}
-	_, used, err := tx.ModuleUsage(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	if used+int64(len(module)) > q.StoredBytes {
-		return &Error{kind: ErrTooLarge, msg: fmt.Sprintf("quota: stored module bytes: %d stored and %d in this module, over the %d tenant %q may store (quotas.stored_bytes); %s",
-			used, len(module), q.StoredBytes, t.Name, raise)}
-	}
-	return nil
 }
 
 // ErrRefused: a scorer cannot be published as asked; the message says what is wrong and
@@ -175,9 +148,12 @@ var scorerName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 
 // Publish checks and stores a new version of a tenant's scorer. A configured scorer's
 // config is checked against its base's schema; a module is vetted (size, compilation,
-// ABI, its Info, its limits within the ceilings) before anything is stored. The first
-// version of a name the host does not have is promoted at once; a version that replaces
-// a host scorer, and every later version, waits for [Service.Promote].
+// ABI, its Info, its limits within the ceilings) before anything is stored, after every
+// refusal that needs no compiling (the quotas, a duplicate of a version the tenant has)
+// and in its turn among the checks running (PublishConfig.MaxChecks; ErrBusy past the
+// wait). The first version of a name the host does not have is promoted at once; a
+// version that replaces a host scorer, and every later version, waits for
+// [Service.Promote].
 func (s *Service) Publish(ctx context.Context, t store.Tenant, req PublishRequest) (PublishedVersion, error) {
 	if !scorerName.MatchString(req.Name) {
 		return PublishedVersion{}, refused("name %q: want 1 to 64 lower case letters, digits, '_' or '-', starting with a letter", req.Name)
@@ -200,25 +176,17 @@ func (s *Service) Publish(ctx context.Context, t store.Tenant, req PublishReques
 		}
 	}
 	v.Config = json.RawMessage(config.Bytes())
-	var module []byte
-	var err error
-	if req.Base != "" {
-		err = s.checkConfigured(t, req, &v)
-	} else {
-		module, err = s.checkModule(ctx, t, req, &v)
+	if req.Base == "" {
+		return s.publishModule(ctx, t, req, v)
 	}
+	err := s.checkConfigured(t, req, &v)
 	if err != nil {
 		return PublishedVersion{}, err
 	}
 	promote := false
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.checkQuotas(ctx, tx, t, v, module); err != nil {
+		if err := s.admit(ctx, tx, t, v, nil, 0, 0); err != nil {
 			return err
-		}
-		if module != nil {
-			if err := tx.StoreModule(ctx, t.ID, v.Digest, module); err != nil {
-				return err
-			}
 		}
 		if v, err = tx.PublishScorerVersion(ctx, v); err != nil {
 			return err
@@ -276,59 +244,6 @@ func judgeModel(info sdk.Info, config json.RawMessage) string {
 		return c.Model
 	}
 	return ""
-}
-
-// checkModule vets a WASM module and its manifest; it returns the module to store.
-func (s *Service) checkModule(ctx context.Context, t store.Tenant, req PublishRequest, v *store.ScorerVersion) ([]byte, error) {
-	pc := s.opts.Publish
-	if int64(len(req.Module)) > pc.MaxModuleBytes {
-		return nil, &Error{kind: ErrTooLarge, msg: fmt.Sprintf("module: %d bytes, this service accepts at most %d; strip debug sections (go build -ldflags=-s, wasm-opt --strip-debug)", len(req.Module), pc.MaxModuleBytes)}
-	}
-	var man scorers.Manifest
-	if req.Manifest != nil {
-		man = *req.Manifest
-	}
-	ceil := pc.Ceilings.Lower(t.Policy.Limits)
-	if _, err := man.Limits.Within(ceil); err != nil {
-		return nil, refused("manifest: %s", strings.TrimPrefix(err.Error(), host.ErrOverCeiling.Error()+": "))
-	}
-	// The module is checked as the file each process runs for this tenant (the module and
-	// a section naming the tenant), into the compilation cache the service's engine
-	// reads: the first evaluation finds it compiled, and no other tenant's first use is
-	// quicker for it.
-	infos, err := wasm.Vet(ctx, scorers.TenantModule(t.Name, req.Module), wasm.VetOptions{Ceilings: ceil, MaxBytes: pc.MaxModuleBytes + int64(scorers.TenantSectionBytes),
-		CompileTimeout: pc.CompileTimeout, CompileMemoryBytes: pc.CompileMemoryBytes, Limits: man.Limits, CacheDir: filepath.Join(pc.CacheDir, "wazero")})
-	switch {
-	case errors.Is(err, wasm.ErrUploadTooLarge):
-		return nil, &Error{kind: ErrTooLarge, msg: "module: " + strings.TrimPrefix(err.Error(), "module refused: ")}
-	case errors.Is(err, wasm.ErrRefused):
-		return nil, refused("module: %s", strings.TrimPrefix(err.Error(), "module refused: "))
-	case err != nil:
-		return nil, fmt.Errorf("publish %s: check the module: %w", req.Name, err)
-	}
-	names := make([]string, len(infos))
-	for i, in := range infos {
-		names[i] = in.Name
-	}
-	switch {
-	case man.Scorer == "" && len(infos) == 1:
-		man.Scorer = infos[0].Name
-	case man.Scorer == "":
-		return nil, refused("manifest: the module carries the scorers %s; name the one to publish in manifest.scorer", strings.Join(names, ", "))
-	case !slices.Contains(names, man.Scorer):
-		return nil, refused("manifest.scorer %q: the module carries %s", man.Scorer, strings.Join(names, ", "))
-	}
-	info := infos[slices.Index(names, man.Scorer)]
-	if err := s.sc.Host().CheckConfig(info, v.Config); err != nil {
-		return nil, refused("config of %s: %s", man.Scorer, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "open "+info.Name+": "), "config: "))
-	}
-	sum := sha256.Sum256(req.Module)
-	v.Kind, v.Digest = store.KindWASM, "sha256:"+hex.EncodeToString(sum[:])
-	v.Manifest, _ = json.Marshal(man)
-	v.JudgeModel = judgeModel(info, v.Config)
-	info.Name = req.Name
-	v.Info, _ = json.Marshal(info)
-	return req.Module, nil
 }
 
 func publishedView(v store.ScorerVersion, promoted bool) PublishedVersion {
@@ -478,9 +393,12 @@ func deletedVersion(ref, name string) error {
 // DeleteScorerVersion deletes version n, which must not be the promoted one: it runs no
 // more, and its results stay. Its number is never given again. It decides under the
 // version's lock (store.Tx.LockScorerVersion), as Promote does, so a promotion and a
-// deletion of one version at once leave it promoted or deleted, never both.
+// deletion of one version at once leave it promoted or deleted, never both. When no
+// version of the tenant's runs its module any more, the module's compiled code is removed
+// and no longer counts toward the tenant's stored bytes.
 func (s *Service) DeleteScorerVersion(ctx context.Context, t store.Tenant, name string, n int) error {
-	return s.st.InTx(ctx, func(tx *store.Tx) error {
+	var unneeded string // the module no version of the tenant's needs once this commits
+	err := s.st.InTx(ctx, func(tx *store.Tx) error {
 		v, err := tx.LockScorerVersion(ctx, t.ID, name, n)
 		if errors.Is(err, store.ErrNotFound) {
 			return noVersion(name, n)
@@ -499,8 +417,21 @@ func (s *Service) DeleteScorerVersion(ctx context.Context, t store.Tenant, name 
 		if promoted == n {
 			return refused("%s is the promoted version; promote another first (POST /v1/scorers/%s/versions/N/promote), then delete it", ref, name)
 		}
-		return tx.DeleteScorerVersion(ctx, t.ID, name, n)
+		if err := tx.DeleteScorerVersion(ctx, t.ID, name, n); err != nil || v.Kind != store.KindWASM {
+			return err
+		}
+		need, err := tx.NeedsModule(ctx, t.ID, v.Digest)
+		if err == nil && !need {
+			unneeded = v.Digest
+		}
+		return err
 	})
+	if err == nil && unneeded != "" {
+		// Its compiled code here goes with it (other machines' at their next start); the
+		// module stays in the store, for the tenant's export.
+		s.files.removeModule(t, unneeded)
+	}
+	return err
 }
 
 // PublishConfig is the service's publish settings, defaults filled in.

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -142,6 +143,10 @@ type Service struct {
 	sc   *scorers.Cache
 	wasm *wasm.Engine // runs tenants' published modules
 	opts Config
+	// checks bounds the checks of published modules running at once; files keeps the
+	// modules and their compiled code on disk.
+	checks *checkSlots
+	files  *moduleFiles
 
 	closeOnce sync.Once
 	closeErr  error
@@ -209,13 +214,22 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	}
 	c.Publish = pc
 	// Tenants' modules run in an engine of the service's own, whose ceilings are the
-	// publish ceilings, not those the operator's plugins were loaded under.
-	we, err := wasm.NewEngine(ctx, wasm.Options{CacheDir: filepath.Join(pc.CacheDir, "wazero"), Ceilings: pc.Ceilings, Logger: c.Jobs.Logger})
+	// publish ceilings, not those the operator's plugins were loaded under; each module
+	// compiles into its own folder of its tenant's (moduleFiles), none into the engine's.
+	files := &moduleFiles{root: pc.CacheDir, log: c.Jobs.Logger}
+	if files.log == nil {
+		files.log = slog.Default()
+	}
+	if err := files.sweep(ctx, st); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("service: published scorers' folder %s: %w; set Config.Publish.CacheDir", pc.CacheDir, err)
+	}
+	we, err := wasm.NewEngine(ctx, wasm.Options{CacheDir: "-", Ceilings: pc.Ceilings, Logger: c.Jobs.Logger})
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("service: published scorers: %w; set Config.Publish.CacheDir", err)
+		return nil, fmt.Errorf("service: published scorers: %w", err)
 	}
-	sc := scorers.New(c.Host, lim, c.ScorerCacheSize, scorers.WithPublished(scorers.Published{Source: st, Engine: we, ModuleDir: filepath.Join(pc.CacheDir, "modules")}))
+	sc := scorers.New(c.Host, lim, c.ScorerCacheSize, scorers.WithPublished(scorers.Published{Source: st, Engine: we, ModuleDir: files.tenants()}))
 	eng, err := jobs.New(ctx, st, sc, jo)
 	if err != nil {
 		_ = sc.Close(ctx)
@@ -223,7 +237,7 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c}
+	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c, checks: newCheckSlots(pc), files: files}
 	svc = s
 	if err := eng.Start(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
@@ -284,6 +298,19 @@ func (pc PublishConfig) withDefaults() (PublishConfig, error) {
 	}
 	if pc.CompileTimeout <= 0 {
 		pc.CompileTimeout = DefaultCompileTimeout
+	}
+	if pc.CompileMemoryBytes <= 0 {
+		pc.CompileMemoryBytes = DefaultCompileMemoryBytes
+	}
+	if pc.MaxChecks <= 0 {
+		pc.MaxChecks = DefaultMaxChecks
+	}
+	if pc.MaxChecksPerTenant <= 0 {
+		pc.MaxChecksPerTenant = DefaultMaxChecksPerTenant
+	}
+	pc.MaxChecksPerTenant = min(pc.MaxChecksPerTenant, pc.MaxChecks)
+	if pc.CheckWait == 0 {
+		pc.CheckWait = DefaultCheckWait
 	}
 	d := wasm.DefaultCeilings()
 	for _, f := range []struct{ v, def *int }{

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,13 +41,64 @@ type Source interface {
 type Published struct {
 	// Source holds the versions and modules. Required.
 	Source Source
-	// Engine compiles and runs published WASM modules: its compilation cache on disk is
-	// shared by the processes of a machine, so a module is compiled once per machine.
+	// Engine compiles and runs published WASM modules, each from its folder under
+	// ModuleDir with the compilation cache in that folder (wasm.LoadOptions.CacheDir).
 	// Optional. Default is none: a published WASM scorer is unavailable, with the reason.
 	Engine *wasm.Engine
-	// ModuleDir holds each tenant's modules as files, a folder per tenant, for Engine to
-	// load (it loads from a manifest on disk). Required with Engine.
+	// ModuleDir holds a folder per tenant (TenantDir) and in it a folder per module
+	// (ModuleDir): the module as a file, for Engine to load (it loads from a manifest on
+	// disk), and its compiled code, shared by the processes of a machine, so a module is
+	// compiled once per tenant and machine. Required with Engine.
 	ModuleDir string
+}
+
+// TenantKey names what a process keeps of a tenant (its folder on disk, its scorers
+// opened): its id and the time it was created, never its name, and not the id alone, which
+// SQLite gives again after the tenant with the highest id is deleted. A tenant created
+// again under a deleted tenant's name finds nothing of the deleted one's.
+func TenantKey(t store.Tenant) string {
+	return strconv.FormatInt(t.ID, 10) + "-" + strconv.FormatInt(t.CreatedAt.UnixMicro(), 10)
+}
+
+// TenantDir is the tenant's folder under root (Published.ModuleDir).
+func TenantDir(root string, t store.Tenant) string { return filepath.Join(root, TenantKey(t)) }
+
+// ModuleDir is the folder of the tenant's module of digest under root: the module as the
+// tenant's processes run it (ModuleFile) and wazero's compilation cache of it alone, so
+// that removing the folder removes the module's compiled code and nothing else.
+func ModuleDir(root string, t store.Tenant, digest string) string {
+	return filepath.Join(TenantDir(root, t), strings.TrimPrefix(digest, "sha256:"))
+}
+
+// ModuleFile is the module's file in its ModuleDir.
+const ModuleFile = "module.wasm"
+
+// CompiledBytes is the size of the compiled code in a module's folder: every file but the
+// module itself. A folder that does not exist holds none.
+func CompiledBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case !d.Type().IsRegular() || path == filepath.Join(dir, ModuleFile):
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n += info.Size()
+		return nil
+	})
+	return n, err
+}
+
+// compiledRecorder records a module's compiled size where none is (*store.Store does).
+type compiledRecorder interface {
+	RecordCompiledSize(ctx context.Context, tenantID int64, digest string, size int64) error
 }
 
 // Option configures a Cache.
@@ -178,7 +230,9 @@ func (c *Cache) GetVersion(ctx context.Context, t store.Tenant, name string, n i
 
 func (c *Cache) getVersion(ctx context.Context, t store.Tenant, name string, n int, version func(context.Context) (*store.ScorerVersion, error)) (*host.Scorer, func(), error) {
 	lim, _ := json.Marshal([]any{t.Policy.Limits, t.Policy.Judge})
-	key := fmt.Sprintf("%s\x00@%s\x00%d\x00%s", t.Name, name, n, lim)
+	// By TenantKey: a tenant created again under a deleted one's name never gets the
+	// deleted one's version name@n.
+	key := fmt.Sprintf("%s\x00@%s\x00%d\x00%s", TenantKey(t), name, n, lim)
 	return c.get(ctx, t, key, func(ctx context.Context) (*host.Scorer, func(context.Context) error, error) {
 		v, err := version(ctx)
 		if err != nil {
@@ -210,9 +264,17 @@ func (c *Cache) openPublished(ctx context.Context, t store.Tenant, v *store.Scor
 	if err != nil {
 		return nil, nil, err
 	}
-	ps, err := c.pub.Engine.Load(ctx, host.Manifest{Name: v.Name, Runtime: host.RuntimeWASM, Artifact: path, SHA256: sum, Limits: man.Limits})
+	dir := filepath.Dir(path)
+	ps, err := c.pub.Engine.LoadWith(ctx, host.Manifest{Name: v.Name, Runtime: host.RuntimeWASM, Artifact: path, SHA256: sum, Limits: man.Limits},
+		wasm.LoadOptions{CacheDir: dir})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: scorer %s@%d: %w", host.ErrUnavailable, v.Name, v.Version, err)
+	}
+	if rec, ok := c.pub.Source.(compiledRecorder); ok {
+		// A module stored before its compiled size was recorded counts it from now on.
+		if n, err := CompiledBytes(dir); err == nil && n > 0 {
+			_ = rec.RecordCompiledSize(ctx, t.ID, v.Digest, n)
+		}
 	}
 	var (
 		p      host.Plugin
@@ -249,15 +311,12 @@ type Manifest struct {
 	Limits host.Limits `json:"limits,omitzero"`
 }
 
-// moduleFile writes the tenant's module of digest where Engine loads it from, once, and
-// returns its path and the sha256 of the file. The file is the module with a custom
-// section naming the tenant (ignored by the module's code): its bytes, and so the key
-// of the compilation cache shared on disk, differ per tenant, and how long a first use
-// takes never says whether another tenant runs the same module.
+// moduleFile writes the tenant's module of digest where Engine loads it from (ModuleDir),
+// once, and returns its path and the sha256 of the file. The file is the module with a
+// custom section naming the tenant (TenantModule).
 func (c *Cache) moduleFile(ctx context.Context, t store.Tenant, digest string) (string, string, error) {
-	salt := sha256.Sum256([]byte("scorekit tenant\x00" + t.Name))
-	dir := filepath.Join(c.pub.ModuleDir, hex.EncodeToString(salt[:8]))
-	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")+".wasm")
+	dir := ModuleDir(c.pub.ModuleDir, t, digest)
+	path := filepath.Join(dir, ModuleFile)
 	if b, err := os.ReadFile(path); err == nil {
 		sum := sha256.Sum256(b)
 		return path, hex.EncodeToString(sum[:]), nil
@@ -269,7 +328,7 @@ func (c *Cache) moduleFile(ctx context.Context, t store.Tenant, digest string) (
 	if got := sha256.Sum256(mod); "sha256:"+hex.EncodeToString(got[:]) != digest {
 		return "", "", fmt.Errorf("module %s: the stored bytes hash to %x; the store is damaged", digest, got)
 	}
-	b := TenantModule(t.Name, mod)
+	b := TenantModule(t, mod)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("module dir: %w", err)
 	}
@@ -300,12 +359,12 @@ const tenantSection = "scorekit.tenant"
 const TenantSectionBytes = 1 + 1 + 1 + len(tenantSection) + 32
 
 // TenantModule is the module as the tenant's processes compile and run it: the module
-// with a custom section naming the tenant (a hash of its name), which the module's code
-// never sees. Its bytes, and so its key in the compilation cache the processes of a
-// machine share, are the tenant's own: a tenant's first use of a module is never quicker
-// because another tenant uses the same bytes.
-func TenantModule(tenant string, mod []byte) []byte {
-	salt := sha256.Sum256([]byte("scorekit tenant\x00" + tenant))
+// with a custom section naming the tenant (a hash of its TenantKey), which the module's
+// code never sees. Each tenant compiles into a cache of its own (ModuleDir); the section
+// makes the compiled code's key the tenant's too, so no cache folder shared by mistake
+// could make a tenant's first use quicker because another tenant uses the same bytes.
+func TenantModule(t store.Tenant, mod []byte) []byte {
+	salt := sha256.Sum256([]byte("scorekit tenant\x00" + TenantKey(t)))
 	return slices.Concat(mod, customSection(tenantSection, salt[:]))
 }
 
