@@ -3,8 +3,10 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -176,6 +178,12 @@ func jsonType(goType string) string {
 func fromService(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
+		return p
+	}
+	var busy *service.BusyError
+	if errors.As(err, &busy) {
+		p := problem(http.StatusTooManyRequests, CodeRateLimited, busy.Error())
+		p.headers = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(busy.RetryAfter.Seconds())))}}
 		return p
 	}
 	switch {

@@ -24,7 +24,7 @@ func (s *Server) registerPublish(op func(scope store.Scope, id, method, path, su
 		maxModule = s.svc.PublishConfig().MaxModuleBytes
 	}
 	pub := op(store.ScopeAdmin, "publish-scorer", http.MethodPost, "/v1/scorers", "Publish a new version of one of the tenant's scorers",
-		http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
+		http.StatusForbidden, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
 	pub.DefaultStatus = http.StatusCreated
 	pub.MaxBodyBytes = int64(base64.StdEncoding.EncodedLen(int(maxModule))) + 1<<20
 	pub.Description += " A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) " +
@@ -32,7 +32,10 @@ func (s *Server) registerPublish(op func(scope store.Scope, id, method, path, su
 		"policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that " +
 		"`replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. " +
 		"A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, " +
-		"speaks the ABI, answers its Info, and asks for limits within the service's ceilings."
+		"speaks the ABI, answers its Info, and asks for limits within the service's ceilings. A publish past a quota (422, or 413 for " +
+		"the stored bytes, which count each module and its compiled code) or repeating a version the tenant has (409) is refused before " +
+		"anything compiles; the service checks a few modules at once, and one past the tenant's share or the service's waits briefly, " +
+		"then gets 429 with Retry-After."
 	huma.Register(s.api, pub, s.publishScorer)
 	huma.Register(s.api, op(store.ScopeRead, "list-scorer-versions", http.MethodGet, "/v1/scorers/{name}/versions", "The versions of one of the tenant's scorers", http.StatusNotFound), s.listScorerVersions)
 	huma.Register(s.api, op(store.ScopeRead, "get-scorer-version", http.MethodGet, "/v1/scorers/{name}/versions/{version}", "One version of one of the tenant's scorers", http.StatusNotFound), s.getScorerVersion)

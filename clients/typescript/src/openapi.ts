@@ -444,7 +444,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a new version of one of the tenant's scorers
-         * @description Needs a key with scope `admin`. A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) or a WASM scorer (`module`, base64, and `manifest`). Each version is immutable and gets the next number N; evaluations and policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that `replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, speaks the ABI, answers its Info, and asks for limits within the service's ceilings.
+         * @description Needs a key with scope `admin`. A configured scorer (`base` and `config`: one of the service's scorers with the tenant's config pinned) or a WASM scorer (`module`, base64, and `manifest`). Each version is immutable and gets the next number N; evaluations and policies name it `name@N`. The first version of a new name is promoted at once; later versions, and a version that `replaces` one of the service's scorers for this tenant, wait for POST /v1/scorers/{name}/versions/{version}/promote. A module is checked before it is stored: its size, that it compiles in time, imports only what the sandbox grants, speaks the ABI, answers its Info, and asks for limits within the service's ceilings. A publish past a quota (422, or 413 for the stored bytes, which count each module and its compiled code) or repeating a version the tenant has (409) is refused before anything compiles; the service checks a few modules at once, and one past the tenant's share or the service's waits briefly, then gets 429 with Retry-After.
          */
         post: operations["publish-scorer"];
         delete?: never;
@@ -4005,6 +4005,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
