@@ -160,19 +160,22 @@ func jsonNesting(raw []byte, maxMeta int) (field string, depth, limit int) {
 		switch raw[i] {
 		case '"':
 			start := i + 1
-			for i++; i < len(raw); i++ { // to the closing quote, past escapes
-				j := bytes.IndexAny(raw[i:], `"\`)
+			for i = start; ; i++ { // to the closing quote: one not escaped by a backslash
+				j := bytes.IndexByte(raw[i:], '"')
 				if j < 0 {
 					return "", 0, 0 // unterminated: the decoder says so
 				}
 				i += j
-				if raw[i] == '"' {
+				k := i
+				for k > start && raw[k-1] == '\\' {
+					k--
+				}
+				if (i-k)%2 == 0 {
 					break
 				}
-				i++ // the escaped byte
 			}
 			if level == 1 && name {
-				key, name = raw[start:min(i, len(raw))], false
+				key, name = raw[start:i], false
 			}
 		case ':':
 			if level == 1 {

@@ -267,3 +267,30 @@ func TestRunLimitsCheckJSONAgrees(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckJSON: the check a service makes before decoding a run, beside the decoding
+// it precedes (DecodeRun's one read), on the decode benchmark's lines.
+func BenchmarkCheckJSON(b *testing.B) {
+	lines := decodeCorpus(b)[:12]
+	for _, c := range []struct {
+		name  string
+		check func([]byte) error
+	}{
+		{"check-json", RunLimits{}.CheckJSON},
+		{"decode", func(raw []byte) error { _, err := DecodeRun(raw); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			n, size := 0, 0
+			c0 := cpuTime()
+			for b.Loop() {
+				line := lines[n%len(lines)]
+				if err := c.check(line); err != nil {
+					b.Fatal(err)
+				}
+				n, size = n+1, size+len(line)
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(n), "cpu-ns/line")
+			b.ReportMetric(float64(size)/float64(n), "bytes/line")
+		})
+	}
+}
