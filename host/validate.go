@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -111,10 +112,18 @@ func decodeRunChecked(line []byte) (sdk.Run, error) {
 // utf8BOM is the byte order mark some editors and exporters put at the start of a file.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// FlagTextRepaired flags a result that held text no database stores (invalid UTF-8, a
+// NUL, a lone UTF-16 surrogate): it carries U+FFFD in that text's place.
+const FlagTextRepaired = "text_repaired"
+
 // DecodeResult validates a result from an untrusted runtime (WASM, process) against the
 // result schema, decodes it and checks it with [sdk.Result.Validate]. Unknown fields are
 // errors. The error names the field and wraps [sdk.ErrInvalidResult]; the pipeline turns
 // it into a failed result with code invalid_result.
+//
+// Decoding puts U+FFFD in place of invalid UTF-8 and of a \u escape of a surrogate
+// outside a high-low pair; a result that held either is flagged [FlagTextRepaired], so
+// that the repair is said, not silent.
 func DecodeResult(raw []byte) (sdk.Result, error) {
 	var r sdk.Result
 	c, err := contract()
@@ -130,7 +139,49 @@ func DecodeResult(raw []byte) (sdk.Result, error) {
 	if err := r.Validate(); err != nil {
 		return r, fmt.Errorf("result: %w", err)
 	}
+	if replacesText(raw) && !r.HasFlag(FlagTextRepaired) {
+		r.Flags = append(r.Flags, FlagTextRepaired)
+	}
 	return r, nil
+}
+
+// replacesText reports whether decoding the JSON text raw puts U+FFFD in place of some of
+// it: raw is not valid UTF-8, or holds a \u escape of a UTF-16 surrogate that is not in a
+// high-low pair.
+func replacesText(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return true
+	}
+	for i := 0; i < len(raw); {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			i++
+			continue
+		}
+		u, ok := escapeAt(raw, i)
+		switch {
+		case !ok:
+			i += 2 // another escape (\" \\ \n ...), or not one
+		case u >= 0xD800 && u < 0xDC00: // high: a low one must follow
+			if low, ok := escapeAt(raw, i+6); !ok || low < 0xDC00 || low >= 0xE000 {
+				return true
+			}
+			i += 12
+		case u >= 0xDC00 && u < 0xE000: // a low one alone
+			return true
+		default:
+			i += 6
+		}
+	}
+	return false
+}
+
+// escapeAt reads the \uXXXX escape at raw[i:].
+func escapeAt(raw []byte, i int) (rune, bool) {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+	return rune(u), err == nil
 }
 
 // DecodeInfo validates an Info from an untrusted runtime against the info schema and

@@ -127,6 +127,39 @@ func TestDecodeResult(t *testing.T) {
 	}
 }
 
+// Text the decoder replaces with U+FFFD (invalid UTF-8, a surrogate escape outside a
+// pair) is flagged text_repaired; text it keeps as it is is not, nor is a flag doubled.
+func TestDecodeResultFlagsRepairedText(t *testing.T) {
+	cases := []struct {
+		name, raw string
+		repaired  bool
+		reason    string
+	}{
+		{"valid", `{"status":"scored","score":1,"reason":"caf\u00e9 \ud83d\ude00 \ufffd"}`, false, "café 😀 \ufffd"},
+		{"invalid UTF-8", "{\"status\":\"scored\",\"score\":1,\"reason\":\"a \xff\xfe b\"}", true, "a \ufffd\ufffd b"},
+		{"a lone high surrogate", `{"status":"scored","score":1,"reason":"a \ud83d b"}`, true, "a \ufffd b"},
+		{"a high surrogate before another escape", `{"status":"scored","score":1,"reason":"a \ud83d\u0041"}`, true, "a \ufffdA"},
+		{"a lone low surrogate", `{"status":"scored","score":1,"reason":"a \ude00"}`, true, "a \ufffd"},
+		{"an escaped backslash, not an escape", `{"status":"scored","score":1,"reason":"a \\ud800"}`, false, `a \ud800`},
+		{"invalid UTF-8 in a step", "{\"status\":\"scored\",\"score\":1,\"steps\":[{\"name\":\"x\xff\"}]}", true, ""},
+		{"flagged by the scorer already", "{\"status\":\"scored\",\"score\":1,\"flags\":[\"text_repaired\"],\"reason\":\"\xff\"}", true, "\ufffd"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := DecodeResult([]byte(c.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Index(r.Flags, FlagTextRepaired) >= 0; got != c.repaired || len(r.Flags) > 1 {
+				t.Fatalf("flags %q; want text_repaired %v, once", r.Flags, c.repaired)
+			}
+			if r.Reason != c.reason {
+				t.Fatalf("reason %q; want %q", r.Reason, c.reason)
+			}
+		})
+	}
+}
+
 func TestDecodeInfo(t *testing.T) {
 	cases := []struct {
 		name string

@@ -18,6 +18,7 @@
 package jobs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -45,8 +46,11 @@ import (
 )
 
 // FlagTextRepaired flags a result stored with U+FFFD in place of text no database stores
-// (a NUL, invalid UTF-8, a lone surrogate), such as a judge's reasoning holding a NUL.
-const FlagTextRepaired = "text_repaired"
+// (a NUL, invalid UTF-8, a lone surrogate), such as a judge's reasoning holding a NUL or
+// a WASM guest's reason holding invalid UTF-8. The host flags what it repaired as it
+// decoded a guest's result (host.DecodeResult); the service, what it repairs as it
+// stores one.
+const FlagTextRepaired = host.FlagTextRepaired
 
 // PrescreenScorer is the scorer a tiered evaluation asks before any judge.
 const PrescreenScorer = "prescreen"
@@ -735,14 +739,24 @@ func (c *chunkScorers) release() {
 }
 
 // resultBody is res as stored: text no database stores (a judge's reasoning holding a
-// NUL) is replaced with U+FFFD and the result flagged FlagTextRepaired, the same on both
-// backends (store.CleanJSON).
+// NUL, a guest's reason holding invalid UTF-8) is replaced with U+FFFD and the result
+// flagged FlagTextRepaired, the same on both backends (store.CleanJSON). Invalid UTF-8 in
+// a string encoding/json replaces itself, writing the escape \ufffd: only then are the
+// strings looked at, to tell that from a scorer's own escape.
 func resultBody(res *sdk.Result) ([]byte, error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
-	if _, repaired := store.CleanJSON(body); !repaired {
+	_, repaired := store.CleanJSON(body)
+	if !repaired && bytes.Contains(body, []byte(`\ufffd`)) {
+		repaired = store.InvalidUTF8(res)
+	}
+	if !repaired {
+		return body, nil
+	}
+	if res.HasFlag(FlagTextRepaired) {
+		body, _ = store.CleanJSON(body)
 		return body, nil
 	}
 	res.Flags = append(slices.Clone(res.Flags), FlagTextRepaired)

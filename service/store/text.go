@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -104,6 +105,46 @@ func CleanJSON(b []byte) ([]byte, bool) {
 		}
 	}
 	return out, !bytes.Equal(out, b)
+}
+
+// InvalidUTF8 reports whether a string anywhere in v (a field, an element, a map's key or
+// value, behind pointers and interfaces) is not valid UTF-8. encoding/json writes such a
+// string with U+FFFD in place of the bad bytes and says nothing, so a caller that
+// marshals v and must say what it repaired (a result's text_repaired flag) asks this.
+// Byte slices (json.RawMessage) are not looked at: encoding/json writes their bytes as
+// they are, and CleanJSON finds what is wrong in them. v must hold no cycle (what
+// encoding/json marshals holds none).
+func InvalidUTF8(v any) bool { return invalidUTF8(reflect.ValueOf(v)) }
+
+func invalidUTF8(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return !utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && invalidUTF8(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if invalidUTF8(v.Field(i)) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return false
+		}
+		for i := range v.Len() {
+			if invalidUTF8(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if invalidUTF8(it.Key()) || invalidUTF8(it.Value()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasBadEscape reports whether b may hold \u0000 or a surrogate escape: a quick test that
