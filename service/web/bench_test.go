@@ -58,3 +58,29 @@ func BenchmarkAgentPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeepRunPage serves the run page and the review page of the dashboard's repro (a
+// run stored with two chains of 9,000 nested arrays in its metadata, and 125 results) and
+// reports each page's size; -benchmem's B/op is what the server allocated for it (the
+// client keeps nothing).
+func BenchmarkDeepRunPage(b *testing.B) {
+	s := newDeepRunService(b, filepath.Join(b.TempDir(), "scorekit.db"))
+	for _, c := range []struct{ name, path string }{{"run", "/runs/deep"}, {"review", "/review/prescreen?labeller=ann&run=deep"}} {
+		b.Run(c.name, func(b *testing.B) {
+			var bytes int64
+			for b.Loop() {
+				resp, err := http.Get(s.srv.URL + c.path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("GET %s: %s", c.path, resp.Status)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/page")
+			b.ReportMetric(float64(bytes), "bytes/page")
+		})
+	}
+}
