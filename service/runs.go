@@ -440,9 +440,11 @@ func (s *Service) decodeRun(raw []byte, agent string, limit runLimits, red *reda
 }
 
 // runID reads the id of a run refused before it was decoded, for the answer (the runs
-// OTLP makes carry their id first); "" when it has none or it cannot be read.
+// OTLP makes carry their id first); "" when it has none, or none in the run's first
+// runIDPrefix bytes, which bound what reading a hostile run costs.
 func runID(raw []byte) string {
-	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	const runIDPrefix = 4 << 10
+	d := jsontext.NewDecoder(bytes.NewReader(raw[:min(len(raw), runIDPrefix)]))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
 		return ""
 	}
