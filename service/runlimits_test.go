@@ -63,6 +63,10 @@ func TestImportAppliesRunLimits(t *testing.T) {
 			if r.Status != service.RunRejected || !strings.Contains(r.Error, w) {
 				t.Errorf("line %d: %+v; want rejected naming %q", r.Line, r, w)
 			}
+			// Refused before it was decoded or after, a run's answer names its id.
+			if id := map[int]string{2: "deep", 3: "long", 4: "many", 5: "hostile"}[r.Line]; r.ID != id {
+				t.Errorf("line %d: id %q; want %q", r.Line, r.ID, id)
+			}
 		}
 		for _, id := range []string{"deep", "long", "many", "hostile"} {
 			if _, err := svc.Run(ctx, tn, id, false); !errors.Is(err, service.ErrNotFound) {
