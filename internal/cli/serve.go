@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/service/otlpcheck"
 	"github.com/scorekit/scorekit/service/web"
 )
 
@@ -99,7 +100,8 @@ docs/SERVICE.md has the rest.`,
 			case !loopback:
 				fmt.Fprintf(e.stderr, "scorekit: warning: serving on %s, beyond this machine: every request needs a key, and HTTP is not encrypted (put TLS in front).\n", ln.Addr())
 			}
-			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxTraceBodyBytes: otlp.maxBody, MaxInFlight: maxInFlight, Logger: e.logger()})
+			srv := api.New(s.svc, api.Options{Open: !hasKeys, MaxBodyBytes: maxBody, MaxTraceBodyBytes: otlp.maxBody,
+				MaxTraceDepth: otlp.maxDepth, MaxTraceRequestBytes: otlp.maxRequest, MaxTraceBytesInFlight: otlp.maxInFlight, MaxInFlight: maxInFlight, Logger: e.logger()})
 			next := http.NewServeMux()
 			next.Handle("GET /metrics", tel.Handler())
 			next.Handle("/", srv)
@@ -132,6 +134,9 @@ docs/SERVICE.md has the rest.`,
 	f.DurationVar(&otlp.window, "otlp-window", service.DefaultTraceWindow, "how long the spans of an open trace (POST /v1/traces) wait for their agent span after the trace's last span arrived")
 	f.Int64Var(&otlp.maxOpenBytes, "otlp-max-open-bytes", service.DefaultMaxOpenSpanBytes, "bytes of spans of open traces one tenant keeps; more are rejected")
 	f.Int64Var(&otlp.maxBody, "otlp-max-body", api.DefaultMaxTraceBodyBytes, "largest POST /v1/traces body in bytes, as sent and after gzip; larger is answered 413")
+	f.IntVar(&otlp.maxDepth, "otlp-max-depth", otlpcheck.DefaultMaxDepth, "how deep a value in a POST /v1/traces request may nest (an array or map in an attribute's value is one level); deeper is answered 400 before decoding")
+	f.Int64Var(&otlp.maxRequest, "otlp-max-request-bytes", api.DefaultMaxTraceRequestBytes, "bytes one POST /v1/traces request may hold while it is taken (body, decoded request, what taking its spans adds), estimated before decoding; more is answered 413")
+	f.Int64Var(&otlp.maxInFlight, "otlp-max-in-flight-bytes", api.DefaultMaxTraceBytesInFlight, "bytes the POST /v1/traces requests being taken may hold together, counted as --otlp-max-request-bytes counts them; a request that finds no room within 5s is answered 503 with Retry-After")
 	judgeFlags(f, &judge)
 	pluginDirsFlag(cmd, &plugins)
 	requireSandboxFlag(cmd, &requireSandbox)
@@ -144,6 +149,9 @@ type otlpFlags struct {
 	window       time.Duration
 	maxOpenBytes int64
 	maxBody      int64
+	maxDepth     int
+	maxRequest   int64
+	maxInFlight  int64
 }
 
 func (o otlpFlags) check() error {
@@ -154,6 +162,12 @@ func (o otlpFlags) check() error {
 		return fmt.Errorf("--otlp-max-open-bytes %d: want a size in bytes above 0, such as 67108864", o.maxOpenBytes)
 	case o.maxBody <= 0:
 		return fmt.Errorf("--otlp-max-body %d: want a size in bytes above 0, such as 20971520", o.maxBody)
+	case o.maxDepth <= 0:
+		return fmt.Errorf("--otlp-max-depth %d: want a number of levels above 0, such as %d", o.maxDepth, otlpcheck.DefaultMaxDepth)
+	case o.maxRequest <= 0:
+		return fmt.Errorf("--otlp-max-request-bytes %d: want a size in bytes above 0, such as %d", o.maxRequest, api.DefaultMaxTraceRequestBytes)
+	case o.maxInFlight <= 0:
+		return fmt.Errorf("--otlp-max-in-flight-bytes %d: want a size in bytes above 0, such as %d", o.maxInFlight, api.DefaultMaxTraceBytesInFlight)
 	}
 	return nil
 }

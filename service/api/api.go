@@ -29,9 +29,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/service/otlpcheck"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -70,6 +72,23 @@ type Options struct {
 	// MaxTraceBodyBytes caps a POST /v1/traces body (OTLP), as sent and after
 	// decompression. Optional. Default is DefaultMaxTraceBodyBytes.
 	MaxTraceBodyBytes int64
+	// MaxTraceDepth bounds how deep a value in a POST /v1/traces request nests (an array
+	// or map in an attribute's value is one level); deeper is answered 400 before the
+	// request is decoded. Optional. Default is otlpcheck.DefaultMaxDepth.
+	MaxTraceDepth int
+	// MaxTraceRequestBytes caps what one POST /v1/traces request holds while it is taken
+	// (its body, the request decoded, and what taking its spans adds), as estimated from
+	// its body before it is decoded; more is answered 413. Optional. Default is
+	// DefaultMaxTraceRequestBytes.
+	MaxTraceRequestBytes int64
+	// MaxTraceBytesInFlight caps what the POST /v1/traces requests being taken hold
+	// together, as MaxTraceRequestBytes counts it. A request that finds no room within
+	// TraceBudgetWait is answered 503 with Retry-After. Optional. Default is
+	// DefaultMaxTraceBytesInFlight.
+	MaxTraceBytesInFlight int64
+	// TraceBudgetWait is how long a POST /v1/traces request waits for room within
+	// MaxTraceBytesInFlight. Optional. Default is DefaultTraceBudgetWait.
+	TraceBudgetWait time.Duration
 	// Version is the API document's version. Optional.
 	Version string
 	// Logger logs internal errors. Optional. Default is slog.Default().
@@ -83,6 +102,8 @@ type Server struct {
 	api      huma.API
 	mux      *http.ServeMux
 	inflight chan struct{}
+	// traceBytes is MaxTraceBytesInFlight, taken by the OTLP requests being handled.
+	traceBytes *semaphore.Weighted
 
 	mu       sync.Mutex
 	limiters map[int64]*tenantLimiter
@@ -107,6 +128,18 @@ func New(svc *service.Service, o Options) *Server {
 	}
 	if o.MaxTraceBodyBytes <= 0 {
 		o.MaxTraceBodyBytes = DefaultMaxTraceBodyBytes
+	}
+	if o.MaxTraceDepth <= 0 {
+		o.MaxTraceDepth = otlpcheck.DefaultMaxDepth
+	}
+	if o.MaxTraceRequestBytes <= 0 {
+		o.MaxTraceRequestBytes = DefaultMaxTraceRequestBytes
+	}
+	if o.MaxTraceBytesInFlight <= 0 {
+		o.MaxTraceBytesInFlight = DefaultMaxTraceBytesInFlight
+	}
+	if o.TraceBudgetWait <= 0 {
+		o.TraceBudgetWait = DefaultTraceBudgetWait
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = DefaultMaxWait
@@ -152,7 +185,8 @@ func New(svc *service.Service, o Options) *Server {
 			"A key without the scope gets 403 insufficient_scope."},
 	}
 	s := &Server{svc: svc, opts: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
-		limiters: map[int64]*tenantLimiter{}, held: map[int64]*held{}}
+		traceBytes: semaphore.NewWeighted(o.MaxTraceBytesInFlight),
+		limiters:   map[int64]*tenantLimiter{}, held: map[int64]*held{}}
 	s.api = humago.New(s.mux, cfg)
 	s.api.UseMiddleware(s.authenticate)
 	s.register()

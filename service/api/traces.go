@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/scorekit/scorekit/service/store"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -19,11 +20,44 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/scorekit/scorekit/service/otlpcheck"
+	"github.com/scorekit/scorekit/service/store"
 )
 
-// DefaultMaxTraceBodyBytes is Options.MaxTraceBodyBytes's default: the OpenTelemetry
-// Collector's OTLP receiver takes 20 MiB.
-const DefaultMaxTraceBodyBytes = 20 << 20
+// Defaults of the OTLP bounds in Options.
+const (
+	// DefaultMaxTraceBodyBytes is Options.MaxTraceBodyBytes's default: the OpenTelemetry
+	// Collector's OTLP receiver takes 20 MiB.
+	DefaultMaxTraceBodyBytes = 20 << 20
+	// DefaultMaxTraceRequestBytes is Options.MaxTraceRequestBytes's default. What
+	// exporters send costs 5 to 10 times its protobuf size while it is taken (a
+	// Collector's batch of 8192 spans of 50 attributes, 15 MiB, about 160 MiB as
+	// estimated), so a body within DefaultMaxTraceBodyBytes stays under it; what goes
+	// over it is empty spans or attributes sent by the hundred thousand (20 MiB of them
+	// cost 0.5 to 2 GiB).
+	DefaultMaxTraceRequestBytes = 256 << 20
+	// DefaultMaxTraceBytesInFlight is Options.MaxTraceBytesInFlight's default: room for
+	// four requests at the largest at once, or hundreds of an SDK's batches (512 spans,
+	// a few MiB each).
+	DefaultMaxTraceBytesInFlight = 1 << 30
+	// DefaultTraceBudgetWait is Options.TraceBudgetWait's default: well within an
+	// exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT, 10s).
+	DefaultTraceBudgetWait = 5 * time.Second
+)
+
+// What taking a request's spans holds beside the decoded request (otlpcheck's
+// estimate): a copy of it, at most (the spans of agents' traces are copied into the
+// traces runs are made from; spans kept are encoded again), for each span the records
+// IngestTraces keeps of it (ids as text, maps by id: traceSpanBytes), and what any
+// request holds (the handler, the runs' import: traceRequestBytes). The body
+// decompressed counts twice: once as read, once as the runs and kept spans made from it.
+// BenchmarkTraceMemory measures the peak heap of requests beside the estimate.
+const (
+	ingestCopies      = 1
+	traceSpanBytes    = 768
+	traceRequestBytes = 1 << 20
+)
 
 // opExportTraces is the operation id of POST /v1/traces.
 const opExportTraces = "export-traces"
@@ -101,6 +135,18 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 		}
 		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
 	}
+	held, refused := s.checkTraces(ct, in.RawBody, body)
+	if refused != nil {
+		return refused, nil
+	}
+	// A request within MaxTraceRequestBytes is always taken, alone if it must.
+	release, ok := s.takeTraceBytes(ctx, min(held, s.opts.MaxTraceBytesInFlight))
+	if !ok {
+		return otlpError(ct, http.StatusServiceUnavailable, codes.Unavailable, fmt.Sprintf(
+			"the server is taking as many OTLP requests as its memory for them holds (serve --otlp-max-in-flight-bytes, %s); "+
+				"the exporter retries after the time in Retry-After", mib(s.opts.MaxTraceBytesInFlight)), "2"), nil
+	}
+	defer release()
 	req := ptraceotlp.NewExportRequest()
 	if ct == contentJSON {
 		err = req.UnmarshalJSON(body)
@@ -143,6 +189,61 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 	return &tracesOutput{Status: http.StatusOK, ContentType: ct, Body: out}, nil
 }
 
+// checkTraces walks body before it is decoded (otlpcheck): a value nested past
+// MaxTraceDepth or wire data that is not a request is refused with 400, a request that
+// would hold more than MaxTraceRequestBytes while it is taken with 413. It returns what
+// the request holds.
+func (s *Server) checkTraces(ct string, raw, body []byte) (int64, *tracesOutput) {
+	walk, kind := otlpcheck.Protobuf, "protobuf"
+	if ct == contentJSON {
+		walk, kind = otlpcheck.JSON, "OTLP JSON"
+	}
+	c, err := walk(body, otlpcheck.Traces, otlpcheck.Limits{MaxDepth: s.opts.MaxTraceDepth})
+	var de *otlpcheck.DepthError
+	switch {
+	case errors.As(err, &de):
+		return 0, otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
+			"the request is not decoded: %v (the limit is serve --otlp-max-depth)", err), "")
+	case err != nil:
+		return 0, otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
+			"the body is not an ExportTraceServiceRequest in %s (Content-Type %s): %v", kind, ct, err), "")
+	}
+	held := traceBytes(raw, body, c)
+	if held > s.opts.MaxTraceRequestBytes {
+		return 0, otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, fmt.Sprintf(
+			"the request would hold about %s once decoded and while its spans are taken (%d spans, %d attributes, %d values), "+
+				"over the limit of %s a request (serve --otlp-max-request-bytes); send fewer spans or attributes a request "+
+				"(the SDK's batch span processor: OTEL_BSP_MAX_EXPORT_BATCH_SIZE; a Collector's batch processor: send_batch_max_size)",
+			mib(held), c.Records, c.Attributes, c.Values, mib(s.opts.MaxTraceRequestBytes)), "")
+	}
+	return held, nil
+}
+
+// traceBytes is what a request holds while it is taken: its body as sent and
+// decompressed, the request decoded, and what ingesting it adds.
+func traceBytes(raw, body []byte, c otlpcheck.Counts) int64 {
+	n := traceRequestBytes + int64(len(raw)) + (1+ingestCopies)*c.DecodedBytes() + traceSpanBytes*c.Records
+	if len(body) > 0 && len(raw) > 0 && &body[0] != &raw[0] {
+		n += 2 * int64(len(body))
+	} else {
+		n += int64(len(body))
+	}
+	return n
+}
+
+// takeTraceBytes takes n bytes of MaxTraceBytesInFlight, waiting up to TraceBudgetWait
+// for them; false when they did not come.
+func (s *Server) takeTraceBytes(ctx context.Context, n int64) (release func(), ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.TraceBudgetWait)
+	defer cancel()
+	if err := s.traceBytes.Acquire(ctx, n); err != nil {
+		return nil, false
+	}
+	return func() { s.traceBytes.Release(n) }, true
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
 // tooLarge is a body over the cap, as sent or as decompressed.
 type tooLarge struct{ limit int64 }
 
@@ -177,7 +278,13 @@ func (s *Server) decompress(encoding string, raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Content-Encoding gzip, but the body is not gzip: %v", err)
 	}
+	// gzip's trailer gives the size decompressed (of the last member, modulo 4 GiB): a
+	// hint, within the cap, that saves the buffer growing by doubling, which leaves twice
+	// the body to the collector.
 	var buf bytes.Buffer
+	if len(raw) >= 4 {
+		buf.Grow(int(min(int64(binary.LittleEndian.Uint32(raw[len(raw)-4:])), limit) + bytes.MinRead))
+	}
 	n, err := io.Copy(&buf, io.LimitReader(zr, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("Content-Encoding gzip, but the body does not decompress: %v", err)
