@@ -380,7 +380,9 @@ func (s *Service) publishModule(ctx context.Context, t store.Tenant, req Publish
 	})
 	if err != nil {
 		if placed {
-			s.files.removeModule(t, v.Digest)
+			if need, nerr := s.st.NeedsModule(context.WithoutCancel(ctx), t.ID, v.Digest); nerr == nil && !need {
+				s.files.removeModule(t, v.Digest)
+			}
 		}
 		return PublishedVersion{}, err
 	}

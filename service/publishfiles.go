@@ -93,7 +93,7 @@ func (s *scratchDir) place() bool {
 	switch {
 	case err == nil:
 		s.placed = true
-	case !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "directory not empty"):
+	case !errors.Is(err, fs.ErrExist): // ENOTEMPTY is one: the folder is there already
 		s.f.log.Warn("publish: keep the checked module's compiled code", "err", err)
 	}
 	return s.placed

@@ -74,7 +74,8 @@ func ModuleDir(root string, t store.Tenant, digest string) string {
 const ModuleFile = "module.wasm"
 
 // CompiledBytes is the size of the compiled code in a module's folder: every file but the
-// module itself. A folder that does not exist holds none.
+// module itself and the module being written (a dot file). A folder that does not exist
+// holds none.
 func CompiledBytes(dir string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -83,7 +84,7 @@ func CompiledBytes(dir string) (int64, error) {
 			return nil
 		case err != nil:
 			return err
-		case !d.Type().IsRegular() || path == filepath.Join(dir, ModuleFile):
+		case !d.Type().IsRegular() || path == filepath.Join(dir, ModuleFile) || strings.HasPrefix(d.Name(), "."):
 			return nil
 		}
 		info, err := d.Info()
