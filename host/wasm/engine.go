@@ -55,6 +55,9 @@ type Options struct {
 	// termination selects how guests are stopped; only benchmarks set it, to measure
 	// the alternatives in the same run (RATIONALE.md).
 	termination termination
+	// stack changes the stack bound's instrumentation (stack.go); only tests and
+	// benchmarks set it, to measure what guests use and what the bound costs.
+	stack stackInstrumentation
 }
 
 // termination is a way to stop a guest at its deadline.
@@ -225,6 +228,7 @@ func (e *Engine) LoadWith(ctx context.Context, m host.Manifest, o LoadOptions) (
 		loadTimeout:     e.opts.LoadTimeout,
 		maxTableEntries: e.opts.MaxTableEntries,
 		termination:     e.opts.termination,
+		stack:           e.opts.stack,
 	}
 	if err := a.init(ctx, bin); err != nil {
 		_ = a.close(ctx)
@@ -290,6 +294,7 @@ type artifact struct {
 	// maxTableEntries bounds the instance's tables (Options.MaxTableEntries).
 	maxTableEntries int
 	termination     termination
+	stack           stackInstrumentation
 
 	// budget bounds the memory the engine's pools keep.
 	budget *memoryBudget
@@ -320,7 +325,7 @@ func (a *artifact) compile(ctx context.Context, bin []byte) error {
 			pages>>4, a.limits.MemoryMiB)}
 	}
 	if a.termination == terminateChecks {
-		if bin, _, err = instrument(bin); err != nil {
+		if bin, _, err = instrumentWith(bin, a.stack); err != nil {
 			return fmt.Errorf("%s: %w; is it a valid WebAssembly module?", a.path, err)
 		}
 	}

@@ -33,6 +33,10 @@ type instance struct {
 	alloc, configure, score api.Function
 	// stop and fuel are the globals the host sets to stop the guest (interrupt.go).
 	stop, fuel api.MutableGlobal
+	// stackLeft is the guest's stack counter (stack.go), set to stackKiB's slots before
+	// each call; stackLow its lowest value, where the module keeps it (measurements).
+	stackLeft, stackLow api.MutableGlobal
+	stackKiB            int
 	// limit is the memory limit in bytes this instance runs under.
 	limit int
 	// counted is the memory its pool counts for it (PoolStats.MemoryBytes).
@@ -83,7 +87,8 @@ type callKey struct{}
 func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.loadTimeout)
 	defer cancel()
-	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}, limit: limitMiB << 20, configured: map[uint32]string{}}
+	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}, limit: limitMiB << 20, stackKiB: DefaultStackKiB,
+		configured: map[uint32]string{}}
 	inst.state.inst = inst
 	if a.minMemory > inst.limit {
 		return nil, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
@@ -114,6 +119,11 @@ func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, er
 	if a.termination == terminateChecks {
 		inst.stop = mod.ExportedGlobal(exportStop).(api.MutableGlobal)
 		inst.fuel = mod.ExportedGlobal(exportFuel).(api.MutableGlobal)
+		inst.stackLeft = mod.ExportedGlobal(exportStack).(api.MutableGlobal)
+		if g, ok := mod.ExportedGlobal(exportStackLow).(api.MutableGlobal); ok {
+			inst.stackLow = g
+			g.Set(uint64(stackSlots(inst.stackKiB)))
+		}
 	}
 	inst.info = mod.ExportedFunction(serve.ExportInfo)
 	inst.alloc = mod.ExportedFunction(serve.ExportAlloc)
@@ -158,6 +168,9 @@ func (inst *instance) call(ctx context.Context, fn api.Function) error {
 	gen := inst.gen
 	inst.calling, inst.done = true, ctx.Done()
 	inst.mu.Unlock()
+	if inst.stackLeft != nil {
+		inst.stackLeft.Set(uint64(stackSlots(inst.stackKiB)))
+	}
 	stop := context.AfterFunc(ctx, func() { inst.interrupt(gen) })
 	err := fn.CallWithStack(context.WithValue(ctx, callKey{}, &inst.state), inst.stack[:])
 	stop()
@@ -167,6 +180,9 @@ func (inst *instance) call(ctx context.Context, fn api.Function) error {
 	inst.mu.Unlock()
 	if fired && err != nil {
 		return exitFor(ctx)
+	}
+	if err != nil && inst.stackLeft != nil && int32(inst.stackLeft.Get()) < 0 || isStackOverflow(err) {
+		return stackLimitError(inst.stackKiB)
 	}
 	return err
 }
@@ -182,6 +198,16 @@ func (inst *instance) interrupt(gen uint64) {
 		inst.stop.Set(1)
 		inst.fuel.Set(1)
 	}
+}
+
+// stackPeak is the deepest the guest's call stack went in the instance's calls, in KiB as
+// the host weighs it, where the module keeps it (stackInstrumentation.peak); else 0.
+func (inst *instance) stackPeak() float64 {
+	if inst.stackLow == nil {
+		return 0
+	}
+	used := int64(stackSlots(inst.stackKiB)) - int64(int32(inst.stackLow.Get()))
+	return float64(max(used, 0)*slotBytes) / 1024
 }
 
 // spent reports whether the instance was interrupted or closed and must be discarded.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -84,12 +85,26 @@ type section struct {
 	payload []byte
 }
 
-// instrument returns bin with the interrupt check added (see the comment above), and
-// whether the module had a start function, now exported as exportStart.
+// instrument returns bin with the interrupt check and the stack bound added (see the
+// comments above and in stack.go), and whether the module had a start function, now
+// exported as exportStart.
 func instrument(bin []byte) (out []byte, hasStart bool, err error) {
+	return instrumentWith(bin, stackInstrumentation{})
+}
+
+// instrumentWith is instrument with the stack bound's instrumentation changed by o.
+func instrumentWith(bin []byte, o stackInstrumentation) (out []byte, hasStart bool, err error) {
 	secs, err := splitSections(bin)
 	if err != nil {
 		return nil, false, err
+	}
+	graph, err := readCallGraph(secs)
+	if err != nil {
+		return nil, false, err
+	}
+	charges := graph.charges()
+	if o.off {
+		clear(charges)
 	}
 	secs = slices.DeleteFunc(secs, func(s section) bool {
 		// DWARF describes code offsets the checks move; drop it rather than lie.
@@ -130,35 +145,51 @@ func instrument(bin []byte) (out []byte, hasStart bool, err error) {
 		}
 	}
 	fuel := uint32(importedGlobals + definedGlobals)
-	stop := fuel + 1
+	st := stackCode{left: fuel + 2, low: fuel + 3, peak: o.peak}
 
-	// The new globals, mutable i32s: the fuel, initialized to checkPeriod, and the stop
-	// flag, initialized to 0.
+	// The new globals, mutable i32s: the fuel, initialized to checkPeriod, the stop flag
+	// and the stack counter, initialized to 0 (the host sets the counter to its limit
+	// before any call), and for measurements the counter's lowest value.
+	added := 3
 	globals := appendSLEB128([]byte{0x7f, 0x01, 0x41}, checkPeriod)
-	globals = append(globals, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b)
-	exports = append(exports, exportEntry(exportFuel, 0x03, fuel), exportEntry(exportStop, 0x03, stop))
+	globals = append(globals, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b)
+	exports = append(exports, exportEntry(exportFuel, 0x03, fuel), exportEntry(exportStop, 0x03, fuel+1),
+		exportEntry(exportStack, 0x03, st.left))
+	if o.peak {
+		added++
+		globals = appendSLEB128(append(globals, 0x7f, 0x01, 0x41), math.MaxInt32)
+		globals = append(globals, 0x0b)
+		exports = append(exports, exportEntry(exportStackLow, 0x03, st.low))
+	}
 	if hasStart {
 		exports = append(exports, exportEntry(exportStart, 0x00, startFunc))
 	}
+	blockTypes, extraTypes := graph.wrapTypes(charges)
 
 	var kept []section
 	for _, s := range secs {
 		switch s.id {
+		case secType:
+			if len(extraTypes) > 0 {
+				r := reader{b: s.payload}
+				n := r.u32()
+				s.payload = appendVec(nil, int(n)+len(extraTypes), r.b, slices.Concat(extraTypes...))
+			}
 		case secGlobal:
-			s.payload = appendVec(nil, definedGlobals+2, globalEntries, globals)
+			s.payload = appendVec(nil, definedGlobals+added, globalEntries, globals)
 		case secExport:
 			s.payload = nil // rebuilt below
 		case secStart:
 			continue
 		case secCode:
-			if s.payload, err = instrumentCode(s.payload, checkCode(fuel, stop, hasMemory)); err != nil {
+			if s.payload, err = instrumentCode(s.payload, checkCode(fuel, fuel+1, hasMemory), st, charges, blockTypes); err != nil {
 				return nil, false, fmt.Errorf("code section: %w", err)
 			}
 		}
 		kept = append(kept, s)
 	}
 	if !hasSection(secs, secGlobal) {
-		kept = insertSection(kept, section{secGlobal, appendVec(nil, 2, nil, globals)})
+		kept = insertSection(kept, section{secGlobal, appendVec(nil, added, nil, globals)})
 	}
 	exportPayload := binary.AppendUvarint(nil, uint64(len(exports)))
 	for _, e := range exports {
@@ -322,10 +353,15 @@ func checkCode(fuel, stop uint32, hasMemory bool) []byte {
 	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b) // if, unreachable, end, end
 }
 
-// instrumentCode rewrites every function body of a code section.
-func instrumentCode(payload, check []byte) ([]byte, error) {
+// instrumentCode rewrites every function body of a code section: function i gets the
+// interrupt check, and a stack charge of charges[i] (none if 0) with its body in a block
+// of type blockTypes[i].
+func instrumentCode(payload, check []byte, st stackCode, charges []int64, blockTypes [][]byte) ([]byte, error) {
 	r := reader{b: payload}
 	n := r.u32()
+	if int(n) != len(charges) {
+		return nil, fmt.Errorf("%d bodies for %d functions", n, len(charges))
+	}
 	out := binary.AppendUvarint(make([]byte, 0, len(payload)+len(payload)/8), uint64(n))
 	var body []byte
 	for i := range n {
@@ -334,8 +370,9 @@ func instrumentCode(payload, check []byte) ([]byte, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, r.err)
 		}
+		st.charge, st.blockType = charges[i], blockTypes[i]
 		var err error
-		if body, err = instrumentBody(body[:0], in, check); err != nil {
+		if body, err = instrumentBody(body[:0], in, check, st); err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, err)
 		}
 		out = binary.AppendUvarint(out, uint64(len(body)))
@@ -350,8 +387,9 @@ func instrumentCode(payload, check []byte) ([]byte, error) {
 // instrumentBody appends body to out with check at its entry (unless it begins with a
 // loop, whose own check comes first), after every loop's block type, and after every
 // straightLine instructions without a check. The check leaves the operand stack as it
-// found it, so it is valid between any two instructions.
-func instrumentBody(out, body, check []byte) ([]byte, error) {
+// found it, so it is valid between any two instructions. With a stack charge, the body
+// is wrapped as stack.go shows, and every return gives the charge back first.
+func instrumentBody(out, body, check []byte, st stackCode) ([]byte, error) {
 	r := reader{b: body}
 	for range r.u32() { // local declarations: count, valtype
 		r.u32()
@@ -362,12 +400,21 @@ func instrumentBody(out, body, check []byte) ([]byte, error) {
 	}
 	copied := len(body) - len(r.b) // body[:copied] is in out
 	out = append(out, body[:copied]...)
+	if st.charge > 0 {
+		out = st.prologue(out)
+		out = append(append(out, 0x02), st.blockType...)
+	}
 	if r.empty() || r.b[0] != 0x03 {
 		out = append(out, check...)
 	}
 	since := 0 // instructions since the last check
 	for !r.empty() {
+		at := len(body) - len(r.b)
 		op := r.byte()
+		if op == 0x0f && st.charge > 0 { // return
+			out = st.epilogue(append(out, body[copied:at]...))
+			copied = at
+		}
 		if err := r.immediates(op); err != nil {
 			return nil, fmt.Errorf("at byte %d (opcode 0x%02x): %w", len(body)-len(r.b), op, err)
 		}
@@ -378,7 +425,11 @@ func instrumentBody(out, body, check []byte) ([]byte, error) {
 			copied, since = at, 0
 		}
 	}
-	return append(out, body[copied:]...), nil
+	out = append(out, body[copied:]...)
+	if st.charge > 0 { // the body's end closed the block
+		out = append(st.epilogue(out), 0x0b)
+	}
+	return out, nil
 }
 
 // reader reads a WebAssembly binary; the first error sticks and later reads return zeros.

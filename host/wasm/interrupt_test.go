@@ -80,7 +80,7 @@ func TestInstrument(t *testing.T) {
 				t.Errorf("the start function is not exported as %s", exportStart)
 			}
 			loops, checks := strings.Count(text, " loop"), strings.Count(text, "i32.eqz\n")
-			for _, g := range []string{exportFuel, exportStop} {
+			for _, g := range []string{exportFuel, exportStop, exportStack} {
 				if !strings.Contains(text, `(export "`+g+`" (global`) {
 					t.Errorf("no exported global %s", g)
 				}

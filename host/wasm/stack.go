@@ -8,27 +8,47 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/scorekit/scorekit/sdk"
 )
 
-// A guest's call stack is to be bounded through the module, as its running time is
+// The host bounds a guest's call stack through the module, as it bounds its running time
 // (interrupt.go): wazero's compiler grows the stack of a call into the guest, a Go slice,
-// by doubling it up to a fixed ceiling of about 400 MB, with no setting. After Parity's
-// stack-height limiter (wasm-instrument, for Substrate's contracts), each function gets a
-// weight, a bound on the stack its call takes, for a counter to charge.
+// by doubling it up to a fixed ceiling of about 400 MB, with no setting, so a function
+// that calls itself without end took the host's RSS past 1 GB per call before it trapped,
+// and the Go heap kept most of it. After Parity's stack-height limiter (wasm-instrument,
+// for Substrate's contracts), each function gets a weight, a bound on the stack its call
+// takes, and a counter of what the guest may still use, a mutable i32 global the host
+// sets to the limit, is charged in the function's prologue, checked, and given back when
+// the function returns:
+//
+//	global.get $left  i32.const -charge  i32.add  global.set $left
+//	global.get $left  i32.const 0  i32.lt_s
+//	if  unreachable  end
+//	block (result ...)    ;; the body; a branch to the function's label lands here
+//	  ...                 ;; every return is preceded by the give-back below
+//	end
+//	global.get $left  i32.const charge  i32.add  global.set $left
+//
+// The sequences leave the operand stack as they found it. A trap leaves the counter
+// spent, which does not matter: an instance that trapped is discarded. The counter going
+// below zero is what tells this trap from the guest's own traps and the deadline's.
 //
 // Weights are in slots of 8 bytes, and bound what wazero's compiler can make a frame
 // take (walker.weight): Parity's weight, the locals and the deepest operand stack, does
 // not, because wazero gives every value it spills a slot of its own
-// (TestStackWeightsBoundFrames).
+// (TestStackWeightsBoundFrames; RATIONALE.md, "Bounding a guest's call stack").
 //
-// Only functions that can be part of a recursion need to pay at run time: a function that
-// is in no cycle of the call graph (call_indirect reaches every function of its type a
-// table may hold) and that the host does not call itself (an export or the start
-// function) can be left as it is, and its weight, with the deepest chain of such
-// functions it can call, added to the charge of each charged function that can call it
-// (callGraph.charges). The charges thus add up to at least the weights of every frame on
-// the stack, whatever path the guest takes.
+// Only functions that can be part of a recursion pay at run time: a function that is in
+// no cycle of the call graph (call_indirect reaches every function of its type a table
+// may hold) and that the host does not call itself (an export or the start function) is
+// left as it is, and its weight, with the deepest chain of such functions it can call,
+// is added to the charge of each charged function that can call it. The charges thus add
+// up to at least the weights of every frame on the stack, whatever path the guest takes.
 const (
+	exportStack    = hostExportPrefix + "stack"
+	exportStackLow = hostExportPrefix + "stack_low"
+
 	// slotBytes is the unit of the weights and of the limit.
 	slotBytes = 8
 	// frameSlots is what every call frame takes besides its values: the return address
@@ -777,4 +797,103 @@ func stronglyConnected(n int, edges func(uint32) []uint32) [][]uint32 {
 		}
 	}
 	return out
+}
+
+// stackInstrumentation changes what instrument adds for the stack bound, for tests and
+// benchmarks: peak also keeps the counter's lowest value in a global exported as
+// exportStackLow (instance.stackPeak); off charges nothing, to measure what the bound
+// costs.
+type stackInstrumentation struct{ peak, off bool }
+
+// stackCode writes the stack counter's sequences for one function.
+type stackCode struct {
+	left, low uint32 // the counter's global, and the lowest value's (with peak)
+	peak      bool
+	charge    int64
+	blockType []byte // the type of the block around the body: the function's results
+}
+
+// prologue charges the counter and traps if it went below zero.
+func (s stackCode) prologue(b []byte) []byte {
+	b = s.add(b, -s.charge)
+	if s.peak { // if left < low { low = left }
+		b = s.get(s.get(b, s.left), s.low)
+		b = append(b, 0x48, 0x04, 0x40) // i32.lt_s, if
+		b = s.set(s.get(b, s.left), s.low)
+		b = append(b, 0x0b)
+	}
+	b = append(s.get(b, s.left), 0x41, 0x00, 0x48) // i32.const 0, i32.lt_s
+	return append(b, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
+}
+
+// epilogue gives the charge back.
+func (s stackCode) epilogue(b []byte) []byte { return s.add(b, s.charge) }
+
+// add adds v to the counter: global.get, i32.const v, i32.add, global.set.
+func (s stackCode) add(b []byte, v int64) []byte {
+	b = appendSLEB128(append(s.get(b, s.left), 0x41), v)
+	return s.set(append(b, 0x6a), s.left)
+}
+
+func (stackCode) get(b []byte, g uint32) []byte {
+	return binary.AppendUvarint(append(b, 0x23), uint64(g))
+}
+
+func (stackCode) set(b []byte, g uint32) []byte {
+	return binary.AppendUvarint(append(b, 0x24), uint64(g))
+}
+
+// wrapTypes returns the block type that wraps each charged function's body, its results,
+// and the types the module must add for them: a function with more than one result needs
+// a type of no parameters and those results.
+func (g *callGraph) wrapTypes(charges []int64) (blockTypes, extra [][]byte) {
+	blockTypes = make([][]byte, len(charges))
+	index := map[string]uint32{}
+	for i := len(g.types) - 1; i >= 0; i-- {
+		if t := g.types[i]; t.params == "" {
+			index[t.results] = uint32(i)
+		}
+	}
+	for i, c := range charges {
+		if c == 0 {
+			continue
+		}
+		results := g.types[g.typeOf[g.imported+uint32(i)]].results
+		switch len(results) {
+		case 0:
+			blockTypes[i] = []byte{0x40}
+		case 1:
+			blockTypes[i] = []byte{results[0]}
+		default:
+			ti, ok := index[results]
+			if !ok {
+				ti = uint32(len(g.types) + len(extra))
+				index[results] = ti
+				t := binary.AppendUvarint([]byte{0x60, 0x00}, uint64(len(results)))
+				extra = append(extra, append(t, results...))
+			}
+			blockTypes[i] = appendSLEB128(nil, int64(ti))
+		}
+	}
+	return blockTypes, extra
+}
+
+// DefaultStackKiB is the call stack a guest's call may use.
+const DefaultStackKiB = 4096
+
+// stackSlots is the counter's starting value for a limit of kib.
+func stackSlots(kib int) int32 {
+	return int32(min(int64(kib)*1024/slotBytes, maxCharge))
+}
+
+// stackLimitError is the failure of a call that went past the limit of kib.
+func stackLimitError(kib int) *sdk.Error {
+	return &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
+		"call stack limit of %d KiB reached (a recursion too deep); raise limits.stack_kib in the manifest, within the host's ceiling, or recurse less deeply", kib)}
+}
+
+// isStackOverflow reports whether err is wazero's own stack overflow, which the counter
+// should always come before.
+func isStackOverflow(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "wasm error: stack overflow")
 }
