@@ -70,20 +70,23 @@ type Limits struct {
 	// reaches the cap; a process that reaches it mid-call is killed and the call fails with
 	// limit_exceeded.
 	CPUSeconds int `json:"cpu_seconds,omitempty"`
+	// StackKiB caps the call stack of one call into a WASM guest, in KiB as the host
+	// weighs its frames (docs/SANDBOX.md); a call past it fails with limit_exceeded.
+	StackKiB int `json:"stack_kib,omitempty"`
 }
 
 // fields lists l's fields with their JSON names, for the functions below.
-func (l *Limits) fields() [7]struct {
+func (l *Limits) fields() [8]struct {
 	name string
 	v    *int
 } {
-	return [7]struct {
+	return [8]struct {
 		name string
 		v    *int
 	}{
 		{"memory_mib", &l.MemoryMiB}, {"timeout_ms", &l.TimeoutMS}, {"max_result_bytes", &l.MaxResultBytes},
 		{"max_output_bytes", &l.MaxOutputBytes}, {"pool_size", &l.PoolSize}, {"max_calls", &l.MaxCalls},
-		{"cpu_seconds", &l.CPUSeconds},
+		{"cpu_seconds", &l.CPUSeconds}, {"stack_kib", &l.StackKiB},
 	}
 }
 

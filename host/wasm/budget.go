@@ -7,14 +7,15 @@ import (
 	"sync"
 )
 
-// DefaultMemoryBudget is the linear memory an Engine's pools may keep when
-// Options.MemoryBudgetBytes is zero.
+// DefaultMemoryBudget is the memory (linear memory and call stacks) an Engine's pools may
+// keep when Options.MemoryBudgetBytes is zero.
 const DefaultMemoryBudget = 1 << 30
 
 // memoryBudget bounds the memory the idle instances of all of an Engine's pools keep, so
 // that a thousand tenants with a scorer each do not keep a thousand pools' worth of
 // instances. It counts every live instance at its linear memory's size (what the
-// instance's mapping commits; memory.go), keeps idle instances in least-recently-used
+// instance's mapping commits; memory.go) and its call stack's bound (stackHostBytes: the
+// stack wazero keeps with the score export), keeps idle instances in least-recently-used
 // order, and closes the least recently used first when the count is over the limit: after
 // a call returns its instance, and before an instance is made. It never refuses: a call
 // that finds no idle instance makes one, over the budget if instances in use hold it all,
@@ -36,8 +37,8 @@ type memoryBudget struct {
 type MemoryStats struct {
 	// BudgetBytes is Options.MemoryBudgetBytes (0: none).
 	BudgetBytes int64
-	// HeldBytes is the linear memory of every live instance, in use or idle;
-	// PeakHeldBytes the most it has been.
+	// HeldBytes is the linear memory and call stack bound of every live instance, in
+	// use or idle; PeakHeldBytes the most it has been.
 	HeldBytes, PeakHeldBytes int64
 	// Idle counts the instances kept for a next call.
 	Idle int
@@ -53,9 +54,9 @@ func (e *Engine) MemoryStats() MemoryStats {
 	return MemoryStats{BudgetBytes: max(b.limit, 0), HeldBytes: b.held, PeakHeldBytes: b.peak, Idle: b.idle.Len(), Evicted: b.evicted}
 }
 
-// charge sets inst's count to its memory's current size.
+// charge sets inst's count to its memory's current size and its call stack's bound.
 func (b *memoryBudget) charge(inst *instance) {
-	n := int64(inst.memoryBytes())
+	n := int64(inst.memoryBytes()) + inst.stackBytes()
 	b.mu.Lock()
 	b.held += n - inst.charged
 	b.peak = max(b.peak, b.held)

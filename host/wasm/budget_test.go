@@ -35,8 +35,8 @@ func tenantModules(t testing.TB, n int) []string {
 	return paths
 }
 
-// idleMemory sums the linear memory of every idle instance of e's pools, walking them
-// rather than trusting the budget's count.
+// idleMemory sums the linear memory and the call stack's bound of every idle instance of
+// e's pools, walking them rather than trusting the budget's count.
 func idleMemory(e *Engine) (bytes int64, instances int) {
 	e.mu.Lock()
 	arts := append([]*artifact(nil), e.arts...)
@@ -46,7 +46,7 @@ func idleMemory(e *Engine) (bytes int64, instances int) {
 		for _, pl := range a.pools {
 			pl.mu.Lock()
 			for _, inst := range pl.idle {
-				bytes += int64(inst.memoryBytes())
+				bytes += int64(inst.memoryBytes()) + stackHostBytes(inst.stackKiB)
 				instances++
 			}
 			pl.mu.Unlock()
@@ -57,11 +57,12 @@ func idleMemory(e *Engine) (bytes int64, instances int) {
 }
 
 // TestMemoryBudget: 100 tenants, each with its own module and pool, score in turn: with a
-// budget of ten instances' memory the instances kept stay within it, every call succeeds
-// (a tenant whose instance was evicted gets a new one), and without a budget all 100 are
-// kept.
+// budget of ten instances' memory (linear memory and call stack) the instances kept stay
+// within it, every call succeeds (a tenant whose instance was evicted gets a new one),
+// and without a budget all 100 are kept.
 func TestMemoryBudget(t *testing.T) {
-	const tenants, perInstance = 100, 1 << 20
+	const tenants = 100
+	perInstance := 1<<20 + stackHostBytes(DefaultStackKiB)
 	paths := tenantModules(t, tenants)
 	tests := []struct {
 		name   string
@@ -106,7 +107,9 @@ func TestMemoryBudget(t *testing.T) {
 // five instances: every call succeeds, and once they are done the instances kept are
 // within the budget. (Run with -race: eviction races calls taking the same instance.)
 func TestMemoryBudgetConcurrent(t *testing.T) {
-	const tenants, budget = 100, 5 << 20
+	const tenants = 100
+	perInstance := 1<<20 + stackHostBytes(DefaultStackKiB)
+	budget := 5 * perInstance
 	paths := tenantModules(t, tenants)
 	e := newEngineWith(t, Options{MemoryBudgetBytes: budget})
 	var wg sync.WaitGroup
@@ -130,7 +133,7 @@ func TestMemoryBudgetConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 	held, _ := idleMemory(e)
-	if st := e.MemoryStats(); held > budget || st.HeldBytes != held || st.Idle > budget>>20 {
+	if st := e.MemoryStats(); held > budget || st.HeldBytes != held || int64(st.Idle) > budget/perInstance {
 		t.Fatalf("after the calls instances hold %d bytes (counted %+v), want at most the budget of %d", held, st, budget)
 	}
 }

@@ -2,7 +2,7 @@
 //
 // An [Engine] loads plugins (a manifest plus a .wasm artifact): it holds the manifest's
 // limits to the engine's ceilings, checks the artifact's sha256, adds the checks that let
-// the host stop a guest (interrupt.go), compiles it once (through an on-disk compilation
+// the host stop a guest (interrupt.go) and bound its call stack (stack.go), compiles it once (through an on-disk compilation
 // cache), refuses a module whose imports are not on the allow-list or whose exports do not
 // speak ABI v1 (docs/ABI.md), and returns one host.Plugin per scorer the module carries.
 // Plugin.Open gives a tenant a backend drawing on the tenant's pool of initialized
@@ -18,6 +18,10 @@
 //     wazero's option leaves native code at every loop iteration and made calls 3-8x
 //     slower; the added checks cost a decrement and a branch, and still return to Go
 //     often enough that a spinning guest cannot stall the host's garbage collector.
+//   - The call stack bounded by a counter the host adds, as the deadline: wazero grows a
+//     call's stack to about 400 MB with no setting. Each function is weighed at what
+//     wazero's compiler can make its frame take; only functions that can recurse or that
+//     the host calls pay a charge, and a call past limits.stack_kib fails limit_exceeded.
 //   - Linear memory reserved with mmap and committed as the guest grows: no copy per
 //     memory.grow, resident memory bounded by each instance's limit, returned at close.
 //   - Pools per (tenant, artifact), not one instance per call: instantiating a Go guest

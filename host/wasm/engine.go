@@ -82,6 +82,7 @@ func DefaultLimits() host.Limits {
 		MaxOutputBytes: 16 << 10,
 		PoolSize:       4,
 		MaxCalls:       10_000,
+		StackKiB:       DefaultStackKiB,
 	}
 }
 
@@ -96,6 +97,7 @@ func DefaultCeilings() host.Limits {
 		MaxOutputBytes: 1 << 20,
 		PoolSize:       16,
 		MaxCalls:       100_000,
+		StackKiB:       MaxStackKiB,
 	}
 }
 
@@ -354,7 +356,7 @@ func (a *artifact) probe(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.loadTimeout)
 	defer cancel()
-	inst, err := a.newInstance(ctx, a.limits.MemoryMiB)
+	inst, err := a.newInstance(ctx, a.limits)
 	if err != nil {
 		return err
 	}
@@ -463,5 +465,6 @@ func merge(l, d host.Limits) host.Limits {
 		MaxOutputBytes: pick(l.MaxOutputBytes, d.MaxOutputBytes),
 		PoolSize:       pick(l.PoolSize, d.PoolSize),
 		MaxCalls:       pick(l.MaxCalls, d.MaxCalls),
+		StackKiB:       pick(l.StackKiB, d.StackKiB),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"
 )
@@ -29,8 +30,11 @@ type instance struct {
 	mem  api.Memory
 	lin  *linearMemory // nil where memory lives in the Go heap
 	info api.Function
-	// alloc, configure and score are the ABI's exports.
-	alloc, configure, score api.Function
+	// score is the ABI's export for each run. wazero keeps a call's stack with the
+	// function, grown to the deepest the guest went, so the exports called now and then
+	// (alloc, configure) are looked up for each call and their stacks go with it: an
+	// instance keeps one stack, which the engine's memory budget counts (stackBytes).
+	score api.Function
 	// stop and fuel are the globals the host sets to stop the guest (interrupt.go).
 	stop, fuel api.MutableGlobal
 	// stackLeft is the guest's stack counter (stack.go), set to stackKiB's slots before
@@ -81,13 +85,15 @@ type callState struct {
 
 type callKey struct{}
 
-// newInstance instantiates the artifact with a memory of at most limitMiB, then runs its
-// start function and _initialize under the load deadline (not the deadline of the call
-// that needed an instance: the instance outlives the call).
-func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, error) {
+// newInstance instantiates the artifact with a memory of at most lim.MemoryMiB and a call
+// stack of at most lim.StackKiB, then runs its start function and _initialize under the
+// load deadline (not the deadline of the call that needed an instance: the instance
+// outlives the call).
+func (a *artifact) newInstance(ctx context.Context, lim host.Limits) (*instance, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.loadTimeout)
 	defer cancel()
-	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}, limit: limitMiB << 20, stackKiB: DefaultStackKiB,
+	limitMiB := lim.MemoryMiB
+	inst := &instance{a: a, out: &cappedWriter{max: a.limits.MaxOutputBytes}, limit: limitMiB << 20, stackKiB: lim.StackKiB,
 		configured: map[uint32]string{}}
 	inst.state.inst = inst
 	if a.minMemory > inst.limit {
@@ -126,8 +132,6 @@ func (a *artifact) newInstance(ctx context.Context, limitMiB int) (*instance, er
 		}
 	}
 	inst.info = mod.ExportedFunction(serve.ExportInfo)
-	inst.alloc = mod.ExportedFunction(serve.ExportAlloc)
-	inst.configure = mod.ExportedFunction(serve.ExportConfigure)
 	inst.score = mod.ExportedFunction(serve.ExportScore)
 	if !inst.lin.hold() {
 		inst.close(ctx)
@@ -245,7 +249,7 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 	if uint32(len(b)) > inst.bufCap || inst.bufCap == 0 {
 		size := max(uint32(len(b)), 4096)
 		inst.stack[0] = uint64(size)
-		if err := inst.call(ctx, inst.alloc); err != nil {
+		if err := inst.call(ctx, inst.mod.ExportedFunction(serve.ExportAlloc)); err != nil {
 			return 0, err
 		}
 		inst.bufPtr, inst.bufCap = uint32(inst.stack[0]), size
@@ -283,7 +287,7 @@ func (inst *instance) configureWith(ctx context.Context, index uint32, config []
 		return err
 	}
 	inst.stack[0], inst.stack[1], inst.stack[2] = uint64(index), uint64(ptr), uint64(len(config))
-	if err := inst.call(ctx, inst.configure); err != nil {
+	if err := inst.call(ctx, inst.mod.ExportedFunction(serve.ExportConfigure)); err != nil {
 		return err
 	}
 	view, err := inst.reply(inst.stack[0], inst.a.limits.MaxResultBytes)
@@ -315,6 +319,9 @@ func (inst *instance) close(ctx context.Context) {
 
 // memoryBytes is the guest's current linear memory size.
 func (inst *instance) memoryBytes() int { return int(inst.mem.Size()) }
+
+// stackBytes is the most host memory the instance's call stack may keep (stack.go).
+func (inst *instance) stackBytes() int64 { return stackHostBytes(inst.stackKiB) }
 
 // atMemoryLimit reports whether the guest has grown to (nearly) its memory limit, which
 // makes a trap or a deadline a memory-limit failure rather than a bug or slowness.

@@ -401,10 +401,10 @@ func (b *Backend) configure(ctx context.Context, inst *instance) error {
 
 func (b *Backend) newInstance(ctx context.Context) (*instance, error) {
 	pl := b.pool
-	// Room for the new instance's initial memory; what it grows to is counted after
-	// each call.
-	pl.a.budget.makeRoom(ctx, int64(pl.a.minMemory))
-	inst, err := pl.a.newInstance(ctx, pl.limits.MemoryMiB)
+	// Room for the new instance's initial memory and its call stack's bound; what its
+	// memory grows to is counted after each call.
+	pl.a.budget.makeRoom(ctx, int64(pl.a.minMemory)+stackHostBytes(pl.limits.StackKiB))
+	inst, err := pl.a.newInstance(ctx, pl.limits)
 	if err != nil {
 		return nil, err
 	}

@@ -90,19 +90,20 @@ func BenchmarkPublish(b *testing.B) {
 }
 
 // BenchmarkTenantsMemory measures the memory 100 tenants' instances hold, each tenant
-// with its own module (1 MiB of linear memory per instance) scoring twice in turn, with
-// no budget and with a budget of 10 MiB: the memory held at the end and at its peak (the
-// engine's count, checked against a walk of the pools). x-unbounded is the peak's ratio
-// to the run without a budget.
+// with its own module (1 MiB of linear memory per instance, and its call stack's bound)
+// scoring twice in turn, with no budget and with a budget of ten instances: the memory
+// held at the end and at its peak (the engine's count, checked against a walk of the
+// pools). x-unbounded is the peak's ratio to the run without a budget.
 func BenchmarkTenantsMemory(b *testing.B) {
 	ctx := context.Background()
 	const tenants = 100
 	paths := tenantModules(b, tenants)
+	perInstance := 1<<20 + stackHostBytes(DefaultStackKiB)
 	var unbounded float64
 	for _, c := range []struct {
 		name   string
 		budget int64
-	}{{"no-budget", -1}, {"budget-10MiB", 10 << 20}} {
+	}{{"no-budget", -1}, {"budget-10-instances", 10 * perInstance}} {
 		b.Run(c.name, func(b *testing.B) {
 			var st MemoryStats
 			for b.Loop() {

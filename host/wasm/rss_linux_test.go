@@ -117,3 +117,73 @@ func status(t *testing.T, field string) int {
 	t.Fatalf("no %s in /proc/self/status", field)
 	return 0
 }
+
+// stackRSSChildEnv names the stack bomb for TestStackBombRSS's child.
+const stackRSSChildEnv = "SCOREKIT_WASM_STACK_RSS_CHILD"
+
+// TestStackBombRSS: 20 calls of a function that calls itself without end, through a pool
+// of rssInstances instances, each call failing limit_exceeded and discarding its instance,
+// raise the host's RSS (measured in a child, as TestHostRSS) by no more than the pool's
+// call stacks at their bound (stackHostBytes, 1.5 times for the copy wazero makes as a
+// stack grows) and rssOverheadMiB. Without the bound each call took wazero's stack to its
+// 400 MB ceiling, and the host's RSS past 1 GB.
+func TestStackBombRSS(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStackBombRSSChild$", "-test.v")
+	cmd.Env = append(os.Environ(), stackRSSChildEnv+"="+watGuest(t, "stackbomb"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var base, peak, after int
+	for line := range strings.Lines(string(out)) {
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "rss base=%d peak=%d after=%d", &base, &peak, &after); err == nil {
+			break
+		}
+	}
+	if base == 0 || peak == 0 {
+		t.Fatalf("child printed no rss line:\n%s", out)
+	}
+	grew := (peak - base) >> 10 // MiB
+	bound := int(int64(rssInstances)*stackHostBytes(DefaultStackKiB)*3/2>>20) + rssOverheadMiB
+	t.Logf("RSS after loading %d MiB, peak %d MiB, after the calls %d MiB: +%d MiB for 20 runaway recursions (bound +%d MiB)",
+		base>>10, peak>>10, after>>10, grew, bound)
+	if grew > bound {
+		t.Errorf("host RSS grew by %d MiB over 20 runaway recursions, over the bound of %d MiB", grew, bound)
+	}
+}
+
+// TestStackBombRSSChild is the child of TestStackBombRSS; run alone it does nothing.
+func TestStackBombRSSChild(t *testing.T) {
+	guest := os.Getenv(stackRSSChildEnv)
+	if guest == "" {
+		return
+	}
+	ctx := context.Background()
+	e := newEngine(t, nil)
+	ps, err := e.Load(ctx, manifestFor(t, guest, host.Limits{PoolSize: rssInstances}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := byName(t, ps, "stackbomb").Open(ctx, host.Tenant{Name: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Fatalf("reset the peak RSS: %v", err)
+	}
+	base := status(t, "VmRSS")
+	var wg sync.WaitGroup
+	for range rssInstances {
+		wg.Go(func() {
+			for range 20 / rssInstances {
+				_, err := b.Score(ctx, &sdk.Run{Input: "down"}, nil)
+				var se *sdk.Error
+				if !errors.As(err, &se) || se.Code != sdk.CodeLimitExceeded {
+					t.Errorf("runaway recursion: %v, want limit_exceeded", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("rss base=%d peak=%d after=%d\n", base, status(t, "VmHWM"), status(t, "VmRSS"))
+}

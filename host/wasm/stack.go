@@ -878,8 +878,13 @@ func (g *callGraph) wrapTypes(charges []int64) (blockTypes, extra [][]byte) {
 	return blockTypes, extra
 }
 
-// DefaultStackKiB is the call stack a guest's call may use.
-const DefaultStackKiB = 4096
+// DefaultStackKiB is the call stack a guest's call may use when neither the manifest nor
+// the engine's Options.Limits set limits.stack_kib; MaxStackKiB is its ceiling when the
+// engine's Options.Ceilings set none.
+const (
+	DefaultStackKiB = 4096
+	MaxStackKiB     = 16384
+)
 
 // stackSlots is the counter's starting value for a limit of kib.
 func stackSlots(kib int) int32 {
@@ -897,3 +902,8 @@ func stackLimitError(kib int) *sdk.Error {
 func isStackOverflow(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "wasm error: stack overflow")
 }
+
+// stackHostBytes is the most host memory the stack of a call under a limit of kib keeps:
+// wazero grows the stack, a Go slice, to twice its length and a frame when a call needs
+// more, so it ends below twice the limit and a frame; the next call reuses it.
+func stackHostBytes(kib int) int64 { return 2 * int64(kib) << 10 }

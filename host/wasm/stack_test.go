@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -32,8 +33,101 @@ func TestStackBomb(t *testing.T) {
 	}
 }
 
+// TestStackLimit: each scorer of stackdepth.wat recurses as deep as its config is long,
+// through a function calling itself, two functions calling each other and call_indirect.
+// The deepest that fits the limit scores and gives back every slot it took; one level
+// more fails limit_exceeded. A tenant's lower limit applies the same way.
+func TestStackLimit(t *testing.T) {
+	path := watGuest(t, "stackdepth")
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := splitSections(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := readCallGraph(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charges := g.charges()
+	// stackdepth.wat's functions: 0 $direct, 1 $ping, 2 $pong, 3 $viaTable, 7 score.
+	const scoreFunc = 7
+	levels := map[string][]int64{"direct": {charges[0]}, "mutual": {charges[1], charges[2]}, "indirect": {charges[3]}}
+	for name, c := range levels {
+		for _, v := range c {
+			if v == 0 {
+				t.Fatalf("%s: a recursing function is not charged: %v", name, charges)
+			}
+		}
+	}
+	// need is what a call of depth d takes: score's frame, then d+1 levels.
+	need := func(scorer string, d int) int64 {
+		n := charges[scoreFunc]
+		for i := range d + 1 {
+			n += levels[scorer][i%len(levels[scorer])]
+		}
+		return n
+	}
+	deepest := func(scorer string, kib int) int {
+		d := 0
+		for need(scorer, d+1) <= int64(stackSlots(kib)) {
+			d++
+		}
+		return d
+	}
+	config := func(depth int) []byte { return []byte(`"` + strings.Repeat("a", depth-2) + `"`) }
+
+	for _, tt := range []struct {
+		name   string
+		limits host.Limits // the manifest's
+		tenant host.Limits
+		kib    int // what applies
+	}{
+		{name: "manifest", limits: host.Limits{StackKiB: 8}, kib: 8},
+		{name: "tenant lower than manifest", limits: host.Limits{StackKiB: 16}, tenant: host.Limits{StackKiB: 6}, kib: 6},
+	} {
+		e := newEngine(t, nil)
+		ps, err := e.Load(context.Background(), manifestFor(t, path, tt.limits))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for scorer := range levels {
+			d := deepest(scorer, tt.kib)
+			for _, c := range []struct {
+				depth int
+				fits  bool
+			}{{d, true}, {d + 1, false}} {
+				t.Run(fmt.Sprintf("%s/%s/depth %d fits %v", tt.name, scorer, c.depth, c.fits), func(t *testing.T) {
+					hb, err := byName(t, ps, scorer).Open(context.Background(), host.Tenant{Name: fmt.Sprint(c.depth), Limits: tt.tenant}, config(c.depth))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer hb.Close(context.Background())
+					b := hb.(*Backend)
+					res, se := score(t, b, "", nil)
+					if !c.fits {
+						wantCode(t, se, sdk.CodeLimitExceeded, fmt.Sprintf("call stack limit of %d KiB", tt.kib))
+						return
+					}
+					wantScored(t, res, se)
+					b.pool.mu.Lock()
+					defer b.pool.mu.Unlock()
+					if len(b.pool.idle) != 1 {
+						t.Fatalf("%d idle instances, want the one that scored", len(b.pool.idle))
+					}
+					if left := int32(b.pool.idle[0].stackLeft.Get()); left != stackSlots(tt.kib) {
+						t.Fatalf("the counter is %d after the call, want all %d slots given back", left, stackSlots(tt.kib))
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestStackLimitAtLoad: a start function that recurses without end fails the load
-// limit_exceeded.
+// limit_exceeded, and a manifest asking for a stack above the ceiling does not load.
 func TestStackLimitAtLoad(t *testing.T) {
 	e := newEngine(t, nil)
 	_, err := e.Load(context.Background(), manifestFor(t, watGuest(t, "stackstart"), host.Limits{}))
@@ -41,6 +135,10 @@ func TestStackLimitAtLoad(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != sdk.CodeLimitExceeded || !strings.Contains(err.Error(), "the start function") ||
 		!strings.Contains(se.Message, "call stack limit of") {
 		t.Fatalf("Load: %v, want the start function failing limit_exceeded", err)
+	}
+	_, err = e.Load(context.Background(), manifestFor(t, watGuest(t, "ok"), host.Limits{StackKiB: MaxStackKiB + 1}))
+	if !errors.Is(err, host.ErrOverCeiling) || !strings.Contains(err.Error(), fmt.Sprintf("limits.stack_kib is %d, the host allows at most %d", MaxStackKiB+1, MaxStackKiB)) {
+		t.Fatalf("Load over the ceiling: %v, want %v naming limits.stack_kib", err, host.ErrOverCeiling)
 	}
 }
 

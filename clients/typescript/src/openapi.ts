@@ -1042,6 +1042,8 @@ export interface components {
             /** Format: int64 */
             pool_size?: number;
             /** Format: int64 */
+            stack_kib?: number;
+            /** Format: int64 */
             timeout_ms?: number;
         };
         Manifest: {
