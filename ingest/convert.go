@@ -41,7 +41,12 @@ type Options struct {
 	// skipped. Optional. Default is nil: the first such record is the conversion's error.
 	OnError func(record int, err error)
 
-	seen func(record int) // counts records for Convert's summary
+	// Logs is an OTLP/JSON logs export read beside the traces (otel-genai): the GenAI
+	// events that instrumentations record as log records, joined to their spans. Optional.
+	Logs io.Reader
+
+	seen    func(record int) // counts records for Convert's summary
+	ignored func(n int)      // counts what was read and joins nothing, for the summary
 }
 
 // Summary counts what a conversion read and wrote.
@@ -53,6 +58,9 @@ type Summary struct {
 	// Skipped is how many records (or, in traces, spans) could not be converted and were
 	// reported.
 	Skipped int
+	// Ignored is how many log records (otel-genai) had no trace or span id: they join no
+	// span and are not read.
+	Ignored int
 }
 
 // Formats lists the formats Convert reads, by the names the command line takes.
@@ -77,6 +85,7 @@ var ErrNoRuns = errors.New("no records")
 func Convert(format string, r io.Reader, o Options, emit func(sdk.Run) error) (Summary, error) {
 	var sum Summary
 	o.seen = func(n int) { sum.Records = max(sum.Records, n) }
+	o.ignored = func(n int) { sum.Ignored += n }
 	if onError := o.OnError; onError != nil {
 		o.OnError = func(n int, err error) {
 			sum.Skipped++

@@ -162,11 +162,11 @@ func TestOneRunPerTurn(t *testing.T) {
 	}
 
 	otel := byID(convertFile(t, FormatOTelGenAI, "otel-genai-events.jsonl", Options{OnError: func(int, error) {}}))
-	if r := otel["1a2b3c4d5e6f7081"]; r.Metadata["rounds"] != 2.0 || len(r.ToolCalls) != 1 || !strings.Contains(r.ToolCalls[0].Result, "reversed") ||
+	if r := otel["7c1e0b3f9a2d4c5e8f60718293a4b5c6-1a2b3c4d5e6f7081"]; r.Metadata["rounds"] != 2.0 || len(r.ToolCalls) != 1 || !strings.Contains(r.ToolCalls[0].Result, "reversed") ||
 		r.Purpose() != "You answer billing questions for Fabrikam. Look invoices up." || r.Agent != "billing-bot" {
 		t.Errorf("otel span events, two rounds: %+v", r)
 	}
-	if r := otel["708192031425364a"]; r.Output != "La facture est jointe." || r.Metadata["finish_reason"] != "stop" {
+	if r := otel["1e2d3c4b5a69788796a5b4c3d2e1f001-708192031425364a"]; r.Output != "La facture est jointe." || r.Metadata["finish_reason"] != "stop" {
 		t.Errorf("otel gen_ai.content events: %+v", r)
 	}
 }

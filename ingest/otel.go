@@ -1,96 +1,147 @@
 package ingest
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// OTelGenAI converts OpenTelemetry traces that follow the GenAI semantic conventions. The
-// input is OTLP JSON, as the OpenTelemetry Collector's file exporter writes it: one
-// ExportTraceServiceRequest per line, or one document. It is read with the Collector's own
-// data model (go.opentelemetry.io/collector/pdata), which knows OTLP JSON's rules (hex
-// trace and span ids, 64-bit integers as strings).
+// OTelGenAI converts OpenTelemetry traces of GenAI instrumentations. The input is OTLP
+// JSON, as the OpenTelemetry Collector's file exporter or an exporter's request body has
+// it: one ExportTraceServiceRequest per line, or one document; an ExportLogsServiceRequest
+// among them (or in Options.Logs) brings the GenAI events that instrumentations such as
+// OpenTelemetry's own record as log records, joined to their spans by trace and span id.
+// It is read with the Collector's own data model (go.opentelemetry.io/collector/pdata),
+// which knows OTLP JSON's rules (hex trace and span ids, 64-bit integers as strings).
 //
-// Runs come from agent spans (gen_ai.operation.name invoke_agent) in the traces that have
-// any: one run per agent span, whose id is the span's trace and span id ([RunID]); a
-// nested agent is a run of its own, and every agent span's run names the span it ran
-// under (metadata.parent_span_id, the span's own parent link, known from the span alone).
-// The agent is gen_ai.agent.name, else the span name after "invoke_agent ", else
-// Options.Agent, else the resource's service.name. In a trace without agent spans they come from model call
-// spans (chat, text_completion, generate_content), whose rounds of one turn are joined
-// into one run as for logs (see the package documentation). A span's conversation and output are read from
+// The conventions read, each span by its [Role] (see [SpanRole]): the OpenTelemetry GenAI
+// conventions (gen_ai.* attributes, span events and log records), OpenInference
+// (openinference.span.kind, llm.input_messages, input.value ...), OpenLLMetry
+// (traceloop.span.kind, gen_ai.prompt.N ...), the AI SDK (ai.generateText and its
+// ai.* attributes) and Mastra (invoke_agent spans with mastra.agent_run.*). A value in an
+// unexpected form (plain text where a convention says JSON) is read as text.
 //
-//   - gen_ai.system_instructions, gen_ai.input.messages and gen_ai.output.messages (the
-//     conventions since v1.37: messages of typed parts), or
-//   - span events, the earlier form: gen_ai.system.message, gen_ai.user.message,
-//     gen_ai.assistant.message, gen_ai.tool.message and gen_ai.choice (their body in the
-//     event's attributes, or as JSON in gen_ai.event.content), or gen_ai.content.prompt
-//     and gen_ai.content.completion (gen_ai.prompt and gen_ai.completion), or
-//   - gen_ai.prompt.N.* and gen_ai.completion.N.* (the indexed attributes of earlier
-//     instrumentations such as OpenLLMetry);
+// What a run is:
 //
-// an agent span that records none is read from the last model call below it. An agent
-// span whose messages carry no tool calls gets those of the execute_tool spans below it
-// (gen_ai.tool.name, gen_ai.tool.call.id, .arguments, .result; a failed tool span's error
-// as its result). Metadata keeps the trace and span ids, the operation, model, provider,
-// conversation id, token usage, latency (latency_ms, the span's duration), the finish
-// reason (which the pre-screen reads) and, for a span whose status is an error, the error
-// (its status message, else its exception event, else error.type): an agent that crashed
-// before it answered is a run with an empty output and the error, so the pre-screen and
-// the insights see the crash. The run's time is the span's end.
+//   - every agent span makes a run (gen_ai.operation.name invoke_agent, an OpenInference
+//     AGENT, a traceloop agent), nested ones included, from the model calls and tool
+//     calls below it down to the next agent span; its metadata names the span it ran
+//     under (parent_span_id);
+//   - where no agent span stands above or below it, a call span makes the run: the AI
+//     SDK's ai.generateText (streamText, generateObject, streamObject), an OpenInference
+//     CHAIN at the root of its trace, a traceloop workflow;
+//   - the model calls that none of those hold are joined into turns, one run per turn, for
+//     each root of the trace on its own (see the package documentation).
+//
+// A run's id is the trace and span id of the span that makes it, or of its first model
+// call for a joined turn ([RunID]). Its input is the conversation its first model call was
+// given, its output the answers up to the last model call's, its tool calls every call the
+// model asked for with the result of its tool span or of the tool message that answered
+// it. An agent span's own conversation (gen_ai.input.messages and gen_ai.output.messages)
+// comes first; a span's own input and output in another convention (input.value,
+// traceloop.entity.input, mastra.agent_run.input, ai.prompt ...) is used where its model
+// calls record none. Metadata keeps the trace and span ids, the operation, model,
+// provider, conversation id, token usage (the run span's own totals, else the sum over its
+// model calls), latency (latency_ms, the span's duration), the finish reason (which the
+// pre-screen reads) and, for a span whose status is an error, the error (its status
+// message, else its exception event, else error.type): an agent that crashed before it
+// answered is a run with an empty output and the error. The agent is gen_ai.agent.name,
+// else the convention's own name (traceloop.workflow.name or entity name,
+// ai.telemetry.functionId, an agent span's name), else Options.Agent, else the resource's
+// service.name. The run's time is the span's end.
 func OTelGenAI(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	var set spanSet
-	err := records(r, &o, func(n int, raw []byte) error {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-		if err != nil {
-			return o.report(n, fmt.Errorf("not OTLP JSON traces: %w", err))
-		}
-		set.add(td, n)
-		return nil
-	})
-	if err != nil {
+	var set Spans
+	if err := set.read(r, &o, ""); err != nil {
 		return err
 	}
+	if o.Logs != nil {
+		if err := set.read(o.Logs, &o, "logs: "); err != nil {
+			return err
+		}
+	}
+	if o.ignored != nil {
+		o.ignored(set.noContext)
+	}
 	set.link()
-	agentTraces := map[string]bool{}
-	var rest []*otelSpan // the spans of traces without an agent span
-	for _, sp := range set.spans {
-		if sp.op == OpInvokeAgent {
-			agentTraces[sp.span.TraceID().String()] = true
-		}
-	}
-	for _, sp := range set.spans {
-		if !agentTraces[sp.span.TraceID().String()] {
-			rest = append(rest, sp)
-		}
-	}
-	if len(agentTraces) == 0 && !hasModelCall(rest) {
-		return fmt.Errorf("no GenAI spans: no span has gen_ai.operation.name invoke_agent, chat, text_completion or generate_content")
+	if !set.hasGenAI() {
+		return errors.New("no GenAI spans: no span is an agent, a model call or a call of an agent framework " +
+			"(gen_ai.operation.name, openinference.span.kind, traceloop.span.kind, ai.generateText ...)")
 	}
 	if err := set.agentRuns(nil, &o, emit); err != nil {
 		return err
 	}
-	return modelCallRuns(rest, &o, emit)
+	return set.traceRuns(&o, emit)
 }
 
-// spanSet is the spans read so far, linked to their parents.
-type spanSet struct {
+// read adds the records of r: traces, and logs (a record with resourceLogs).
+func (set *Spans) read(r io.Reader, o *Options, what string) error {
+	return records(r, o, func(n int, raw []byte) error {
+		if bytes.Contains(raw, []byte(`"resourceLogs"`)) && !bytes.Contains(raw, []byte(`"resourceSpans"`)) {
+			ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
+			if err != nil {
+				return o.report(n, fmt.Errorf("%snot OTLP JSON logs: %w", what, err))
+			}
+			set.AddLogs(ld)
+			return nil
+		}
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+		if err != nil {
+			return o.report(n, fmt.Errorf("%snot OTLP JSON traces: %w", what, err))
+		}
+		set.add(td, n)
+		return nil
+	})
+}
+
+// Spans is spans and GenAI log records read so far, which the reader makes runs from:
+// agent spans' runs as they arrive ([Spans.AgentRuns]), the runs that need their whole
+// trace when it is complete ([Spans.TraceRuns]).
+type Spans struct {
 	spans []*otelSpan
 	byID  map[string]*otelSpan
+	// events are the log records joined to spans, by trace/span.
+	events map[string][]event
+	// noContext counts log records with no trace or span id, which join nothing.
+	noContext int
+	linked    bool
+}
+
+// AddTraces adds td's spans.
+func (set *Spans) AddTraces(td ptrace.Traces) { set.add(td, 0); set.linked = false }
+
+// AddLogs adds ld's log records, each to the span of its trace and span id; it returns how
+// many had no span context (they join nothing and are not kept).
+func (set *Spans) AddLogs(ld plog.Logs) int {
+	if set.events == nil {
+		set.events = map[string][]event{}
+	}
+	n := 0
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				if lr.TraceID().IsEmpty() || lr.SpanID().IsEmpty() {
+					n++
+					continue
+				}
+				k := lr.TraceID().String() + "/" + lr.SpanID().String()
+				set.events[k] = append(set.events[k], logEvent(lr))
+			}
+		}
+	}
+	set.noContext += n
+	return n
 }
 
 // add adds td's spans, read from record n.
-func (set *spanSet) add(td ptrace.Traces, n int) {
+func (set *Spans) add(td ptrace.Traces, n int) {
 	if set.byID == nil {
 		set.byID = map[string]*otelSpan{}
 	}
@@ -106,92 +157,276 @@ func (set *spanSet) add(td ptrace.Traces, n int) {
 			ss := sss.At(j).Spans()
 			for k := range ss.Len() {
 				sp := &otelSpan{span: ss.At(k), record: n, service: service}
-				sp.op = Operation(sp.span)
+				sp.role = SpanRole(sp.span)
+				sp.id = sp.key(sp.span.SpanID().String())
+				if set.byID[sp.id] != nil {
+					continue // sent twice
+				}
 				set.spans = append(set.spans, sp)
-				set.byID[sp.key(sp.span.SpanID().String())] = sp
+				set.byID[sp.id] = sp
 			}
 		}
 	}
 }
 
-// link points each span at its parent, when the set has it.
-func (set *spanSet) link() {
+// link points each span at its parent, when the set has it, and at the log records
+// joined to it.
+func (set *Spans) link() {
+	if set.linked {
+		return
+	}
+	set.linked = true
 	for _, sp := range set.spans {
+		sp.parent = nil
 		if p := sp.span.ParentSpanID(); !p.IsEmpty() {
 			sp.parent = set.byID[sp.key(p.String())]
 		}
+		if evs := set.events[sp.id]; len(evs) > 0 {
+			sort.SliceStable(evs, func(i, j int) bool { return evs[i].time < evs[j].time })
+			sp.logs = evs
+		}
 	}
 }
 
-// agentRuns makes a run of each agent span for which want is true (every one when want
-// is nil), with the tool and model call spans below it down to the next agent span.
-func (set *spanSet) agentRuns(want func(ptrace.Span) bool, o *Options, emit func(sdk.Run) error) error {
-	tools := map[*otelSpan][]sdk.ToolCall{}
-	calls := map[*otelSpan][]*otelSpan{} // agent span -> the model calls below it, in order
+func (set *Spans) hasGenAI() bool {
 	for _, sp := range set.spans {
-		if sp.op != "execute_tool" && !modelOps[sp.op] {
-			continue
-		}
-		if a := sp.agent(); a != nil {
-			if sp.op == "execute_tool" {
-				tools[a] = append(tools[a], toolCallOf(sp.span))
-			} else {
-				calls[a] = append(calls[a], sp)
-			}
-		}
-	}
-	for _, sp := range set.spans {
-		if sp.op != OpInvokeAgent || want != nil && !want(sp.span) {
-			continue
-		}
-		run, err := sp.run(tools[sp], calls[sp])
-		if err != nil {
-			if err := o.report(sp.record, fmt.Errorf("span %s (%s): %w", sp.span.SpanID(), sp.op, err)); err != nil {
-				return err
-			}
-			continue
-		}
-		if p := sp.span.ParentSpanID(); !p.IsEmpty() {
-			run.Metadata["parent_span_id"] = p.String()
-		}
-		if run.Agent == "" {
-			run.Agent = firstNonEmpty(o.Agent, sp.service)
-		}
-		if err := emit(run); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// agent is the nearest agent span above sp, or nil.
-func (sp *otelSpan) agent() *otelSpan {
-	for a := sp.parent; a != nil; a = a.parent {
-		if a.op == OpInvokeAgent {
-			return a
-		}
-	}
-	return nil
-}
-
-func hasModelCall(spans []*otelSpan) bool {
-	for _, sp := range spans {
-		if modelOps[sp.op] {
+		if sp.role == RoleModel || sp.role.makesRun() {
 			return true
 		}
 	}
 	return false
 }
 
-// addResults gives the calls the messages recorded without a result the result of the
-// execute_tool span with the same call id.
-func addResults(calls, tools []sdk.ToolCall) {
-	for i := range calls {
-		if calls[i].Result != "" || calls[i].ID == "" {
+// AgentRuns makes a run of each agent span for which want is true (every one when want
+// is nil), with the tool and model call spans below it down to the next agent span. What
+// a run holds depends only on its agent span and the spans below it, never on the spans
+// above, which may not have arrived. An agent span that cannot be made a run is reported
+// to o.OnError with its record (0 for spans added by AddTraces), or returned when OnError
+// is nil.
+func (set *Spans) AgentRuns(want func(ptrace.Span) bool, o Options, emit func(sdk.Run) error) error {
+	set.link()
+	return set.agentRuns(want, &o, emit)
+}
+
+func (set *Spans) agentRuns(want func(ptrace.Span) bool, o *Options, emit func(sdk.Run) error) error {
+	calls := map[*otelSpan][]*otelSpan{} // agent span -> the model calls below it
+	tools := map[*otelSpan][]*otelSpan{}
+	for _, sp := range set.spans {
+		if sp.role != RoleModel && sp.role != RoleTool {
 			continue
 		}
-		for _, t := range tools {
-			if t.ID == calls[i].ID {
+		if a := sp.above(RoleAgent); a != nil {
+			if sp.role == RoleTool {
+				tools[a] = append(tools[a], sp)
+			} else {
+				calls[a] = append(calls[a], sp)
+			}
+		}
+	}
+	for _, sp := range set.spans {
+		if sp.role != RoleAgent || want != nil && !want(sp.span) {
+			continue
+		}
+		if err := set.emitRun(sp, calls[sp], tools[sp], o, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TraceRuns makes the runs that need the whole trace, for spans that are all of their
+// traces: a call span's where no agent span stands above or below it (the AI SDK's
+// ai.generateText, an OpenInference CHAIN at the root, a traceloop workflow), and the
+// turns of the model calls that no agent or call span holds, joined for each root of a
+// trace on its own. A span that cannot make a run is reported to o.OnError (record 0 for
+// spans added by AddTraces), or returned when OnError is nil.
+func (set *Spans) TraceRuns(o Options, emit func(sdk.Run) error) error {
+	set.link()
+	return set.traceRuns(&o, emit)
+}
+
+func (set *Spans) traceRuns(o *Options, emit func(sdk.Run) error) error {
+	agentBelow := map[*otelSpan]bool{}
+	for _, sp := range set.spans {
+		if sp.role == RoleAgent {
+			for p := sp.parent; p != nil && !agentBelow[p]; p = p.parent {
+				agentBelow[p] = true
+			}
+		}
+	}
+	// The call spans that make runs: no agent above or below, none of them above.
+	caller := map[*otelSpan]bool{}
+	isCaller := func(sp *otelSpan) bool {
+		return (sp.role == RoleCall || sp.role == RoleChain && sp.span.ParentSpanID().IsEmpty()) &&
+			!agentBelow[sp] && sp.above(RoleAgent) == nil
+	}
+	for _, sp := range set.spans {
+		if !isCaller(sp) {
+			continue
+		}
+		outer := true
+		for p := sp.parent; p != nil; p = p.parent {
+			if isCaller(p) {
+				outer = false
+				break
+			}
+		}
+		caller[sp] = outer
+	}
+	calls := map[*otelSpan][]*otelSpan{}
+	tools := map[*otelSpan][]*otelSpan{}
+	// The model calls no run's span holds are joined per root: the spans below a root
+	// span on their own; the spans whose root is not known (their topmost span has a
+	// parent not read) and model calls that are roots themselves together, per trace.
+	type root struct{ calls, tools []*otelSpan }
+	roots := map[string]*root{}
+	var order []string
+	for _, sp := range set.spans {
+		if sp.role != RoleModel && sp.role != RoleTool || sp.above(RoleAgent) != nil {
+			continue
+		}
+		var c *otelSpan
+		for p := sp.parent; p != nil; p = p.parent {
+			if caller[p] {
+				c = p
+				break
+			}
+		}
+		switch {
+		case c != nil && sp.role == RoleTool:
+			tools[c] = append(tools[c], sp)
+		case c != nil:
+			calls[c] = append(calls[c], sp)
+		default:
+			t := sp.top()
+			top := t.id
+			if !t.span.ParentSpanID().IsEmpty() || t.role == RoleModel || t.role == RoleTool {
+				top = sp.span.TraceID().String() + "/?"
+			}
+			r := roots[top]
+			if r == nil {
+				r = &root{}
+				roots[top] = r
+				order = append(order, top)
+			}
+			if sp.role == RoleTool {
+				r.tools = append(r.tools, sp)
+			} else {
+				r.calls = append(r.calls, sp)
+			}
+		}
+	}
+	for _, sp := range set.spans {
+		if caller[sp] {
+			if err := set.emitRun(sp, calls[sp], tools[sp], o, emit); err != nil {
+				return err
+			}
+		}
+	}
+	for _, top := range order {
+		r := roots[top]
+		if err := joinedRuns(r.calls, r.tools, o, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitRun makes sp's run, from the model and tool calls given, and emits it; a span whose
+// run cannot be made is reported.
+func (set *Spans) emitRun(sp *otelSpan, calls, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
+	run, err := sp.run(calls, tools, o)
+	if err != nil {
+		return o.report(sp.record, fmt.Errorf("span %s (%s, %s): %w", sp.span.SpanID(), sp.span.Name(), sp.role, err))
+	}
+	if p := sp.span.ParentSpanID(); !p.IsEmpty() {
+		run.Metadata["parent_span_id"] = p.String()
+	}
+	return emit(run)
+}
+
+// above is the nearest span of role above sp, or nil.
+func (sp *otelSpan) above(role Role) *otelSpan {
+	for a := sp.parent; a != nil; a = a.parent {
+		if a.role == role {
+			return a
+		}
+	}
+	return nil
+}
+
+// top is the topmost span known above sp (sp itself at a root), within a bound: a cycle
+// of parent links ends it.
+func (sp *otelSpan) top() *otelSpan {
+	t := sp
+	for i := 0; t.parent != nil && i < 10000; i++ {
+		t = t.parent
+	}
+	return t
+}
+
+// byStart sorts spans by start time, then as they came.
+func byStart(spans []*otelSpan) []*otelSpan {
+	out := append([]*otelSpan(nil), spans...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].span.StartTimestamp() < out[j].span.StartTimestamp() })
+	return out
+}
+
+// joinedRuns makes runs from model call spans, joining the rounds of a turn; the tool
+// spans beside them give results to the calls that have none.
+func joinedRuns(spans, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	calls := byStart(spans)
+	toolCalls := toolCallsOf(tools)
+	agent := firstNonEmpty(o.Agent, calls[0].service)
+	opts := Options{Agent: agent, OnError: o.OnError}
+	j := newJoiner(&opts, func(r sdk.Run) error {
+		addResults(r.ToolCalls, toolCalls)
+		return emit(r)
+	})
+	for _, sp := range calls {
+		ex, err := sp.exchange()
+		if err != nil {
+			if err := o.report(sp.record, fmt.Errorf("span %s (%s, %s): %w", sp.span.SpanID(), sp.span.Name(), sp.role, err)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := j.add(ex); err != nil {
+			return err
+		}
+	}
+	return j.finish()
+}
+
+// addResults gives the calls recorded without a result the result of the tool span with
+// the same call id, else of the first tool span of the same name not yet used (tool spans
+// without a call id: OpenInference's, traceloop's).
+func addResults(calls, tools []sdk.ToolCall) {
+	used := make([]bool, len(tools))
+	for i := range calls {
+		if calls[i].ID == "" {
+			continue
+		}
+		for k, t := range tools {
+			if !used[k] && t.ID == calls[i].ID {
+				used[k] = true
+				if calls[i].Result == "" {
+					calls[i].Result = t.Result
+				}
+				break
+			}
+		}
+	}
+	for i := range calls {
+		if calls[i].Result != "" {
+			continue
+		}
+		for k, t := range tools {
+			if !used[k] && t.ID == "" && t.Name == calls[i].Name {
+				used[k] = true
 				calls[i].Result = t.Result
 				break
 			}
@@ -199,56 +434,14 @@ func addResults(calls, tools []sdk.ToolCall) {
 	}
 }
 
-// modelOps are the operations of model call spans.
-var modelOps = map[string]bool{"chat": true, "text_completion": true, "generate_content": true}
-
-// modelCallRuns makes runs from model call spans, joining the rounds of a turn.
-func modelCallRuns(spans []*otelSpan, o *Options, emit func(sdk.Run) error) error {
-	var calls []*otelSpan
-	for _, sp := range spans {
-		if modelOps[sp.op] {
-			calls = append(calls, sp)
-		}
-	}
-	sort.SliceStable(calls, func(i, j int) bool { return calls[i].span.StartTimestamp() < calls[j].span.StartTimestamp() })
-	// One joiner per trace: rounds of one turn share it.
-	joiners := map[string]*joiner{}
-	var order []string
-	for _, sp := range calls {
-		ex, err := sp.exchange()
-		if err != nil {
-			if err := o.report(sp.record, fmt.Errorf("span %s (%s): %w", sp.span.SpanID(), sp.op, err)); err != nil {
-				return err
-			}
-			continue
-		}
-		tid := sp.span.TraceID().String()
-		j := joiners[tid]
-		if j == nil {
-			agent := firstNonEmpty(o.Agent, sp.service)
-			opts := Options{Agent: agent, OnError: o.OnError}
-			j = newJoiner(&opts, emit)
-			joiners[tid] = j
-			order = append(order, tid)
-		}
-		if err := j.add(ex); err != nil {
-			return err
-		}
-	}
-	for _, tid := range order {
-		if err := joiners[tid].finish(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 type otelSpan struct {
 	span    ptrace.Span
+	id      string // trace/span
 	record  int
 	service string
-	op      string
+	role    Role
 	parent  *otelSpan
+	logs    []event // the log records joined to it
 }
 
 func (sp *otelSpan) key(spanID string) string { return sp.span.TraceID().String() + "/" + spanID }
@@ -271,29 +464,25 @@ func errorOf(span ptrace.Span) string {
 
 // exchange reads a model call span as one round.
 func (sp *otelSpan) exchange() (*exchange, error) {
-	attrs := sp.span.Attributes()
-	input, output, finish, err := messagesOf(sp.span)
-	if err != nil {
-		return nil, err
-	}
-	ex := &exchange{record: sp.record, id: sp.span.SpanID().String(), agent: str(attrs, "gen_ai.agent.name")}
-	ex.sent = input
+	m := sp.messages()
+	ex := &exchange{record: sp.record, id: RunID(sp.span), agent: str(sp.span.Attributes(), "gen_ai.agent.name")}
+	ex.sent = m.input
 	ex.errMsg = errorOf(sp.span)
-	if output == nil && ex.errMsg == "" {
+	if m.output == nil && ex.errMsg == "" {
 		return nil, errNoOutput
 	}
-	if output != nil {
+	if m.output != nil {
 		reply := sdk.Turn{Role: "assistant"}
-		for _, t := range output {
+		for _, t := range m.output {
 			if t.Role == "assistant" {
 				reply.Content = joinText(reply.Content, t.Content)
 				reply.ToolCalls = append(reply.ToolCalls, t.ToolCalls...)
 			}
 		}
 		ex.reply = &reply
-		ex.more = len(reply.ToolCalls) > 0 && finish != "length"
+		ex.more = len(reply.ToolCalls) > 0 && m.finish != "length"
 	}
-	sp.fill(ex, finish)
+	sp.fill(ex, m.finish)
 	return ex, nil
 }
 
@@ -301,23 +490,9 @@ func (sp *otelSpan) exchange() (*exchange, error) {
 // and the ids and attributes kept in metadata.
 func (sp *otelSpan) fill(ex *exchange, finish string) {
 	attrs := sp.span.Attributes()
-	ex.model = firstNonEmpty(str(attrs, "gen_ai.response.model"), str(attrs, "gen_ai.request.model"))
-	if v, ok := attrs.Get("gen_ai.response.finish_reason"); ok && finish == "" { // before v1.26
-		finish = v.AsString()
-	}
-	if v, ok := attrs.Get("gen_ai.response.finish_reasons"); ok {
-		if v.Type() == pcommon.ValueTypeSlice && v.Slice().Len() > 0 {
-			finish = v.Slice().At(0).AsString()
-		} else if v.Type() == pcommon.ValueTypeStr {
-			finish = v.Str()
-		}
-	}
-	ex.finish = finish
-	in, okIn := numberAttr(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-	out, okOut := numberAttr(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
-	if okIn || okOut {
-		ex.inTokens, ex.outTokens, ex.hasUsage = in, out, true
-	}
+	ex.model = modelOf(attrs)
+	ex.finish = firstNonEmpty(finishOf(attrs), finish)
+	ex.inTokens, ex.outTokens, ex.hasUsage = usageOf(attrs)
 	if start, end := sp.span.StartTimestamp(), sp.span.EndTimestamp(); start != 0 && end >= start {
 		ex.latencyMS, ex.hasLatency = float64(end-start)/1e6, true
 	}
@@ -325,40 +500,70 @@ func (sp *otelSpan) fill(ex *exchange, finish string) {
 		t := end.AsTime().UTC()
 		ex.when = &t
 	}
+	op := str(attrs, "gen_ai.operation.name")
+	if op == "" {
+		op = firstNonEmpty(str(attrs, "ai.operationId"), strings.ToLower(str(attrs, "openinference.span.kind")),
+			str(attrs, "traceloop.span.kind"), sp.role.String())
+	}
 	ex.meta = map[string]any{
 		"trace_id":  sp.span.TraceID().String(),
 		"span_id":   sp.span.SpanID().String(),
-		"operation": sp.op,
+		"operation": op,
 	}
 	ex.facts = map[string]string{
-		"provider":        firstNonEmpty(str(attrs, "gen_ai.provider.name"), str(attrs, "gen_ai.system")),
-		"conversation_id": str(attrs, "gen_ai.conversation.id"),
+		"provider": firstNonEmpty(str(attrs, "gen_ai.provider.name"), str(attrs, "gen_ai.system"), str(attrs, "llm.provider"),
+			str(attrs, "llm.system"), str(attrs, "ai.model.provider")),
+		"conversation_id": firstNonEmpty(str(attrs, "gen_ai.conversation.id"), str(attrs, "session.id")),
 	}
 }
 
-var errNoOutput = errors.New("no output recorded (no gen_ai.output.messages, gen_ai.choice events nor gen_ai.completion.* attributes): " +
-	"recording message content is opt-in in most instrumentations (for OpenTelemetry's Python ones, set " +
-	"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)")
+var errNoOutput = errors.New("no output recorded (no gen_ai.output.messages, gen_ai.choice events or log records, " +
+	"llm.output_messages, ai.response.text nor gen_ai.completion.* attributes): recording message content is opt-in in most " +
+	"instrumentations (for OpenTelemetry's, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)")
 
-// run reads an agent span as one run, with the tool calls of the execute_tool spans below
-// it and, when it records no messages itself, the last model call below it.
-func (sp *otelSpan) run(tools []sdk.ToolCall, calls []*otelSpan) (sdk.Run, error) {
-	input, output, finish, err := messagesOf(sp.span)
-	if err != nil {
-		return sdk.Run{}, err
+// run reads a run's span as one run, with the model calls and tool calls below it.
+func (sp *otelSpan) run(calls, tools []*otelSpan, o *Options) (sdk.Run, error) {
+	own := sp.messages()
+	input, output, finish := own.input, own.output, own.finish
+	var exs []*exchange
+	for _, c := range byStart(calls) {
+		if ex, err := c.exchange(); err == nil {
+			exs = append(exs, ex)
+		}
 	}
-	if output == nil && len(calls) > 0 {
-		last := calls[0]
-		for _, c := range calls[1:] {
-			if c.span.EndTimestamp() >= last.span.EndTimestamp() {
-				last = c
+	if output == nil {
+		var turns []*pendingTurn
+		j := newJoiner(&Options{}, nil)
+		j.onTurn = func(t *pendingTurn) error { turns = append(turns, t); return nil }
+		pos := map[*exchange]int{}
+		for i, ex := range exs {
+			pos[ex] = i
+			_ = j.add(ex) // onTurn never fails
+		}
+		_ = j.finish()
+		sort.SliceStable(turns, func(a, b int) bool { return pos[turns[a].first] < pos[turns[b].first] })
+		for i, t := range turns {
+			if input == nil || len(t.input) > 0 && !hasUser(input) {
+				if len(t.input) > 0 {
+					input = t.input
+				}
+			}
+			for k, turn := range t.output {
+				last := i == len(turns)-1 && k == len(t.output)-1
+				if turn.Role == "assistant" && turn.Content == "" && len(turn.ToolCalls) == 0 && !last {
+					continue // an empty round on the way (a framework's step that only ran a tool)
+				}
+				output = append(output, turn)
 			}
 		}
-		var sent, reply []sdk.Turn
-		if sent, reply, finish, err = messagesOf(last.span); err == nil && reply != nil {
-			var prior []sdk.Turn
-			input, prior = splitOutput(sent)
-			output = append(prior, reply...)
+		if len(exs) > 0 && finish == "" {
+			finish = exs[len(exs)-1].finish
+		}
+		if !hasUser(input) {
+			input = mergeInput(input, own.ownInput)
+		}
+		if output == nil {
+			output = own.ownOutput
 		}
 	}
 	errMsg := errorOf(sp.span)
@@ -367,420 +572,79 @@ func (sp *otelSpan) run(tools []sdk.ToolCall, calls []*otelSpan) (sdk.Run, error
 	}
 	ex := &exchange{record: sp.record, errMsg: errMsg}
 	sp.fill(ex, finish)
-	t := &pendingTurn{first: ex, last: ex, rounds: 1}
-	t.input = input
-	t.output = output
+	if ex.model == "" && len(exs) > 0 {
+		ex.model = exs[len(exs)-1].model
+	}
+	t := &pendingTurn{first: ex, last: ex, rounds: 1, input: input, output: output}
 	t.inTok, t.outTok, t.usage = ex.inTokens, ex.outTokens, ex.hasUsage
+	if !t.usage {
+		for _, c := range exs {
+			if c.hasUsage {
+				t.inTok, t.outTok, t.usage = t.inTok+c.inTokens, t.outTok+c.outTokens, true
+			}
+		}
+	}
 	t.lat, t.hasLat = ex.latencyMS, ex.hasLatency
 	run, err := t.run("")
 	if err != nil {
 		return sdk.Run{}, err
 	}
+	tcs := toolCallsOf(tools)
 	if len(run.ToolCalls) == 0 {
-		run.ToolCalls = tools
+		run.ToolCalls = tcs
 	} else {
-		addResults(run.ToolCalls, tools)
+		addResults(run.ToolCalls, tcs)
 	}
 	run.ID = RunID(sp.span)
-	run.Agent = str(sp.span.Attributes(), "gen_ai.agent.name")
-	if run.Agent == "" {
-		name := sp.span.Name()
-		if rest, ok := strings.CutPrefix(name, "invoke_agent "); ok {
-			run.Agent = rest
-		}
-	}
+	run.Agent = firstNonEmpty(sp.agentName(), o.Agent, sp.service)
 	return run, nil
 }
 
-// semMessage is a message of gen_ai.input.messages or gen_ai.output.messages.
-type semMessage struct {
-	Role         string    `json:"role"`
-	Name         string    `json:"name"`
-	Parts        []semPart `json:"parts"`
-	FinishReason string    `json:"finish_reason"`
-}
-
-// semPart is one typed part: text, tool_call, tool_call_response, or one not kept (blob,
-// file_data, reasoning ...).
-type semPart struct {
-	Type      string          `json:"type"`
-	Content   json.RawMessage `json:"content"`
-	ID        json.RawMessage `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Response  json.RawMessage `json:"response"`
-}
-
-// messagesOf reads a span's conversation and output, from the current conventions, span
-// events or the indexed attributes. output is nil when the span recorded none.
-func messagesOf(span ptrace.Span) (input, output []sdk.Turn, finish string, err error) {
-	attrs := span.Attributes()
-	var sys []semPart
-	if err := attrJSON(attrs, "gen_ai.system_instructions", &sys); err != nil {
-		return nil, nil, "", err
+// agentName is the agent a run's span names: gen_ai.agent.name, else the convention's
+// own name.
+func (sp *otelSpan) agentName() string {
+	attrs := sp.span.Attributes()
+	if n := firstNonEmpty(str(attrs, "gen_ai.agent.name"), str(attrs, "traceloop.workflow.name"),
+		str(attrs, "traceloop.entity.name"), str(attrs, "ai.telemetry.functionId")); n != "" {
+		return n
 	}
-	if text := partsText(sys); text != "" {
-		input = append(input, sdk.Turn{Role: "system", Content: text})
+	name := sp.span.Name()
+	if rest, ok := strings.CutPrefix(name, "invoke_agent "); ok {
+		return rest
 	}
-	var in, out []semMessage
-	if err := attrJSON(attrs, "gen_ai.input.messages", &in); err != nil {
-		return nil, nil, "", err
-	}
-	if err := attrJSON(attrs, "gen_ai.output.messages", &out); err != nil {
-		return nil, nil, "", err
-	}
-	if _, ok := attrs.Get("gen_ai.output.messages"); ok {
-		for _, m := range in {
-			input = append(input, turnsOfSem(m)...)
-		}
-		output = []sdk.Turn{}
-		for _, m := range out {
-			output = append(output, turnsOfSem(m)...)
-			if finish == "" {
-				finish = m.FinishReason
-			}
-		}
-		return input, output, finish, nil
-	}
-	if in, out, finish, ok := eventMessages(span.Events()); ok {
-		return append(input, in...), out, finish, nil
-	}
-	prompt, completion, finish := indexed(attrs)
-	if completion == nil {
-		return nil, nil, "", nil
-	}
-	return append(input, prompt...), completion, finish, nil
-}
-
-// eventRoles are the message events of the conventions before v1.37, by the role they
-// carry.
-var eventRoles = map[string]string{
-	"gen_ai.system.message":    "system",
-	"gen_ai.user.message":      "user",
-	"gen_ai.assistant.message": "assistant",
-	"gen_ai.tool.message":      "tool",
-}
-
-// eventMessages reads messages recorded as span events: the message events and
-// gen_ai.choice (the output), or gen_ai.content.prompt and gen_ai.content.completion.
-// ok is false when the span has no choice or completion event.
-func eventMessages(evs ptrace.SpanEventSlice) (input, output []sdk.Turn, finish string, ok bool) {
-	for i := range evs.Len() {
-		e := evs.At(i)
-		name := e.Name()
-		switch {
-		case eventRoles[name] != "":
-			body := eventBody(e.Attributes())
-			input = append(input, bodyTurn(body, eventRoles[name]))
-		case name == "gen_ai.choice":
-			body := eventBody(e.Attributes())
-			msg := body
-			if m, isMap := decodeJSONValue(body["message"]).(map[string]any); isMap {
-				msg = m
-			}
-			output = append(output, bodyTurn(msg, "assistant"))
-			if f, _ := body["finish_reason"].(string); finish == "" {
-				finish = f
-			}
-			ok = true
-		case name == "gen_ai.content.prompt":
-			input = append(input, messagesValue(e.Attributes(), "gen_ai.prompt", "user")...)
-		case name == "gen_ai.content.completion":
-			output = append(output, messagesValue(e.Attributes(), "gen_ai.completion", "assistant")...)
-			ok = true
-		}
-	}
-	return input, output, finish, ok
-}
-
-// eventBody is an event's body: its attributes, with the fields of a JSON object in
-// gen_ai.event.content laid over them.
-func eventBody(attrs pcommon.Map) map[string]any {
-	body := attrs.AsRaw()
-	if c, isMap := decodeJSONValue(body["gen_ai.event.content"]).(map[string]any); isMap {
-		for k, v := range c {
-			body[k] = v
-		}
-	}
-	return body
-}
-
-// bodyTurn reads a message body ({role, content, tool_calls, id}) as a turn.
-func bodyTurn(body map[string]any, role string) sdk.Turn {
-	content, isText := body["content"].(string) // a tool's JSON result stays as written
-	if !isText {
-		content = textOf(body["content"])
-	}
-	t := sdk.Turn{Role: role, Content: content}
-	if r, _ := body["role"].(string); r != "" && role == "assistant" {
-		t.Role = r
-	}
-	if id, _ := body["id"].(string); role == "tool" {
-		t.ToolCallID = id
-	}
-	if calls := decodeJSONValue(body["tool_calls"]); calls != nil {
-		var tcs []sdk.ToolCall
-		if json.Unmarshal(mustJSON(calls), &tcs) == nil {
-			t.ToolCalls = tcs
-		}
-	}
-	return t
-}
-
-// messagesValue reads an attribute that holds messages in OpenAI's shape (JSON text or a
-// structured value), or plain text as one message of role.
-func messagesValue(attrs pcommon.Map, key, role string) []sdk.Turn {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return nil
-	}
-	raw := decodeJSONValue(v.AsRaw())
-	var turns []sdk.Turn
-	if json.Unmarshal(mustJSON(raw), &turns) == nil {
-		return turns
-	}
-	if s := textOf(raw); s != "" {
-		return []sdk.Turn{{Role: role, Content: s}}
-	}
-	return nil
-}
-
-// decodeJSONValue reads a string that holds a JSON object or array as that value; any
-// other value is returned as it is.
-func decodeJSONValue(v any) any {
-	s, ok := v.(string)
-	if !ok {
-		return v
-	}
-	t := strings.TrimSpace(s)
-	if t == "" || t[0] != '{' && t[0] != '[' {
-		return v
-	}
-	var out any
-	if json.Unmarshal([]byte(t), &out) != nil {
-		return v
-	}
-	return out
-}
-
-// turnsOfSem maps a message of typed parts to turns: its text and tool calls, and one tool
-// turn per tool call response.
-func turnsOfSem(m semMessage) []sdk.Turn {
-	t := sdk.Turn{Role: m.Role, Name: m.Name}
-	var text []string
-	var out []sdk.Turn
-	for _, p := range m.Parts {
-		switch p.Type {
-		case "text":
-			if s := rawText(p.Content); s != "" {
-				text = append(text, s)
-			}
-		case "tool_call":
-			t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{ID: rawText(p.ID), Name: p.Name, Arguments: rawText(p.Arguments)})
-		case "tool_call_response":
-			out = append(out, sdk.Turn{Role: "tool", ToolCallID: rawText(p.ID), Content: rawText(p.Response)})
-		}
-	}
-	t.Content = strings.Join(text, "\n")
-	if t.Content != "" || len(t.ToolCalls) > 0 || len(out) == 0 {
-		out = append([]sdk.Turn{t}, out...)
-	}
-	return out
-}
-
-func partsText(parts []semPart) string {
-	var text []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			if s := rawText(p.Content); s != "" {
-				text = append(text, s)
-			}
-		}
-	}
-	return strings.Join(text, "\n")
-}
-
-// indexed reads gen_ai.prompt.N.{role,content} and gen_ai.completion.N.{role,content,
-// finish_reason,tool_calls.M.{id,name,arguments}}.
-func indexed(attrs pcommon.Map) (prompt, completion []sdk.Turn, finish string) {
-	type slot struct {
-		turn  sdk.Turn
-		calls map[int]*sdk.ToolCall
-	}
-	read := func(prefix string) (map[int]*slot, string) {
-		slots := map[int]*slot{}
-		finish := ""
-		attrs.Range(func(k string, v pcommon.Value) bool {
-			rest, ok := strings.CutPrefix(k, prefix)
-			if !ok {
-				return true
-			}
-			idx, field, ok := strings.Cut(rest, ".")
-			n, err := strconv.Atoi(idx)
-			if !ok || err != nil {
-				return true
-			}
-			s := slots[n]
-			if s == nil {
-				s = &slot{calls: map[int]*sdk.ToolCall{}}
-				slots[n] = s
-			}
-			switch field {
-			case "role":
-				s.turn.Role = v.AsString()
-			case "content":
-				s.turn.Content = v.AsString()
-			case "finish_reason":
-				if n == 0 {
-					finish = v.AsString()
-				}
-			default:
-				c, f, ok := strings.Cut(strings.TrimPrefix(field, "tool_calls."), ".")
-				m, err := strconv.Atoi(c)
-				if !strings.HasPrefix(field, "tool_calls.") || !ok || err != nil {
-					return true
-				}
-				call := s.calls[m]
-				if call == nil {
-					call = &sdk.ToolCall{}
-					s.calls[m] = call
-				}
-				switch f {
-				case "id":
-					call.ID = v.AsString()
-				case "name":
-					call.Name = v.AsString()
-				case "arguments":
-					call.Arguments = v.AsString()
-				}
-			}
-			return true
-		})
-		return slots, finish
-	}
-	ordered := func(slots map[int]*slot) []sdk.Turn {
-		idx := make([]int, 0, len(slots))
-		for n := range slots {
-			idx = append(idx, n)
-		}
-		sort.Ints(idx)
-		out := make([]sdk.Turn, 0, len(idx))
-		for _, n := range idx {
-			s := slots[n]
-			calls := make([]int, 0, len(s.calls))
-			for m := range s.calls {
-				calls = append(calls, m)
-			}
-			sort.Ints(calls)
-			for _, m := range calls {
-				s.turn.ToolCalls = append(s.turn.ToolCalls, *s.calls[m])
-			}
-			out = append(out, s.turn)
-		}
-		return out
-	}
-	p, _ := read("gen_ai.prompt.")
-	c, finish := read("gen_ai.completion.")
-	if len(c) == 0 {
-		return ordered(p), nil, ""
-	}
-	completion = ordered(c)
-	for i := range completion {
-		if completion[i].Role == "" {
-			completion[i].Role = "assistant"
-		}
-	}
-	return ordered(p), completion, finish
-}
-
-// toolCallOf reads an execute_tool span as a call; a span that failed without a result
-// has its error as the result, {"error": ...}, which the scorers read as a failed call.
-func toolCallOf(sp ptrace.Span) sdk.ToolCall {
-	a := sp.Attributes()
-	c := sdk.ToolCall{
-		ID:        str(a, "gen_ai.tool.call.id"),
-		Name:      firstNonEmpty(str(a, "gen_ai.tool.name"), strings.TrimPrefix(sp.Name(), "execute_tool ")),
-		Arguments: valueJSONText(a, "gen_ai.tool.call.arguments"),
-		Result:    valueJSONText(a, "gen_ai.tool.call.result"),
-	}
-	if e := errorOf(sp); e != "" && c.Result == "" {
-		c.Result = jsonText(map[string]string{"error": e})
-	}
-	return c
-}
-
-// numberAttr returns the first of keys that holds a number.
-func numberAttr(m pcommon.Map, keys ...string) (float64, bool) {
-	for _, k := range keys {
-		if v, ok := m.Get(k); ok && (v.Type() == pcommon.ValueTypeInt || v.Type() == pcommon.ValueTypeDouble) {
-			return number(v), true
-		}
-	}
-	return 0, false
-}
-
-// str returns an attribute as a string, or "".
-func str(m pcommon.Map, k string) string {
-	if v, ok := m.Get(k); ok {
-		return v.AsString()
+	if sp.role == RoleAgent && str(attrs, "gen_ai.operation.name") == "" {
+		return strings.TrimSuffix(name, ".agent") // an OpenInference AGENT is named after its agent
 	}
 	return ""
 }
 
-// valueJSONText returns a string attribute as it is and any other as its JSON text.
-func valueJSONText(m pcommon.Map, k string) string {
-	v, ok := m.Get(k)
-	if !ok {
-		return ""
-	}
-	if v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	b, err := json.Marshal(v.AsRaw())
-	if err != nil {
-		return v.AsString()
-	}
-	return string(b)
-}
-
-// attrJSON decodes an attribute that holds JSON: a string of JSON, as the conventions
-// record it where attributes cannot be structured, or a structured value.
-func attrJSON(m pcommon.Map, k string, dst any) error {
-	v, ok := m.Get(k)
-	if !ok {
-		return nil
-	}
-	var raw []byte
-	if v.Type() == pcommon.ValueTypeStr {
-		raw = []byte(v.Str())
-	} else {
-		var err error
-		if raw, err = json.Marshal(v.AsRaw()); err != nil {
-			return fmt.Errorf("%s: %w", k, err)
+// hasUser reports whether turns hold a user turn.
+func hasUser(turns []sdk.Turn) bool {
+	for _, t := range turns {
+		if t.Role == "user" {
+			return true
 		}
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Errorf("%s: not the convention's JSON: %w", k, err)
-	}
-	return nil
+	return false
 }
 
-// rawText returns a JSON string's value, any other JSON value as its text, null as "".
-func rawText(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
-		return ""
+// mergeInput lays a span's own input (its system instructions, its user message) under
+// what the model calls gave: the calls' turns first, then those of the span's own roles
+// they lack.
+func mergeInput(calls, own []sdk.Turn) []sdk.Turn {
+	if len(calls) == 0 {
+		return own
 	}
-	var v string
-	if json.Unmarshal(raw, &v) == nil {
-		return v
+	has := map[string]bool{}
+	for _, t := range calls {
+		has[t.Role] = true
 	}
-	return s
-}
-
-func number(v pcommon.Value) float64 {
-	if v.Type() == pcommon.ValueTypeInt {
-		return float64(v.Int())
+	out := append([]sdk.Turn(nil), calls...)
+	for _, t := range own {
+		if !has[t.Role] {
+			out = append(out, t)
+		}
 	}
-	return v.Double()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Role == "system" && out[j].Role != "system" })
+	return out
 }

@@ -64,6 +64,8 @@ type joiner struct {
 	open   map[string]*pendingTurn // by key
 	byResp map[string]*pendingTurn // by the last round's response id
 	order  []*pendingTurn          // open turns, oldest first
+	// onTurn, when set, takes each turn instead of emit (a run's span gathers its turns).
+	onTurn func(*pendingTurn) error
 }
 
 func newJoiner(o *Options, emit func(sdk.Run) error) *joiner {
@@ -168,6 +170,9 @@ func (j *joiner) finish() error {
 }
 
 func (j *joiner) emitTurn(t *pendingTurn) error {
+	if j.onTurn != nil {
+		return j.onTurn(t)
+	}
 	run, err := t.run(j.o.Agent)
 	if err != nil {
 		return j.o.report(t.first.record, err)

@@ -14,7 +14,7 @@ import (
 )
 
 func (e *env) convertCommand() *cobra.Command {
-	var from, agent, out string
+	var from, agent, out, logs string
 	cmd := &cobra.Command{
 		Use:   "convert --from FORMAT [flags] FILE|-",
 		Short: "Turn agent logs (OpenAI, Anthropic, OpenTelemetry GenAI spans) into JSONL runs",
@@ -27,8 +27,11 @@ func (e *env) convertCommand() *cobra.Command {
   anthropic-messages  Anthropic Messages API logs: {"request": {...}, "response": {...}}.
   otel-genai          OpenTelemetry traces in OTLP JSON (the Collector's file exporter)
                       whose spans follow the GenAI semantic conventions, as attributes or
-                      span events: one run per agent span (invoke_agent), or per turn of
-                      model calls when there is no agent span.
+                      span events, and of OpenInference, OpenLLMetry, the AI SDK and
+                      Mastra: one run per agent span, else per call span of an agent
+                      framework (ai.generateText, a root CHAIN, a workflow), else per
+                      turn of model calls. --logs FILE reads an OTLP JSON logs export
+                      beside it: the GenAI events instrumentations record as log records.
 
 Records are JSON Lines, JSON documents or one array. One agent turn is one run: the model
 calls of a turn (tool-call rounds and the final answer, linked by the conversation they
@@ -40,6 +43,7 @@ cut off mid-write) is reported on stderr with its number and reason and skipped,
 are converted, and a summary counts both; the exit status is then 2.`,
 		Example: `  scorekit convert --from openai-chat chat-logs.jsonl > runs.jsonl
   scorekit convert --from otel-genai --out runs.jsonl traces.json
+  scorekit convert --from otel-genai --logs logs.jsonl traces.jsonl
   scorekit convert --from otel-genai traces.json | scorekit score -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
@@ -63,6 +67,17 @@ are converted, and a summary counts both; the exit status is then 2.`,
 			opts := ingest.Options{Agent: agent, OnError: func(n int, err error) {
 				fmt.Fprintf(e.stderr, "%s: record %d: %v\n", inName, n, err)
 			}}
+			if logs != "" {
+				if from != ingest.FormatOTelGenAI {
+					return fmt.Errorf("convert: --logs reads OTLP log records, which only --from %s joins to spans", ingest.FormatOTelGenAI)
+				}
+				lf, _, _, err := e.openInput(logs)
+				if err != nil {
+					return err
+				}
+				defer lf.Close()
+				opts.Logs = lf
+			}
 			var buf []byte
 			sum, err := ingest.Convert(from, in, opts, func(r sdk.Run) error {
 				b, err := json.Marshal(r)
@@ -80,6 +95,9 @@ are converted, and a summary counts both; the exit status is then 2.`,
 				return fmt.Errorf("%w: convert %s: %v", errBadInput, inName, err)
 			}
 			fmt.Fprintf(e.stderr, "%s: %d records read, %d runs written, %d skipped\n", inName, sum.Records, sum.Runs, sum.Skipped)
+			if sum.Ignored > 0 {
+				fmt.Fprintf(e.stderr, "%s: %d log record(s) ignored: no trace or span id, so no span to join\n", inName, sum.Ignored)
+			}
 			if sum.Skipped > 0 {
 				return fmt.Errorf("%w: %d record(s) or span(s) of %s could not be converted (see above); the %d run(s) of the others are written", errBadInput, sum.Skipped, inName, sum.Runs)
 			}
@@ -90,5 +108,6 @@ are converted, and a summary counts both; the exit status is then 2.`,
 	f.StringVar(&from, "from", "", "the logs' format: "+strings.Join(ingest.Formats, ", "))
 	f.StringVar(&agent, "agent", "", "agent name for runs whose logs do not name one")
 	f.StringVarP(&out, "out", "o", "", "write the runs to FILE instead of stdout")
+	f.StringVar(&logs, "logs", "", "an OTLP JSON logs export to read beside the traces (--from otel-genai): GenAI events recorded as log records")
 	return cmd
 }

@@ -27,14 +27,35 @@ func TestConvertThenScore(t *testing.T) {
 	// One span stopped at its token limit (finish_reason length): the pre-screen reads that
 	// from the metadata the conversion kept. The other asked for a tool call whose next
 	// round the trace lacks: a run judged on its call, which passes.
-	if r := byID["2222222222222222"]; r["passed"] != false {
+	if r := byID["4bf92f3577b34da6a3ce929d0e0e4736-2222222222222222"]; r["passed"] != false {
 		t.Errorf("a cut-off answer passed: %v", r)
 	}
-	if r := byID["1111111111111111"]; r["passed"] != true {
+	if r := byID["4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111"]; r["passed"] != true {
 		t.Errorf("a tool-call round failed: %v", r)
 	}
 	if !strings.Contains(r.stderr, "1 records read, 2 runs written, 0 skipped") {
 		t.Errorf("stderr %q, want the summary", r.stderr)
+	}
+}
+
+// TestConvertJoinsLogRecords: the OpenTelemetry OpenAI instrumentation records message
+// content only as log records; with the logs export beside the traces (--logs), its three
+// turns are runs, with the question and its answer; without it, its spans are reported as
+// having recorded no output, each named.
+func TestConvertJoinsLogRecords(t *testing.T) {
+	const dir = "../../ingest/testdata/otel-libs/otel-openai/"
+	r := runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", "--logs", dir+"logs.jsonl", dir+"traces.jsonl")
+	if r.code != ExitOK || strings.Count(r.stdout, "\n") != 3 || !strings.Contains(r.stdout, `"input":"What is the capital of France?"`) ||
+		!strings.Contains(r.stdout, `"output":"Paris."`) {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, "", "convert", "--from", "otel-genai", dir+"traces.jsonl")
+	if r.code != ExitBadInput || !strings.Contains(r.stderr, "no output recorded") || !strings.Contains(r.stderr, "0 runs written, 5 skipped") {
+		t.Errorf("without the logs: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r = runCLIWith(t, builtinRegistry, "", "convert", "--from", "openai-chat", "--logs", dir+"logs.jsonl", dir+"traces.jsonl")
+	if r.code == ExitOK || !strings.Contains(r.stderr, "--logs") {
+		t.Errorf("--logs with another format: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 }
 

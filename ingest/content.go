@@ -1,0 +1,952 @@
+package ingest
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// spanMessages is what a span records of its conversation.
+type spanMessages struct {
+	// input and output are the conversation and answer in a model call's conventions;
+	// output is nil when the span recorded none.
+	input, output []sdk.Turn
+	finish        string
+	// ownInput and ownOutput are a run's span's own input and answer in its framework's
+	// terms (input.value, traceloop.entity.input, mastra.agent_run.input, ai.prompt ...),
+	// read where its model calls record none; ownOutput is nil when it has none.
+	ownInput, ownOutput []sdk.Turn
+}
+
+// event is a GenAI event: a span event, or a log record joined to its span.
+type event struct {
+	name  string
+	attrs map[string]any
+	time  uint64
+}
+
+// logEvent reads a log record as an event: its name is the record's event name, else its
+// event.name attribute; its body, when a map, is laid over its attributes, and any other
+// body is its content.
+func logEvent(lr plog.LogRecord) event {
+	attrs := lr.Attributes().AsRaw()
+	name := lr.EventName()
+	if name == "" {
+		name, _ = attrs["event.name"].(string)
+	}
+	switch b := lr.Body(); b.Type() {
+	case pcommon.ValueTypeMap:
+		for k, v := range b.Map().AsRaw() {
+			attrs[k] = v
+		}
+	case pcommon.ValueTypeEmpty:
+	default:
+		if body := decodeJSONValue(b.AsRaw()); body != nil {
+			if m, ok := body.(map[string]any); ok {
+				for k, v := range m {
+					attrs[k] = v
+				}
+			} else {
+				attrs["content"] = body
+			}
+		}
+	}
+	t := uint64(lr.Timestamp())
+	if t == 0 {
+		t = uint64(lr.ObservedTimestamp())
+	}
+	return event{name: name, attrs: attrs, time: t}
+}
+
+// events are the span's own events and the log records joined to it.
+func (sp *otelSpan) events() []event {
+	evs := sp.span.Events()
+	out := make([]event, 0, evs.Len()+len(sp.logs))
+	for i := range evs.Len() {
+		e := evs.At(i)
+		out = append(out, event{name: e.Name(), attrs: e.Attributes().AsRaw(), time: uint64(e.Timestamp())})
+	}
+	return append(out, sp.logs...)
+}
+
+// messages reads a span's conversation and output in every convention it may carry.
+func (sp *otelSpan) messages() spanMessages {
+	attrs := sp.span.Attributes()
+	var m spanMessages
+	var sys []sdk.Turn
+	if text := textAttr(attrs, "gen_ai.system_instructions"); text != "" {
+		sys = []sdk.Turn{{Role: "system", Content: text}}
+	}
+	switch {
+	case has(attrs, "gen_ai.output.messages"):
+		m.input = append(sys, semMessages(attrs, "gen_ai.input.messages", "user")...)
+		m.output = semMessages(attrs, "gen_ai.output.messages", "assistant")
+		if m.output == nil {
+			m.output = []sdk.Turn{}
+		}
+		m.finish = semFinish(attrs)
+	default:
+		if in, out, finish, ok := eventMessages(sp.events()); ok {
+			m.input, m.output, m.finish = append(sys, in...), out, finish
+			break
+		}
+		if prompt, completion, finish := indexed(attrs); completion != nil {
+			m.input, m.output, m.finish = append(sys, prompt...), completion, finish
+			break
+		}
+		if out, ok := indexedMessages(attrs, "llm.output_messages."); ok {
+			in, _ := indexedMessages(attrs, "llm.input_messages.")
+			m.input, m.output = append(sys, in...), out
+			break
+		}
+		if sp.role == RoleModel && (has(attrs, "ai.response.text") || has(attrs, "ai.response.toolCalls") || has(attrs, "ai.response.object")) {
+			m.input = append(sys, aiMessages(attrs, "ai.prompt.messages")...)
+			m.output = []sdk.Turn{aiResponse(attrs)}
+			break
+		}
+		m.input = append(sys, semMessages(attrs, "gen_ai.input.messages", "user")...)
+		if len(m.input) == 0 {
+			m.input = nil
+		}
+	}
+	if sp.role.makesRun() {
+		m.ownInput, m.ownOutput = ownMessages(attrs)
+		m.ownInput = mergeInput(sys, m.ownInput)
+	}
+	return m
+}
+
+// ownMessages reads a run's span's own input and answer in its framework's terms.
+func ownMessages(attrs pcommon.Map) (input, output []sdk.Turn) {
+	for _, k := range []string{"mastra.agent_run.input", "input.value", "traceloop.entity.input", "ai.prompt"} {
+		if v, ok := attrs.Get(k); ok {
+			input = promptTurns(decodeJSONValue(v.AsRaw()))
+			break
+		}
+	}
+	switch {
+	case has(attrs, "ai.response.text") || has(attrs, "ai.response.toolCalls"):
+		output = []sdk.Turn{aiResponse(attrs)}
+	default:
+		for _, k := range []string{"mastra.agent_run.output", "output.value", "traceloop.entity.output", "ai.response.object"} {
+			if v, ok := attrs.Get(k); ok {
+				output = []sdk.Turn{{Role: "assistant", Content: answerText(decodeJSONValue(v.AsRaw()))}}
+				break
+			}
+		}
+	}
+	return input, output
+}
+
+// promptTurns reads a span's own input: a conversation ({"messages": [...]}, a list of
+// messages), the AI SDK's call arguments ({"system", "prompt"}), traceloop's ({"args",
+// "kwargs"}), or text as the user's message.
+func promptTurns(v any) []sdk.Turn {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		if x == "" {
+			return nil
+		}
+		return []sdk.Turn{{Role: "user", Content: x}}
+	case []any:
+		if turns := anyMessages(x); len(turns) > 0 {
+			return turns
+		}
+	case map[string]any:
+		var out []sdk.Turn
+		if s, ok := x["system"].(string); ok && s != "" {
+			out = append(out, sdk.Turn{Role: "system", Content: s})
+		}
+		if msgs, ok := decodeJSONValue(x["messages"]).([]any); ok {
+			return append(out, anyMessages(msgs)...)
+		}
+		if p, ok := x["prompt"]; ok {
+			return append(out, promptTurns(decodeJSONValue(p))...)
+		}
+		if args, ok := x["args"].([]any); ok {
+			var text []string
+			for _, a := range args {
+				if s := answerText(a); s != "" {
+					text = append(text, s)
+				}
+			}
+			if len(text) > 0 {
+				return append(out, sdk.Turn{Role: "user", Content: strings.Join(text, "\n")})
+			}
+			if kw, ok := x["kwargs"].(map[string]any); ok && len(kw) > 0 {
+				return append(out, sdk.Turn{Role: "user", Content: jsonText(kw)})
+			}
+			return out
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	if s := answerText(v); s != "" {
+		return []sdk.Turn{{Role: "user", Content: s}}
+	}
+	return nil
+}
+
+// answerText is the text of an answer as frameworks record it: a string, {"text": ...},
+// {"content": ...}, a chat completion's first choice, or any other value as its JSON.
+func answerText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case map[string]any:
+		if cs, ok := x["choices"].([]any); ok && len(cs) > 0 {
+			if c, ok := cs[0].(map[string]any); ok {
+				return textOf(c["message"])
+			}
+		}
+		for _, k := range []string{"text", "content", "output", "result", "value"} {
+			if s, ok := x[k]; ok {
+				return answerText(s)
+			}
+		}
+	case []any:
+		if s := textOf(x); s != "" {
+			return s
+		}
+	}
+	return jsonText(v)
+}
+
+// anyMessages reads messages in OpenAI's shape or the AI SDK's ({role, content} with
+// content text or parts: text, tool-call, tool-result), each tool result a turn of its own.
+func anyMessages(msgs []any) []sdk.Turn {
+	var out []sdk.Turn
+	for _, raw := range msgs {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			continue
+		}
+		role, _ := m["role"].(string)
+		t := sdk.Turn{Role: role}
+		if n, ok := m["name"].(string); ok {
+			t.Name = n
+		}
+		if id, ok := m["tool_call_id"].(string); ok {
+			t.ToolCallID = id
+		}
+		var results []sdk.Turn
+		switch c := decodeJSONValue(m["content"]).(type) {
+		case string:
+			t.Content = c
+		case []any:
+			var text []string
+			for _, p := range c {
+				part, ok := p.(map[string]any)
+				if !ok {
+					continue
+				}
+				switch part["type"] {
+				case "text":
+					if s, _ := part["text"].(string); s != "" {
+						text = append(text, s)
+					}
+				case "tool-call":
+					t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{ID: strOf(part["toolCallId"]), Name: strOf(part["toolName"]),
+						Arguments: jsonText(decodeJSONValue(firstOf(part["input"], part["args"])))})
+				case "tool-result":
+					out := firstOf(part["output"], part["result"])
+					if o, ok := out.(map[string]any); ok && o["type"] != nil && o["value"] != nil {
+						out = o["value"]
+					}
+					results = append(results, sdk.Turn{Role: "tool", ToolCallID: strOf(part["toolCallId"]), Name: strOf(part["toolName"]), Content: jsonText(out)})
+				default:
+					if s := textOf(part); s != "" {
+						text = append(text, s)
+					}
+				}
+			}
+			t.Content = strings.Join(text, "\n")
+		case nil:
+		default:
+			t.Content = jsonText(c)
+		}
+		if calls := decodeJSONValue(m["tool_calls"]); calls != nil {
+			var tcs []sdk.ToolCall
+			if json.Unmarshal(mustJSON(calls), &tcs) == nil {
+				t.ToolCalls = append(t.ToolCalls, tcs...)
+			}
+		}
+		if t.Role == "tool" && len(results) > 0 && t.Content == "" {
+			out = append(out, results...)
+			continue
+		}
+		if t.Content != "" || len(t.ToolCalls) > 0 || len(results) == 0 {
+			out = append(out, t)
+		}
+		out = append(out, results...)
+	}
+	return out
+}
+
+// aiMessages reads an AI SDK attribute of messages (JSON).
+func aiMessages(attrs pcommon.Map, k string) []sdk.Turn {
+	v, ok := attrs.Get(k)
+	if !ok {
+		return nil
+	}
+	switch x := decodeJSONValue(v.AsRaw()).(type) {
+	case []any:
+		return anyMessages(x)
+	case string:
+		if x != "" {
+			return []sdk.Turn{{Role: "user", Content: x}}
+		}
+	}
+	return nil
+}
+
+// aiResponse reads the AI SDK's answer: ai.response.text (or ai.response.object) and
+// ai.response.toolCalls.
+func aiResponse(attrs pcommon.Map) sdk.Turn {
+	t := sdk.Turn{Role: "assistant", Content: firstNonEmpty(str(attrs, "ai.response.text"), str(attrs, "ai.response.object"))}
+	if v, ok := attrs.Get("ai.response.toolCalls"); ok {
+		if calls, ok := decodeJSONValue(v.AsRaw()).([]any); ok {
+			for _, c := range calls {
+				m, ok := c.(map[string]any)
+				if !ok {
+					continue
+				}
+				t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{ID: strOf(m["toolCallId"]), Name: strOf(m["toolName"]),
+					Arguments: jsonText(decodeJSONValue(firstOf(m["input"], m["args"])))})
+			}
+		}
+	}
+	return t
+}
+
+// toolCallsOf reads tool spans as calls, in the order they started.
+func toolCallsOf(tools []*otelSpan) []sdk.ToolCall {
+	var out []sdk.ToolCall
+	for _, sp := range byStart(tools) {
+		out = append(out, toolCallOf(sp.span))
+	}
+	return out
+}
+
+// toolCallOf reads a tool span as a call (execute_tool, ai.toolCall, an OpenInference TOOL,
+// a traceloop tool); a span that failed without a result has its error as the result,
+// {"error": ...}, which the scorers read as a failed call.
+func toolCallOf(sp ptrace.Span) sdk.ToolCall {
+	a := sp.Attributes()
+	name := sp.Name()
+	name = strings.TrimPrefix(name, "execute_tool ")
+	name = strings.TrimSuffix(name, ".tool")
+	c := sdk.ToolCall{
+		ID:        firstNonEmpty(str(a, "gen_ai.tool.call.id"), str(a, "ai.toolCall.id"), str(a, "tool_call.id"), str(a, "tool.id")),
+		Name:      firstNonEmpty(str(a, "gen_ai.tool.name"), str(a, "ai.toolCall.name"), str(a, "tool.name"), str(a, "traceloop.entity.name"), name),
+		Arguments: firstNonEmpty(valueJSONText(a, "gen_ai.tool.call.arguments"), valueJSONText(a, "ai.toolCall.args"), valueJSONText(a, "tool.parameters")),
+		Result:    firstNonEmpty(valueJSONText(a, "gen_ai.tool.call.result"), valueJSONText(a, "ai.toolCall.result")),
+	}
+	if c.Arguments == "" {
+		if v, ok := a.Get("traceloop.entity.input"); ok {
+			in := decodeJSONValue(v.AsRaw())
+			if m, ok := in.(map[string]any); ok && m["kwargs"] != nil {
+				if args, _ := m["args"].([]any); len(args) == 0 {
+					in = m["kwargs"]
+				}
+			}
+			c.Arguments = jsonText(in)
+		} else {
+			c.Arguments = valueJSONText(a, "input.value")
+		}
+	}
+	if c.Result == "" {
+		c.Result = firstNonEmpty(valueJSONText(a, "traceloop.entity.output"), valueJSONText(a, "output.value"))
+	}
+	if e := errorOf(sp); e != "" && c.Result == "" {
+		c.Result = jsonText(map[string]string{"error": e})
+	}
+	return c
+}
+
+// modelOf is the model a span names.
+func modelOf(attrs pcommon.Map) string {
+	return firstNonEmpty(str(attrs, "gen_ai.response.model"), str(attrs, "gen_ai.request.model"), str(attrs, "llm.model_name"),
+		str(attrs, "ai.response.model"), str(attrs, "ai.model.id"))
+}
+
+// finishOf is the finish reason a span's attributes give: gen_ai.response.finish_reasons
+// (an array, or a JSON string of one), gen_ai.response.finish_reason, llm.finish_reason,
+// ai.response.finishReason.
+func finishOf(attrs pcommon.Map) string {
+	if v, ok := attrs.Get("gen_ai.response.finish_reasons"); ok {
+		switch x := decodeJSONValue(v.AsRaw()).(type) {
+		case []any:
+			if len(x) > 0 {
+				return strOf(x[0])
+			}
+		case string:
+			return x
+		}
+	}
+	return firstNonEmpty(str(attrs, "gen_ai.response.finish_reason"), str(attrs, "llm.finish_reason"), str(attrs, "ai.response.finishReason"))
+}
+
+// usageOf is a span's token usage, in any convention's keys.
+func usageOf(attrs pcommon.Map) (in, out float64, ok bool) {
+	in, okIn := numberAttr(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
+		"ai.usage.inputTokens", "ai.usage.promptTokens")
+	out, okOut := numberAttr(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
+		"ai.usage.outputTokens", "ai.usage.completionTokens")
+	return in, out, okIn || okOut
+}
+
+// semMessage is a message of gen_ai.input.messages or gen_ai.output.messages; content
+// and tool_calls are read too, for instrumentations that write OpenAI's shape there.
+type semMessage struct {
+	Role         string          `json:"role"`
+	Name         string          `json:"name"`
+	Parts        []semPart       `json:"parts"`
+	FinishReason string          `json:"finish_reason"`
+	Content      json.RawMessage `json:"content"`
+	ToolCalls    []sdk.ToolCall  `json:"tool_calls"`
+	ToolCallID   string          `json:"tool_call_id"`
+}
+
+// semPart is one typed part: text, tool_call, tool_call_response, or one not kept (blob,
+// file_data, reasoning ...).
+type semPart struct {
+	Type      string          `json:"type"`
+	Content   json.RawMessage `json:"content"`
+	ID        json.RawMessage `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Response  json.RawMessage `json:"response"`
+}
+
+// semMessages reads an attribute of messages of typed parts; a value in another form is
+// read as text, one turn of role.
+func semMessages(attrs pcommon.Map, k, role string) []sdk.Turn {
+	v, ok := attrs.Get(k)
+	if !ok {
+		return nil
+	}
+	var msgs []semMessage
+	if raw := rawJSON(v); raw == nil || json.Unmarshal(raw, &msgs) != nil {
+		var one semMessage
+		if raw == nil || json.Unmarshal(raw, &one) != nil || one.Role == "" {
+			if s := answerText(decodeJSONValue(v.AsRaw())); s != "" {
+				return []sdk.Turn{{Role: role, Content: s}}
+			}
+			return nil
+		}
+		msgs = []semMessage{one}
+	}
+	var out []sdk.Turn
+	for _, m := range msgs {
+		out = append(out, turnsOfSem(m)...)
+	}
+	return out
+}
+
+// semFinish is the first finish reason of gen_ai.output.messages.
+func semFinish(attrs pcommon.Map) string {
+	v, _ := attrs.Get("gen_ai.output.messages")
+	var msgs []struct {
+		FinishReason string `json:"finish_reason"`
+	}
+	if raw := rawJSON(v); raw != nil && json.Unmarshal(raw, &msgs) == nil {
+		for _, m := range msgs {
+			if m.FinishReason != "" {
+				return m.FinishReason
+			}
+		}
+	}
+	return ""
+}
+
+// rawJSON is an attribute's JSON: a string's text, or a structured value encoded.
+func rawJSON(v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return []byte(v.Str())
+	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+		b, err := json.Marshal(v.AsRaw())
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	return nil
+}
+
+// textAttr reads an attribute of text: typed parts (gen_ai.system_instructions' JSON),
+// a JSON string, or plain text as it is.
+func textAttr(attrs pcommon.Map, k string) string {
+	v, ok := attrs.Get(k)
+	if !ok {
+		return ""
+	}
+	if raw := rawJSON(v); raw != nil {
+		var parts []semPart
+		if json.Unmarshal(raw, &parts) == nil && len(parts) > 0 {
+			if s := partsText(parts); s != "" {
+				return s
+			}
+		}
+	}
+	return textOf(decodeJSONValue(v.AsRaw()))
+}
+
+func has(attrs pcommon.Map, k string) bool { _, ok := attrs.Get(k); return ok }
+
+// eventRoles are the message events of the conventions before v1.37, by the role they
+// carry.
+var eventRoles = map[string]string{
+	"gen_ai.system.message":    "system",
+	"gen_ai.user.message":      "user",
+	"gen_ai.assistant.message": "assistant",
+	"gen_ai.tool.message":      "tool",
+}
+
+// eventMessages reads messages recorded as events (span events or log records): the
+// message events and gen_ai.choice (the output), or gen_ai.content.prompt and
+// gen_ai.content.completion. ok is false when there is no choice or completion event.
+func eventMessages(evs []event) (input, output []sdk.Turn, finish string, ok bool) {
+	for _, e := range evs {
+		switch {
+		case eventRoles[e.name] != "":
+			body := eventBody(e.attrs)
+			input = append(input, bodyTurn(body, eventRoles[e.name]))
+		case e.name == "gen_ai.choice":
+			body := eventBody(e.attrs)
+			msg := body
+			if m, isMap := decodeJSONValue(body["message"]).(map[string]any); isMap {
+				msg = m
+			}
+			output = append(output, bodyTurn(msg, "assistant"))
+			if f, _ := body["finish_reason"].(string); finish == "" {
+				finish = f
+			}
+			ok = true
+		case e.name == "gen_ai.content.prompt":
+			input = append(input, messagesValue(e.attrs, "gen_ai.prompt", "user")...)
+		case e.name == "gen_ai.content.completion":
+			output = append(output, messagesValue(e.attrs, "gen_ai.completion", "assistant")...)
+			ok = true
+		}
+	}
+	return input, output, finish, ok
+}
+
+// eventBody is an event's body: its attributes, with the fields of a JSON object in
+// gen_ai.event.content laid over them.
+func eventBody(attrs map[string]any) map[string]any {
+	body := make(map[string]any, len(attrs))
+	for k, v := range attrs {
+		body[k] = v
+	}
+	if c, isMap := decodeJSONValue(body["gen_ai.event.content"]).(map[string]any); isMap {
+		for k, v := range c {
+			body[k] = v
+		}
+	}
+	return body
+}
+
+// bodyTurn reads a message body ({role, content, tool_calls, id}) as a turn.
+func bodyTurn(body map[string]any, role string) sdk.Turn {
+	content, isText := body["content"].(string) // a tool's JSON result stays as written
+	if !isText {
+		content = textOf(body["content"])
+	}
+	t := sdk.Turn{Role: role, Content: content}
+	if r, _ := body["role"].(string); r != "" && role == "assistant" {
+		t.Role = r
+	}
+	if id, _ := body["id"].(string); role == "tool" {
+		t.ToolCallID = id
+	}
+	if calls := decodeJSONValue(body["tool_calls"]); calls != nil {
+		var tcs []sdk.ToolCall
+		if json.Unmarshal(mustJSON(calls), &tcs) == nil {
+			t.ToolCalls = tcs
+		}
+	}
+	return t
+}
+
+// messagesValue reads a value that holds messages in OpenAI's shape (JSON text or a
+// structured value), or plain text as one message of role.
+func messagesValue(attrs map[string]any, key, role string) []sdk.Turn {
+	v, ok := attrs[key]
+	if !ok {
+		return nil
+	}
+	raw := decodeJSONValue(v)
+	var turns []sdk.Turn
+	if json.Unmarshal(mustJSON(raw), &turns) == nil {
+		return turns
+	}
+	if s := textOf(raw); s != "" {
+		return []sdk.Turn{{Role: role, Content: s}}
+	}
+	return nil
+}
+
+// decodeJSONValue reads a string that holds a JSON object, array or string as that value;
+// any other value is returned as it is.
+func decodeJSONValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	t := strings.TrimSpace(s)
+	if t == "" || t[0] != '{' && t[0] != '[' && t[0] != '"' {
+		return v
+	}
+	var out any
+	if json.Unmarshal([]byte(t), &out) != nil {
+		return v
+	}
+	return out
+}
+
+// turnsOfSem maps a message of typed parts to turns: its text and tool calls, and one tool
+// turn per tool call response.
+func turnsOfSem(m semMessage) []sdk.Turn {
+	t := sdk.Turn{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls}
+	var text []string
+	var out []sdk.Turn
+	for _, p := range m.Parts {
+		switch p.Type {
+		case "text":
+			if s := rawText(p.Content); s != "" {
+				text = append(text, s)
+			}
+		case "tool_call":
+			t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{ID: rawText(p.ID), Name: p.Name, Arguments: rawText(p.Arguments)})
+		case "tool_call_response":
+			out = append(out, sdk.Turn{Role: "tool", ToolCallID: rawText(p.ID), Content: rawText(p.Response)})
+		}
+	}
+	if len(m.Parts) == 0 && len(m.Content) > 0 {
+		var c any
+		if json.Unmarshal(m.Content, &c) == nil {
+			text = append(text, textOf(c))
+		}
+	}
+	t.Content = strings.Join(text, "\n")
+	if t.Content != "" || len(t.ToolCalls) > 0 || len(out) == 0 {
+		out = append([]sdk.Turn{t}, out...)
+	}
+	return out
+}
+
+func partsText(parts []semPart) string {
+	var text []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			if s := rawText(p.Content); s != "" {
+				text = append(text, s)
+			}
+		}
+	}
+	return strings.Join(text, "\n")
+}
+
+// indexedMessages reads OpenInference's messages: PREFIX N.message.{role, content,
+// name, tool_call_id, contents.K.message_content.text, tool_calls.M.tool_call.{id,
+// function.name, function.arguments}}. ok is false when there is none.
+func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
+	type slot struct {
+		turn  sdk.Turn
+		parts map[int]string
+		calls map[int]*sdk.ToolCall
+	}
+	slots := map[int]*slot{}
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			return true
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil {
+			return true
+		}
+		field = strings.TrimPrefix(field, "message.")
+		s := slots[n]
+		if s == nil {
+			s = &slot{parts: map[int]string{}, calls: map[int]*sdk.ToolCall{}}
+			slots[n] = s
+		}
+		switch field {
+		case "role":
+			s.turn.Role = v.AsString()
+		case "content":
+			s.turn.Content = v.AsString()
+		case "name":
+			s.turn.Name = v.AsString()
+		case "tool_call_id":
+			s.turn.ToolCallID = v.AsString()
+		default:
+			if r, ok := strings.CutPrefix(field, "contents."); ok {
+				i, f, _ := strings.Cut(r, ".")
+				if m, err := strconv.Atoi(i); err == nil && f == "message_content.text" {
+					s.parts[m] = v.AsString()
+				}
+				return true
+			}
+			r, ok := strings.CutPrefix(field, "tool_calls.")
+			if !ok {
+				return true
+			}
+			i, f, _ := strings.Cut(r, ".")
+			m, err := strconv.Atoi(i)
+			if err != nil {
+				return true
+			}
+			call := s.calls[m]
+			if call == nil {
+				call = &sdk.ToolCall{}
+				s.calls[m] = call
+			}
+			switch strings.TrimPrefix(f, "tool_call.") {
+			case "id":
+				call.ID = v.AsString()
+			case "function.name":
+				call.Name = v.AsString()
+			case "function.arguments":
+				call.Arguments = valueText(v)
+			}
+		}
+		return true
+	})
+	if len(slots) == 0 {
+		return nil, false
+	}
+	idx := make([]int, 0, len(slots))
+	for n := range slots {
+		idx = append(idx, n)
+	}
+	sort.Ints(idx)
+	out := make([]sdk.Turn, 0, len(idx))
+	for _, n := range idx {
+		s := slots[n]
+		if s.turn.Content == "" && len(s.parts) > 0 {
+			keys := make([]int, 0, len(s.parts))
+			for k := range s.parts {
+				keys = append(keys, k)
+			}
+			sort.Ints(keys)
+			var text []string
+			for _, k := range keys {
+				text = append(text, s.parts[k])
+			}
+			s.turn.Content = strings.Join(text, "\n")
+		}
+		keys := make([]int, 0, len(s.calls))
+		for k := range s.calls {
+			keys = append(keys, k)
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			s.turn.ToolCalls = append(s.turn.ToolCalls, *s.calls[k])
+		}
+		if s.turn.Role == "" {
+			s.turn.Role = "assistant"
+		}
+		out = append(out, s.turn)
+	}
+	return out, true
+}
+
+// indexed reads gen_ai.prompt.N.{role,content} and gen_ai.completion.N.{role,content,
+// finish_reason,tool_calls.M.{id,name,arguments}}.
+func indexed(attrs pcommon.Map) (prompt, completion []sdk.Turn, finish string) {
+	type slot struct {
+		turn  sdk.Turn
+		calls map[int]*sdk.ToolCall
+	}
+	read := func(prefix string) (map[int]*slot, string) {
+		slots := map[int]*slot{}
+		finish := ""
+		attrs.Range(func(k string, v pcommon.Value) bool {
+			rest, ok := strings.CutPrefix(k, prefix)
+			if !ok {
+				return true
+			}
+			idx, field, ok := strings.Cut(rest, ".")
+			n, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return true
+			}
+			s := slots[n]
+			if s == nil {
+				s = &slot{calls: map[int]*sdk.ToolCall{}}
+				slots[n] = s
+			}
+			switch field {
+			case "role":
+				s.turn.Role = v.AsString()
+			case "content":
+				s.turn.Content = v.AsString()
+			case "tool_call_id":
+				s.turn.ToolCallID = v.AsString()
+			case "finish_reason":
+				if n == 0 {
+					finish = v.AsString()
+				}
+			default:
+				c, f, ok := strings.Cut(strings.TrimPrefix(field, "tool_calls."), ".")
+				m, err := strconv.Atoi(c)
+				if !strings.HasPrefix(field, "tool_calls.") || !ok || err != nil {
+					return true
+				}
+				call := s.calls[m]
+				if call == nil {
+					call = &sdk.ToolCall{}
+					s.calls[m] = call
+				}
+				switch f {
+				case "id":
+					call.ID = v.AsString()
+				case "name":
+					call.Name = v.AsString()
+				case "arguments":
+					call.Arguments = valueText(v)
+				}
+			}
+			return true
+		})
+		return slots, finish
+	}
+	ordered := func(slots map[int]*slot) []sdk.Turn {
+		idx := make([]int, 0, len(slots))
+		for n := range slots {
+			idx = append(idx, n)
+		}
+		sort.Ints(idx)
+		out := make([]sdk.Turn, 0, len(idx))
+		for _, n := range idx {
+			s := slots[n]
+			calls := make([]int, 0, len(s.calls))
+			for m := range s.calls {
+				calls = append(calls, m)
+			}
+			sort.Ints(calls)
+			for _, m := range calls {
+				s.turn.ToolCalls = append(s.turn.ToolCalls, *s.calls[m])
+			}
+			out = append(out, s.turn)
+		}
+		return out
+	}
+	p, _ := read("gen_ai.prompt.")
+	c, finish := read("gen_ai.completion.")
+	if len(c) == 0 {
+		return ordered(p), nil, ""
+	}
+	completion = ordered(c)
+	for i := range completion {
+		if completion[i].Role == "" {
+			completion[i].Role = "assistant"
+		}
+	}
+	return ordered(p), completion, finish
+}
+
+// numberAttr returns the first of keys that holds a number (or a string of one).
+func numberAttr(m pcommon.Map, keys ...string) (float64, bool) {
+	for _, k := range keys {
+		v, ok := m.Get(k)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeInt, pcommon.ValueTypeDouble:
+			return number(v), true
+		case pcommon.ValueTypeStr:
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v.Str()), 64); err == nil {
+				return f, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// str returns an attribute as a string, or "".
+func str(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+func strOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	return jsonText(v)
+}
+
+func firstOf(vs ...any) any {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// valueText returns a string value as it is and any other as its JSON text.
+func valueText(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	b, err := json.Marshal(v.AsRaw())
+	if err != nil {
+		return v.AsString()
+	}
+	return string(b)
+}
+
+// valueJSONText returns a string attribute as it is and any other as its JSON text.
+func valueJSONText(m pcommon.Map, k string) string {
+	v, ok := m.Get(k)
+	if !ok {
+		return ""
+	}
+	return valueText(v)
+}
+
+// rawText returns a JSON string's value, any other JSON value as its text, null as "".
+func rawText(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(raw, &v) == nil {
+		return v
+	}
+	return s
+}
+
+func number(v pcommon.Value) float64 {
+	if v.Type() == pcommon.ValueTypeInt {
+		return float64(v.Int())
+	}
+	return v.Double()
+}
