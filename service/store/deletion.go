@@ -385,7 +385,7 @@ func (q queries) RevokeAllKeys(ctx context.Context, tenantID int64) (int64, erro
 // fails on one that still holds a row of the deleted tenant.
 var tenantTables = []string{
 	"labels", "evaluations", "insights", "insight_series", "insight_settings", "agent_policies",
-	"open_spans", "tenant_judge_keys", "run_tombstones", "audit_log", "web_sessions", "api_keys",
+	"open_spans", "open_logs", "open_traces", "ingest_counts", "tenant_judge_keys", "run_tombstones", "audit_log", "web_sessions", "api_keys",
 	"scorer_promotions", "scorer_versions", "scorer_modules", "result_versions",
 }
 

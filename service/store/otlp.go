@@ -1,0 +1,367 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// OpenLog is a GenAI log record of POST /v1/logs kept until its span's run is made (or
+// its trace's window ends). Its key is what a resend repeats: trace, span, event name,
+// time and a hash of its body and attributes.
+type OpenLog struct {
+	TraceID   string
+	SpanID    string
+	EventName string
+	TimeNanos int64
+	BodyHash  string
+	// Record is a plog.Logs holding the record alone with its resource and scope, as OTLP
+	// protobuf, redacted; empty once its run was made. OpenLogs leaves it nil unless asked.
+	Record []byte
+}
+
+// logBatch is how many log records one INSERT carries: 9 parameters each.
+const logBatch = 400
+
+// PutOpenLogs keeps log records of the tenant's open traces until expires; a record the
+// tenant has already (the same key) is left as it is.
+func (q queries) PutOpenLogs(ctx context.Context, tenantID int64, logs []OpenLog, expires time.Time) error {
+	received := micros(time.Now())
+	var b strings.Builder
+	for start := 0; start < len(logs); start += logBatch {
+		chunk := logs[start:min(start+logBatch, len(logs))]
+		b.Reset()
+		args := make([]any, 0, len(chunk)*9)
+		b.WriteString(`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, record, received_at, expires_at) VALUES `)
+		for i, l := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+			rec := l.Record
+			if rec == nil {
+				rec = []byte{}
+			}
+			args = append(args, tenantID, l.TraceID, l.SpanID, l.EventName, l.TimeNanos, l.BodyHash, rec, received, micros(expires))
+		}
+		b.WriteString(` ON CONFLICT (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash) DO NOTHING`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: keep log records: %w", err)
+		}
+	}
+	return nil
+}
+
+// OpenLogs returns the tenant's kept log records of the given traces that have not
+// expired by now, with their Record when withRecord is true.
+func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string, now time.Time, withRecord bool) ([]OpenLog, error) {
+	cols := `open_logs.trace_id, span_id, event_name, time_nanos, body_hash`
+	if withRecord {
+		cols += `, record`
+	}
+	var out []OpenLog
+	for start := 0; start < len(traceIDs); start += spanBatch {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
+			WHERE tenant_id = $1 AND expires_at > $2`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: open log records: %w", err)
+		}
+		for rs.Next() {
+			var l OpenLog
+			dest := []any{&l.TraceID, &l.SpanID, &l.EventName, &l.TimeNanos, &l.BodyHash}
+			if withRecord {
+				dest = append(dest, &l.Record)
+			}
+			if err := rs.Scan(dest...); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out = append(out, l)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: open log records: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// DropLogRecords empties the Record of the tenant's kept log records of the given
+// traces and spans (trace/span keys): records that went into a run, whose keys are still
+// needed but whose bodies are not.
+func (q queries) DropLogRecords(ctx context.Context, tenantID int64, spans []string) error {
+	var b strings.Builder
+	for start := 0; start < len(spans); start += spanBatch {
+		chunk := spans[start:min(start+spanBatch, len(spans))]
+		b.Reset()
+		args := []any{tenantID, []byte{}}
+		b.WriteString(`UPDATE open_logs SET record = $2 FROM (VALUES `)
+		for i, k := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			trace, span, _ := strings.Cut(k, "/")
+			n := len(args)
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
+			args = append(args, trace, span)
+		}
+		b.WriteString(`) AS used WHERE open_logs.tenant_id = $1 AND open_logs.trace_id = used.column1 AND open_logs.span_id = used.column2`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: drop log records: %w", err)
+		}
+	}
+	return nil
+}
+
+// OpenLogBytes is the size of the tenant's kept log records that have not expired by now.
+func (q queries) OpenLogBytes(ctx context.Context, tenantID int64, now time.Time) (int64, error) {
+	var n int64
+	err := queryRow(ctx, q.q, `SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2`,
+		[]any{tenantID, micros(now)}, &n)
+	if err != nil {
+		return 0, fmt.Errorf("store: open log bytes: %w", err)
+	}
+	return n, nil
+}
+
+// TraceTouch is a trace that a request brought spans or records of.
+type TraceTouch struct {
+	TraceID string
+	// Rooted is true when the request held the trace's root span (one without a parent).
+	Rooted bool
+}
+
+// TouchOpenTraces records that the tenant's traces had spans or records arrive at now:
+// each is open until expires, rooted once a root span came.
+func (q queries) TouchOpenTraces(ctx context.Context, tenantID int64, traces []TraceTouch, now, expires time.Time) error {
+	var b strings.Builder
+	for start := 0; start < len(traces); start += spanBatch {
+		chunk := traces[start:min(start+spanBatch, len(traces))]
+		b.Reset()
+		args := []any{tenantID, micros(now), micros(expires), false}
+		b.WriteString(`INSERT INTO open_traces (tenant_id, trace_id, rooted, last_at, done, expires_at) VALUES `)
+		for i, t := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($1,$%d,$%d,$2,$4,$3)", n+1, n+2)
+			args = append(args, t.TraceID, t.Rooted)
+		}
+		// A trace's root stays known; its last arrival and window move on.
+		b.WriteString(` ON CONFLICT (tenant_id, trace_id) DO UPDATE SET
+			rooted = CASE WHEN excluded.rooted THEN excluded.rooted ELSE open_traces.rooted END,
+			last_at = excluded.last_at, expires_at = excluded.expires_at`)
+		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: keep traces open: %w", err)
+		}
+	}
+	return nil
+}
+
+// DoneTraces returns which of the tenant's traces had their whole-trace runs made.
+func (q queries) DoneTraces(ctx context.Context, tenantID int64, traceIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for start := 0; start < len(traceIDs); start += spanBatch {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID)
+		rs, err := q.q.query(ctx, `SELECT open_traces.trace_id FROM open_traces JOIN `+traces+` AS traces ON open_traces.trace_id = traces.column1
+			WHERE tenant_id = $1 AND done`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: done traces: %w", err)
+		}
+		for rs.Next() {
+			var id string
+			if err := rs.Scan(&id); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out[id] = true
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: done traces: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// DueTrace is an open trace whose whole-trace runs are due.
+type DueTrace struct {
+	TenantID int64
+	TraceID  string
+	// Ended is true when its window ended (or is about to) rather than it being quiet.
+	Ended bool
+}
+
+// DueTraces returns up to limit traces whose whole-trace runs are not made and are due:
+// a root span came and nothing came after quietBefore, or the window ends before
+// endBefore.
+func (q queries) DueTraces(ctx context.Context, quietBefore, endBefore time.Time, limit int) ([]DueTrace, error) {
+	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, expires_at < $2 FROM open_traces
+		WHERE NOT done AND (rooted AND last_at <= $1 OR expires_at < $2) ORDER BY last_at LIMIT $3`,
+		micros(quietBefore), micros(endBefore), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due traces: %w", err)
+	}
+	defer rs.Close()
+	var out []DueTrace
+	for rs.Next() {
+		var d DueTrace
+		if err := rs.Scan(&d.TenantID, &d.TraceID, &d.Ended); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: due traces: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimTrace marks the tenant's trace done if it was not, and reports whether this call
+// did: of servers that find the same trace due, one makes its runs.
+func (q queries) ClaimTrace(ctx context.Context, tenantID int64, traceID string) (bool, error) {
+	n, err := q.q.exec(ctx, `UPDATE open_traces SET done = $3 WHERE tenant_id = $1 AND trace_id = $2 AND NOT done`, tenantID, traceID, true)
+	if err != nil {
+		return false, fmt.Errorf("store: claim trace: %w", err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseTrace undoes ClaimTrace, for a trace whose runs could not be made.
+func (q queries) ReleaseTrace(ctx context.Context, tenantID int64, traceID string) error {
+	if _, err := q.q.exec(ctx, `UPDATE open_traces SET done = $3 WHERE tenant_id = $1 AND trace_id = $2`, tenantID, traceID, false); err != nil {
+		return fmt.Errorf("store: release trace: %w", err)
+	}
+	return nil
+}
+
+// ExpiredWaiting counts, per tenant, the kept spans with a body and the kept log records
+// with a record whose window ended by now and whose trace made no whole-trace runs:
+// what the window's end drops without a run. It returns an example trace id per tenant.
+func (q queries) ExpiredWaiting(ctx context.Context, now time.Time) ([]ExpiredCount, error) {
+	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, COUNT(*) FROM (
+			SELECT tenant_id, trace_id FROM open_spans WHERE expires_at <= $1 AND LENGTH(span) > 0
+			UNION ALL SELECT tenant_id, trace_id FROM open_logs WHERE expires_at <= $1 AND LENGTH(record) > 0
+		) AS waiting GROUP BY tenant_id, trace_id`, micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("store: expired spans: %w", err)
+	}
+	defer rs.Close()
+	var out []ExpiredCount
+	for rs.Next() {
+		var e ExpiredCount
+		if err := rs.Scan(&e.TenantID, &e.TraceID, &e.N); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rs.Err()
+}
+
+// ExpiredCount is what one trace of a tenant had waiting when its window ended.
+type ExpiredCount struct {
+	TenantID int64
+	TraceID  string
+	N        int64
+}
+
+// DeleteExpiredOTLP deletes every tenant's kept log records and open traces whose window
+// ended by now (DeleteExpiredSpans deletes the spans).
+func (q queries) DeleteExpiredOTLP(ctx context.Context, now time.Time) error {
+	for _, table := range []string{"open_logs", "open_traces"} {
+		var expired int
+		if err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM (SELECT 1 FROM `+table+` WHERE expires_at <= $1 LIMIT 1) AS expired`,
+			[]any{micros(now)}, &expired); err != nil {
+			return fmt.Errorf("store: find expired %s: %w", table, err)
+		}
+		if expired == 0 {
+			continue
+		}
+		if _, err := q.q.exec(ctx, `DELETE FROM `+table+` WHERE expires_at <= $1`, micros(now)); err != nil {
+			return fmt.Errorf("store: delete expired %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// IngestCount is one of a tenant's OTLP counters: spans, log_records, runs, ignored,
+// waiting (read, not stored), or dropped:REASON with the last trace ids dropped.
+type IngestCount struct {
+	Name     string
+	Count    int64
+	Examples []string
+}
+
+// maxExamples bounds the trace ids a counter keeps.
+const maxExamples = 5
+
+// AddIngestCounts adds to the tenant's counters; a counter given examples keeps the last
+// of them.
+func (q queries) AddIngestCounts(ctx context.Context, tenantID int64, counts []IngestCount) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	args := []any{tenantID}
+	b.WriteString(`INSERT INTO ingest_counts (tenant_id, name, count, examples) VALUES `)
+	for i, c := range counts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ex := c.Examples
+		if len(ex) > maxExamples {
+			ex = ex[len(ex)-maxExamples:]
+		}
+		n := len(args)
+		fmt.Fprintf(&b, "($1,$%d,$%d,$%d)", n+1, n+2, n+3)
+		args = append(args, c.Name, c.Count, strings.Join(ex, " "))
+	}
+	b.WriteString(` ON CONFLICT (tenant_id, name) DO UPDATE SET count = ingest_counts.count + excluded.count,
+		examples = CASE WHEN excluded.examples = '' THEN ingest_counts.examples ELSE excluded.examples END`)
+	if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("store: count OTLP: %w", err)
+	}
+	return nil
+}
+
+// IngestCounts returns the tenant's counters, by name.
+func (q queries) IngestCounts(ctx context.Context, tenantID int64) ([]IngestCount, error) {
+	rs, err := q.q.query(ctx, `SELECT name, count, examples FROM ingest_counts WHERE tenant_id = $1 ORDER BY name`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("store: OTLP counts: %w", err)
+	}
+	defer rs.Close()
+	var out []IngestCount
+	for rs.Next() {
+		var c IngestCount
+		var ex string
+		if err := rs.Scan(&c.Name, &c.Count, &ex); err != nil {
+			return nil, err
+		}
+		if ex != "" {
+			c.Examples = strings.Fields(ex)
+		}
+		out = append(out, c)
+	}
+	return out, rs.Err()
+}
+
+// Waiting counts the tenant's kept spans and log records that wait for a run (their body
+// is kept) and have not expired by now.
+func (q queries) Waiting(ctx context.Context, tenantID int64, now time.Time) (spans, logs int64, err error) {
+	if err = queryRow(ctx, q.q, `SELECT COUNT(*) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(span) > 0`,
+		[]any{tenantID, micros(now)}, &spans); err != nil {
+		return 0, 0, fmt.Errorf("store: waiting spans: %w", err)
+	}
+	if err = queryRow(ctx, q.q, `SELECT COUNT(*) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(record) > 0`,
+		[]any{tenantID, micros(now)}, &logs); err != nil {
+		return 0, 0, fmt.Errorf("store: waiting log records: %w", err)
+	}
+	return spans, logs, nil
+}
