@@ -173,36 +173,68 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 
+	// Spans that cannot fit the tenant's room are refused before anything is written: a
+	// tenant over its cap spends its own request's time, not the store's writer (one
+	// connection on SQLite, which every tenant's writes wait for) nor its turn to keep
+	// spans. The room is read beside the writer, and checked again in the turn; room
+	// freed in between is not seen, as if the spans had come a moment earlier.
+	var full int
+	var taken int64
+	if len(waiting) > 0 {
+		if taken, err = s.st.OpenSpanBytes(ctx, t.ID, now); err != nil {
+			return res, err
+		}
+		if taken >= s.opts.MaxOpenSpanBytes {
+			full, waiting = len(waiting), nil // not even encoded
+		}
+	}
 	candidates, err := s.waitingSpans(t, waiting)
 	if err != nil {
 		return res, err
 	}
-	if len(out) == 0 && len(used) == 0 && len(candidates) == 0 {
-		return res, nil
+	candidates, refused := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
+	full += refused
+	var kept int
+	if len(out) > 0 || len(used) > 0 || len(candidates) > 0 {
+		if kept, refused, err = s.keepSpans(ctx, t, stored, used, out, candidates, now); err != nil {
+			return res, err
+		}
+		full += refused
+	}
+	res.Kept += kept
+	if full > 0 {
+		res.reject(full, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
+			"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+	}
+	return res, nil
+}
+
+// keepSpans writes what a request keeps of its tenant's open traces: the bodies of the
+// kept spans its runs used dropped (used), the ids of its agent spans (out), and the
+// waiting spans (candidates) that fit the tenant's room. It returns how many of those it
+// kept and how many it refused for the room. The window of the traces with kept spans
+// (stored) moves on: a trace's spans are kept at least 90% of the window after its last
+// span that was kept; spans stored now get the new end as they are stored.
+func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used, out, candidates []store.OpenSpan, now time.Time) (kept, full int, err error) {
+	var open []string
+	seen := map[string]bool{}
+	for _, o := range stored {
+		if !seen[o.TraceID] {
+			seen[o.TraceID] = true
+			open = append(open, o.TraceID)
+		}
 	}
 	expires := now.Add(s.opts.TraceWindow)
-	var kept, full int
 	write := func(tx *store.Tx, taken int64) error {
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
 		}
-		keep := out
-		kept, full = 0, 0
-		room := s.opts.MaxOpenSpanBytes - taken
-		for _, o := range candidates {
-			if int64(len(o.Span)) > room {
-				full++
-				continue
-			}
-			room -= int64(len(o.Span))
-			keep = append(keep, o)
-			kept++
-		}
-		// A trace's spans are kept at least 90% of the window after its last span.
-		if err := tx.KeepOpenTraces(ctx, t.ID, traces, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
+		fit, over := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
+		kept, full = len(fit), over
+		if err := tx.KeepOpenTraces(ctx, t.ID, open, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
 			return err
 		}
-		return tx.PutOpenSpans(ctx, t.ID, keep, expires)
+		return tx.PutOpenSpans(ctx, t.ID, append(append([]store.OpenSpan(nil), out...), fit...), expires)
 	}
 	if len(candidates) == 0 {
 		// Only ids to store: nothing counts against the cap, and no turn is taken.
@@ -214,14 +246,22 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		err = s.st.WithOpenSpans(ctx, t.ID, now, write)
 	}
 	if err != nil {
-		return res, err
+		return 0, 0, err
 	}
-	res.Kept += kept
-	if full > 0 {
-		res.reject(full, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
-			"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+	return kept, full, nil
+}
+
+// fitting returns the spans of spans that fit room, in order, and how many did not.
+func fitting(spans []store.OpenSpan, room int64) ([]store.OpenSpan, int) {
+	var fit []store.OpenSpan
+	for _, o := range spans {
+		if int64(len(o.Span)) > room {
+			continue
+		}
+		room -= int64(len(o.Span))
+		fit = append(fit, o)
 	}
-	return res, nil
+	return fit, len(spans) - len(fit)
 }
 
 // waitingSpans returns the spans that wait for their agent span as the store would keep
