@@ -188,6 +188,18 @@ func (set *Spans) link() {
 	}
 }
 
+// Unjoined counts, by trace id, the log records whose span the set does not hold.
+func (set *Spans) Unjoined() map[string]int {
+	out := map[string]int{}
+	for k, evs := range set.events {
+		if set.byID[k] == nil {
+			trace, _, _ := strings.Cut(k, "/")
+			out[trace] += len(evs)
+		}
+	}
+	return out
+}
+
 func (set *Spans) hasGenAI() bool {
 	for _, sp := range set.spans {
 		if sp.role == RoleModel || sp.role.makesRun() {

@@ -46,6 +46,11 @@ func (r Role) String() string {
 	return [...]string{"none", "other", "model", "tool", "agent", "call", "chain"}[r]
 }
 
+// Reads reports whether the reader reads spans of the role: a model or tool call, or a
+// span that can make a run. Spans of other roles only link the spans below them to
+// those above, and a trace without any of these makes no run.
+func (r Role) Reads() bool { return r >= RoleModel }
+
 // makesRun reports whether a span of the role can make a run of its own.
 func (r Role) makesRun() bool { return r == RoleAgent || r == RoleCall || r == RoleChain }
 

@@ -126,9 +126,14 @@ type Config struct {
 	// after the trace's last span arrived, waiting for their agent span (IngestTraces).
 	// Optional. Default is DefaultTraceWindow.
 	TraceWindow time.Duration
-	// MaxOpenSpanBytes caps the spans of open traces one tenant keeps; spans beyond it are
-	// rejected (IngestTraces). Optional. Default is DefaultMaxOpenSpanBytes.
+	// MaxOpenSpanBytes caps the spans and log records of open traces one tenant keeps;
+	// those beyond it are rejected (IngestTraces, IngestLogs). Optional. Default is
+	// DefaultMaxOpenSpanBytes.
 	MaxOpenSpanBytes int64
+	// TraceQuiet is how long a trace whose root span came must go without a span or log
+	// record before it is complete and the runs that need the whole trace are made
+	// (CompleteTraces). Optional. Default is DefaultTraceQuiet.
+	TraceQuiet time.Duration
 	// Secrets seals the API keys tenants store for judge endpoints (service/secrets),
 	// with the operator's secret key. Optional. Default is none: a tenant cannot store a
 	// key, and a key stored earlier is not used (that tenant's calls there fail with the
@@ -154,6 +159,14 @@ type Service struct {
 	// redactors are the tenants' redaction rules compiled, by their JSON.
 	redactorsMu sync.Mutex
 	redactors   map[string]*redact.Redactor
+
+	// tallies are the OTLP counts of this process not yet in the store, by tenant id
+	// (flushTallies); stopTallies ends the goroutine that flushes them, tallyDone closes
+	// when it has.
+	talliesMu   sync.Mutex
+	tallies     map[int64]*ingestTally
+	stopTallies chan struct{}
+	tallyDone   chan struct{}
 
 	// afterGate, when set (by tests), runs in Promote between the agreement gate's
 	// measure and the transaction that records the promotion.
@@ -190,6 +203,9 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 	if c.MaxOpenSpanBytes <= 0 {
 		c.MaxOpenSpanBytes = DefaultMaxOpenSpanBytes
 	}
+	if c.TraceQuiet <= 0 {
+		c.TraceQuiet = DefaultTraceQuiet
+	}
 	if len(c.DefaultScorers) == 0 {
 		c.DefaultScorers = []string{jobs.PrescreenScorer}
 	}
@@ -203,6 +219,7 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		svc *Service // set below, before any worker starts
 	)
 	jo := c.Jobs
+	jo.CompleteTraces = func(ctx context.Context, now time.Time) error { _, err := svc.CompleteTraces(ctx, now); return err }
 	if c.Judge != nil {
 		lim, jo.JudgeModel = c.Judge, c.Judge.Config().Model
 		jo.PrepareJudge = func(ctx context.Context, t store.Tenant) error { return svc.prepareJudge(ctx, t) }
@@ -237,8 +254,10 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c, checks: newCheckSlots(pc), files: files}
+	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c, checks: newCheckSlots(pc), files: files,
+		stopTallies: make(chan struct{}), tallyDone: make(chan struct{})}
 	svc = s
+	go s.flushTalliesEvery(s.stopTallies, s.tallyDone)
 	if err := eng.Start(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start workers: %w", err)
@@ -255,6 +274,8 @@ func (s *Service) Close(ctx context.Context) error {
 		if err := s.eng.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop workers: %w", err))
 		}
+		close(s.stopTallies)
+		<-s.tallyDone
 		errs = append(errs, s.sc.Close(ctx), s.wasm.Close(ctx))
 		s.st.Close()
 		s.closeErr = errors.Join(errs...)

@@ -26,6 +26,9 @@ type TracesResult struct {
 	Runs ImportResult `json:"runs"`
 	// Kept is how many spans were kept for their trace's agent span, which has not arrived.
 	Kept int `json:"kept"`
+	// Ignored is how many spans were taken and not kept: spans of traces with no GenAI
+	// content. They are not errors.
+	Ignored int `json:"ignored"`
 	// Rejected is how many spans were not taken; Errors say why.
 	Rejected int `json:"rejected"`
 	// Errors say why spans were rejected: the first few reasons, each once.
@@ -38,6 +41,10 @@ func (r TracesResult) Message() string {
 	var parts []string
 	if r.Rejected > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d spans rejected: %s", r.Rejected, r.Spans, strings.Join(r.Errors, "; ")))
+	}
+	if r.Ignored > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d spans ignored: their traces have no GenAI content (no agent, model call or "+
+			"GenAI framework span)", r.Ignored, r.Spans))
 	}
 	return strings.Join(append(parts, r.Runs.Warnings...), "; ")
 }
@@ -65,7 +72,7 @@ type traceSpan struct {
 	span  ptrace.Span
 	trace string
 	id    string
-	op    string
+	role  ingest.Role
 }
 
 func (ts *traceSpan) key() string { return ts.trace + "/" + ts.id }
@@ -79,30 +86,34 @@ type spanNode struct {
 }
 
 // IngestTraces takes the spans of one OTLP export request (td) for tenant t and stores
-// the runs of its agent spans, as POST /v1/runs stores runs, evaluated on arrival by the
-// agents' policies.
+// the runs they make, as POST /v1/runs stores runs, evaluated on arrival by the agents'
+// policies. The reader is ingest's, the code `scorekit convert` uses (ingest.Spans).
 //
-// A run is made when its agent span (gen_ai.operation.name invoke_agent) arrives, from
-// the spans below it, by ingest.AgentRuns, the code `scorekit convert` uses. Children end
-// before their agent and an exporter sends spans as they end, so the spans below an agent
-// come before it or with it, in other requests, possibly to another server on the same
-// database: the spans of a trace whose agent span has not arrived are kept in the store
-// (open_spans) until Config.TraceWindow after the trace's last span arrived, up to
-// Config.MaxOpenSpanBytes per tenant. A run is made once: a span that arrives after its
-// agent span made the run is rejected (counted, with the reason), never attached later,
-// so a stored run never changes under its evaluations. Spans of traces without any GenAI
-// span are taken and not kept. A span the tenant sent already (the same trace and span
-// id, within the window) is taken again without effect, so a batch sent again stores
-// nothing twice; the runs are stored once per id ([ingest.RunID]) in any case.
+// An agent span of any convention (ingest.RoleAgent: invoke_agent, an OpenInference
+// AGENT, a traceloop agent) makes its run when it arrives, from the spans below it (and
+// the log records joined to them, IngestLogs). Children end before their agent and an
+// exporter sends spans as they end, so the spans below an agent come before it or with
+// it, in other requests, possibly to another server on the same database: the spans of a
+// GenAI trace whose run is not made are kept in the store (open_spans) until
+// Config.TraceWindow after the trace's last span arrived, up to Config.MaxOpenSpanBytes
+// per tenant (spans and log records together). The runs that need the whole trace (a
+// call span such as the AI SDK's ai.generateText, a root CHAIN, a traceloop workflow,
+// model calls joined into turns) are made by CompleteTraces once the trace is complete,
+// not by a request. A run is made once: a span that arrives after the run it would join
+// was made is rejected (counted, with the reason), never attached later, so a stored run
+// never changes under its evaluations. Spans of traces without any GenAI span are taken,
+// counted as ignored and not kept. A span the tenant sent already (the same trace and
+// span id, within the window) is taken again without effect, so a batch sent again
+// stores nothing twice; the runs are stored once per id ([ingest.RunID]) in any case. An
+// agent span whose run could not be made is not kept: sent again, it is read again.
 func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Traces) (TracesResult, error) {
 	now := time.Now()
 	res := TracesResult{Spans: td.SpanCount(), Runs: ImportResult{Runs: []ImportedRun{}}}
-	if _, err := s.st.DeleteExpiredSpans(ctx, now); err != nil {
-		return res, err
-	}
-	spans, traces := s.requestSpans(td, &res)
+	var tally ingestTally
+	tally.add("spans", res.Spans)
+	spans, traces := s.requestSpans(td, &res, &tally)
 	if len(spans) == 0 {
-		return res, nil
+		return res, s.saveTally(ctx, t, &tally)
 	}
 	stored, err := s.st.OpenSpans(ctx, t.ID, traces, now, false)
 	if err != nil {
@@ -110,9 +121,16 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	}
 	nodes := map[string]spanNode{}
 	genAI := map[string]bool{} // traces with a GenAI span, stored or in the request
+	open := map[string]bool{}  // traces with spans kept
 	for _, o := range stored {
 		nodes[o.TraceID+"/"+o.SpanID] = spanNode{parent: o.ParentSpanID, agent: o.Agent}
-		genAI[o.TraceID] = true // only GenAI traces' spans are kept
+		genAI[o.TraceID], open[o.TraceID] = true, true // only GenAI traces' spans are kept
+	}
+	var done map[string]bool // traces whose whole-trace runs were made
+	if len(stored) > 0 {
+		if done, err = s.st.DoneTraces(ctx, t.ID, traces); err != nil {
+			return res, err
+		}
 	}
 	var (
 		fresh     []*traceSpan
@@ -124,52 +142,88 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 			continue // sent before: taken again without effect
 		}
 		fresh = append(fresh, sp)
-		nodes[sp.key()] = spanNode{parent: spanIDString(sp.span.ParentSpanID()), agent: sp.op == ingest.OpInvokeAgent, fresh: true}
-		if sp.op != "" {
+		nodes[sp.key()] = spanNode{parent: spanIDString(sp.span.ParentSpanID()), agent: sp.role == ingest.RoleAgent, fresh: true}
+		if sp.role.Reads() {
 			genAI[sp.trace] = true
 		}
 	}
 
-	// Each fresh span: an agent span makes a run now; a span below a fresh agent span
-	// goes into its run; a span below an agent span that came earlier is late, unless that
-	// agent span is sent again with it (a batch sent again); any other span of a GenAI
-	// trace waits for its agent.
+	// Each fresh span: in a trace whose runs were made, late; an agent span makes a run
+	// now; a span below a fresh agent span goes into its run; a span below an agent span
+	// that came earlier is late, unless that agent span is sent again with it (a batch
+	// sent again); any other span of a GenAI trace waits for its run.
 	var (
 		agentTraces []string
 		agents      = map[string]bool{} // fresh agent spans, by trace/span
 		withAgent   = map[string]bool{} // traces with a fresh agent span
-		out         []store.OpenSpan
 		waiting     []*traceSpan
+		late        []string
+		ignored     int
 	)
 	for _, sp := range fresh {
-		if sp.op == ingest.OpInvokeAgent {
+		if done[sp.trace] {
+			late = append(late, sp.trace)
+			res.reject(1, fmt.Sprintf("span %s of trace %s arrived after its trace was complete and its runs were made; "+
+				"a run is made once: export a span when it ends (a batch span processor does)", sp.id, sp.trace))
+			continue
+		}
+		if sp.role == ingest.RoleAgent {
 			if !withAgent[sp.trace] {
 				agentTraces = append(agentTraces, sp.trace)
 			}
 			withAgent[sp.trace], agents[sp.key()] = true, true
-			// Kept without its body: it finds a late span, and is known if sent again.
-			out = append(out, idsOf(sp))
 			continue
 		}
 		switch key, a, ok := nearestAgent(nodes, sp.trace, sp.id); {
 		case ok && a.fresh, ok && requested[key]:
 		case ok:
+			late = append(late, sp.trace)
 			res.reject(1, fmt.Sprintf("span %s of trace %s arrived after its agent span's run was made; "+
 				"a run is made once, when its agent span arrives: export a span when it ends (a batch span processor does)", sp.id, sp.trace))
 		case genAI[sp.trace]:
 			waiting = append(waiting, sp)
+		default:
+			ignored++
 		}
 	}
+	tally.drop("span", DropLate, len(late), late...)
+	if ignored > 0 {
+		res.Ignored += ignored
+		tally.add("ignored_spans:"+IgnoredNoGenAI, ignored)
+	}
 
-	if err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res); err != nil {
+	made, err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res, &tally)
+	if err != nil {
 		return res, err
 	}
+	// The agent spans whose runs were made are kept without their body: they find a late
+	// span, and are known if sent again. One whose run was not made is not kept.
+	var out []store.OpenSpan
+	for _, sp := range fresh {
+		if agents[sp.key()] && made[sp.key()] {
+			out = append(out, idsOf(sp))
+		} else if agents[sp.key()] {
+			nodes[sp.key()] = spanNode{parent: nodes[sp.key()].parent} // not an agent that made a run
+		}
+	}
 	// The kept spans that went into a run keep only their ids, which know them if they
-	// are sent again; their bodies no longer count against the cap.
-	var used []store.OpenSpan
+	// are sent again; their bodies no longer count against the cap. So do their log
+	// records.
+	var (
+		used     []store.OpenSpan
+		usedLogs []string
+	)
 	for _, o := range stored {
-		if _, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && !o.Agent {
+		if key, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && made[key] && !o.Agent {
 			used = append(used, o)
+			usedLogs = append(usedLogs, o.TraceID+"/"+o.SpanID)
+		}
+	}
+	for _, sp := range fresh {
+		if made[sp.key()] {
+			usedLogs = append(usedLogs, sp.key())
+		} else if key, a, ok := nearestAgent(nodes, sp.trace, sp.id); ok && a.fresh && made[key] {
+			usedLogs = append(usedLogs, sp.key())
 		}
 	}
 
@@ -178,14 +232,14 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	// connection on SQLite, which every tenant's writes wait for) nor its turn to keep
 	// spans. The room is read beside the writer, and checked again in the turn; room
 	// freed in between is not seen, as if the spans had come a moment earlier.
-	var full int
+	var full []*traceSpan
 	var taken int64
 	if len(waiting) > 0 {
 		if taken, err = s.st.OpenSpanBytes(ctx, t.ID, now); err != nil {
 			return res, err
 		}
 		if taken >= s.opts.MaxOpenSpanBytes {
-			full, waiting = len(waiting), nil // not even encoded
+			full, waiting = waiting, nil // not even encoded
 		}
 	}
 	candidates, err := s.waitingSpans(t, waiting)
@@ -193,29 +247,55 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		return res, err
 	}
 	candidates, refused := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
-	full += refused
+	// The traces kept open: those with spans kept, before or now; a root span among the
+	// request's says its trace has its root.
+	roots := map[string]bool{}
+	for _, sp := range spans {
+		if sp.span.ParentSpanID().IsEmpty() {
+			roots[sp.trace] = true
+		}
+	}
+	for _, o := range candidates {
+		open[o.TraceID] = true
+	}
+	var touch []store.TraceTouch
+	for _, id := range traces {
+		if open[id] && !done[id] {
+			touch = append(touch, store.TraceTouch{TraceID: id, Rooted: roots[id]})
+		}
+	}
 	var kept int
-	if len(out) > 0 || len(used) > 0 || len(candidates) > 0 {
-		if kept, refused, err = s.keepSpans(ctx, t, stored, used, out, candidates, now); err != nil {
+	var over []store.OpenSpan
+	if len(out) > 0 || len(used) > 0 || len(candidates) > 0 || len(touch) > 0 {
+		if kept, over, err = s.keepSpans(ctx, t, stored, used, usedLogs, out, candidates, touch, now); err != nil {
 			return res, err
 		}
-		full += refused
 	}
 	res.Kept += kept
-	if full > 0 {
-		res.reject(full, fmt.Sprintf("tenant %q keeps at most %d bytes of spans of open traces (serve --otlp-max-open-bytes), "+
-			"and they are full: spans wait for their trace's agent span for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
+	if n := len(full) + len(refused) + len(over); n > 0 {
+		var ids []string
+		for _, sp := range full {
+			ids = append(ids, sp.trace)
+		}
+		for _, o := range append(refused, over...) {
+			ids = append(ids, o.TraceID)
+		}
+		tally.drop("span", DropOverCap, n, ids...)
+		res.reject(n, fmt.Sprintf("tenant %q keeps at most %d bytes of spans and log records of open traces (serve --otlp-max-open-bytes), "+
+			"and they are full: spans wait for their trace's run for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
 	}
-	return res, nil
+	return res, s.saveTally(ctx, t, &tally)
 }
 
 // keepSpans writes what a request keeps of its tenant's open traces: the bodies of the
-// kept spans its runs used dropped (used), the ids of its agent spans (out), and the
-// waiting spans (candidates) that fit the tenant's room. It returns how many of those it
-// kept and how many it refused for the room. The window of the traces with kept spans
+// kept spans its runs used dropped (used) with their log records (usedLogs, trace/span
+// keys), the ids of its agent spans (out), the waiting spans (candidates) that fit the
+// tenant's room, and the traces kept open (touch). It returns how many of the candidates
+// it kept and those it refused for the room. The window of the traces with kept spans
 // (stored) moves on: a trace's spans are kept at least 90% of the window after its last
 // span that was kept; spans stored now get the new end as they are stored.
-func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used, out, candidates []store.OpenSpan, now time.Time) (kept, full int, err error) {
+func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used []store.OpenSpan, usedLogs []string, out, candidates []store.OpenSpan,
+	touch []store.TraceTouch, now time.Time) (kept int, full []store.OpenSpan, err error) {
 	var open []string
 	seen := map[string]bool{}
 	for _, o := range stored {
@@ -229,9 +309,15 @@ func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used, o
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
 		}
+		if err := tx.DropLogRecords(ctx, t.ID, usedLogs); err != nil {
+			return err
+		}
 		fit, over := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
 		kept, full = len(fit), over
 		if err := tx.KeepOpenTraces(ctx, t.ID, open, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
+			return err
+		}
+		if err := tx.TouchOpenTraces(ctx, t.ID, touch, now, expires); err != nil {
 			return err
 		}
 		return tx.PutOpenSpans(ctx, t.ID, append(append([]store.OpenSpan(nil), out...), fit...), expires)
@@ -246,26 +332,26 @@ func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used, o
 		err = s.st.WithOpenSpans(ctx, t.ID, now, write)
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	return kept, full, nil
 }
 
-// fitting returns the spans of spans that fit room, in order, and how many did not.
-func fitting(spans []store.OpenSpan, room int64) ([]store.OpenSpan, int) {
-	var fit []store.OpenSpan
+// fitting returns the spans of spans that fit room, in order, and those that did not.
+func fitting(spans []store.OpenSpan, room int64) (fit, over []store.OpenSpan) {
 	for _, o := range spans {
 		if int64(len(o.Span)) > room {
+			over = append(over, o)
 			continue
 		}
 		room -= int64(len(o.Span))
 		fit = append(fit, o)
 	}
-	return fit, len(spans) - len(fit)
+	return fit, over
 }
 
-// waitingSpans returns the spans that wait for their agent span as the store would keep
-// them: a GenAI span whole (redacted), another only as a link to its parent. Whether they
+// waitingSpans returns the spans that wait for their run as the store would keep them: a
+// span the reader reads whole (redacted), another only as a link to its parent. Whether they
 // fit the tenant's room is decided where they are stored.
 func (s *Service) waitingSpans(t store.Tenant, waiting []*traceSpan) ([]store.OpenSpan, error) {
 	if len(waiting) == 0 {
@@ -277,7 +363,7 @@ func (s *Service) waitingSpans(t store.Tenant, waiting []*traceSpan) ([]store.Op
 	}
 	out := make([]store.OpenSpan, 0, len(waiting))
 	for _, sp := range waiting {
-		o, err := keptSpan{sp, sp.op == "", red}.open()
+		o, err := keptSpan{sp, !sp.role.Reads(), red}.open()
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +375,7 @@ func (s *Service) waitingSpans(t store.Tenant, waiting []*traceSpan) ([]store.Op
 // idsOf is a span as the store keeps it without its body.
 func idsOf(sp *traceSpan) store.OpenSpan {
 	return store.OpenSpan{TraceID: sp.trace, SpanID: sp.id, ParentSpanID: spanIDString(sp.span.ParentSpanID()),
-		Agent: sp.op == ingest.OpInvokeAgent, Span: []byte{}}
+		Agent: sp.role == ingest.RoleAgent, Span: []byte{}}
 }
 
 // keptSpan is a span to keep, whole (redacted with red) or bare.
@@ -309,7 +395,7 @@ func (k keptSpan) open() (store.OpenSpan, error) {
 
 // requestSpans lists the request's spans, each once, and the traces they belong to; a
 // span without a trace or span id is rejected.
-func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult) ([]*traceSpan, []string) {
+func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult, tally *ingestTally) ([]*traceSpan, []string) {
 	var (
 		out    []*traceSpan
 		traces []string
@@ -326,9 +412,10 @@ func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult) ([]*traceSpa
 				span := ss.Spans().At(k)
 				if span.TraceID().IsEmpty() || span.SpanID().IsEmpty() {
 					res.reject(1, fmt.Sprintf("span %q has no trace id or span id; OTLP requires both", span.Name()))
+					tally.drop("span", DropNoIDs, 1)
 					continue
 				}
-				sp := &traceSpan{rs: rs, ss: ss, span: span, trace: span.TraceID().String(), id: span.SpanID().String(), op: ingest.Operation(span)}
+				sp := &traceSpan{rs: rs, ss: ss, span: span, trace: span.TraceID().String(), id: span.SpanID().String(), role: ingest.SpanRole(span)}
 				if seen[sp.key()] {
 					continue
 				}
@@ -345,15 +432,22 @@ func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult) ([]*traceSpa
 }
 
 // traceRuns makes the runs of the fresh agent spans (agents, by trace/span) of the
-// traces in agentTraces, from the request's spans and the spans kept of those traces, and
-// stores them.
-func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool, nodes map[string]spanNode, now time.Time, res *TracesResult) error {
+// traces in agentTraces, from the request's spans and the spans and log records kept of
+// those traces, and stores them. It returns the agent spans whose runs were made (stored,
+// or the tenant's already, or deleted by it), by trace/span.
+func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool,
+	nodes map[string]spanNode, now time.Time, res *TracesResult, tally *ingestTally) (map[string]bool, error) {
+	made := map[string]bool{}
 	if len(agentTraces) == 0 {
-		return nil
+		return made, nil
 	}
 	kept, err := s.st.OpenSpans(ctx, t.ID, agentTraces, now, true)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	logs, err := s.st.OpenLogs(ctx, t.ID, agentTraces, now, true)
+	if err != nil {
+		return nil, err
 	}
 	inTraces := map[string]bool{}
 	for _, id := range agentTraces {
@@ -362,6 +456,20 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	td := ptrace.NewTraces()
 	known := map[string]bool{}
 	redacted := map[string]redact.Counts{} // by run id
+	count := func(trace, span string, c redact.Counts) {
+		if key, _, ok := nearestAgent(nodes, trace, span); ok || agents[trace+"/"+span] {
+			if !ok {
+				key = trace + "/" + span
+			}
+			run := strings.Replace(key, "/", "-", 1) // ingest.RunID of the agent span
+			if redacted[run] == nil {
+				redacted[run] = redact.Counts{}
+			}
+			for kind, n := range c {
+				redacted[run][kind] += n
+			}
+		}
+	}
 	for _, sp := range spans {
 		if !inTraces[sp.trace] {
 			continue
@@ -379,21 +487,26 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 		}
 		one, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(o.Span)
 		if err != nil {
-			return fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
+			return nil, fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
 		}
 		// What redaction replaced while the span waited counts for the run it joins.
 		if c := takeRedacted(one); len(c) > 0 {
-			if key, _, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok {
-				run := strings.Replace(key, "/", "-", 1) // ingest.RunID of the agent span
-				if redacted[run] == nil {
-					redacted[run] = redact.Counts{}
-				}
-				for kind, n := range c {
-					redacted[run][kind] += n
-				}
-			}
+			count(o.TraceID, o.SpanID, c)
 		}
 		one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+	var set ingest.Spans
+	set.AddTraces(td)
+	if len(logs) > 0 {
+		ld, counts, err := keptLogs(logs)
+		if err != nil {
+			return nil, err
+		}
+		for k, c := range counts {
+			trace, span, _ := strings.Cut(k, "/")
+			count(trace, span, c)
+		}
+		set.AddLogs(ld)
 	}
 	var (
 		body    bytes.Buffer
@@ -403,31 +516,43 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	want := func(sp ptrace.Span) bool {
 		return agents[sp.TraceID().String()+"/"+sp.SpanID().String()]
 	}
-	err = ingest.AgentRuns(td, want, ingest.Options{OnError: func(_ int, err error) {
+	err = set.AgentRuns(want, ingest.Options{OnError: func(_ int, err error) {
 		res.reject(1, err.Error())
+		tally.drop("span", DropNoOutput, 1, traceOfError(err, agentTraces))
 	}}, func(r sdk.Run) error {
 		if r.Agent == "" {
 			res.reject(1, fmt.Sprintf("agent span %s names no agent: set gen_ai.agent.name, name the span \"invoke_agent NAME\", "+
 				"or name the service (OTEL_SERVICE_NAME)", r.Metadata["span_id"]))
+			tally.drop("span", DropNoOutput, 1, fmt.Sprint(r.Metadata["trace_id"]))
 			return nil
 		}
 		spanIDs[r.ID] = fmt.Sprint(r.Metadata["span_id"])
 		return enc.Encode(r)
 	})
 	if err != nil || body.Len() == 0 {
-		return err
+		return made, err
 	}
 	imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{redacted: redacted})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, ir := range imp.Runs {
-		if ir.Status == RunRejected {
+		trace, span, _ := strings.Cut(ir.ID, "-")
+		switch ir.Status {
+		case RunRejected:
 			res.reject(1, fmt.Sprintf("agent span %s: its run was rejected: %s", spanIDs[ir.ID], ir.Error))
+			tally.drop("span", DropNoOutput, 1, trace)
+		case RunDeleted:
+			// As POST /v1/runs answers it: the run is not stored again.
+			res.reject(1, fmt.Sprintf("agent span %s: run %s: %s", spanIDs[ir.ID], ir.ID, ir.Error))
+			made[trace+"/"+span] = true
+		default:
+			made[trace+"/"+span] = true
 		}
 	}
+	tally.add("runs", imp.Stored)
 	res.Runs = imp
-	return nil
+	return made, nil
 }
 
 // nearestAgent walks up from a span to the nearest agent span known, and returns its
@@ -468,8 +593,8 @@ func oneSpan(sp *traceSpan, bare bool, red *redact.Redactor) ([]byte, error) {
 		out.SetName(sp.span.Name())
 		out.SetStartTimestamp(sp.span.StartTimestamp())
 		out.SetEndTimestamp(sp.span.EndTimestamp())
-		if sp.op != "" {
-			out.Attributes().PutStr("gen_ai.operation.name", sp.op)
+		if op := ingest.Operation(sp.span); op != "" {
+			out.Attributes().PutStr("gen_ai.operation.name", op)
 		}
 	}
 	// Kept until its agent span arrives: nothing redacted reaches the store.

@@ -84,7 +84,7 @@ func TestIngestTracesKeepsWithinBounds(t *testing.T) {
 		t.Fatalf("first model call: %+v, %v", res, err)
 	}
 	res, err = svc.IngestTraces(ctx, tn, traceOf(3, spanSpec{2, 1, "chat", "chat", 1500}, spanSpec{3, 1, "chat", "chat", 1500}))
-	if err != nil || res.Kept != 1 || res.Rejected != 1 || !strings.Contains(res.Message(), "keeps at most 4000 bytes of spans of open traces") {
+	if err != nil || res.Kept != 1 || res.Rejected != 1 || !strings.Contains(res.Message(), "keeps at most 4000 bytes of spans and log records of open traces") {
 		t.Fatalf("over the cap: %+v, %v", res, err)
 	}
 	// The agent span of trace 2 arrives: its run is made from the kept model call.

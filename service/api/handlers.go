@@ -69,6 +69,7 @@ func (s *Server) register() {
 	s.registerJudge(op)
 	s.registerLabels(op)
 	s.registerTraces(errs)
+	s.registerLogs(errs, op)
 	s.registerRetention(op)
 }
 

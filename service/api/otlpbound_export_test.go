@@ -1,6 +1,10 @@
 package api
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/scorekit/scorekit/service/otlpcheck"
+)
 
 // HoldTraceBytes takes n bytes of s's MaxTraceBytesInFlight, as a request being taken
 // would, until release: for tests of a server whose OTLP budget is taken.
@@ -12,9 +16,9 @@ func HoldTraceBytes(s *Server, n int64) (release func()) {
 }
 
 // TraceBytes is what the server counts a POST /v1/traces request of body (gzipped when
-// raw differs) to hold while it is taken, as checkTraces estimates it.
+// raw differs) to hold while it is taken, as checkOTLP estimates it.
 func TraceBytes(s *Server, ct string, raw, body []byte) (int64, error) {
-	held, refused := s.checkTraces(ct, raw, body)
+	held, refused := s.checkOTLP(otlpcheck.Traces, ct, raw, body)
 	if refused != nil {
 		return 0, fmt.Errorf("refused: %d %s", refused.Status, refused.Body)
 	}

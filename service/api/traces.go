@@ -135,7 +135,7 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 		}
 		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
 	}
-	held, refused := s.checkTraces(ct, in.RawBody, body)
+	held, refused := s.checkOTLP(otlpcheck.Traces, ct, in.RawBody, body)
 	if refused != nil {
 		return refused, nil
 	}
@@ -189,16 +189,20 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 	return &tracesOutput{Status: http.StatusOK, ContentType: ct, Body: out}, nil
 }
 
-// checkTraces walks body before it is decoded (otlpcheck): a value nested past
-// MaxTraceDepth or wire data that is not a request is refused with 400, a request that
-// would hold more than MaxTraceRequestBytes while it is taken with 413. It returns what
-// the request holds.
-func (s *Server) checkTraces(ct string, raw, body []byte) (int64, *tracesOutput) {
+// checkOTLP walks body, a request of signal, before it is decoded (otlpcheck): a value
+// nested past MaxTraceDepth or wire data that is not a request is refused with 400, a
+// request that would hold more than MaxTraceRequestBytes while it is taken with 413. It
+// returns what the request holds.
+func (s *Server) checkOTLP(signal otlpcheck.Signal, ct string, raw, body []byte) (int64, *tracesOutput) {
 	walk, kind := otlpcheck.Protobuf, "protobuf"
 	if ct == contentJSON {
 		walk, kind = otlpcheck.JSON, "OTLP JSON"
 	}
-	c, err := walk(body, otlpcheck.Traces, otlpcheck.Limits{MaxDepth: s.opts.MaxTraceDepth})
+	request, records, batch := "ExportTraceServiceRequest", "spans", "the SDK's batch span processor: OTEL_BSP_MAX_EXPORT_BATCH_SIZE"
+	if signal == otlpcheck.Logs {
+		request, records, batch = "ExportLogsServiceRequest", "log records", "the SDK's batch log record processor: OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"
+	}
+	c, err := walk(body, signal, otlpcheck.Limits{MaxDepth: s.opts.MaxTraceDepth})
 	var de *otlpcheck.DepthError
 	switch {
 	case errors.As(err, &de):
@@ -206,15 +210,15 @@ func (s *Server) checkTraces(ct string, raw, body []byte) (int64, *tracesOutput)
 			"the request is not decoded: %v (the limit is serve --otlp-max-depth)", err), "")
 	case err != nil:
 		return 0, otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
-			"the body is not an ExportTraceServiceRequest in %s (Content-Type %s): %v", kind, ct, err), "")
+			"the body is not an %s in %s (Content-Type %s): %v", request, kind, ct, err), "")
 	}
 	held := traceBytes(raw, body, c)
 	if held > s.opts.MaxTraceRequestBytes {
 		return 0, otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, fmt.Sprintf(
-			"the request would hold about %s once decoded and while its spans are taken (%d spans, %d attributes, %d values), "+
-				"over the limit of %s a request (serve --otlp-max-request-bytes); send fewer spans or attributes a request "+
-				"(the SDK's batch span processor: OTEL_BSP_MAX_EXPORT_BATCH_SIZE; a Collector's batch processor: send_batch_max_size)",
-			mib(held), c.Records, c.Attributes, c.Values, mib(s.opts.MaxTraceRequestBytes)), "")
+			"the request would hold about %s once decoded and while its %s are taken (%d %s, %d attributes, %d values), "+
+				"over the limit of %s a request (serve --otlp-max-request-bytes); send fewer %s or attributes a request "+
+				"(%s; a Collector's batch processor: send_batch_max_size)",
+			mib(held), records, c.Records, records, c.Attributes, c.Values, mib(s.opts.MaxTraceRequestBytes), records, batch), "")
 	}
 	return held, nil
 }
@@ -313,10 +317,13 @@ func otlpError(ct string, status int, code codes.Code, msg, retryAfter string) *
 	return &tracesOutput{Status: status, ContentType: ct, RetryAfter: retryAfter, Body: b}
 }
 
-// isTraces reports whether the operation is POST /v1/traces, whose errors are OTLP's.
-func isTraces(op *huma.Operation) bool { return op != nil && op.OperationID == opExportTraces }
+// isTraces reports whether the operation is POST /v1/traces or /v1/logs, whose errors
+// are OTLP's.
+func isTraces(op *huma.Operation) bool {
+	return op != nil && (op.OperationID == opExportTraces || op.OperationID == opExportLogs)
+}
 
-// refuseLargeTraces answers a POST /v1/traces whose Content-Length is over the cap with
+// refuseLargeTraces answers a POST /v1/traces or /v1/logs whose Content-Length is over the cap with
 // 413 before anything else reads it. (A body sent without a length is cut off at the cap
 // by the operation's MaxBodyBytes.)
 func (s *Server) refuseLargeTraces(w http.ResponseWriter, r *http.Request) bool {
@@ -338,9 +345,9 @@ func writeOTLP(ctx huma.Context, p *Problem) {
 	_, _ = ctx.BodyWriter().Write(out.Body)
 }
 
-// isTracesRequest reports whether r is for POST /v1/traces, before routing.
+// isTracesRequest reports whether r is for POST /v1/traces or /v1/logs, before routing.
 func isTracesRequest(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.URL.Path == "/v1/traces"
+	return r.Method == http.MethodPost && (r.URL.Path == "/v1/traces" || r.URL.Path == "/v1/logs")
 }
 
 // writeOTLPTo writes p, a refusal before routing (the server's cap), as writeOTLP does.

@@ -122,6 +122,12 @@ type Options struct {
 	// leading process of those that work jobs, and once when it starts. Optional.
 	// Default is an hour.
 	RetentionInterval time.Duration
+	// CompleteTraces makes the runs of the OTLP traces that are complete (the service's
+	// CompleteTraces); a River job (TracesArgs) calls it every TraceInterval on the leading
+	// process of those that work jobs. Optional: without it there is no such job.
+	CompleteTraces func(ctx context.Context, now time.Time) error
+	// TraceInterval is how often CompleteTraces runs. Optional. Default is 2 seconds.
+	TraceInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -151,6 +157,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RetentionInterval <= 0 {
 		o.RetentionInterval = time.Hour
+	}
+	if o.TraceInterval <= 0 {
+		o.TraceInterval = 2 * time.Second
 	}
 	return o
 }
@@ -271,11 +280,16 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*E
 	river.AddWorker(workers, &webhookWorker{e: e})
 	river.AddWorker(workers, &retentionWorker{e: e})
 	river.AddWorker(workers, &flushWorker{e: e})
+	river.AddWorker(workers, &tracesWorker{e: e})
 	cfg.Workers = workers
 	if o.Workers > 0 {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.Workers}}
 		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(o.RetentionInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})}
+		if o.CompleteTraces != nil {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(o.TraceInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return TracesArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
+		}
 	}
 	var err error
 	switch {

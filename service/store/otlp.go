@@ -241,14 +241,13 @@ func (q queries) ReleaseTrace(ctx context.Context, tenantID int64, traceID strin
 	return nil
 }
 
-// ExpiredWaiting counts, per tenant, the kept spans with a body and the kept log records
-// with a record whose window ended by now and whose trace made no whole-trace runs:
-// what the window's end drops without a run. It returns an example trace id per tenant.
+// ExpiredWaiting counts, per tenant and trace, the kept spans with a body and the kept
+// log records with a record whose window ended by now: what waited for a run until then.
 func (q queries) ExpiredWaiting(ctx context.Context, now time.Time) ([]ExpiredCount, error) {
-	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, COUNT(*) FROM (
-			SELECT tenant_id, trace_id FROM open_spans WHERE expires_at <= $1 AND LENGTH(span) > 0
-			UNION ALL SELECT tenant_id, trace_id FROM open_logs WHERE expires_at <= $1 AND LENGTH(record) > 0
-		) AS waiting GROUP BY tenant_id, trace_id`, micros(now))
+	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, 'span', COUNT(*) FROM open_spans WHERE expires_at <= $1 AND LENGTH(span) > 0
+			GROUP BY tenant_id, trace_id
+		UNION ALL SELECT tenant_id, trace_id, 'log_record', COUNT(*) FROM open_logs WHERE expires_at <= $1 AND LENGTH(record) > 0
+			GROUP BY tenant_id, trace_id`, micros(now))
 	if err != nil {
 		return nil, fmt.Errorf("store: expired spans: %w", err)
 	}
@@ -256,7 +255,7 @@ func (q queries) ExpiredWaiting(ctx context.Context, now time.Time) ([]ExpiredCo
 	var out []ExpiredCount
 	for rs.Next() {
 		var e ExpiredCount
-		if err := rs.Scan(&e.TenantID, &e.TraceID, &e.N); err != nil {
+		if err := rs.Scan(&e.TenantID, &e.TraceID, &e.Signal, &e.N); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
@@ -268,7 +267,9 @@ func (q queries) ExpiredWaiting(ctx context.Context, now time.Time) ([]ExpiredCo
 type ExpiredCount struct {
 	TenantID int64
 	TraceID  string
-	N        int64
+	// Signal is "span" or "log_record".
+	Signal string
+	N      int64
 }
 
 // DeleteExpiredOTLP deletes every tenant's kept log records and open traces whose window
@@ -364,4 +365,33 @@ func (q queries) Waiting(ctx context.Context, tenantID int64, now time.Time) (sp
 		return 0, 0, fmt.Errorf("store: waiting log records: %w", err)
 	}
 	return spans, logs, nil
+}
+
+// UsedSpans returns the tenant's kept spans of the given traces that are in a run
+// already (kept without their body: agent spans, and the spans their runs used), as
+// trace/span keys.
+func (q queries) UsedSpans(ctx context.Context, tenantID int64, traceIDs []string, now time.Time) (map[string]bool, error) {
+	out := map[string]bool{}
+	for start := 0; start < len(traceIDs); start += spanBatch {
+		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		rs, err := q.q.query(ctx, `SELECT open_spans.trace_id, span_id FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
+			WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(span) = 0`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: used spans: %w", err)
+		}
+		for rs.Next() {
+			var trace, span string
+			if err := rs.Scan(&trace, &span); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out[trace+"/"+span] = true
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: used spans: %w", err)
+		}
+	}
+	return out, nil
 }

@@ -146,10 +146,12 @@ func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []Ope
 	return nil
 }
 
-// OpenSpanBytes is the size of the tenant's kept spans that have not expired by now.
+// OpenSpanBytes is the size of the tenant's kept spans and log records (open_logs) that
+// have not expired by now: the tenant's cap counts both.
 func (q queries) OpenSpanBytes(ctx context.Context, tenantID int64, now time.Time) (int64, error) {
 	var n int64
-	err := queryRow(ctx, q.q, `SELECT COALESCE(SUM(LENGTH(span)), 0) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2`,
+	err := queryRow(ctx, q.q, `SELECT (SELECT COALESCE(SUM(LENGTH(span)), 0) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2)
+		+ (SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2)`,
 		[]any{tenantID, micros(now)}, &n)
 	if err != nil {
 		return 0, fmt.Errorf("store: open span bytes: %w", err)

@@ -109,6 +109,7 @@ type T struct {
 	jobWait        *prometheus.HistogramVec
 	insightChanges *prometheus.CounterVec
 	redactions     *prometheus.CounterVec
+	otlpDropped    *prometheus.CounterVec
 }
 
 // Metric names, for dashboards and alerts (docs/SERVICE.md lists them).
@@ -127,6 +128,7 @@ const (
 	MetricInsightsOpen   = "scorekit_insights_open"
 	MetricInsightChanges = "scorekit_insight_changes_total"
 	MetricRedactions     = "scorekit_redactions_total"
+	MetricOTLPDropped    = "scorekit_otlp_dropped_total"
 )
 
 // New returns a T with its own registry.
@@ -159,9 +161,12 @@ func New(o Options) *T {
 	// No tenant label, whatever TenantLabels says: the run's own counts say which
 	// tenant's runs held what.
 	t.redactions = t.counter(MetricRedactions, "Redactions in stored runs, by kind (email, phone, card, secret; a tenant's own patterns are custom).", []string{"kind"})
+	t.otlpDropped = t.counter(MetricOTLPDropped, "Spans and log records taken over OTLP that made or joined no run, by what they are (span, log_record) "+
+		"and why (late, over_cap, window_ended, no_output, no_ids, ...); the tenant's ingest view has the trace ids.", t.labels("signal", "reason"))
 	if t.tenantLabels {
 		for _, v := range []*prometheus.MetricVec{t.results.MetricVec, t.scores.MetricVec, t.latency.MetricVec, t.adjustments.MetricVec,
-			t.judgeCalls.MetricVec, t.judgeTokens.MetricVec, t.judgeRetries.MetricVec, t.judgeCacheHits.MetricVec, t.insightChanges.MetricVec} {
+			t.judgeCalls.MetricVec, t.judgeTokens.MetricVec, t.judgeRetries.MetricVec, t.judgeCacheHits.MetricVec, t.insightChanges.MetricVec,
+			t.otlpDropped.MetricVec} {
 			t.byTenant = append(t.byTenant, v)
 		}
 	}
@@ -303,6 +308,16 @@ func (t *T) Redacted(counts map[string]int) {
 		}
 		t.redactions.WithLabelValues(kind).Add(float64(n))
 	}
+}
+
+// OTLPDropped records n spans or log records (signal "span" or "log_record") of tenant
+// that made or joined no run, for reason.
+func (t *T) OTLPDropped(tenant Tenant, signal, reason string, n int) {
+	if t == nil || n <= 0 {
+		return
+	}
+	t.note(tenant)
+	t.otlpDropped.WithLabelValues(t.values(tenant.Name, signal, reason)...).Add(float64(n))
 }
 
 // InsightsChanged records what one insight update changed.

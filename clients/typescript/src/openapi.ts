@@ -213,6 +213,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant's OTLP exports brought in: spans and log records received, runs made, what waits, what was dropped and why
+         * @description Needs a key with scope `read` or `admin`.
+         */
+        get: operations["get-ingest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/insights": {
         parameters: {
             query?: never;
@@ -315,6 +335,26 @@ export interface paths {
          * @description Needs a key with scope `label` or `admin`. One label a line: {"run_id": "r1", "scorer": "relevancy", "labeller": "ana", "passed": false, "note": "..."} (or score, or choice). A line that is not JSON, has an unknown field, names no stored run of the tenant or gives a value out of range is rejected with its line number and the reason; the good lines are stored.
          */
         post: operations["import-labels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take OpenTelemetry log records (OTLP/HTTP): GenAI events joined to their spans' runs
+         * @description Needs a key with scope `ingest` or `admin`. OTLP/HTTP as for POST /v1/traces, with the same bounds and answers: an ExportLogsServiceRequest as protobuf (Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed, answered with an ExportLogsServiceResponse whose partial_success counts the log records not taken and says why (and how many were ignored). GenAI events (gen_ai.user.message, gen_ai.choice ...; the event name is the record's, or its event.name attribute) wait for the run of their span (by trace and span id) as spans wait for theirs; a record with no span context, or that is not a GenAI event, is ignored and counted. Point an exporter at it with OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=https://HOST/v1/logs and OTEL_EXPORTER_OTLP_LOGS_HEADERS=Authorization=Bearer%20KEY (or OTEL_EXPORTER_OTLP_ENDPOINT for both signals).
+         */
+        post: operations["export-logs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -902,6 +942,31 @@ export interface components {
             /** Format: double */
             threshold: number;
             version: string;
+        };
+        IngestDrop: {
+            /** Format: int64 */
+            log_records: number;
+            /** @description late, over_cap, window_ended, no_run, no_ids */
+            reason: string;
+            /** Format: int64 */
+            spans: number;
+            trace_ids: string[] | null;
+        };
+        IngestView: {
+            dropped: components["schemas"]["IngestDrop"][] | null;
+            ignored: {
+                [key: string]: number;
+            };
+            /** Format: int64 */
+            log_records: number;
+            /** Format: int64 */
+            runs: number;
+            /** Format: int64 */
+            spans: number;
+            /** Format: int64 */
+            waiting_log_records: number;
+            /** Format: int64 */
+            waiting_spans: number;
         };
         Insight: {
             agent: string;
@@ -2678,6 +2743,71 @@ export interface operations {
             };
         };
     };
+    "get-ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestView"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "list-insights": {
         parameters: {
             query?: {
@@ -3248,6 +3378,119 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "export-logs": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description application/x-protobuf or application/json. */
+                "Content-Type"?: string;
+                /** @description gzip, or none. */
+                "Content-Encoding"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": string;
+                "application/x-protobuf": string;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Content-Type"?: string;
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
