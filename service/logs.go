@@ -116,7 +116,7 @@ func (s *Service) IngestLogs(ctx context.Context, t store.Tenant, ld plog.Logs) 
 				}
 				r := &record{rl: rl, sl: sl, lr: lr, trace: lr.TraceID().String()}
 				r.key = store.OpenLog{TraceID: r.trace, SpanID: lr.SpanID().String(), EventName: name,
-					TimeNanos: int64(firstTime(lr)), BodyHash: bodyHash(lr)}
+					TimeNanos: int64(firstTime(lr)), BodyHash: bodyHash(lr), Seq: int64(len(recs))}
 				recs = append(recs, r)
 				if !tseen[r.trace] {
 					tseen[r.trace] = true
@@ -239,7 +239,7 @@ type logKey struct {
 	body               string
 }
 
-func keyOf(o store.OpenLog) logKey {
+func keyOf(o store.OpenLog) logKey { // Seq is not part of it: a resend may hold a record elsewhere
 	return logKey{o.TraceID, o.SpanID, o.EventName, o.TimeNanos, o.BodyHash}
 }
 

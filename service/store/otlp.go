@@ -16,12 +16,15 @@ type OpenLog struct {
 	EventName string
 	TimeNanos int64
 	BodyHash  string
+	// Seq is the record's place in its request: records of one time keep the order they
+	// came in (OpenLogs returns them so).
+	Seq int64
 	// Record is a plog.Logs holding the record alone with its resource and scope, as OTLP
 	// protobuf, redacted; empty once its run was made. OpenLogs leaves it nil unless asked.
 	Record []byte
 }
 
-// logBatch is how many log records one INSERT carries: 9 parameters each.
+// logBatch is how many log records one INSERT carries: 10 parameters each.
 const logBatch = 400
 
 // PutOpenLogs keeps log records of the tenant's open traces until expires; a record the
@@ -32,19 +35,19 @@ func (q queries) PutOpenLogs(ctx context.Context, tenantID int64, logs []OpenLog
 	for start := 0; start < len(logs); start += logBatch {
 		chunk := logs[start:min(start+logBatch, len(logs))]
 		b.Reset()
-		args := make([]any, 0, len(chunk)*9)
-		b.WriteString(`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, record, received_at, expires_at) VALUES `)
+		args := make([]any, 0, len(chunk)*10)
+		b.WriteString(`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, seq, record, received_at, expires_at) VALUES `)
 		for i, l := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
 			rec := l.Record
 			if rec == nil {
 				rec = []byte{}
 			}
-			args = append(args, tenantID, l.TraceID, l.SpanID, l.EventName, l.TimeNanos, l.BodyHash, rec, received, micros(expires))
+			args = append(args, tenantID, l.TraceID, l.SpanID, l.EventName, l.TimeNanos, l.BodyHash, l.Seq, rec, received, micros(expires))
 		}
 		b.WriteString(` ON CONFLICT (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash) DO NOTHING`)
 		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
@@ -55,9 +58,9 @@ func (q queries) PutOpenLogs(ctx context.Context, tenantID int64, logs []OpenLog
 }
 
 // OpenLogs returns the tenant's kept log records of the given traces that have not
-// expired by now, with their Record when withRecord is true.
+// expired by now, with their Record when withRecord is true, in the order they came.
 func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string, now time.Time, withRecord bool) ([]OpenLog, error) {
-	cols := `open_logs.trace_id, span_id, event_name, time_nanos, body_hash`
+	cols := `open_logs.trace_id, span_id, event_name, time_nanos, body_hash, seq`
 	if withRecord {
 		cols += `, record`
 	}
@@ -65,13 +68,13 @@ func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string
 	for start := 0; start < len(traceIDs); start += spanBatch {
 		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
 		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
-			WHERE tenant_id = $1 AND expires_at > $2`, args...)
+			WHERE tenant_id = $1 AND expires_at > $2 ORDER BY received_at, seq`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: open log records: %w", err)
 		}
 		for rs.Next() {
 			var l OpenLog
-			dest := []any{&l.TraceID, &l.SpanID, &l.EventName, &l.TimeNanos, &l.BodyHash}
+			dest := []any{&l.TraceID, &l.SpanID, &l.EventName, &l.TimeNanos, &l.BodyHash, &l.Seq}
 			if withRecord {
 				dest = append(dest, &l.Record)
 			}

@@ -2,8 +2,9 @@
 -- What OTLP/HTTP brings in beside the open spans (00007). open_logs: the GenAI log records
 -- of POST /v1/logs waiting for their span's run, each a plog.Logs holding the one record
 -- with its resource and scope as OTLP protobuf, redacted; emptied once its run is made
--- (its key still knows it if it is sent again). The key is what a resend repeats: trace,
--- span, event name, time and a hash of the body and attributes. open_traces: the traces
+-- (its key still knows it if it is sent again); seq is its place in its request, which
+-- with received_at keeps the records of a span in the order they came. The key is what
+-- a resend repeats: trace, span, event name, time and a hash of the body and attributes. open_traces: the traces
 -- with kept spans or records: whether a root span came, when the last span or record
 -- came (micros), whether the runs that need the whole trace were made (done), and when
 -- the trace's window ends. ingest_counts: per tenant, what OTLP took and dropped (spans,
@@ -16,6 +17,7 @@ CREATE TABLE open_logs (
     event_name  TEXT    NOT NULL,
     time_nanos  INTEGER NOT NULL,
     body_hash   TEXT    NOT NULL,
+    seq         INTEGER NOT NULL,
     record      BLOB    NOT NULL,
     received_at INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL,
