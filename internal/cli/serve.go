@@ -162,8 +162,8 @@ func (o otlpFlags) check() error {
 		return fmt.Errorf("--otlp-max-open-bytes %d: want a size in bytes above 0, such as 67108864", o.maxOpenBytes)
 	case o.maxBody <= 0:
 		return fmt.Errorf("--otlp-max-body %d: want a size in bytes above 0, such as 20971520", o.maxBody)
-	case o.maxDepth <= 0:
-		return fmt.Errorf("--otlp-max-depth %d: want a number of levels above 0, such as %d", o.maxDepth, otlpcheck.DefaultMaxDepth)
+	case o.maxDepth <= 0 || o.maxDepth > otlpcheck.DepthCeiling:
+		return fmt.Errorf("--otlp-max-depth %d: want a number of levels from 1 to %d, such as %d", o.maxDepth, otlpcheck.DepthCeiling, otlpcheck.DefaultMaxDepth)
 	case o.maxRequest <= 0:
 		return fmt.Errorf("--otlp-max-request-bytes %d: want a size in bytes above 0, such as %d", o.maxRequest, api.DefaultMaxTraceRequestBytes)
 	case o.maxInFlight <= 0:

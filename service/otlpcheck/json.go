@@ -42,7 +42,9 @@ func JSON(body []byte, sig Signal, l Limits) (Counts, error) {
 	limit := int32(l.maxDepth())
 	// Above a value: an object and an array per level of the request down to an event's
 	// attribute; then at most four per level of a value, and the levels of a skipped one.
-	stack := make([]jframe, 0, 2*rootLevels+5*int(limit)+2)
+	// The stack starts at what the schema's own levels take and grows to that at most.
+	maxFrames := 2*rootLevels + 5*int(limit) + 2
+	stack := make([]jframe, 0, min(maxFrames, initialFrames))
 	pos := 0
 	// What the next value is: the message it holds (unknown: a scalar), the field it is
 	// the value (or, elem, an element) of; skip: a value the schema does not name, or
@@ -91,8 +93,8 @@ func JSON(body []byte, sig Signal, l Limits) (Counts, error) {
 				}
 			}
 			pos++
-			if fr.vdepth > limit || fr.skipped > limit || len(stack) == cap(stack) {
-				stack = append(stack[:len(stack):len(stack)], fr)
+			if fr.vdepth > limit || fr.skipped > limit || len(stack) >= maxFrames {
+				stack = append(stack, fr)
 				return c, &DepthError{Limit: int(limit), Path: jsonPath(body, stack)}
 			}
 			stack = append(stack, fr)

@@ -63,15 +63,19 @@ type Limits struct {
 	// MaxDepth bounds how deep a value (an attribute's value, a log body) nests: a string
 	// is 1 deep, an array of strings 2, a map holding an array of strings 3. It bounds as
 	// much the nesting of a field the schema does not name (OTLP JSON). Optional. Default
-	// is DefaultMaxDepth.
+	// is DefaultMaxDepth. The decoder after the walk recurses once per level, so a limit
+	// past DepthCeiling is taken as DepthCeiling.
 	MaxDepth int
 }
+
+// DepthCeiling is the most Limits.MaxDepth takes: the limit protobuf-go and jsoniter keep.
+const DepthCeiling = 10_000
 
 func (l Limits) maxDepth() int {
 	if l.MaxDepth <= 0 {
 		return DefaultMaxDepth
 	}
-	return l.MaxDepth
+	return min(l.MaxDepth, DepthCeiling)
 }
 
 // Counts is what decoding a request allocates, as the walk counted it. A message given

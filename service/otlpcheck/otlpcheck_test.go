@@ -365,6 +365,18 @@ func TestDepth(t *testing.T) {
 	}
 }
 
+// TestDepthCeiling: a limit past DepthCeiling is taken as DepthCeiling, as far as pdata
+// may recurse.
+func TestDepthCeiling(t *testing.T) {
+	var de *DepthError
+	if _, err := Protobuf(otlpchecktest.NestedProtobuf(DepthCeiling), Traces, Limits{MaxDepth: 1 << 30}); err != nil {
+		t.Fatalf("at the ceiling: %v", err)
+	}
+	if _, err := Protobuf(otlpchecktest.NestedProtobuf(DepthCeiling+1), Traces, Limits{MaxDepth: 1 << 30}); !errors.As(err, &de) || de.Limit != DepthCeiling {
+		t.Fatalf("past the ceiling: %v; want a DepthError at %d", err, DepthCeiling)
+	}
+}
+
 // TestUnknownFieldDepth: a field the schema does not name is skipped, within the same
 // depth bound (JSON; protobuf skips a field without looking inside it).
 func TestUnknownFieldDepth(t *testing.T) {

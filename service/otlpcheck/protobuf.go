@@ -11,6 +11,11 @@ import (
 // most three (AnyValue, KeyValueList, KeyValue).
 const rootLevels = 6
 
+// initialFrames is the stack a walk starts with: what a request whose values nest a few
+// levels takes. A deeper one grows it (by doubling: a few allocations a request, none an
+// element), up to what Limits.MaxDepth allows.
+const initialFrames = 32
+
 // pframe is a message the protobuf walk is inside.
 type pframe struct {
 	// f is the field it came through (nil for the request), idx its index there when f
@@ -38,7 +43,8 @@ func Protobuf(body []byte, sig Signal, l Limits) (Counts, error) {
 		return c, err
 	}
 	limit := int32(l.maxDepth())
-	stack := make([]pframe, 1, rootLevels+3*int(limit)+1)
+	maxFrames := rootLevels + 3*int(limit) + 1
+	stack := make([]pframe, 1, min(maxFrames, initialFrames))
 	stack[0] = pframe{k: root, end: len(body)}
 	c.message(root)
 	pos := 0
@@ -97,8 +103,8 @@ func Protobuf(body []byte, sig Signal, l Limits) (Counts, error) {
 				c.Depth = max(c.Depth, int(child.vdepth))
 			}
 			pos = at
-			if child.vdepth > limit || len(stack) == cap(stack) {
-				stack = append(stack[:len(stack):len(stack)], child)
+			if child.vdepth > limit || len(stack) >= maxFrames {
+				stack = append(stack, child)
 				return c, &DepthError{Limit: int(limit), Path: protoPath(body, stack)}
 			}
 			stack = append(stack, child)
