@@ -116,6 +116,12 @@ func (sp *otelSpan) messages() spanMessages {
 			m.input = nil
 		}
 	}
+	if m.output != nil && !hasUser(m.input) {
+		// The answer on the span, the question in its events or log records.
+		if in, _, _, _ := eventMessages(sp.events()); len(in) > 0 {
+			m.input = mergeInput(in, m.input)
+		}
+	}
 	if sp.role.makesRun() {
 		m.ownInput, m.ownOutput = ownMessages(attrs)
 		m.ownInput = mergeInput(sys, m.ownInput)

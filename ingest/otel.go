@@ -112,6 +112,34 @@ type Spans struct {
 	// noContext counts log records with no trace or span id, which join nothing.
 	noContext int
 	linked    bool
+	// used are the spans the runs made so far used.
+	used map[*otelSpan]bool
+}
+
+func (set *Spans) use(spans ...*otelSpan) {
+	if set.used == nil {
+		set.used = map[*otelSpan]bool{}
+	}
+	for _, sp := range spans {
+		set.used[sp] = true
+	}
+}
+
+// Unused counts, by trace id, the spans the reader reads (model and tool calls, call
+// spans; not agent spans) that no run made so far used: a model call that recorded no
+// output, a tool call no run holds.
+func (set *Spans) Unused() map[string]int {
+	out := map[string]int{}
+	for _, sp := range set.spans {
+		switch {
+		case set.used[sp], sp.role == RoleAgent, !sp.role.Reads():
+		case sp.role == RoleChain && !sp.span.ParentSpanID().IsEmpty():
+		case sp.above(RoleAgent) != nil && set.used[sp.above(RoleAgent)]:
+		default:
+			out[sp.span.TraceID().String()]++
+		}
+	}
+	return out
 }
 
 // AddTraces adds td's spans.
@@ -337,7 +365,7 @@ func (set *Spans) traceRuns(o *Options, emit func(sdk.Run) error) error {
 	}
 	for _, top := range order {
 		r := roots[top]
-		if err := joinedRuns(r.calls, r.tools, o, emit); err != nil {
+		if err := set.joinedRuns(r.calls, r.tools, o, emit); err != nil {
 			return err
 		}
 	}
@@ -354,6 +382,9 @@ func (set *Spans) emitRun(sp *otelSpan, calls, tools []*otelSpan, o *Options, em
 	if p := sp.span.ParentSpanID(); !p.IsEmpty() {
 		run.Metadata["parent_span_id"] = p.String()
 	}
+	set.use(sp)
+	set.use(calls...)
+	set.use(tools...)
 	return emit(run)
 }
 
@@ -386,7 +417,7 @@ func byStart(spans []*otelSpan) []*otelSpan {
 
 // joinedRuns makes runs from model call spans, joining the rounds of a turn; the tool
 // spans beside them give results to the calls that have none.
-func joinedRuns(spans, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
+func (set *Spans) joinedRuns(spans, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
 	if len(spans) == 0 {
 		return nil
 	}
@@ -396,6 +427,7 @@ func joinedRuns(spans, tools []*otelSpan, o *Options, emit func(sdk.Run) error) 
 	opts := Options{Agent: agent, OnError: o.OnError}
 	j := newJoiner(&opts, func(r sdk.Run) error {
 		addResults(r.ToolCalls, toolCalls)
+		set.use(tools...)
 		return emit(r)
 	})
 	for _, sp := range calls {
@@ -406,6 +438,7 @@ func joinedRuns(spans, tools []*otelSpan, o *Options, emit func(sdk.Run) error) 
 			}
 			continue
 		}
+		set.use(sp)
 		if err := j.add(ex); err != nil {
 			return err
 		}

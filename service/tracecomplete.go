@@ -103,9 +103,7 @@ func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []stor
 		spanIDs = map[string]string{} // run id -> its span
 	)
 	enc := json.NewEncoder(&body)
-	o := ingest.Options{OnError: func(_ int, err error) {
-		tally.drop("span", DropNoOutput, 1, traceOfError(err, traces))
-	}}
+	o := ingest.Options{OnError: func(int, error) {}} // counted below, as unused
 	err = set.TraceRuns(o, func(r sdk.Run) error {
 		if r.Agent == "" {
 			tally.drop("span", DropNoOutput, 1, fmt.Sprint(r.Metadata["trace_id"]))
@@ -149,10 +147,19 @@ func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []stor
 			spans = append(spans, l.TraceID+"/"+l.SpanID)
 		}
 	}
-	if n := set.Unjoined(); len(n) > 0 {
-		for trace, c := range n {
-			tally.drop("log_record", DropNoSpan, c, trace)
+	ended := map[string]bool{}
+	for _, d := range due {
+		ended[d.TraceID] = d.Ended
+	}
+	for trace, c := range set.Unused() {
+		reason := DropNoOutput
+		if ended[trace] {
+			reason = DropWindowEnded
 		}
+		tally.drop("span", reason, c, trace)
+	}
+	for trace, c := range set.Unjoined() {
+		tally.drop("log_record", DropNoSpan, c, trace)
 	}
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.DropSpanBodies(ctx, t.ID, bodies); err != nil {

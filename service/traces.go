@@ -187,6 +187,9 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 	tally.drop("span", DropLate, len(late), late...)
+	if err := s.deletedRunSpans(ctx, t, spans, requested, fresh, nodes, &res); err != nil {
+		return res, err
+	}
 	if ignored > 0 {
 		res.Ignored += ignored
 		tally.add("ignored_spans:"+IgnoredNoGenAI, ignored)
@@ -285,6 +288,55 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 			"and they are full: spans wait for their trace's run for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
 	}
 	return res, s.saveTally(ctx, t, &tally)
+}
+
+// deletedRunSpans answers the spans sent again whose run the tenant deleted as POST
+// /v1/runs answers a deleted run: it is not stored again. A span's run is the one its
+// own id names (an agent or call span, a joined turn's first model call) or its agent
+// span's.
+func (s *Service) deletedRunSpans(ctx context.Context, t store.Tenant, spans []*traceSpan, requested map[string]bool, fresh []*traceSpan,
+	nodes map[string]spanNode, res *TracesResult) error {
+	if len(fresh) == len(spans) {
+		return nil // nothing sent again
+	}
+	isFresh := make(map[string]bool, len(fresh))
+	for _, sp := range fresh {
+		isFresh[sp.key()] = true
+	}
+	runOf := map[string][]string{} // run id -> the spans sent again that it holds
+	var ids []string
+	for _, sp := range spans {
+		if isFresh[sp.key()] || !requested[sp.key()] {
+			continue
+		}
+		cands := []string{sp.trace + "-" + sp.id}
+		if key, _, ok := nearestAgent(nodes, sp.trace, sp.id); ok {
+			cands = append(cands, strings.Replace(key, "/", "-", 1))
+		}
+		for _, id := range cands {
+			if runOf[id] == nil {
+				ids = append(ids, id)
+			}
+			runOf[id] = append(runOf[id], sp.id)
+		}
+	}
+	deleted, err := s.st.DeletedRuns(ctx, t.ID, ids)
+	if err != nil || len(deleted) == 0 {
+		return err
+	}
+	counted := map[string]bool{}
+	for _, id := range ids {
+		if !deleted[id] {
+			continue
+		}
+		for _, span := range runOf[id] {
+			if !counted[span] {
+				counted[span] = true
+				res.reject(1, fmt.Sprintf("run %s: a run with this id was deleted; it is not stored again (send it under a new id to store it)", id))
+			}
+		}
+	}
+	return nil
 }
 
 // keepSpans writes what a request keeps of its tenant's open traces: the bodies of the

@@ -398,3 +398,37 @@ func (q queries) UsedSpans(ctx context.Context, tenantID int64, traceIDs []strin
 	}
 	return out, nil
 }
+
+// DeletedRuns returns which of the run ids given the tenant deleted (within
+// TombstoneTTL): a run that is not stored again.
+func (q queries) DeletedRuns(ctx context.Context, tenantID int64, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	byHash := make(map[string]string, len(ids))
+	for start := 0; start < len(ids); start += spanBatch {
+		chunk := ids[start:min(start+spanBatch, len(ids))]
+		hashes := make([][]byte, len(chunk))
+		for i, id := range chunk {
+			hashes[i] = runHash(id)
+			byHash[string(hashes[i])] = id
+		}
+		in, args := inList(hashes, tenantID)
+		rs, err := q.q.query(ctx, tombstonesSQL+in, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: deleted runs: %w", err)
+		}
+		for rs.Next() {
+			var h []byte
+			if err := rs.Scan(&h); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			out[byHash[string(h)]] = true
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: deleted runs: %w", err)
+		}
+	}
+	return out, nil
+}
