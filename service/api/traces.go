@@ -71,7 +71,7 @@ const (
 func (s *Server) registerTraces(errs []int) {
 	op := huma.Operation{
 		OperationID: opExportTraces, Method: http.MethodPost, Path: "/v1/traces",
-		Summary: "Take OpenTelemetry traces (OTLP/HTTP): each GenAI agent span becomes a run",
+		Summary: "Take OpenTelemetry traces (OTLP/HTTP): GenAI agents' spans become runs",
 		// The key's tenant writes runs, as POST /v1/runs does: an ingest key is enough.
 		Security:   needs(store.ScopeIngest),
 		Extensions: map[string]any{ScopeExtension: string(store.ScopeIngest)},
@@ -82,8 +82,11 @@ func (s *Server) registerTraces(errs []int) {
 			"(Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), " +
 			"answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; " +
 			"errors are a google.rpc.Status in the same encoding. Point an exporter at it with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://HOST/v1/traces " +
-			"and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each span with gen_ai.operation.name invoke_agent becomes a run " +
-			"(from the spans below it, which may come in earlier requests), stored once per trace and span id and evaluated on arrival by its agent's policy.",
+			"and OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20KEY. Each agent span (gen_ai.operation.name invoke_agent, an OpenInference AGENT, " +
+			"a traceloop agent) becomes a run when it arrives, from the spans below it, which may come in earlier requests; a call span of an agent " +
+			"framework (the AI SDK's ai.generateText, a root OpenInference CHAIN, a traceloop workflow), else each turn of model calls, becomes a run " +
+			"once its trace is complete. Runs are stored once per trace and span id and evaluated on arrival by their agent's policy; " +
+			"the partial success counts the spans rejected and says why, and how many were ignored (no GenAI content). GET /v1/ingest shows what was dropped later.",
 	}
 	huma.Register(s.api, op, s.exportTraces)
 	// huma requires a raw body; an empty one is a request without spans, as protobuf

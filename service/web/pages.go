@@ -28,7 +28,7 @@ const (
 	agentRuns, agentPoints       = 10000, 60
 )
 
-var pageNames = []string{"login", "error", "overview", "agent", "insights", "insight", "evaluation", "run", "review", "agreement"}
+var pageNames = []string{"login", "error", "overview", "agent", "insights", "insight", "evaluation", "run", "review", "agreement", "ingest"}
 
 func (h *Handler) parse() error {
 	funcs := template.FuncMap{
@@ -60,6 +60,7 @@ func (h *Handler) parse() error {
 		"overviewRuns": func() int { return overviewRuns },
 		"deref":        deref,
 		"firstPeople":  firstPeople,
+		"dropReason":   dropReason,
 	}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/evidence.html", "templates/"+name+".html")

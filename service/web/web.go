@@ -105,6 +105,7 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 	h.mux.Handle("GET /evaluations/{id}", h.signedIn(h.evaluation))
 	h.mux.Handle("GET /runs/{id}", h.signedIn(h.run))
 	h.mux.Handle("GET /agreement", h.signedIn(h.agreement))
+	h.mux.Handle("GET /ingest", h.signedIn(h.ingest))
 	h.mux.Handle("GET /review/{scorer}", h.signedIn(h.review))
 	h.mux.Handle("POST /review/{scorer}/runs/{id}", h.signedInAs(store.ScopeLabel, h.label))
 	h.mux.Handle("/", o.Next)
@@ -116,7 +117,7 @@ func New(svc *service.Service, o Options) (*Handler, error) {
 
 // dashboardPath reports whether path is one of the dashboard's own.
 func dashboardPath(p string) bool {
-	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" || p == "/agreement" {
+	if p == "/" || p == "/login" || p == "/logout" || p == "/insights" || p == "/agreement" || p == "/ingest" {
 		return true
 	}
 	for _, prefix := range []string{"/static/", "/agents/", "/insights/", "/evaluations/", "/runs/", "/review/"} {
