@@ -1,0 +1,60 @@
+# Python: the scorer SDK (sdks/python), its examples (examples/python-*) and the service's
+# client with its pytest gate (clients/python). Everything comes from Debian's packages
+# (docs/PYTHON.md says which versions are tested), never from PyPI:
+#   - python3-grpcio and python3-protobuf serve a Python scorer as a process plugin;
+#   - python3-jsonschema checks Info, results and configs in the SDK's test kit;
+#   - python3-pytest runs the Python tests and is the client's gate;
+#   - python3-pip and python3-setuptools install both packages from the repository offline;
+#   - protoc with protobuf-compiler-grpc's grpc_python_plugin regenerates the SDK's gRPC code.
+#
+# Debian's python3 sees these under /usr/lib/python3/dist-packages; a Python of its own
+# (pyenv, a venv without --system-site-packages) does not, so PYTHON is Debian's where it
+# exists. The tests (internal/pythontest, driven by go test) use the same interpreter.
+
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PY_DIST := /usr/lib/python3/dist-packages
+TOOLS += /usr/bin/python3:python3:- \
+	$(PY_DIST)/grpc/__init__.py:python3-grpcio:- \
+	$(PY_DIST)/google/protobuf/__init__.py:python3-protobuf:- \
+	$(PY_DIST)/jsonschema/__init__.py:python3-jsonschema:- \
+	$(PY_DIST)/pytest/__init__.py:python3-pytest:- \
+	$(PY_DIST)/pip/__init__.py:python3-pip:- \
+	$(PY_DIST)/setuptools/__init__.py:python3-setuptools:-
+GENERATE_TOOLS += /usr/bin/python3:python3:- grpc_python_plugin:protobuf-compiler-grpc:grpc
+
+PY_SDK := sdks/python
+PY_PROTO_OUT := $(PY_SDK)/src/scorekit_sdk/_proto
+
+.PHONY: python-proto python-schemas python-plugins
+
+# python-proto regenerates the SDK's messages and gRPC stubs: the Scorer service of proto/
+# and the parts of go-plugin a plugin serves (health, controller, broker), from
+# $(PY_SDK)/proto. Each file is generated flat into the package; the stubs' imports of
+# their messages are made relative so that the package needs nothing on sys.path.
+python-proto: ## regenerate the Python SDK's gRPC code (Debian's protoc and grpc_python_plugin)
+	@NODE_MIN= bash mk/tools.sh "make python-proto" protoc:protobuf-compiler:protobuf grpc_python_plugin:protobuf-compiler-grpc:grpc
+	rm -f $(PY_PROTO_OUT)/*_pb2.py $(PY_PROTO_OUT)/*_pb2_grpc.py
+	protoc -I proto/scorekit/plugin/v1 -I $(PY_SDK)/proto \
+		--python_out=$(PY_PROTO_OUT) --grpc_python_out=$(PY_PROTO_OUT) \
+		--plugin=protoc-gen-grpc_python=$$(command -v grpc_python_plugin) \
+		plugin.proto health.proto grpc_broker.proto grpc_controller.proto
+	sed -i -E 's/^import ([a-z_]+_pb2) as /from . import \1 as /' $(PY_PROTO_OUT)/*_pb2_grpc.py
+
+# The SDK's test kit checks Info, results and runs against the contract's JSON Schemas,
+# the same the host validates with: copies of schemas/ inside the package.
+python-schemas: ## copy the contract's JSON Schemas into the Python SDK's test kit
+	mkdir -p $(PY_SDK)/src/scorekit_sdk/schemas
+	cp schemas/info.schema.json schemas/result.schema.json schemas/run.schema.json $(PY_SDK)/src/scorekit_sdk/schemas/
+
+GENERATE += python-proto python-schemas
+
+# The Python examples as process plugins, with manifests that pin each script and point
+# Python at the SDK in this checkout (env PYTHONPATH, read-only in the sandbox: "read").
+python-plugins: build/process/python-scorer.plugin.json ## write the manifests of the Python example plugins
+
+build/process/python-%.plugin.json: examples/python-%/scorer.py $(shell find $(PY_SDK)/src -name '*.py' 2>/dev/null)
+	@mkdir -p $(@D)
+	printf '{"name":"python-%s","runtime":"process","artifact":"../../examples/python-%s/scorer.py","env":{"PYTHONPATH":"%s"},"read":["../../%s/src"],"sha256":"%s"}\n' \
+		"$*" "$*" "$(CURDIR)/$(PY_SDK)/src" "$(PY_SDK)" "$$(sha256sum $< | cut -d' ' -f1)" > $@
+
+ARTIFACTS += build/process/python-scorer.plugin.json
