@@ -50,11 +50,11 @@ GENERATE += python-proto python-schemas
 
 # The Python examples as process plugins, with manifests that pin each script and point
 # Python at the SDK in this checkout (env PYTHONPATH, read-only in the sandbox: "read").
-python-plugins: build/process/python-scorer.plugin.json ## write the manifests of the Python example plugins
+python-plugins: build/process/python-scorer.plugin.json build/process/python-judge.plugin.json ## write the manifests of the Python example plugins
 
 build/process/python-%.plugin.json: examples/python-%/scorer.py $(shell find $(PY_SDK)/src -name '*.py' 2>/dev/null)
 	@mkdir -p $(@D)
 	printf '{"name":"python-%s","runtime":"process","artifact":"../../examples/python-%s/scorer.py","env":{"PYTHONPATH":"%s"},"read":["../../%s/src"],"sha256":"%s"}\n' \
 		"$*" "$*" "$(CURDIR)/$(PY_SDK)/src" "$(PY_SDK)" "$$(sha256sum $< | cut -d' ' -f1)" > $@
 
-ARTIFACTS += build/process/python-scorer.plugin.json
+ARTIFACTS += build/process/python-scorer.plugin.json build/process/python-judge.plugin.json
