@@ -19,10 +19,8 @@ type spanMessages struct {
 	// output is nil when the span recorded none.
 	input, output []sdk.Turn
 	finish        string
-	// ownInput and ownOutput are a run's span's own input and answer in its framework's
-	// terms (input.value, traceloop.entity.input, mastra.agent_run.input, ai.prompt ...),
-	// read where its model calls record none; ownOutput is nil when it has none.
-	ownInput, ownOutput []sdk.Turn
+	// sys is the span's system instructions (gen_ai.system_instructions), as a turn.
+	sys []sdk.Turn
 }
 
 // event is a GenAI event: a span event, or a log record joined to its span.
@@ -86,12 +84,12 @@ func (sp *otelSpan) messages() spanMessages {
 	}
 	switch {
 	case has(attrs, "gen_ai.output.messages"):
-		m.input = append(sys, semMessages(attrs, "gen_ai.input.messages", "user")...)
-		m.output = semMessages(attrs, "gen_ai.output.messages", "assistant")
+		in, _ := semMessages(attrs, "gen_ai.input.messages", "user")
+		m.input = append(sys, in...)
+		m.output, m.finish = semMessages(attrs, "gen_ai.output.messages", "assistant")
 		if m.output == nil {
 			m.output = []sdk.Turn{}
 		}
-		m.finish = semFinish(attrs)
 	default:
 		if in, out, finish, ok := eventMessages(sp.events()); ok {
 			m.input, m.output, m.finish = append(sys, in...), out, finish
@@ -111,7 +109,8 @@ func (sp *otelSpan) messages() spanMessages {
 			m.output = []sdk.Turn{aiResponse(attrs)}
 			break
 		}
-		m.input = append(sys, semMessages(attrs, "gen_ai.input.messages", "user")...)
+		in, _ := semMessages(attrs, "gen_ai.input.messages", "user")
+		m.input = append(sys, in...)
 		if len(m.input) == 0 {
 			m.input = nil
 		}
@@ -122,14 +121,13 @@ func (sp *otelSpan) messages() spanMessages {
 			m.input = mergeInput(in, m.input)
 		}
 	}
-	if sp.role.makesRun() {
-		m.ownInput, m.ownOutput = ownMessages(attrs)
-		m.ownInput = mergeInput(sys, m.ownInput)
-	}
+	m.sys = sys
 	return m
 }
 
-// ownMessages reads a run's span's own input and answer in its framework's terms.
+// ownMessages reads a run's span's own input and answer in its framework's terms
+// (input.value, traceloop.entity.input, mastra.agent_run.input, ai.prompt ...), read
+// where its model calls record none; output is nil when it has none.
 func ownMessages(attrs pcommon.Map) (input, output []sdk.Turn) {
 	for _, k := range []string{"mastra.agent_run.input", "input.value", "traceloop.entity.input", "ai.prompt"} {
 		if v, ok := attrs.Get(k); ok {
@@ -437,45 +435,33 @@ type semPart struct {
 	Response  json.RawMessage `json:"response"`
 }
 
-// semMessages reads an attribute of messages of typed parts; a value in another form is
-// read as text, one turn of role.
-func semMessages(attrs pcommon.Map, k, role string) []sdk.Turn {
+// semMessages reads an attribute of messages of typed parts, and the first finish reason
+// among them; a value in another form is read as text, one turn of role.
+func semMessages(attrs pcommon.Map, k, role string) ([]sdk.Turn, string) {
 	v, ok := attrs.Get(k)
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	var msgs []semMessage
 	if raw := rawJSON(v); raw == nil || json.Unmarshal(raw, &msgs) != nil {
 		var one semMessage
 		if raw == nil || json.Unmarshal(raw, &one) != nil || one.Role == "" {
 			if s := answerText(decodeJSONValue(v.AsRaw())); s != "" {
-				return []sdk.Turn{{Role: role, Content: s}}
+				return []sdk.Turn{{Role: role, Content: s}}, ""
 			}
-			return nil
+			return nil, ""
 		}
 		msgs = []semMessage{one}
 	}
 	var out []sdk.Turn
+	finish := ""
 	for _, m := range msgs {
 		out = append(out, turnsOfSem(m)...)
-	}
-	return out
-}
-
-// semFinish is the first finish reason of gen_ai.output.messages.
-func semFinish(attrs pcommon.Map) string {
-	v, _ := attrs.Get("gen_ai.output.messages")
-	var msgs []struct {
-		FinishReason string `json:"finish_reason"`
-	}
-	if raw := rawJSON(v); raw != nil && json.Unmarshal(raw, &msgs) == nil {
-		for _, m := range msgs {
-			if m.FinishReason != "" {
-				return m.FinishReason
-			}
+		if finish == "" {
+			finish = m.FinishReason
 		}
 	}
-	return ""
+	return out, finish
 }
 
 // rawJSON is an attribute's JSON: a string's text, or a structured value encoded.

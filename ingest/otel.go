@@ -570,13 +570,16 @@ var errNoOutput = errors.New("no output recorded (no gen_ai.output.messages, gen
 func (sp *otelSpan) run(calls, tools []*otelSpan, o *Options) (sdk.Run, error) {
 	own := sp.messages()
 	input, output, finish := own.input, own.output, own.finish
-	var exs []*exchange
-	for _, c := range byStart(calls) {
-		if ex, err := c.exchange(); err == nil {
-			exs = append(exs, ex)
-		}
-	}
+	calls = byStart(calls)
 	if output == nil {
+		// The model calls' conversation: their rounds joined into turns, the first turn's
+		// input and every turn's answers.
+		var exs []*exchange
+		for _, c := range calls {
+			if ex, err := c.exchange(); err == nil {
+				exs = append(exs, ex)
+			}
+		}
 		var turns []*pendingTurn
 		j := newJoiner(&Options{}, nil)
 		j.onTurn = func(t *pendingTurn) error { turns = append(turns, t); return nil }
@@ -588,10 +591,8 @@ func (sp *otelSpan) run(calls, tools []*otelSpan, o *Options) (sdk.Run, error) {
 		_ = j.finish()
 		sort.SliceStable(turns, func(a, b int) bool { return pos[turns[a].first] < pos[turns[b].first] })
 		for i, t := range turns {
-			if input == nil || len(t.input) > 0 && !hasUser(input) {
-				if len(t.input) > 0 {
-					input = t.input
-				}
+			if len(t.input) > 0 && (input == nil || !hasUser(input)) {
+				input = t.input
 			}
 			for k, turn := range t.output {
 				last := i == len(turns)-1 && k == len(t.output)-1
@@ -604,11 +605,14 @@ func (sp *otelSpan) run(calls, tools []*otelSpan, o *Options) (sdk.Run, error) {
 		if len(exs) > 0 && finish == "" {
 			finish = exs[len(exs)-1].finish
 		}
-		if !hasUser(input) {
-			input = mergeInput(input, own.ownInput)
-		}
-		if output == nil {
-			output = own.ownOutput
+		if !hasUser(input) || output == nil {
+			ownIn, ownOut := ownMessages(sp.span.Attributes())
+			if output == nil {
+				output = ownOut
+			}
+			if !hasUser(input) {
+				input = mergeInput(input, mergeInput(own.sys, ownIn))
+			}
 		}
 	}
 	errMsg := errorOf(sp.span)
@@ -617,17 +621,22 @@ func (sp *otelSpan) run(calls, tools []*otelSpan, o *Options) (sdk.Run, error) {
 	}
 	ex := &exchange{record: sp.record, errMsg: errMsg}
 	sp.fill(ex, finish)
-	if ex.model == "" && len(exs) > 0 {
-		ex.model = exs[len(exs)-1].model
-	}
 	t := &pendingTurn{first: ex, last: ex, rounds: 1, input: input, output: output}
 	t.inTok, t.outTok, t.usage = ex.inTokens, ex.outTokens, ex.hasUsage
-	if !t.usage {
-		for _, c := range exs {
-			if c.hasUsage {
-				t.inTok, t.outTok, t.usage = t.inTok+c.inTokens, t.outTok+c.outTokens, true
+	// From the calls' attributes: the sum of their usage when the run's span has none of
+	// its own, the last call's model and finish reason when it names none.
+	if !ex.hasUsage {
+		for _, c := range calls {
+			if in, out, ok := usageOf(c.span.Attributes()); ok {
+				t.inTok, t.outTok, t.usage = t.inTok+in, t.outTok+out, true
 			}
 		}
+	}
+	for i := len(calls) - 1; i >= 0 && ex.model == ""; i-- {
+		ex.model = modelOf(calls[i].span.Attributes())
+	}
+	if ex.finish == "" && len(calls) > 0 {
+		ex.finish = finishOf(calls[len(calls)-1].span.Attributes())
 	}
 	t.lat, t.hasLat = ex.latencyMS, ex.hasLatency
 	run, err := t.run("")

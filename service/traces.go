@@ -195,7 +195,8 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		tally.add("ignored_spans:"+IgnoredNoGenAI, ignored)
 	}
 
-	made, err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res, &tally)
+	logged := map[string]bool{} // spans with log records waiting, by trace/span
+	made, err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res, &tally, logged)
 	if err != nil {
 		return res, err
 	}
@@ -219,10 +220,15 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	for _, o := range stored {
 		if key, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && made[key] && !o.Agent {
 			used = append(used, o)
-			usedLogs = append(usedLogs, o.TraceID+"/"+o.SpanID)
+			if logged[o.TraceID+"/"+o.SpanID] {
+				usedLogs = append(usedLogs, o.TraceID+"/"+o.SpanID)
+			}
 		}
 	}
 	for _, sp := range fresh {
+		if !logged[sp.key()] {
+			continue
+		}
 		if made[sp.key()] {
 			usedLogs = append(usedLogs, sp.key())
 		} else if key, a, ok := nearestAgent(nodes, sp.trace, sp.id); ok && a.fresh && made[key] {
@@ -361,16 +367,20 @@ func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used []
 		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
 			return err
 		}
-		if err := tx.DropLogRecords(ctx, t.ID, usedLogs); err != nil {
-			return err
+		if len(usedLogs) > 0 {
+			if err := tx.DropLogRecords(ctx, t.ID, usedLogs); err != nil {
+				return err
+			}
 		}
 		fit, over := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
 		kept, full = len(fit), over
 		if err := tx.KeepOpenTraces(ctx, t.ID, open, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
 			return err
 		}
-		if err := tx.TouchOpenTraces(ctx, t.ID, touch, now, expires); err != nil {
-			return err
+		if len(touch) > 0 {
+			if err := tx.TouchOpenTraces(ctx, t.ID, touch, now, expires); err != nil {
+				return err
+			}
 		}
 		return tx.PutOpenSpans(ctx, t.ID, append(append([]store.OpenSpan(nil), out...), fit...), expires)
 	}
@@ -486,9 +496,10 @@ func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult, tally *inges
 // traceRuns makes the runs of the fresh agent spans (agents, by trace/span) of the
 // traces in agentTraces, from the request's spans and the spans and log records kept of
 // those traces, and stores them. It returns the agent spans whose runs were made (stored,
-// or the tenant's already, or deleted by it), by trace/span.
+// or the tenant's already, or deleted by it), by trace/span, and adds to logged the spans
+// that have log records waiting.
 func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool,
-	nodes map[string]spanNode, now time.Time, res *TracesResult, tally *ingestTally) (map[string]bool, error) {
+	nodes map[string]spanNode, now time.Time, res *TracesResult, tally *ingestTally, logged map[string]bool) (map[string]bool, error) {
 	made := map[string]bool{}
 	if len(agentTraces) == 0 {
 		return made, nil
@@ -497,9 +508,18 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 	if err != nil {
 		return nil, err
 	}
-	logs, err := s.st.OpenLogs(ctx, t.ID, agentTraces, now, true)
-	if err != nil {
+	var logs []store.OpenLog
+	if has, err := s.st.HasOpenLogs(ctx, t.ID); err != nil {
 		return nil, err
+	} else if has {
+		if logs, err = s.st.OpenLogs(ctx, t.ID, agentTraces, now, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range logs {
+		if len(l.Record) > 0 {
+			logged[l.TraceID+"/"+l.SpanID] = true
+		}
 	}
 	inTraces := map[string]bool{}
 	for _, id := range agentTraces {

@@ -432,3 +432,14 @@ func (q queries) DeletedRuns(ctx context.Context, tenantID int64, ids []string) 
 	}
 	return out, nil
 }
+
+// HasOpenLogs reports whether the tenant keeps any log record (one probe of the primary
+// key): a tenant whose exporters send no log records pays nothing more for them.
+func (q queries) HasOpenLogs(ctx context.Context, tenantID int64) (bool, error) {
+	var n int
+	if err := queryRow(ctx, q.q, `SELECT COUNT(*) FROM (SELECT 1 FROM open_logs WHERE tenant_id = $1 LIMIT 1) AS kept`,
+		[]any{tenantID}, &n); err != nil {
+		return false, fmt.Errorf("store: open log records: %w", err)
+	}
+	return n > 0, nil
+}
