@@ -201,13 +201,18 @@ func (s *Scorer) slotErr(ctx context.Context) error {
 func (s *Scorer) deadlineErr(ctx context.Context) error {
 	switch {
 	case context.Cause(ctx) == errHostDeadline:
-		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf(
-			"scorer %s did not finish within the host's %v limit; make the scorer faster or raise the limit (scorekit score and serve: --timeout; Go: host.WithTimeout)", s.info.Name, s.h.timeout)}
+		return s.hostTimeoutErr()
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf("the caller's deadline passed before scorer %s finished", s.info.Name)}
 	default:
 		return &sdk.Error{Code: sdk.CodeCanceled, Message: fmt.Sprintf("the caller canceled the call to scorer %s", s.info.Name)}
 	}
+}
+
+// hostTimeoutErr is the error of a call stopped at the host's own deadline.
+func (s *Scorer) hostTimeoutErr() error {
+	return &sdk.Error{Code: sdk.CodeTimeout, Message: fmt.Sprintf(
+		"scorer %s did not finish within the host's %v limit; make the scorer faster or raise the limit (scorekit score and serve: --timeout; Go: host.WithTimeout)", s.info.Name, s.h.timeout)}
 }
 
 // failedFrom turns a backend error into a failed result with the most specific code.

@@ -46,6 +46,14 @@ var hostFunctions = map[string]signature{
 	serve.ImportLog:           {[]api.ValueType{i32, i32, i32}, nil},
 }
 
+// hostFunctionsV2 are the functions of the scorekit_v2 import module (ABI v2).
+var hostFunctionsV2 = map[string]signature{
+	serve.ImportResult: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+}
+
+// scoreBatchSignature is ABI v2's score_batch export's.
+var scoreBatchSignature = signature{[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}}
+
 // requiredExports are the functions every ABI v1 guest exports, besides its memory.
 var requiredExports = map[string]signature{
 	serve.ExportAlloc:     {[]api.ValueType{i32}, []api.ValueType{i32}},
@@ -69,17 +77,21 @@ func checkModule(cm wazero.CompiledModule) error {
 		case mod == wasiModule && strings.HasPrefix(name, "sock_"):
 			return fmt.Errorf("%w %s.%s: plugins get no network; remove the socket calls from the guest", ErrForbiddenImport, mod, name)
 		case mod == wasiModule:
-		case mod == serve.ABIModule:
-			sig, ok := hostFunctions[name]
+		case mod == serve.ABIModule || mod == serve.ABIModuleV2:
+			fns := hostFunctions
+			if mod == serve.ABIModuleV2 {
+				fns = hostFunctionsV2
+			}
+			sig, ok := fns[name]
 			if !ok {
-				return fmt.Errorf("%w %s.%s: the host provides %s; see docs/ABI.md", ErrForbiddenImport, mod, name, keys(hostFunctions))
+				return fmt.Errorf("%w %s.%s: the host provides %s; see docs/ABI.md", ErrForbiddenImport, mod, name, keys(fns))
 			}
 			if !sig.matches(d) {
 				return fmt.Errorf("%w %s.%s: want signature %s; see docs/ABI.md", ErrForbiddenImport, mod, name, sig)
 			}
 		default:
-			return fmt.Errorf("%w %s.%s: a plugin may import only %s and %s (no sockets); remove the import or build for GOOS=wasip1 / wasm32-wasi",
-				ErrForbiddenImport, mod, name, serve.ABIModule, wasiModule)
+			return fmt.Errorf("%w %s.%s: a plugin may import only %s, %s and %s (no sockets); remove the import or build for GOOS=wasip1 / wasm32-wasi",
+				ErrForbiddenImport, mod, name, serve.ABIModule, serve.ABIModuleV2, wasiModule)
 		}
 	}
 	for _, d := range cm.ImportedMemories() {
@@ -88,10 +100,14 @@ func checkModule(cm wazero.CompiledModule) error {
 	}
 	exports := cm.ExportedFunctions()
 	for name := range exports {
-		if m := abiExport.FindStringSubmatch(name); m != nil && m[1] != "1" {
-			return fmt.Errorf("%w: the module exports %s, built for ABI v%s; this host speaks ABI v1: rebuild the plugin against the current sdk or docs/ABI.md",
-				host.ErrABIMismatch, name, m[1])
+		if m := abiExport.FindStringSubmatch(name); m != nil && m[1] != "1" && name != serve.ExportScoreBatch {
+			return fmt.Errorf("%w: the module exports %s, a name of ABI v%s this host does not know (it speaks ABI v1, and v2's %s); rebuild the plugin against the current sdk or docs/ABI.md",
+				host.ErrABIMismatch, name, m[1], serve.ExportScoreBatch)
 		}
+	}
+	if d, ok := exports[serve.ExportScoreBatch]; ok && !scoreBatchSignature.matches(d) {
+		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, serve.ExportScoreBatch,
+			signature{d.ParamTypes(), d.ResultTypes()}, scoreBatchSignature)
 	}
 	for _, name := range keys(requiredExports) {
 		sig := requiredExports[name]

@@ -58,6 +58,10 @@ type Options struct {
 	// stack changes the stack bound's instrumentation (stack.go); only tests and
 	// benchmarks set it, to measure what guests use and what the bound costs.
 	stack stackInstrumentation
+	// abiV1 calls every guest as ABI v1 (one call per run) even when it speaks v2; only
+	// tests and benchmarks set it, to hold the two paths to the same results and measure
+	// what batches buy.
+	abiV1 bool
 }
 
 // termination is a way to stop a guest at its deadline.
@@ -231,6 +235,7 @@ func (e *Engine) LoadWith(ctx context.Context, m host.Manifest, o LoadOptions) (
 		maxTableEntries: e.opts.MaxTableEntries,
 		termination:     e.opts.termination,
 		stack:           e.opts.stack,
+		abiV1:           e.opts.abiV1,
 	}
 	if err := a.init(ctx, bin); err != nil {
 		_ = a.close(ctx)
@@ -289,6 +294,9 @@ type artifact struct {
 	log       *slog.Logger
 	// binary is true when the guest speaks the binary codec (serve.CodecBinary).
 	binary bool
+	// batch is true when the guest speaks ABI v2 (serve.ExportScoreBatch): every run goes
+	// through its batch export, batches of one included. abiV1 keeps it false.
+	batch, abiV1 bool
 	// minMemory is the memory the module starts with, in bytes.
 	minMemory int
 	// loadTimeout bounds making an instance (Options.LoadTimeout).
@@ -383,6 +391,7 @@ func (a *artifact) probe(ctx context.Context) error {
 			return fmt.Errorf("%s[%d]: %w", serve.ExportInfo, i, err)
 		}
 	}
+	a.batch = inst.batch != nil && !a.abiV1
 	if fn := inst.mod.ExportedFunction(serve.ExportCodecs); fn != nil {
 		if err := inst.call(ctx, fn); err != nil {
 			return fmt.Errorf("call %s: %w", serve.ExportCodecs, describe(err, ""))

@@ -80,6 +80,10 @@ func TestEquivalence(t *testing.T) {
 			if info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed) {
 				judges = append(judges, fakeJudge{})
 			}
+			// The same runs one call each and in batches of ABI v2 (host.BatchBackend),
+			// where the judge changes from run to run within a batch.
+			var items []host.BatchItem
+			var wants []string
 			for n, i := 0, 0; i < len(cases); n, i = n+1, i+stride {
 				run := cases[i].Run
 				judge := judges[n%len(judges)]
@@ -90,6 +94,20 @@ func TestEquivalence(t *testing.T) {
 				}
 				if a, b := comparable(want), comparable(got); !reflect.DeepEqual(a, b) {
 					t.Fatalf("run %s differs:\nnative %s\nwasm   %s", run.ID, a, b)
+				}
+				items = append(items, host.BatchItem{Run: &cases[i].Run, Judge: judge})
+				wants = append(wants, comparable(want))
+			}
+			for start := 0; start < len(items); start += 100 {
+				batch := items[start:min(start+100, len(items))]
+				wb.(host.BatchBackend).ScoreBatch(ctx, batch, 0)
+				for j, it := range batch {
+					if it.Err != nil {
+						t.Fatalf("run %s in a batch: %v", it.Run.ID, it.Err)
+					}
+					if got := comparable(it.Result); got != wants[start+j] {
+						t.Fatalf("run %s in a batch differs:\nnative %s\nwasm   %s", it.Run.ID, wants[start+j], got)
+					}
 				}
 			}
 		})

@@ -29,7 +29,27 @@ func (a *artifact) instantiateHostModule(ctx context.Context) error {
 	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("instantiate host module %s: %w", serve.ABIModule, err)
 	}
+	v2 := a.rt.NewHostModuleBuilder(serve.ABIModuleV2)
+	sig := hostFunctionsV2[serve.ImportResult]
+	v2.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(resultFunc), sig.params, sig.results).Export(serve.ImportResult)
+	if _, err := v2.Instantiate(ctx); err != nil {
+		return fmt.Errorf("instantiate host module %s: %w", serve.ABIModuleV2, err)
+	}
 	return nil
+}
+
+// resultFunc is ABI v2's result import: (ptr, len) of the result of the batch's next run
+// -> 1 to go on, 0 to return. Outside a batch it answers 0 and the call is doubted.
+func resultFunc(ctx context.Context, mod api.Module, stack []uint64) {
+	st, _ := ctx.Value(callKey{}).(*callState)
+	if st == nil || st.batch == nil {
+		if st != nil {
+			st.inst.doubted = true
+		}
+		stack[0] = 0
+		return
+	}
+	stack[0] = st.batch.settle(ctx, uint32(stack[0]), uint32(stack[1]))
 }
 
 func complete(ctx context.Context, j sdk.Judge, req []byte) serve.Reply {

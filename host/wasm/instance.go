@@ -35,6 +35,14 @@ type instance struct {
 	// (alloc, configure) are looked up for each call and their stacks go with it: an
 	// instance keeps one stack, which the engine's memory budget counts (stackBytes).
 	score api.Function
+	// batch is ABI v2's batch export (nil for a v1 guest); a v2 guest is called through it
+	// alone, so it too keeps one stack.
+	batch api.Function
+	// doubted is set when the guest misused the ABI in a way that leaves its reply in
+	// doubt (a result handed over outside a batch): the instance is discarded.
+	doubted bool
+	// bs is the state of the batch call in progress, reused call after call.
+	bs batchState
 	// stop and fuel are the globals the host sets to stop the guest (interrupt.go).
 	stop, fuel api.MutableGlobal
 	// stackLeft is the guest's stack counter (stack.go), set to stackKiB's slots before
@@ -71,6 +79,7 @@ type instance struct {
 	gen     uint64          // counts calls, so a late interrupt cannot hit the next one
 	calling bool            // a call into the guest is running
 	done    <-chan struct{} // the running call's context, for sleeps
+	wake    chan struct{}   // closed when a batch's run reaches its deadline, for sleeps
 	fired   bool            // the flag is set: the instance must not run again
 	closed  bool
 }
@@ -81,6 +90,8 @@ type callState struct {
 	info   *sdk.Info
 	judge  sdk.Judge
 	tenant string
+	// batch is the batch being scored, for the result import; nil outside one.
+	batch *batchState
 }
 
 type callKey struct{}
@@ -133,6 +144,7 @@ func (a *artifact) newInstance(ctx context.Context, lim host.Limits) (*instance,
 	}
 	inst.info = mod.ExportedFunction(serve.ExportInfo)
 	inst.score = mod.ExportedFunction(serve.ExportScore)
+	inst.batch = mod.ExportedFunction(serve.ExportScoreBatch)
 	if !inst.lin.hold() {
 		inst.close(ctx)
 		return nil, fmt.Errorf("instantiate %s: %w", a.path, ErrClosed)
@@ -160,6 +172,13 @@ func (a *artifact) newInstance(ctx context.Context, lim host.Limits) (*instance,
 // the call, the interrupt stops the guest at its next loop or function entry and call
 // returns the context's exit error; the instance may not be used again (see spent).
 func (inst *instance) call(ctx context.Context, fn api.Function) error {
+	return inst.callRuns(ctx, fn, nil)
+}
+
+// callRuns is call for a batch: with bs.limit set, each of the batch's runs is also
+// stopped bs.limit after it started (the result import marks where each starts), and
+// bs.expired then says the call ended so.
+func (inst *instance) callRuns(ctx context.Context, fn api.Function, bs *batchState) error {
 	if ctx.Err() != nil {
 		return exitFor(ctx)
 	}
@@ -171,6 +190,11 @@ func (inst *instance) call(ctx context.Context, fn api.Function) error {
 	inst.gen++
 	gen := inst.gen
 	inst.calling, inst.done = true, ctx.Done()
+	if bs != nil && bs.limit > 0 {
+		bs.start = time.Now()
+		inst.wake = make(chan struct{})
+		bs.timer = time.AfterFunc(bs.limit, func() { inst.runExpired(gen, bs) })
+	}
 	inst.mu.Unlock()
 	if inst.stackLeft != nil {
 		inst.stackLeft.Set(uint64(stackSlots(inst.stackKiB)))
@@ -179,10 +203,18 @@ func (inst *instance) call(ctx context.Context, fn api.Function) error {
 	err := fn.CallWithStack(context.WithValue(ctx, callKey{}, &inst.state), inst.stack[:])
 	stop()
 	inst.mu.Lock()
-	inst.calling, inst.done = false, nil
+	if bs != nil && bs.timer != nil {
+		bs.timer.Stop()
+		bs.timer = nil
+	}
+	inst.calling, inst.done, inst.wake = false, nil, nil
 	fired := inst.fired
+	expired := bs != nil && bs.expired
 	inst.mu.Unlock()
 	if fired && err != nil {
+		if expired {
+			return sys.NewExitError(sys.ExitCodeDeadlineExceeded)
+		}
 		return exitFor(ctx)
 	}
 	if err != nil && inst.stackLeft != nil && int32(inst.stackLeft.Get()) < 0 || isStackOverflow(err) {
@@ -202,6 +234,26 @@ func (inst *instance) interrupt(gen uint64) {
 		inst.stop.Set(1)
 		inst.fuel.Set(1)
 	}
+}
+
+// runExpired stops the guest if the batch's run in progress has reached its deadline,
+// and otherwise waits for the run in progress's deadline: runs start in the result
+// import, which only moves the start, so the timer is set once per call.
+func (inst *instance) runExpired(gen uint64, bs *batchState) {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if !inst.calling || inst.gen != gen || inst.closed || inst.stop == nil || bs.timer == nil {
+		return
+	}
+	if left := bs.limit - time.Since(bs.start); left > 0 {
+		bs.timer.Reset(left)
+		return
+	}
+	bs.expired = true
+	inst.fired = true
+	inst.stop.Set(1)
+	inst.fuel.Set(1)
+	close(inst.wake)
 }
 
 // stackPeak is the deepest the guest's call stack went in the instance's calls, in KiB as
@@ -225,13 +277,14 @@ func (inst *instance) spent() bool {
 // call's context is done, so a sleeping guest meets its deadline too.
 func (inst *instance) sleep(ns int64) {
 	inst.mu.Lock()
-	done := inst.done
+	done, wake := inst.done, inst.wake
 	inst.mu.Unlock()
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-done:
+	case <-wake:
 	}
 }
 

@@ -199,6 +199,11 @@ func (b *Backend) Stats() PoolStats {
 func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.pool.timeout())
 	defer cancel()
+	if b.p.a.batch {
+		items := [1]host.BatchItem{{Run: run, Judge: judge}}
+		b.batch(ctx, items[:], 0, false)
+		return items[0].Result, items[0].Err
+	}
 	inst, err := b.acquire(ctx)
 	if err != nil {
 		return sdk.Result{}, err
@@ -240,7 +245,14 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	if err := inst.call(ctx, inst.score); err != nil {
 		return res, false, b.fail(inst, err)
 	}
-	view, err := inst.reply(inst.stack[0], b.pool.limits.MaxResultBytes)
+	return b.decode(inst, inst.stack[0])
+}
+
+// decode reads and checks the result packed in v, reporting whether the instance may be
+// kept: a reply over the size limit, outside memory or undecodable discards it; a
+// well-formed but invalid result is the scorer's failure alone.
+func (b *Backend) decode(inst *instance, v uint64) (res sdk.Result, keep bool, err error) {
+	view, err := inst.reply(v, b.pool.limits.MaxResultBytes)
 	if err != nil {
 		return res, false, err
 	}
@@ -433,7 +445,7 @@ func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
 	pl := b.pool
 	mem := inst.memoryBytes()
 	inst.lin.unhold()
-	keep = keep && !inst.spent() && inst.calls < pl.limits.MaxCalls && mem <= inst.limit*3/4
+	keep = keep && !inst.spent() && !inst.doubted && inst.calls < pl.limits.MaxCalls && mem <= inst.limit*3/4
 	pl.mu.Lock()
 	pl.stats.MemoryBytes += mem - inst.counted
 	inst.counted = mem

@@ -40,6 +40,44 @@ const (
 	FlagJudge = 1
 )
 
+// ABI v2 adds one export and one import to v1: a batch of runs per call. A guest that
+// exports ExportScoreBatch speaks v2 and the host sends it every run through it; a guest
+// without it is a v1 guest, called once per run. Everything else (info, configure, alloc,
+// codecs, the judge and log imports) is v1's, unchanged.
+const (
+	// ABIModuleV2 is the import module of the host functions v2 adds.
+	ABIModuleV2 = "scorekit_v2"
+	// ExportScoreBatch is score_batch(scorer i32, flags i32, ptr i32, len i32) -> i32: the
+	// request at ptr is a batch (u32 n, then n times a u32 length and a run in the codec
+	// flags select); the guest scores the runs in order, hands each result to the host
+	// with ImportResult as soon as it has it, stops when the host answers 0, and returns
+	// the number of results it handed over.
+	ExportScoreBatch = "scorekit_v2_score_batch"
+	// ImportResult is result(ptr i32, len i32) -> i32: the result of the batch's next run,
+	// read by the host during the call. The answer is 1 to go on with the next run, 0 to
+	// return now (the host scores the rest elsewhere).
+	ImportResult = "result"
+)
+
+// AppendBatch appends a batch header for n runs to b: the runs follow, each after
+// AppendBatchRun's length.
+func AppendBatch(b []byte, n int) []byte {
+	return append(b, byte(n), byte(n>>8), byte(n>>16), byte(n>>24))
+}
+
+// NextBatchRun returns the first run of the batch body b (after its header) and the rest,
+// ok false when b is too short for the length it gives.
+func NextBatchRun(b []byte) (run, rest []byte, ok bool) {
+	if len(b) < 4 {
+		return nil, nil, false
+	}
+	n := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+	if n > uint64(len(b)-4) {
+		return nil, nil, false
+	}
+	return b[4 : 4+n], b[4+n:], true
+}
+
 // Reply is the JSON a judge host function answers with: one of its fields is set.
 type Reply struct {
 	// Responses answers judge_complete, one per request, in order.

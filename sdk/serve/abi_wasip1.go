@@ -67,6 +67,40 @@ func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {
 
 //go:wasmexport scorekit_v1_score
 func abiScore(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint64 {
+	return scoreRun(scorer, flags, request(ptr, size))
+}
+
+// abiScoreBatch is ABI v2's call: the runs of a batch, each scored as scorekit_v1_score
+// scores one, their results handed to the host one by one as they are ready, so a run
+// that traps or runs past its deadline costs the host only that run.
+//
+//go:wasmexport scorekit_v2_score_batch
+func abiScoreBatch(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint32 {
+	req := request(ptr, size)
+	if len(req) < 4 {
+		return 0
+	}
+	n := uint32(req[0]) | uint32(req[1])<<8 | uint32(req[2])<<16 | uint32(req[3])<<24
+	rest := req[4:]
+	for i := range n {
+		run, next, ok := NextBatchRun(rest)
+		if !ok {
+			return i
+		}
+		rest = next
+		p, l := Unpack(scoreRun(scorer, flags, run))
+		if hostResult(p, l) == 0 {
+			return i + 1
+		}
+	}
+	return n
+}
+
+//go:wasmimport scorekit_v2 result
+func hostResult(ptr, size uint32) uint32
+
+// scoreRun scores one run of the request, as score's reply.
+func scoreRun(scorer, flags uint32, req []byte) uint64 {
 	binary := flags&FlagBinary != 0
 	s := instance(scorer)
 	if s == nil {
@@ -75,9 +109,9 @@ func abiScore(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint64 {
 	call := sdk.Call{}
 	var err error
 	if binary {
-		call.Run, err = ReadRun(request(ptr, size))
+		call.Run, err = ReadRun(req)
 	} else {
-		err = json.Unmarshal(request(ptr, size), &call.Run)
+		err = json.Unmarshal(req, &call.Run)
 	}
 	if err != nil {
 		return sendResult(binary, sdk.Failed(sdk.CodeInvalidRun, "decode run: "+err.Error()))

@@ -73,6 +73,13 @@ func (tester) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	case "sleep":
 		time.Sleep(time.Hour)
 		return sdk.Scored(1, "woke up"), nil
+	case "nap": // most of a short deadline, as a batch's every run may take
+		time.Sleep(150 * time.Millisecond)
+		return sdk.Scored(1, "napped"), nil
+	case "churn": // most of a short deadline, busy
+		for start := time.Now(); time.Since(start) < 150*time.Millisecond; {
+		}
+		return sdk.Scored(1, "churned"), nil
 	case "random":
 		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
