@@ -52,9 +52,18 @@ GENERATE += python-proto python-schemas
 # Python at the SDK in this checkout (env PYTHONPATH, read-only in the sandbox: "read").
 python-plugins: build/process/python-scorer.plugin.json build/process/python-judge.plugin.json ## write the manifests of the Python example plugins
 
-build/process/python-%.plugin.json: examples/python-%/scorer.py $(shell find $(PY_SDK)/src -name '*.py' 2>/dev/null)
+PY_SDK_SOURCES := $(shell find $(PY_SDK)/src -name '*.py' 2>/dev/null)
+# python_manifest NAME SCRIPT writes $@: the script pinned, PYTHONPATH the SDK of this
+# checkout, which the sandbox shows read-only.
+python_manifest = printf '{"name":"%s","runtime":"process","artifact":"../../%s","env":{"PYTHONPATH":"%s"},"read":["../../%s/src"],"sha256":"%s"}\n' \
+	"$(1)" "$(2)" "$(CURDIR)/$(PY_SDK)/src" "$(PY_SDK)" "$$(sha256sum $(2) | cut -d' ' -f1)" > $@
+
+build/process/python-scorer.plugin.json: examples/python-scorer/word_budget.py $(PY_SDK_SOURCES)
 	@mkdir -p $(@D)
-	printf '{"name":"python-%s","runtime":"process","artifact":"../../examples/python-%s/scorer.py","env":{"PYTHONPATH":"%s"},"read":["../../%s/src"],"sha256":"%s"}\n' \
-		"$*" "$*" "$(CURDIR)/$(PY_SDK)/src" "$(PY_SDK)" "$$(sha256sum $< | cut -d' ' -f1)" > $@
+	$(call python_manifest,python-scorer,$<)
+
+build/process/python-judge.plugin.json: examples/python-judge/answers_question.py $(PY_SDK_SOURCES)
+	@mkdir -p $(@D)
+	$(call python_manifest,python-judge,$<)
 
 ARTIFACTS += build/process/python-scorer.plugin.json build/process/python-judge.plugin.json

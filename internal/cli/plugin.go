@@ -32,6 +32,7 @@ func (e *env) pluginCommand() *cobra.Command {
 type manifestOptions struct {
 	out, name, runtime string
 	replaces           []string
+	env, read          []string
 	memoryMiB          int
 	check              bool
 }
@@ -54,7 +55,8 @@ scorekit score --plugins DIR.`,
 		Example: `  GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/mine.wasm ./plugin
   scorekit plugin manifest build/mine.wasm
   go build -o build/process/mine ./plugin
-  scorekit plugin manifest -o build/process/mine.plugin.json build/process/mine`,
+  scorekit plugin manifest -o build/process/mine.plugin.json build/process/mine
+  scorekit plugin manifest --env PYTHONPATH=$HOME/lib/py --read $HOME/lib/py scorer.py`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.writeManifest(cmd.Context(), args[0], o)
@@ -65,6 +67,8 @@ scorekit score --plugins DIR.`,
 	f.StringVar(&o.name, "name", "", "plugin name (default: the manifest's name given by -o, else the artifact's base name without its extension)")
 	f.StringVar(&o.runtime, "runtime", "", "wasm or process (default: read from the artifact)")
 	f.StringSliceVar(&o.replaces, "replaces", nil, "scorers the plugin may replace (comma-separated; the manifest's \"replaces\"): without it, a plugin scorer named like one the host has is refused")
+	f.StringArrayVar(&o.env, "env", nil, "NAME=VALUE a process plugin finds in its environment (the manifest's \"env\"; repeatable): the host starts it with nothing of its own")
+	f.StringArrayVar(&o.read, "read", nil, "a path a process plugin may read besides its own folder and the system's (the manifest's \"read\"; repeatable), e.g. the libraries a script imports")
 	f.IntVar(&o.memoryMiB, "memory-mib", 0, "the plugin's memory limit in MiB (the manifest's limits.memory_mib; default: the runtime's, 64 for WASM)")
 	f.BoolVar(&o.check, "check", true, "load the plugin once and list its scorers")
 	return cmd
@@ -120,9 +124,13 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 	if err != nil {
 		return fmt.Errorf("plugin manifest: artifact %s relative to %s: %w", artifact, o.out, err)
 	}
+	env, read, err := processAccess(o, filepath.Dir(absOut))
+	if err != nil {
+		return fmt.Errorf("plugin manifest: %w", err)
+	}
 	sum := sha256.Sum256(b)
 	m := host.Manifest{Name: o.name, Runtime: o.runtime, Artifact: filepath.ToSlash(rel), SHA256: hex.EncodeToString(sum[:]), Replaces: o.replaces,
-		Limits: host.Limits{MemoryMiB: o.memoryMiB}}
+		Env: env, Read: read, Limits: host.Limits{MemoryMiB: o.memoryMiB}}
 	j, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -141,6 +149,44 @@ func (e *env) writeManifest(ctx context.Context, artifact string, o manifestOpti
 	fmt.Fprintf(e.stdout, "wrote %s (%s, sha256 %s): scorers %s\nload it with: scorekit score --plugins %s --scorers %s FILE.jsonl\n",
 		o.out, o.runtime, m.SHA256[:12], strings.Join(names, ", "), filepath.Dir(o.out), strings.Join(names, ","))
 	return nil
+}
+
+// processAccess reads --env (NAME=VALUE) and --read (paths that exist, written relative to
+// the manifest's folder dir, as the host resolves them).
+func processAccess(o manifestOptions, dir string) (map[string]string, []string, error) {
+	if (len(o.env) > 0 || len(o.read) > 0) && o.runtime != host.RuntimeProcess {
+		return nil, nil, fmt.Errorf("--env and --read are for process plugins; a %s plugin reads nothing outside its module", o.runtime)
+	}
+	var env map[string]string
+	for _, kv := range o.env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[name] = value
+	}
+	read := make([]string, 0, len(o.read))
+	for _, p := range o.read {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, nil, fmt.Errorf("--read %s: %w; name a path that exists", p, err)
+		}
+		rel, err := filepath.Rel(dir, abs)
+		if err != nil {
+			rel = abs
+		}
+		read = append(read, filepath.ToSlash(rel))
+	}
+	if len(read) == 0 {
+		read = nil
+	}
+	return env, read, nil
 }
 
 // checkManifest loads the plugin the manifest describes, on its own (a scorer it names like

@@ -136,3 +136,41 @@ func TestPluginManifestMemory(t *testing.T) {
 		t.Fatalf("manifest limits %+v, %v; want memory_mib 96", m.Limits, err)
 	}
 }
+
+// --env and --read go into a process plugin's manifest (read paths relative to it, as the
+// host resolves them); a malformed --env, a --read that does not exist and either for a
+// WASM module are refused, naming the flag.
+func TestPluginManifestEnvRead(t *testing.T) {
+	exe := builtArtifact(t, "process", "builtin")
+	lib := filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(filepath.Dir(exe), "mine.plugin.json")
+	r := runCLIWith(t, builtinRegistry, "", "plugin", "manifest", "--check=false", "--env", "PYTHONPATH="+lib, "--env", "MODE=a=b", "--read", lib, "-o", out, exe)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	m, err := host.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Env["PYTHONPATH"] != lib || m.Env["MODE"] != "a=b" || !slices.Equal(m.Read, []string{"../lib"}) {
+		t.Errorf("manifest env %v read %v; want PYTHONPATH, MODE=a=b and ../lib", m.Env, m.Read)
+	}
+	wasm := builtArtifact(t, "wasm", "builtin.wasm")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", "NOVALUE", exe}, `--env "NOVALUE": want NAME=VALUE`},
+		{[]string{"--read", filepath.Join(lib, "missing"), exe}, "--read " + filepath.Join(lib, "missing")},
+		{[]string{"--read", lib, wasm}, "--env and --read are for process plugins"},
+		{[]string{"--env", "TOKEN=x", "-o", out, exe}, "a plugin never gets a credential"},
+	} {
+		r := runCLIWith(t, builtinRegistry, "", append([]string{"plugin", "manifest"}, c.args...)...)
+		if r.code != ExitSetup || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q; stderr:\n%s", c.args, r.code, ExitSetup, c.want, r.stderr)
+		}
+	}
+}

@@ -65,18 +65,18 @@ func sdkSrc(t testing.TB) string {
 	return filepath.Join(repoRoot(t), "sdks", "python", "src")
 }
 
-// pythonManifest describes examples/python-NAME/scorer.py as a process plugin, as make
+// pythonManifest describes examples/EXAMPLE/SCRIPT as a process plugin, as make
 // python-plugins writes it: the script pinned, Python pointed at the SDK of this checkout
 // (PYTHONPATH), which the sandbox shows read-only.
-func pythonManifest(t testing.TB, name string) host.Manifest {
+func pythonManifest(t testing.TB, example, script string) host.Manifest {
 	t.Helper()
 	pythonExe(t)
-	dir := filepath.Join(repoRoot(t), "examples", "python-"+name)
-	sum, err := fileSum(filepath.Join(dir, "scorer.py"))
+	dir := filepath.Join(repoRoot(t), "examples", example)
+	sum, err := fileSum(filepath.Join(dir, script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return host.Manifest{Name: "python-" + name, Runtime: host.RuntimeProcess, Artifact: "scorer.py", SHA256: sum, Dir: dir,
+	return host.Manifest{Name: example, Runtime: host.RuntimeProcess, Artifact: script, SHA256: sum, Dir: dir,
 		Env: map[string]string{"PYTHONPATH": sdkSrc(t)}, Read: []string{sdkSrc(t)}}
 }
 
@@ -141,7 +141,7 @@ func open(t testing.TB, p host.Plugin, config string, opts ...host.Option) *host
 // plugin's JSON log line in the host's log with its fields, and no process left after Close.
 func TestPythonScorer(t *testing.T) {
 	logs := &logBuffer{t: t}
-	ps := load(t, pythonManifest(t, "scorer"), confined(logs))
+	ps := load(t, pythonManifest(t, "python-scorer", "word_budget.py"), confined(logs))
 	if len(ps) != 1 {
 		t.Fatalf("got %d scorers, want 1", len(ps))
 	}
@@ -189,7 +189,7 @@ func TestPythonScorer(t *testing.T) {
 		})
 	}
 
-	pids := processes(t, "examples/python-scorer/scorer.py")
+	pids := processes(t, "examples/python-scorer/word_budget.py")
 	if len(pids) == 0 {
 		t.Fatal("no python process serves the plugin")
 	}

@@ -183,7 +183,7 @@ func TestPythonJudgeThroughService(t *testing.T) {
 		judgetest.Rule{Match: "Reply with the word OK.", Reply: "OK"}) // serve's check of the endpoint at start
 	defer judge.Close()
 	plugins := t.TempDir()
-	example := filepath.Join(repoRoot(t), "examples", "python-judge", "scorer.py")
+	example := filepath.Join(repoRoot(t), "examples", "python-judge", "answers_question.py")
 	pythonExe(t)
 	writeManifest(t, plugins, "python-judge", example, map[string]string{"PYTHONPATH": sdkSrc(t)}, []string{sdkSrc(t)})
 	svc := startService(t, plugins, judge.URL())
