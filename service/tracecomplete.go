@@ -76,7 +76,7 @@ func (s *Service) CompleteTraces(ctx context.Context, now time.Time) (int, error
 func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []store.DueTrace, now time.Time) (int, error) {
 	var traces []string
 	for _, d := range due {
-		ok, err := s.st.ClaimTrace(ctx, t.ID, d.TraceID)
+		ok, err := s.st.ClaimTrace(ctx, t.ID, d.TraceID, now, now.Add(s.opts.TraceWindow))
 		if err != nil {
 			return 0, err
 		}

@@ -120,31 +120,43 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		return res, err
 	}
 	nodes := map[string]spanNode{}
-	genAI := map[string]bool{} // traces with a GenAI span, stored or in the request
-	open := map[string]bool{}  // traces with spans kept
+	genAI := map[string]bool{}  // traces with a GenAI span, stored or in the request
+	rooted := map[string]bool{} // traces whose root span is kept
 	for _, o := range stored {
 		nodes[o.TraceID+"/"+o.SpanID] = spanNode{parent: o.ParentSpanID, agent: o.Agent}
-		genAI[o.TraceID], open[o.TraceID] = true, true // only GenAI traces' spans are kept
-	}
-	var done map[string]bool // traces whose whole-trace runs were made
-	if len(stored) > 0 {
-		if done, err = s.st.DoneTraces(ctx, t.ID, traces); err != nil {
-			return res, err
+		genAI[o.TraceID] = true // only GenAI traces' spans are kept
+		if o.ParentSpanID == "" {
+			rooted[o.TraceID] = true
 		}
 	}
 	var (
 		fresh     []*traceSpan
 		requested = map[string]bool{} // every span of the request, sent before or not
+		check     []string            // traces with kept spans and fresh spans that are not agent spans
+		checked   = map[string]bool{}
 	)
 	for _, sp := range spans {
 		requested[sp.key()] = true
 		if _, ok := nodes[sp.key()]; ok {
 			continue // sent before: taken again without effect
 		}
+		if genAI[sp.trace] && sp.role != ingest.RoleAgent && !checked[sp.trace] {
+			checked[sp.trace] = true
+			check = append(check, sp.trace)
+		}
 		fresh = append(fresh, sp)
 		nodes[sp.key()] = spanNode{parent: spanIDString(sp.span.ParentSpanID()), agent: sp.role == ingest.RoleAgent, fresh: true}
 		if sp.role.Reads() {
 			genAI[sp.trace] = true
+		}
+	}
+
+	// Traces whose whole-trace runs were made: asked only of traces with kept spans that
+	// get spans other than agent spans (an agent span makes its run in any case).
+	var done map[string]bool
+	if len(check) > 0 {
+		if done, err = s.st.DoneTraces(ctx, t.ID, check); err != nil {
+			return res, err
 		}
 	}
 
@@ -256,21 +268,20 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		return res, err
 	}
 	candidates, refused := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
-	// The traces kept open: those with spans kept, before or now; a root span among the
-	// request's says its trace has its root.
+	// The traces whose runs CompleteTraces makes once they are quiet: those whose root span
+	// is kept, now or before, and that get spans. A trace whose root is an agent span that
+	// made its run is complete already; one whose root has not come waits for its window's
+	// end (store.DueTraces finds it by its spans).
 	roots := map[string]bool{}
-	for _, sp := range spans {
-		if sp.span.ParentSpanID().IsEmpty() {
-			roots[sp.trace] = true
-		}
-	}
 	for _, o := range candidates {
-		open[o.TraceID] = true
+		if o.ParentSpanID == "" {
+			roots[o.TraceID] = true
+		}
 	}
 	var touch []store.TraceTouch
 	for _, id := range traces {
-		if open[id] && !done[id] {
-			touch = append(touch, store.TraceTouch{TraceID: id, Rooted: roots[id]})
+		if (roots[id] || rooted[id]) && !done[id] {
+			touch = append(touch, store.TraceTouch{TraceID: id, Rooted: true})
 		}
 	}
 	var kept int

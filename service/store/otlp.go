@@ -202,34 +202,56 @@ type DueTrace struct {
 }
 
 // DueTraces returns up to limit traces whose whole-trace runs are not made and are due:
-// a root span came and nothing came after quietBefore, or the window ends before
-// endBefore.
+// a root span came and nothing came after quietBefore (open_traces), or spans of it wait
+// (kept with their body) and its window ends before endBefore (open_spans, by the index
+// of expires_at; open_logs likewise).
 func (q queries) DueTraces(ctx context.Context, quietBefore, endBefore time.Time, limit int) ([]DueTrace, error) {
-	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, expires_at < $2 FROM open_traces
-		WHERE NOT done AND (rooted AND last_at <= $1 OR expires_at < $2) ORDER BY last_at LIMIT $3`,
-		micros(quietBefore), micros(endBefore), limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: due traces: %w", err)
-	}
-	defer rs.Close()
 	var out []DueTrace
-	for rs.Next() {
-		var d DueTrace
-		if err := rs.Scan(&d.TenantID, &d.TraceID, &d.Ended); err != nil {
-			return nil, err
+	seen := map[DueTrace]bool{}
+	add := func(query string, ended bool, args ...any) error {
+		rs, err := q.q.query(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("store: due traces: %w", err)
 		}
-		out = append(out, d)
+		defer rs.Close()
+		for rs.Next() && len(out) < limit {
+			d := DueTrace{Ended: ended}
+			if err := rs.Scan(&d.TenantID, &d.TraceID); err != nil {
+				return err
+			}
+			if !seen[DueTrace{TenantID: d.TenantID, TraceID: d.TraceID}] {
+				seen[DueTrace{TenantID: d.TenantID, TraceID: d.TraceID}] = true
+				out = append(out, d)
+			}
+		}
+		return rs.Err()
 	}
-	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("store: due traces: %w", err)
+	ending := func(table, body string) string {
+		return `SELECT DISTINCT w.tenant_id, w.trace_id FROM ` + table + ` AS w
+			WHERE w.expires_at < $1 AND LENGTH(w.` + body + `) > 0 AND NOT EXISTS (SELECT 1 FROM open_traces
+				WHERE open_traces.tenant_id = w.tenant_id AND open_traces.trace_id = w.trace_id AND open_traces.done)
+			LIMIT $2`
+	}
+	if err := add(ending("open_spans", "span"), true, micros(endBefore), limit); err != nil {
+		return nil, err
+	}
+	if err := add(ending("open_logs", "record"), true, micros(endBefore), limit); err != nil {
+		return nil, err
+	}
+	if err := add(`SELECT tenant_id, trace_id FROM open_traces WHERE NOT done AND rooted AND last_at <= $1 ORDER BY last_at LIMIT $2`,
+		false, micros(quietBefore), limit); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // ClaimTrace marks the tenant's trace done if it was not, and reports whether this call
-// did: of servers that find the same trace due, one makes its runs.
-func (q queries) ClaimTrace(ctx context.Context, tenantID int64, traceID string) (bool, error) {
-	n, err := q.q.exec(ctx, `UPDATE open_traces SET done = $3 WHERE tenant_id = $1 AND trace_id = $2 AND NOT done`, tenantID, traceID, true)
+// did: of servers that find the same trace due, one makes its runs. A trace not yet in
+// open_traces (its root never came) is added done, open until expires.
+func (q queries) ClaimTrace(ctx context.Context, tenantID int64, traceID string, now, expires time.Time) (bool, error) {
+	n, err := q.q.exec(ctx, `INSERT INTO open_traces (tenant_id, trace_id, rooted, last_at, done, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (tenant_id, trace_id) DO UPDATE SET done = excluded.done WHERE NOT open_traces.done`,
+		tenantID, traceID, false, micros(now), true, micros(expires))
 	if err != nil {
 		return false, fmt.Errorf("store: claim trace: %w", err)
 	}

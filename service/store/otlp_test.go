@@ -52,8 +52,11 @@ func TestOpenLogsAndTraces(t *testing.T) {
 			t.Fatalf("keys after the run: %+v", keys)
 		}
 
-		// t1 rooted, t2 not; both quiet. Then t2's window ends.
-		if err := s.TouchOpenTraces(ctx, a.ID, []store.TraceTouch{{TraceID: "t1", Rooted: true}, {TraceID: "t2"}}, now, hour); err != nil {
+		// t1 rooted, quiet; t2 only a span waiting, whose window ends.
+		if err := s.TouchOpenTraces(ctx, a.ID, []store.TraceTouch{{TraceID: "t1", Rooted: true}}, now, hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutOpenSpans(ctx, a.ID, []store.OpenSpan{{TraceID: "t2", SpanID: "s9", ParentSpanID: "s8", Span: []byte("x")}}, hour); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.TouchOpenTraces(ctx, a.ID, []store.TraceTouch{{TraceID: "t1"}}, now, hour); err != nil {
@@ -66,17 +69,25 @@ func TestOpenLogsAndTraces(t *testing.T) {
 		if due, _ := s.DueTraces(ctx, now.Add(-time.Second), now, 10); len(due) != 0 {
 			t.Fatalf("due while not quiet: %+v", due)
 		}
-		if due, _ := s.DueTraces(ctx, now.Add(-time.Second), hour.Add(time.Second), 10); len(due) != 2 || !due[0].Ended {
+		if due, _ := s.DueTraces(ctx, now.Add(-time.Second), hour.Add(time.Second), 10); len(due) != 1 || !due[0].Ended || due[0].TraceID != "t2" {
 			t.Fatalf("due at the window's end: %+v", due)
 		}
-		if ok, err := s.ClaimTrace(ctx, a.ID, "t1"); !ok || err != nil {
-			t.Fatalf("claim: %v, %v", ok, err)
+		for _, id := range []string{"t1", "t2"} {
+			if ok, err := s.ClaimTrace(ctx, a.ID, id, now, hour); !ok || err != nil {
+				t.Fatalf("claim %s: %v, %v", id, ok, err)
+			}
+			if ok, _ := s.ClaimTrace(ctx, a.ID, id, now, hour); ok {
+				t.Fatalf("%s claimed twice", id)
+			}
 		}
-		if ok, _ := s.ClaimTrace(ctx, a.ID, "t1"); ok {
-			t.Fatal("claimed twice")
-		}
-		if done, _ := s.DoneTraces(ctx, a.ID, []string{"t1", "t2"}); !done["t1"] || done["t2"] {
+		if done, _ := s.DoneTraces(ctx, a.ID, []string{"t1", "t2", "t3"}); !done["t1"] || !done["t2"] || done["t3"] {
 			t.Fatalf("done %v", done)
+		}
+		if due, _ := s.DueTraces(ctx, now, hour.Add(time.Second), 10); len(due) != 0 {
+			t.Fatalf("due once claimed: %+v", due)
+		}
+		if _, err := s.DeleteExpiredSpans(ctx, hour.Add(time.Second)); err != nil {
+			t.Fatal(err)
 		}
 		if err := s.DeleteExpiredOTLP(ctx, hour.Add(time.Second)); err != nil {
 			t.Fatal(err)
