@@ -21,6 +21,8 @@ import (
 var apiScopes = map[string]store.Scope{
 	"import-runs":          store.ScopeIngest,
 	"export-traces":        store.ScopeIngest,
+	"export-logs":          store.ScopeIngest,
+	"get-ingest":           store.ScopeRead,
 	"list-scorers":         store.ScopeRead,
 	"get-run":              store.ScopeRead,
 	"list-agents":          store.ScopeRead,
@@ -159,7 +161,7 @@ func TestScopes(t *testing.T) {
 				r := client{t: t, url: h.srv.URL, key: keys[sc]}.do(o.method, path, body)
 				// OTLP's route answers errors as OTLP says (a google.rpc.Status), not as
 				// problem details: its refusal is told by its message.
-				otlp := id == "export-traces"
+				otlp := id == "export-traces" || id == "export-logs"
 				refused := r.status == http.StatusForbidden && (strings.Contains(string(r.body), api.CodeInsufficientScope) ||
 					otlp && strings.Contains(string(r.body), "needs a key with scope"))
 				if sc.Grants(need) {
