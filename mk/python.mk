@@ -24,8 +24,9 @@ GENERATE_TOOLS += /usr/bin/python3:python3:- grpc_python_plugin:protobuf-compile
 
 PY_SDK := sdks/python
 PY_PROTO_OUT := $(PY_SDK)/src/scorekit_sdk/_proto
+PY_CLIENT := clients/python
 
-.PHONY: python-proto python-schemas python-plugins
+.PHONY: python-proto python-schemas python-client-types python-plugins
 
 # python-proto regenerates the SDK's messages and gRPC stubs: the Scorer service of proto/
 # and the parts of go-plugin a plugin serves (health, controller, broker), from
@@ -46,7 +47,12 @@ python-schemas: ## copy the contract's JSON Schemas into the Python SDK's test k
 	mkdir -p $(PY_SDK)/src/scorekit_sdk/schemas
 	cp schemas/info.schema.json schemas/result.schema.json schemas/run.schema.json $(PY_SDK)/src/scorekit_sdk/schemas/
 
-GENERATE += python-proto python-schemas
+# The client's types follow service/api/openapi.json (regenerated first by go generate),
+# as the TypeScript client's do.
+python-client-types: ## regenerate the Python client's types from the service's OpenAPI document
+	$(PYTHON) $(PY_CLIENT)/gen_types.py service/api/openapi.json $(PY_CLIENT)/src/scorekit_client/_openapi.py
+
+GENERATE += python-proto python-schemas python-client-types
 
 # The Python examples as process plugins, with manifests that pin each script and point
 # Python at the SDK in this checkout (env PYTHONPATH, read-only in the sandbox: "read").

@@ -87,3 +87,18 @@ func TestSDKPytest(t *testing.T) {
 	pytest(t, []string{"PYTHONPATH=" + site, "SCOREKIT_BIN=" + scorekitBin(t)},
 		"sdks/python/tests", "examples/python-scorer", "examples/python-judge")
 }
+
+// TestClientPytest installs the client from the repository with pip and runs its tests
+// against a real scorekit serve of this checkout (which the tests start), the pytest gate
+// among them, locally with this checkout's scorekit and the Python example as a plugin.
+func TestClientPytest(t *testing.T) {
+	site := pipInstall(t, "clients/python")
+	plugins := t.TempDir()
+	if err := os.Chmod(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pythonExe(t)
+	writeManifest(t, plugins, "python-scorer", filepath.Join(repoRoot(t), "examples", "python-scorer", "word_budget.py"),
+		map[string]string{"PYTHONPATH": sdkSrc(t)}, []string{sdkSrc(t)})
+	pytest(t, []string{"PYTHONPATH=" + site, "SCOREKIT_BIN=" + scorekitBin(t), "SCOREKIT_TEST_PLUGINS=" + plugins}, "clients/python/tests")
+}
