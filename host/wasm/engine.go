@@ -62,6 +62,9 @@ type Options struct {
 	// tests and benchmarks set it, to hold the two paths to the same results and measure
 	// what batches buy.
 	abiV1 bool
+	// guestEnv adds environment variables to every instance's; only benchmarks set it,
+	// to measure a Go guest's collector settings in one process.
+	guestEnv [][2]string
 }
 
 // termination is a way to stop a guest at its deadline.
@@ -236,6 +239,7 @@ func (e *Engine) LoadWith(ctx context.Context, m host.Manifest, o LoadOptions) (
 		termination:     e.opts.termination,
 		stack:           e.opts.stack,
 		abiV1:           e.opts.abiV1,
+		guestEnv:        e.opts.guestEnv,
 	}
 	if err := a.init(ctx, bin); err != nil {
 		_ = a.close(ctx)
@@ -297,6 +301,7 @@ type artifact struct {
 	// batch is true when the guest speaks ABI v2 (serve.ExportScoreBatch): every run goes
 	// through its batch export, batches of one included. abiV1 keeps it false.
 	batch, abiV1 bool
+	guestEnv     [][2]string
 	// minMemory is the memory the module starts with, in bytes.
 	minMemory int
 	// loadTimeout bounds making an instance (Options.LoadTimeout).

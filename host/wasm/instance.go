@@ -125,6 +125,9 @@ func (a *artifact) newInstance(ctx context.Context, lim host.Limits) (*instance,
 		// machine its heap can outgrow the limit that a quiet one stays under; a soft limit
 		// below the hard one makes it collect before reaching it. Other guests ignore it.
 		WithEnv("GOMEMLIMIT", strconv.Itoa(limitMiB*4/5)+"MiB")
+	for _, kv := range a.guestEnv {
+		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
 	alloc := &allocator{limit: uint64(inst.limit)}
 	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, callKey{}, &inst.state), alloc)
 	mod, err := a.rt.InstantiateModule(ictx, a.cm, cfg)

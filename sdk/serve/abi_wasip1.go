@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -17,6 +19,22 @@ import (
 // Main is a plugin's main for GOOS=wasip1. A reactor's main never runs; it exists so the
 // same main package builds for every runtime.
 func Main() {}
+
+// guestGOGC is the collector's target of a Go guest whose environment sets no GOGC. A
+// guest's collector runs on the guest's one thread, inside the calls it slows, and marks
+// the scorers' tables (lexicons, phrase sets: most of a guest's live heap) at every cycle;
+// at Go's default of 100 a cheap scorer spent a third of its call in it. 400 lets the heap
+// grow to five times what is live between cycles (25-33 MiB in use for the built-ins
+// instead of 11-13, under the GOMEMLIMIT the host sets at four fifths of the memory limit,
+// which makes the collector work harder as the heap nears it). BENCHMARKS.md, "WASM at
+// the guest's speed", has the figures.
+const guestGOGC = 400
+
+func init() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(guestGOGC)
+	}
+}
 
 var (
 	// input is the buffer the host writes requests into (see alloc).
