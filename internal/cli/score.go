@@ -649,17 +649,42 @@ func (p *pipeline) batchSize() int {
 	return int(min(max(int64(batchTarget)/ns, 1), maxBatchLines))
 }
 
+// scoreBatch scores a batch's lines: each line is decoded, then each scorer scores the
+// batch's valid runs in one host.Scorer.ScoreBatch, which a WASM guest of ABI v2 takes in
+// one call (one call per run cost a guest more than a cheap scorer's work).
 func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 	start := time.Now()
 	b.out = make([]scoredLine, len(b.jobs))
+	runs := make([]sdk.Run, 0, len(b.jobs))
+	at := make([]int, 0, len(b.jobs)) // the line of each run
 	for i, j := range b.jobs {
 		if ctx.Err() != nil {
 			b.out[i] = scoredLine{line: j.line, interrupted: true}
 			continue
 		}
-		b.out[i] = p.scoreLine(ctx, j, b.arena[j.start:j.end])
-		if ctx.Err() != nil {
-			b.out[i].interrupted = true
+		var run sdk.Run
+		var ok bool
+		b.out[i], run, ok = p.decodeLine(j, b.arena[j.start:j.end])
+		if ok {
+			runs = append(runs, run)
+			at = append(at, i)
+		}
+	}
+	for k, s := range p.scorers {
+		if len(runs) == 0 || ctx.Err() != nil {
+			break
+		}
+		for r, res := range s.ScoreBatch(ctx, runs) {
+			b.out[at[r]].results[k] = res
+		}
+	}
+	if ctx.Err() != nil {
+		// Lines scored before the end stand; from the first line a scorer could not finish
+		// on, the lines are the interruption's.
+		cut := false
+		for i := range b.out {
+			cut = cut || b.out[i].interrupted || unfinished(b.out[i].results)
+			b.out[i].interrupted = cut
 		}
 	}
 	putBuf(b.arena)
@@ -687,9 +712,11 @@ func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 	p.nsPerLine.Store(max(per, 1))
 }
 
-func (p *pipeline) scoreLine(ctx context.Context, j lineJob, data []byte) scoredLine {
-	l := scoredLine{line: j.line}
-	fail := func(code string, err error) scoredLine {
+// decodeLine reads a line's run; ok is false when the line is not one, and the line then
+// carries the failure as every scorer's result.
+func (p *pipeline) decodeLine(j lineJob, data []byte) (l scoredLine, run sdk.Run, ok bool) {
+	l = scoredLine{line: j.line}
+	fail := func(code string, err error) (scoredLine, sdk.Run, bool) {
 		l.runID = "line-" + strconv.Itoa(j.line)
 		l.bad = err
 		res := sdk.Failed(code, err.Error())
@@ -697,7 +724,7 @@ func (p *pipeline) scoreLine(ctx context.Context, j lineJob, data []byte) scored
 		for i := range l.results {
 			l.results[i] = res
 		}
-		return l
+		return l, sdk.Run{}, false
 	}
 	if j.tooLarge > 0 {
 		return fail(sdk.CodeLimitExceeded, host.RunLimits{MaxRunBytes: int(p.limit)}.CheckSize(j.tooLarge))
@@ -711,8 +738,16 @@ func (p *pipeline) scoreLine(ctx context.Context, j lineJob, data []byte) scored
 		l.runID = "line-" + strconv.Itoa(j.line)
 	}
 	l.results = make([]sdk.Result, len(p.scorers))
-	for i, s := range p.scorers {
-		l.results[i] = s.Score(ctx, run)
+	return l, run, true
+}
+
+// unfinished reports whether a scorer was stopped on the line by the command's end (its
+// result is a cancellation or an empty slot, not a judgement).
+func unfinished(results []sdk.Result) bool {
+	for _, r := range results {
+		if r.Status == "" || r.Status == sdk.StatusFailed && r.Error != nil && (r.Error.Code == sdk.CodeCanceled || r.Error.Code == sdk.CodeTimeout) {
+			return true
+		}
 	}
-	return l
+	return false
 }
