@@ -13,7 +13,7 @@ import (
 // planFill gives a store rows enough that each backend's planner prefers an index where
 // one serves: 2,000 tenants (two keys, a judge key, five agent policies and series each), 50 of them
 // with 40,000 runs over 10 agents, 4,000 evaluations, 80,000 results, 5,000 tombstones
-// and audit records, 2,000 labels and spans of open traces, 1,000 insights and sessions. Statistics are then gathered, as
+// and audit records, 2,000 labels, spans and log records of open traces and open traces, three OTLP counters per tenant, 1,000 insights and sessions. Statistics are then gathered, as
 // autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would.
 var planFill = map[string][]string{
 	SQLite: {
@@ -47,6 +47,11 @@ var planFill = map[string][]string{
 		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', x'00', 1, 0 FROM tenants`,
 		`INSERT INTO result_versions (tenant_id, scorer, scorer_version, first_evaluation_id)
 		 SELECT t.id, s.name, v.v, 1 FROM tenants t, (SELECT 'a' AS name UNION ALL SELECT 'b') s, (SELECT '1' AS v UNION ALL SELECT '2') v`,
+		`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, seq, record, received_at, expires_at)
+		 SELECT tenant_id, 't' || id, 's' || id, 'gen_ai.choice', id, 'h', 0, x'00', 0, 0 FROM runs WHERE id <= 2000`,
+		`INSERT INTO open_traces (tenant_id, trace_id, rooted, last_at, done, expires_at) SELECT tenant_id, 't' || id, 0, id, 0, id FROM runs WHERE id <= 2000`,
+		`INSERT INTO ingest_counts (tenant_id, name, count, examples) SELECT t.id, c.name, 1, '' FROM tenants t,
+		 (SELECT 'spans' AS name UNION ALL SELECT 'runs' UNION ALL SELECT 'ignored') c`,
 		`ANALYZE`,
 	},
 	Postgres: {
@@ -76,6 +81,10 @@ var planFill = map[string][]string{
 		`INSERT INTO scorer_modules (tenant_id, digest, module, size, created_at) SELECT id, 'd', '\x00', 1, 0 FROM tenants`,
 		`INSERT INTO result_versions (tenant_id, scorer, scorer_version, first_evaluation_id)
 		 SELECT t.id, s.name, v.v, 1 FROM tenants t, (VALUES ('a'), ('b')) s(name), (VALUES ('1'), ('2')) v(v)`,
+		`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, seq, record, received_at, expires_at)
+		 SELECT tenant_id, 't' || id, 's' || id, 'gen_ai.choice', id, 'h', 0, '\x00', 0, 0 FROM runs WHERE id <= 2000`,
+		`INSERT INTO open_traces (tenant_id, trace_id, rooted, last_at, done, expires_at) SELECT tenant_id, 't' || id, false, id, false, id FROM runs WHERE id <= 2000`,
+		`INSERT INTO ingest_counts (tenant_id, name, count, examples) SELECT t.id, c.name, 1, '' FROM tenants t, (VALUES ('spans'), ('runs'), ('ignored')) c(name)`,
 		`ANALYZE`,
 	},
 }
