@@ -337,6 +337,7 @@ func (pc PublishConfig) withDefaults() (PublishConfig, error) {
 	for _, f := range []struct{ v, def *int }{
 		{&pc.Ceilings.MemoryMiB, &d.MemoryMiB}, {&pc.Ceilings.TimeoutMS, &d.TimeoutMS}, {&pc.Ceilings.MaxResultBytes, &d.MaxResultBytes},
 		{&pc.Ceilings.MaxOutputBytes, &d.MaxOutputBytes}, {&pc.Ceilings.PoolSize, &d.PoolSize}, {&pc.Ceilings.MaxCalls, &d.MaxCalls},
+		{&pc.Ceilings.StackKiB, &d.StackKiB},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
