@@ -7,14 +7,18 @@
 //        CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|grpc
 //   3. the host checks grpc.health.v1 for service "plugin", then calls the Scorer service of
 //      proto/scorekit/plugin/v1/plugin.proto, whose messages carry scorekit's JSON contract
-//      (schemas/) as bytes;
+//      (schemas/) as bytes: Info, Configure, and Score calls on the Session stream (this
+//      plugin offers it), on which a scorer's judge requests and the host's answers travel
+//      too; a host that makes unary Score calls passes the GRPCBroker id of the Judge
+//      service it serves instead, whose address comes on go-plugin's broker stream;
 //   4. on close the host calls plugin.GRPCController/Shutdown and the plugin exits.
 //
 // Logs go to stderr as JSON lines ({"@level", "@message", fields}); the host forwards them
 // to its structured logger with their level and fields.
 //
-// Setup: npm ci (or make -C ../.. node-scorer). Not supported: AutoMTLS and the judge
-// broker (this scorer needs neither).
+// The judge is the host's: node_answers_question asks it through the host, which holds the
+// key, the budget and the cache; the plugin has no network. Setup: npm ci (or make -C ../..
+// node-scorer). Not supported: AutoMTLS.
 'use strict';
 
 const path = require('path');
@@ -43,11 +47,12 @@ if (!offered.includes(APP_PROTOCOL_VERSION)) {
 
 const here = __dirname;
 const load = (file, dirs) => grpc.loadPackageDefinition(protoLoader.loadSync(file, {
-  includeDirs: dirs, keepCase: true, longs: Number, defaults: true,
+  includeDirs: dirs, keepCase: true, longs: Number, defaults: true, oneofs: true,
 }));
 const pb = load('scorekit/plugin/v1/plugin.proto', [path.join(here, '..', '..', 'proto')]).scorekit.plugin.v1;
 const health = load('health.proto', [path.join(here, 'proto')]).grpc.health.v1;
 const controller = load('controller.proto', [path.join(here, 'proto')]).plugin;
+const brokerPb = load('grpc_broker.proto', [path.join(here, 'proto')]).plugin;
 
 // The scorer: keyword recall of the reference answer. Which words of `expected` (longer
 // than min_length characters, lower-cased) does the output contain?
@@ -93,63 +98,225 @@ function score(run, config) {
   return result;
 }
 
+// A scorer that asks the judge: does the output answer what the input asked? It declares the
+// judge capability; the host gives each call a judge (below) whose requests it runs.
+const judgeInfo = {
+  name: 'node_answers_question',
+  version: '0.1.0',
+  abi_version: ABI_VERSION,
+  description: 'Whether the output addresses what the input asked, as an LLM judge grades it (a Node.js process plugin).',
+  range: { min: 0, max: 1 },
+  threshold: 0.7,
+  capabilities: ['judge'],
+};
+
+class ScorerError extends Error {
+  constructor(code, message) { super(message); this.code = code; }
+}
+
+async function judgeScore(run, _config, judge) {
+  if (!judge) {
+    return { status: 'skipped', reason: 'node_answers_question needs an LLM judge and none is configured: pass --judge-url URL and --judge-model NAME', telemetry: { duration_ms: 0 } };
+  }
+  const prompt = `You grade whether an AI agent's answer addresses what it was asked.\n<question>\n${run.input || ''}\n</question>\n\n<answer>\n${run.output || ''}\n</answer>\n\n` +
+    'Reply with a JSON object: {"score": a number from 0 (does not address it) to 1 (fully addresses it), "reasoning": "one sentence"}.';
+  const [answer] = await judge.complete([{ messages: [{ role: 'user', content: prompt }], json: true }]);
+  if (answer.error) throw new ScorerError(answer.error.code || 'judge_error', answer.error.message);
+  let verdict;
+  try {
+    verdict = JSON.parse(answer.content.slice(answer.content.indexOf('{'), answer.content.lastIndexOf('}') + 1));
+  } catch {
+    throw new ScorerError('judge_error', `the judge answered no JSON object; judge output: ${answer.content.slice(0, 500)}`);
+  }
+  if (typeof verdict.score !== 'number' || verdict.score < 0 || verdict.score > 1) {
+    throw new ScorerError('judge_error', `the judge's score is ${JSON.stringify(verdict.score)}, not a number from 0 to 1`);
+  }
+  return { status: 'scored', score: verdict.score, reason: String(verdict.reasoning || ''), steps: [{ name: 'judge', prompt, output: verdict }], telemetry: { duration_ms: 0 } };
+}
+
+// The scorers this plugin carries, by name: Info, how a config is checked, and score (which
+// may be async and ask the judge).
+const scorers = new Map([
+  [info.name, { info, configure: configureKeywords, score: (run, config) => score(run, config) }],
+  [judgeInfo.name, { info: judgeInfo, configure: (config) => config, score: judgeScore }],
+]);
+
+function configureKeywords(config) {
+  for (const k of Object.keys(config)) {
+    if (!(k in info.config_schema.properties)) {
+      throw new ScorerError('invalid_config', `unknown config field "${k}"; known: min_length`);
+    }
+  }
+  if (!Number.isInteger(config.min_length) || config.min_length < 0) {
+    throw new ScorerError('invalid_config', 'config field "min_length" must be an integer >= 0');
+  }
+  return config;
+}
+
 const instances = new Map();
 let nextInstance = 1;
 const err = (code, message) => ({ code, message });
 
+// runScore decodes a call's run, scores it with the instance and answers the ScoreResponse;
+// a scorer's exception is the call's error (failed with its message, never a 0).
+async function runScore(req, judge) {
+  const inst = instances.get(Number(req.instance));
+  if (!inst) return { error: err('unavailable', `no configured instance ${req.instance}`) };
+  let run;
+  try {
+    run = JSON.parse(req.run_json.toString());
+  } catch (e) {
+    return { error: err('invalid_run', `decode run: ${e.message}`) };
+  }
+  try {
+    const result = await inst.scorer.score(run, inst.config, judge);
+    return { result_json: Buffer.from(JSON.stringify(result)) };
+  } catch (e) {
+    log('error', 'scorer failed', { scorer: inst.scorer.info.name, error: e.message });
+    return { error: err(e.code || 'scorer_error', e.message) };
+  }
+}
+
+// decodeResponses reads the host's answer to a batch of completions.
+function decodeResponses(resp) {
+  if (resp.error && (resp.error.code || resp.error.message)) throw new ScorerError(resp.error.code || 'judge_error', resp.error.message);
+  return JSON.parse(resp.responses_json.toString() || '[]');
+}
+
+// streamJudge is the judge of a call on the Session: a request goes out on the stream and
+// the host's answer is the next message in.
+function streamJudge(call, next) {
+  return {
+    async complete(requests) {
+      call.write({ complete: { requests_json: Buffer.from(JSON.stringify(requests)) } });
+      const msg = await next();
+      if (!msg || msg.msg !== 'complete') throw new ScorerError('judge_error', `session: host answered a judge request with ${msg ? msg.msg : 'the end of the stream'}`);
+      return decodeResponses(msg.complete);
+    },
+  };
+}
+
+// The broker: the host sends the address of each service it serves for the plugin (the
+// judge) on go-plugin's broker stream; a unary call's judge dials the one its id names.
+const brokered = new Map(); // id -> ConnInfo
+const brokerWaiters = [];
+const judgeClients = new Map();
+function dialJudge(id) {
+  if (judgeClients.has(id)) return Promise.resolve(judgeClients.get(id));
+  return new Promise((resolve, reject) => {
+    const connect = () => {
+      const info = brokered.get(id);
+      const target = info.network === 'unix' ? `unix:${info.address}` : info.address;
+      const client = new pb.Judge(target, grpc.credentials.createInsecure());
+      judgeClients.set(id, client);
+      resolve(client);
+    };
+    if (brokered.has(id)) return connect();
+    const timer = setTimeout(() => reject(new ScorerError('judge_error', `dial the host's judge (broker id ${id}): the host sent no address for it within 5s`)), 5000);
+    brokerWaiters.push({ id, go: () => { clearTimeout(timer); connect(); } });
+  });
+}
+
+function brokerJudge(client, callId, deadline) {
+  return {
+    complete(requests) {
+      return new Promise((resolve, reject) => {
+        const opts = deadline ? { deadline } : {};
+        client.Complete({ call: callId, requests_json: Buffer.from(JSON.stringify(requests)) }, opts, (e, resp) => {
+          if (e) return reject(new ScorerError('judge_error', `judge call to the host failed: ${e.details || e.message}`));
+          try { resolve(decodeResponses(resp)); } catch (x) { reject(x); }
+        });
+      });
+    },
+  };
+}
+
 const scorerService = {
   Info(_call, cb) {
-    cb(null, { infos_json: Buffer.from(JSON.stringify([info])) });
+    cb(null, { infos_json: Buffer.from(JSON.stringify([...scorers.values()].map((s) => s.info))), session: true });
   },
   Configure(call, cb) {
-    const { scorer, config_json: raw } = call.request;
-    if (scorer !== info.name) {
-      return cb(null, { error: err('invalid_config', `plugin carries no scorer "${scorer}"`) });
+    const { scorer: name, config_json: raw } = call.request;
+    const scorer = scorers.get(name);
+    if (!scorer) {
+      return cb(null, { error: err('invalid_config', `plugin carries no scorer "${name}"`) });
     }
     let config;
     try {
-      config = { ...info.defaults, ...(raw && raw.length ? JSON.parse(raw.toString()) : {}) };
+      config = { ...(scorer.info.defaults || {}), ...(raw && raw.length ? JSON.parse(raw.toString()) : {}) };
+      config = scorer.configure(config);
     } catch (e) {
-      return cb(null, { error: err('invalid_config', `config is not JSON: ${e.message}`) });
-    }
-    for (const k of Object.keys(config)) {
-      if (!(k in info.config_schema.properties)) {
-        return cb(null, { error: err('invalid_config', `unknown config field "${k}"; known: min_length`) });
-      }
-    }
-    if (!Number.isInteger(config.min_length) || config.min_length < 0) {
-      return cb(null, { error: err('invalid_config', 'config field "min_length" must be an integer >= 0') });
+      return cb(null, { error: err(e.code || 'invalid_config', e instanceof SyntaxError ? `config is not JSON: ${e.message}` : e.message) });
     }
     const id = nextInstance++;
-    instances.set(id, config);
-    log('debug', 'configured', { instance: id, min_length: config.min_length });
+    instances.set(id, { scorer, config });
+    log('debug', 'configured', { instance: id, scorer: name });
     cb(null, { instance: id });
   },
   Score(call, cb) {
-    const config = instances.get(Number(call.request.instance));
-    if (!config) {
-      return cb(null, { error: err('unavailable', `no configured instance ${call.request.instance}`) });
-    }
-    let run;
-    try {
-      run = JSON.parse(call.request.run_json.toString());
-    } catch (e) {
-      return cb(null, { error: err('invalid_run', `decode run: ${e.message}`) });
-    }
-    cb(null, { result_json: Buffer.from(JSON.stringify(score(run, config))) });
+    const req = call.request;
+    const judge = req.judge_broker_id
+      ? dialJudge(req.judge_broker_id).then((c) => brokerJudge(c, req.call, call.getDeadline()))
+      : Promise.resolve(null);
+    judge.then((j) => runScore(req, j), (e) => ({ error: err(e.code || 'judge_error', e.message) }))
+      .then((resp) => cb(null, resp));
   },
   Release(call, cb) {
     instances.delete(Number(call.request.instance));
     cb(null, {});
   },
+  // Session: Score calls on one stream, one at a time; a judge request of the call in
+  // progress goes out on the stream and its answer is the next message in.
+  Session(call) {
+    const queue = [];
+    const waiting = [];
+    let ended = false;
+    call.on('data', (msg) => (waiting.length ? waiting.shift()(msg) : queue.push(msg)));
+    call.on('end', () => {
+      ended = true;
+      while (waiting.length) waiting.shift()(null);
+      call.end();
+    });
+    call.on('error', () => {});
+    const next = () => (queue.length ? Promise.resolve(queue.shift()) : ended ? Promise.resolve(null) : new Promise((r) => waiting.push(r)));
+    (async () => {
+      for (let msg = await next(); msg; msg = await next()) {
+        if (msg.msg !== 'score') {
+          call.destroy(Object.assign(new Error(`session: got ${msg.msg} between calls, want a score request`), { code: grpc.status.INVALID_ARGUMENT }));
+          return;
+        }
+        const req = msg.score;
+        let judge = null;
+        try {
+          if (req.session_judge) judge = streamJudge(call, next);
+          else if (req.judge_broker_id) judge = brokerJudge(await dialJudge(req.judge_broker_id), req.call);
+        } catch (e) {
+          call.write({ score: { error: err(e.code || 'judge_error', e.message) } });
+          continue;
+        }
+        call.write({ score: await runScore(req, judge) });
+      }
+    })();
+  },
 };
-
 const server = new grpc.Server();
 server.addService(pb.Scorer.service, scorerService);
 server.addService(health.Health.service, {
   Check(call, cb) {
     const known = call.request.service === '' || call.request.service === 'plugin';
     cb(null, { status: known ? 'SERVING' : 'SERVICE_UNKNOWN' });
+  },
+});
+server.addService(brokerPb.GRPCBroker.service, {
+  StartStream(call) {
+    call.on('data', (info) => {
+      brokered.set(info.service_id, info);
+      for (let i = brokerWaiters.length - 1; i >= 0; i--) {
+        if (brokerWaiters[i].id === info.service_id) brokerWaiters.splice(i, 1)[0].go();
+      }
+    });
+    call.on('end', () => call.end());
+    call.on('error', () => {});
   },
 });
 server.addService(controller.GRPCController.service, {
@@ -172,7 +339,7 @@ server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, port) => 
     log('error', 'cannot listen', { address, error: e.message });
     process.exit(1);
   }
-  log('info', 'serving', { scorer: info.name, address: socketPath || `127.0.0.1:${port}` });
+  log('info', 'serving', { scorers: [...scorers.keys()], address: socketPath || `127.0.0.1:${port}` });
   const where = socketPath ? `unix|${socketPath}` : `tcp|127.0.0.1:${port}`;
   process.stdout.write(`${CORE_PROTOCOL_VERSION}|${APP_PROTOCOL_VERSION}|${where}|grpc\n`);
 });

@@ -32,7 +32,7 @@ func nodeManifest(t testing.TB) host.Manifest {
 		t.Fatal(err)
 	}
 	return host.Manifest{Name: "node-scorer", Runtime: host.RuntimeProcess, Artifact: "scorer.js", SHA256: sum,
-		Scorers: []string{"node_keyword_recall"}, Read: []string{"../../proto"}, Dir: dir}
+		Scorers: []string{"node_keyword_recall", "node_answers_question"}, Read: []string{"../../proto"}, Dir: dir}
 }
 
 // TestNodeScorer runs the Node.js plugin through the host: handshake, health, Info,
@@ -42,11 +42,12 @@ func TestNodeScorer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if len(ps) != 1 {
-		t.Fatalf("got %d scorers, want 1", len(ps))
+	if len(ps) != 2 {
+		t.Fatalf("got %d scorers, want 2", len(ps))
 	}
 	p := ps[0]
 	defer p.Close(context.Background())
+	defer ps[1].Close(context.Background())
 	info := p.Info()
 	if info.Name != "node_keyword_recall" || info.ABIVersion != sdk.ABIVersion || info.Range != sdk.Unit {
 		t.Fatalf("Info = %+v", info)
@@ -119,3 +120,63 @@ func TestNodeScorer(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeJudge: on both transports (the Session stream, and unary calls whose judge the
+// plugin dials through go-plugin's broker), the Node example's judge scorer reaches the
+// host's judge with the call's context and scores with its answer; without a judge it is
+// skipped, and a judge answer it cannot read fails the call with the judge's words.
+func TestNodeJudge(t *testing.T) { forTransports(t, testNodeJudge) }
+
+func testNodeJudge(t *testing.T, opts Options) {
+	ps, err := Load(context.Background(), nodeManifest(t), opts)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	for _, p := range ps {
+		defer p.Close(context.Background())
+	}
+	p := ps[1]
+	if info := p.Info(); info.Name != "node_answers_question" || !info.Has(sdk.CapJudge) {
+		t.Fatalf("Info = %+v, want node_answers_question with the judge capability", info)
+	}
+	b, err := p.Open(context.Background(), host.Tenant{Name: "tenant-a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	ctx := context.WithValue(context.Background(), tenantKey{}, "tenant-a")
+	j := &scriptedJudge{reply: `{"score": 0.8, "reasoning": "It names the capital."}`}
+	res, err := b.Score(ctx, &sdk.Run{Input: "What is the capital of France?", Output: "Paris"}, j)
+	if err != nil || res.Status != sdk.StatusScored || res.Value() != 0.8 || res.Reason != "It names the capital." {
+		t.Fatalf("with a judge: %+v, %v", res, err)
+	}
+	if len(j.prompts) != 1 || !strings.Contains(j.prompts[0], "<question>\nWhat is the capital of France?\n</question>") || j.tenants[0] != "tenant-a" {
+		t.Errorf("the judge got %q for tenant %v", j.prompts, j.tenants)
+	}
+	if res, err := b.Score(ctx, &sdk.Run{Input: "q", Output: "a"}, nil); err != nil || res.Status != sdk.StatusSkipped {
+		t.Errorf("without a judge: %+v, %v; want skipped", res, err)
+	}
+	prose := &scriptedJudge{reply: "I would rather not."}
+	if _, err := b.Score(ctx, &sdk.Run{Input: "q", Output: "a"}, prose); codeOf(err) != sdk.CodeJudgeError || !strings.Contains(err.Error(), "I would rather not.") {
+		t.Errorf("a judge that answers prose: err = %v, want judge_error quoting it", err)
+	}
+}
+
+// scriptedJudge answers every prompt with reply and records the prompts and tenants.
+type scriptedJudge struct {
+	reply   string
+	prompts []string
+	tenants []any
+}
+
+func (j *scriptedJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	out := make([]sdk.CompletionResponse, len(reqs))
+	for i, r := range reqs {
+		j.prompts = append(j.prompts, r.Messages[len(r.Messages)-1].Content)
+		j.tenants = append(j.tenants, ctx.Value(tenantKey{}))
+		out[i] = sdk.CompletionResponse{Content: j.reply}
+	}
+	return out, nil
+}
+
+func (j *scriptedJudge) Embed(context.Context, []string) ([][]float32, error) { return nil, nil }
