@@ -513,114 +513,187 @@ func transientCode(code string) bool {
 
 // score runs the evaluation's scorers on runs, leaving out the results stored already.
 // Unless last, a transient failure is left out too and reported in the returned error.
+//
+// Each scorer scores the chunk's runs that need it before the next scorer starts. One
+// that does not use the judge gets them in JobConcurrency batches at once
+// (host.Scorer.ScoreBatch: one guest call per batch for a WASM scorer of ABI v2, where a
+// call cost as much as a cheap scorer's work); one that uses the judge gets JobConcurrency
+// runs at once, one call each, since its time is the judge's and a batch is scored in
+// order.
 func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation, runs []store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, error) {
 	var (
 		mu        sync.Mutex
 		out       []store.Result
 		transient []string
-		sem       = make(chan struct{}, e.opts.JobConcurrency)
-		wg        sync.WaitGroup
 		scorers   = &chunkScorers{e: e, t: t, ev: ev}
+		now       = time.Now()
 	)
 	defer scorers.release()
-	for _, r := range runs {
-		if ctx.Err() != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res, tr := e.scoreRun(ctx, scorers, r, stored, last)
+	keep := func(r *store.Run, ref store.ScorerRef, version string, res sdk.Result) {
+		if res.Status == sdk.StatusFailed && res.Error != nil && transientCode(res.Error.Code) && !last {
 			mu.Lock()
-			out = append(out, res...)
-			transient = append(transient, tr...)
+			transient = append(transient, fmt.Sprintf("run %s, %s: %v", r.ID, ref.Name, res.Error))
 			mu.Unlock()
-		}()
+			return
+		}
+		sr := e.resultRow(scorers, r, ref, version, res, now)
+		mu.Lock()
+		out = append(out, sr)
+		mu.Unlock()
 	}
-	wg.Wait()
+	// The runs were decoded by host.DecodeRun when they were imported; the same one-read
+	// decoder gives the same runs back, a fraction of encoding/json's cost.
+	decoded := make([]sdk.Run, len(runs))
+	ok := make([]bool, len(runs))
+	for i := range runs {
+		r := &runs[i]
+		run, err := host.DecodeRun(r.Body)
+		if err != nil {
+			for _, ref := range ev.Spec.Scorers {
+				if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
+					keep(r, ref, ref.Version, sdk.Failed(sdk.CodeInvalidRun, "stored run does not decode: "+err.Error()))
+				}
+			}
+			continue
+		}
+		decoded[i], ok[i] = run, true
+	}
+	// A tiered evaluation asks the pre-screen first, once per run: its result gates the
+	// scorers that need the judge, and is the prescreen result when the evaluation
+	// selects it.
+	var gates []gateResult
+	if ev.Spec.Tiered {
+		gates = make([]gateResult, len(runs))
+		var idx []int
+		for i := range runs {
+			if ok[i] {
+				idx = append(idx, i)
+			}
+		}
+		e.scoreEach(ctx, scorers, e.prescreenRef(ev), runs, decoded, idx, func(i int, version string, res sdk.Result) {
+			gates[i] = gateResult{res: res, version: version}
+		})
+	}
+	for _, ref := range ev.Spec.Scorers {
+		var idx []int
+		for i := range runs {
+			r := &runs[i]
+			if !ok[i] || stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
+				continue
+			}
+			if gates != nil && ref.Name == PrescreenScorer {
+				keep(r, ref, cmp.Or(gates[i].version, ref.Version), gates[i].res)
+				continue
+			}
+			if gates != nil && ref.Judge {
+				if res, closed := gates[i].closed(); closed {
+					keep(r, ref, ref.Version, res)
+					continue
+				}
+			}
+			idx = append(idx, i)
+		}
+		e.scoreEach(ctx, scorers, ref, runs, decoded, idx, func(i int, version string, res sdk.Result) {
+			keep(&runs[i], ref, cmp.Or(version, ref.Version), res)
+		})
+	}
 	if len(transient) > 0 {
 		return out, fmt.Errorf("%w: %d result(s), first: %s", errTransient, len(transient), transient[0])
 	}
 	return out, nil
 }
 
-// scoreRun scores one run with each scorer of the evaluation.
-func (e *Engine) scoreRun(ctx context.Context, scorers *chunkScorers, r store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, []string) {
-	ev := scorers.ev
-	var (
-		out       []store.Result
-		transient []string
-	)
-	now := time.Now()
-	keep := func(ref store.ScorerRef, version string, res sdk.Result) {
-		if res.Status == sdk.StatusFailed && res.Error != nil && transientCode(res.Error.Code) && !last {
-			transient = append(transient, fmt.Sprintf("run %s, %s: %v", r.ID, ref.Name, res.Error))
-			return
-		}
-		body, err := resultBody(&res)
-		if err != nil {
-			body, _ = json.Marshal(sdk.Failed(sdk.CodeInvalidResult, "the result cannot be stored as JSON: "+err.Error()))
-			res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
-		}
-		sr := store.Result{
-			TenantID: scorers.t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.ResultName(), ScorerVersion: version,
-			Status: string(res.Status), Body: body, CreatedAt: now,
-		}
-		switch {
-		case ref.JudgeModel != "":
-			sr.JudgeModel = ref.JudgeModel
-		case ref.Judge:
-			sr.JudgeModel = e.opts.JudgeModel
-			if j := ev.Spec.Judge; j != nil && j.Model != "" {
-				sr.JudgeModel = j.Model
-			}
-		}
-		sr.ScorerDigest = ref.Digest
-		if res.Status == sdk.StatusScored {
-			sr.Score, sr.Passed = res.Score, res.Passed
-		}
-		out = append(out, sr)
+// scoreEach scores the runs at idx with ref's scorer, JobConcurrency calls at once, and
+// hands each result to done with the scorer's version (empty when it could not open).
+func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, runs []store.Run, decoded []sdk.Run, idx []int, done func(i int, version string, res sdk.Result)) {
+	if len(idx) == 0 || ctx.Err() != nil {
+		return
 	}
-	// The run was decoded by host.DecodeRun when it was imported; the same one-read decoder
-	// gives the same run back, a fraction of encoding/json's cost.
-	run, err := host.DecodeRun(r.Body)
+	sc, err := scorers.get(ctx, ref)
 	if err != nil {
-		for _, ref := range ev.Spec.Scorers {
-			if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
-				keep(ref, ref.Version, sdk.Failed(sdk.CodeInvalidRun, "stored run does not decode: "+err.Error()))
-			}
+		res := sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", ref.Name, err))
+		for _, i := range idx {
+			done(i, "", res)
 		}
-		return out, transient
+		return
 	}
-	// A tiered evaluation asks the pre-screen first, once: its result gates the scorers
-	// that need the judge, and is the prescreen result when the evaluation selects it.
-	var gate *gateResult
-	if ev.Spec.Tiered {
-		res, version := e.scoreOne(ctx, scorers, e.prescreenRef(ev), &run)
-		gate = &gateResult{res: res, version: version}
+	version := sc.Info().Version
+	if ref.Published > 0 {
+		version = ref.Version
 	}
-	for _, ref := range ev.Spec.Scorers {
-		if stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
-			continue
-		}
-		if gate != nil && ref.Name == PrescreenScorer {
-			keep(ref, cmp.Or(gate.version, ref.Version), gate.res)
-			continue
-		}
-		if gate != nil && ref.Judge {
-			if res, closed := gate.closed(); closed {
-				keep(ref, ref.Version, res)
-				continue
-			}
-		}
-		res, version := e.scoreOne(ctx, scorers, ref, &run)
-		if version == "" {
-			version = ref.Version
-		}
-		keep(ref, version, res)
+	info := sc.Info()
+	per := 1
+	if !info.Has(sdk.CapJudge) && !info.Has(sdk.CapEmbed) {
+		per = (len(idx) + e.opts.JobConcurrency - 1) / e.opts.JobConcurrency
 	}
-	return out, transient
+	sem := make(chan struct{}, e.opts.JobConcurrency)
+	var wg sync.WaitGroup
+	for start := 0; start < len(idx); start += per {
+		if ctx.Err() != nil {
+			break
+		}
+		group := idx[start:min(start+per, len(idx))]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			e.scoreGroup(ctx, scorers, ref, sc, version, runs, decoded, group, done)
+		})
+	}
+	wg.Wait()
+}
+
+// scoreGroup scores the runs at group with sc in one host.Scorer.ScoreBatch, each in a
+// span of its own (telemetry.T.ScorerCall).
+func (e *Engine) scoreGroup(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, sc *host.Scorer, version string,
+	runs []store.Run, decoded []sdk.Run, group []int, done func(i int, version string, res sdk.Result)) {
+	tsc := telemetry.Scorer{Tenant: telemetry.Tenant{ID: scorers.t.ID, Created: scorers.t.CreatedAt, Name: scorers.t.Name},
+		Name: ref.Name, Published: ref.Published > 0}
+	if len(group) == 1 {
+		i := group[0]
+		cctx, end := e.opts.Telemetry.ScorerCall(ctx, tsc, runs[i].ID)
+		res := sc.Score(cctx, decoded[i])
+		end(&res, version)
+		done(i, version, res)
+		return
+	}
+	batch := make([]sdk.Run, len(group))
+	ends := make([]func(*sdk.Result, string), len(group))
+	for k, i := range group {
+		batch[k] = decoded[i]
+		_, ends[k] = e.opts.Telemetry.ScorerCall(ctx, tsc, runs[i].ID)
+	}
+	for k, res := range sc.ScoreBatch(ctx, batch) {
+		ends[k](&res, version)
+		done(group[k], version, res)
+	}
+}
+
+// resultRow is res as the store keeps it, for run r and scorer ref.
+func (e *Engine) resultRow(scorers *chunkScorers, r *store.Run, ref store.ScorerRef, version string, res sdk.Result, now time.Time) store.Result {
+	ev := scorers.ev
+	body, err := resultBody(&res)
+	if err != nil {
+		body, _ = json.Marshal(sdk.Failed(sdk.CodeInvalidResult, "the result cannot be stored as JSON: "+err.Error()))
+		res = sdk.Failed(sdk.CodeInvalidResult, err.Error())
+	}
+	sr := store.Result{
+		TenantID: scorers.t.ID, EvaluationPK: ev.PK, RunPK: r.PK, Scorer: ref.ResultName(), ScorerVersion: version,
+		Status: string(res.Status), Body: body, CreatedAt: now,
+	}
+	switch {
+	case ref.JudgeModel != "":
+		sr.JudgeModel = ref.JudgeModel
+	case ref.Judge:
+		sr.JudgeModel = e.opts.JudgeModel
+		if j := ev.Spec.Judge; j != nil && j.Model != "" {
+			sr.JudgeModel = j.Model
+		}
+	}
+	sr.ScorerDigest = ref.Digest
+	if res.Status == sdk.StatusScored {
+		sr.Score, sr.Passed = res.Score, res.Passed
+	}
+	return sr
 }
 
 // gateResult is the pre-screen's result on a run of a tiered evaluation.
@@ -659,25 +732,6 @@ func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
 		}
 	}
 	return store.ScorerRef{Name: PrescreenScorer}
-}
-
-// scoreOne scores run with one scorer and returns the result and the scorer's version.
-// A tenant's published scorer is the version the evaluation resolved (see
-// resolveScorer). ctx carries the evaluation's judge route (broker.WithRoute, set in Work).
-func (e *Engine) scoreOne(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, run *sdk.Run) (sdk.Result, string) {
-	name := ref.Name
-	sc, err := scorers.get(ctx, ref)
-	if err != nil {
-		return sdk.Failed(sdk.CodeUnavailable, fmt.Sprintf("open scorer %s: %v", name, err)), ""
-	}
-	ctx, done := e.opts.Telemetry.ScorerCall(ctx, telemetry.Scorer{Tenant: telemetry.Tenant{ID: scorers.t.ID, Created: scorers.t.CreatedAt, Name: scorers.t.Name},
-		Name: name, Published: ref.Published > 0}, run.ID)
-	res, version := sc.Score(ctx, *run), sc.Info().Version
-	if ref.Published > 0 {
-		version = ref.Version
-	}
-	done(&res, version)
-	return res, version
 }
 
 // resolveScorer is where a chunk turns a scorer's name into the scorer it runs, when it
