@@ -2,7 +2,8 @@
 //
 // It scores 1 when the run's output contains its expected answer (ASCII case-insensitive),
 // 0 when it does not, and skips runs without an expected answer. It is freestanding: no
-// libc, no WASI, no imports at all, so it needs nothing from the host but its memory.
+// libc, no WASI; its one import is ABI v2's result, through which it hands the host each
+// run of a batch (score_run scores one run, and the two exports at the end call it).
 //
 // Build: make (clang --target=wasm32 -nostdlib; see the Makefile).
 
@@ -213,13 +214,11 @@ static const char skipped[] = "{\"status\":\"skipped\",\"reason\":\"the run has 
 static const char malformed[] = "{\"status\":\"failed\",\"error\":{\"code\":\"invalid_run\",\"message\":\"c_contains could not parse the run JSON\"}}";
 static const char no_scorer[] = "{\"status\":\"failed\",\"error\":{\"code\":\"invalid_run\",\"message\":\"c_contains carries one scorer, index 0\"}}";
 
-// score(scorer, flags, ptr, len) -> packed JSON result. flags are ignored: this guest
-// never uses the judge and speaks only JSON, which it does not advertise otherwise.
-EXPORT("scorekit_v1_score") u64 scorekit_score(u32 scorer, u32 flags, const char *ptr, u32 len) {
-	(void)flags;
+// score_run scores the JSON run at ptr, unescaping strings into scratch, and returns the
+// packed JSON result.
+static u64 score_run(u32 scorer, const char *ptr, u32 len, char *scratch) {
 	if (scorer != 0) return REPLY(no_scorer);
 	p = ptr, end = ptr + len;
-	char *scratch = (char *)ptr + len;
 	const char *output = 0, *expected = 0;
 	u32 output_len = 0, expected_len = 0;
 	ws();
@@ -248,4 +247,38 @@ EXPORT("scorekit_v1_score") u64 scorekit_score(u32 scorer, u32 flags, const char
 	}
 	if (!expected || expected_len == 0) return REPLY(skipped);
 	return contains(output, output_len, expected, expected_len) ? REPLY(scored_yes) : REPLY(scored_no);
+}
+
+// score(scorer, flags, ptr, len) -> packed JSON result (ABI v1). flags are ignored: this
+// guest never uses the judge and speaks only JSON, which it does not advertise otherwise.
+EXPORT("scorekit_v1_score") u64 scorekit_score(u32 scorer, u32 flags, const char *ptr, u32 len) {
+	(void)flags;
+	return score_run(scorer, ptr, len, (char *)ptr + len);
+}
+
+// result(ptr, len) -> 1 to go on, 0 to stop: ABI v2's import, the result of the batch's
+// next run.
+__attribute__((import_module("scorekit_v2"), import_name("result"))) u32 scorekit_result(const char *ptr, u32 len);
+
+static u32 le32(const unsigned char *b) { return b[0] | (u32)b[1] << 8 | (u32)b[2] << 16 | (u32)b[3] << 24; }
+
+// score_batch(scorer, flags, ptr, len) -> runs handed over (ABI v2): the request is a u32
+// count, then each run as a u32 length and its JSON; each result goes to the host as soon
+// as it is made. Strings are unescaped after the whole request, where alloc left room.
+EXPORT("scorekit_v2_score_batch") u32 scorekit_score_batch(u32 scorer, u32 flags, const char *ptr, u32 len) {
+	(void)flags;
+	const unsigned char *b = (const unsigned char *)ptr, *stop = b + len;
+	if (len < 4) return 0;
+	u32 n = le32(b);
+	b += 4;
+	for (u32 i = 0; i < n; i++) {
+		if (stop - b < 4) return i;
+		u32 size = le32(b);
+		b += 4;
+		if ((u32)(stop - b) < size) return i;
+		u64 reply = score_run(scorer, (const char *)b, size, (char *)ptr + len);
+		b += size;
+		if (!scorekit_result((const char *)(size_t)(reply >> 32), (u32)reply)) return i + 1;
+	}
+	return n;
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -210,23 +211,44 @@ func TestBatchJudge(t *testing.T) {
 	}
 }
 
-// TestBatchV1Guest: a guest of ABI v1 (the C example) serves batches one call per run,
-// with the results of single calls.
+// TestBatchV1Guest: a guest of ABI v1 (the C example as built before v2, committed in
+// testdata) serves batches one call per run, with the results of the C example of ABI v2
+// scoring the same runs in one batch.
 func TestBatchV1Guest(t *testing.T) {
-	b := open(t, newEngine(t, nil), cGuest(t), host.Limits{}, "c_contains", "t")
-	if b.p.a.batch {
-		t.Fatal("the C example is a v1 guest; the host calls it in batches")
+	e := newEngine(t, nil)
+	v1 := open(t, e, mustAbs(t, filepath.Join("testdata", "c_contains_v1.wasm")), host.Limits{}, "c_contains", "t")
+	v2 := open(t, e, cGuest(t), host.Limits{}, "c_contains", "t")
+	if v1.p.a.batch || !v2.p.a.batch {
+		t.Fatalf("batches: v1 guest %v, v2 guest %v; want false, true", v1.p.a.batch, v2.p.a.batch)
 	}
-	runs := []sdk.Run{{Output: "It is PARIS.", Expected: "Paris"}, {Output: "Lyon", Expected: "Paris"}, {Output: "x"}}
-	items := make([]host.BatchItem, len(runs))
-	for i := range runs {
-		items[i].Run = &runs[i]
+	runs := []sdk.Run{{Output: "It is PARIS.", Expected: "Paris"}, {Output: "Lyon", Expected: "Paris"}, {Output: "x"},
+		{Output: "caf\u00e9 \"x\"", Expected: "\"X\""}, {Output: "no", Expected: "yes", Metadata: map[string]any{"output": "yes"}}}
+	batch := func(b *Backend) []string {
+		items := make([]host.BatchItem, len(runs))
+		for i := range runs {
+			items[i].Run = &runs[i]
+		}
+		b.ScoreBatch(context.Background(), items, 0)
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i] = outcome(it.Result, it.Err)
+		}
+		return out
 	}
-	b.ScoreBatch(context.Background(), items, 0)
+	got1, got2 := batch(v1), batch(v2)
 	for i := range runs {
-		want := outcome(b.Score(context.Background(), &runs[i], nil))
-		if got := outcome(items[i].Result, items[i].Err); got != want {
-			t.Errorf("run %d: batch %s, one call %s", i, got, want)
+		want := outcome(v1.Score(context.Background(), &runs[i], nil))
+		if got1[i] != want || got2[i] != want {
+			t.Errorf("run %d: v1 batch %s, v2 batch %s, one call %s", i, got1[i], got2[i], want)
 		}
 	}
+}
+
+func mustAbs(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
