@@ -1,6 +1,6 @@
 # Python: the scorer SDK (sdks/python), its examples (examples/python-*) and the service's
 # client with its pytest gate (clients/python). Everything comes from Debian's packages
-# (docs/PYTHON.md says which versions are tested), never from PyPI:
+# (sdks/python/README.md says which versions are tested), never from PyPI:
 #   - python3-grpcio and python3-protobuf serve a Python scorer as a process plugin;
 #   - python3-jsonschema checks Info, results and configs in the SDK's test kit;
 #   - python3-pytest runs the Python tests and is the client's gate;
