@@ -12,14 +12,11 @@
 # exists. The tests (internal/pythontest, driven by go test) use the same interpreter.
 
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
-PY_DIST := /usr/lib/python3/dist-packages
-TOOLS += /usr/bin/python3:python3:- \
-	$(PY_DIST)/grpc/__init__.py:python3-grpcio:- \
-	$(PY_DIST)/google/protobuf/__init__.py:python3-protobuf:- \
-	$(PY_DIST)/jsonschema/__init__.py:python3-jsonschema:- \
-	$(PY_DIST)/pytest/__init__.py:python3-pytest:- \
-	$(PY_DIST)/pip/__init__.py:python3-pip:- \
-	$(PY_DIST)/setuptools/__init__.py:python3-setuptools:-
+# Each package is looked for by its folder in /usr/share/doc, which Debian (and Ubuntu)
+# installs with every package, also in images that drop the rest of the docs: a Python
+# module is not a command, and the folder's name is the package's in what make test says.
+PY_PKGS := python3-grpcio python3-protobuf python3-jsonschema python3-pytest python3-pip python3-setuptools
+TOOLS += /usr/bin/python3:python3:- $(foreach p,$(PY_PKGS),/usr/share/doc/$(p):$(p):-)
 GENERATE_TOOLS += /usr/bin/python3:python3:- grpc_python_plugin:protobuf-compiler-grpc:grpc
 
 PY_SDK := sdks/python
