@@ -286,25 +286,10 @@ func splitOutput(turns []sdk.Turn) (input, output []sdk.Turn) {
 }
 
 // runFromTurns builds a run from its input and output turns with the same rules as
-// sdk.Run.UnmarshalJSON, by handing them to it.
+// sdk.Run.UnmarshalJSON (sdk.Run.SetTurns).
 func runFromTurns(input, output []sdk.Turn) (sdk.Run, error) {
-	var doc struct {
-		Input  []sdk.Turn `json:"input"`
-		Output []sdk.Turn `json:"output"`
-	}
-	doc.Input, doc.Output = input, output
-	if doc.Input == nil {
-		doc.Input = []sdk.Turn{}
-	}
-	if doc.Output == nil {
-		doc.Output = []sdk.Turn{}
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return sdk.Run{}, err
-	}
 	var r sdk.Run
-	err = json.Unmarshal(b, &r)
+	err := r.SetTurns(input, output)
 	return r, err
 }
 

@@ -264,6 +264,13 @@ func (r *Run) setInput(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &turns); err != nil {
 		return fmt.Errorf("input: want a string or an array of chat messages: %w", err)
 	}
+	r.setConversation(turns)
+	return nil
+}
+
+// setConversation makes turns the run's conversation, and the text of its last user turn
+// its input.
+func (r *Run) setConversation(turns []Turn) {
 	r.Conversation = turns
 	r.Input = ""
 	for i := len(turns) - 1; i >= 0; i-- {
@@ -272,6 +279,21 @@ func (r *Run) setInput(raw json.RawMessage) error {
 			break
 		}
 	}
+}
+
+// SetTurns sets the run's input and output from chat turns, as [Run.UnmarshalJSON] reads
+// an "input" and an "output" given as arrays of messages, without the JSON: Conversation
+// is input and Input the text of its last user turn; Output is the text of output's
+// assistant turns (joined by a blank line) and ToolCalls their calls, each with the
+// content of the tool turn that answers it. The conversation and tool calls the run held
+// are replaced. An output turn of another role than assistant or tool is an error.
+func (r *Run) SetTurns(input, output []Turn) error {
+	text, calls, err := flattenOutput(output)
+	if err != nil {
+		return err
+	}
+	r.setConversation(input)
+	r.Output, r.ToolCalls = text, calls
 	return nil
 }
 
