@@ -269,6 +269,8 @@ def test_plugin_serves_the_protocol(tmp_path):
         resp = scorer.Score(plugin_pb2.ScoreRequest(instance=instance, run_json=b'{"output": "x"}'), timeout=5)
         assert resp.error.code == "scorer_error" and "AttributeError" in resp.error.message
         assert scorer.Score(plugin_pb2.ScoreRequest(instance=99, run_json=b"{}"), timeout=5).error.code == "unavailable"
+        for bad in (b"[1]", b"{not json"):
+            assert scorer.Score(plugin_pb2.ScoreRequest(instance=instance, run_json=bad), timeout=5).error.code == "invalid_run"
 
         grpc_controller_pb2_grpc.GRPCControllerStub(channel).Shutdown(grpc_controller_pb2.Empty(), timeout=5)
         assert proc.wait(timeout=10) == 0

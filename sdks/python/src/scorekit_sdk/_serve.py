@@ -151,6 +151,8 @@ class Plugin:
             doc = json.loads(run_json)
         except ValueError as e:
             return _error_response(INVALID_RUN, f"decode run: {e}")
+        if not isinstance(doc, dict):
+            return _error_response(INVALID_RUN, f"decode run: want a JSON object, got {type(doc).__name__}")
         try:
             res = s.score(Call(run=Run.from_json(doc), judge=judge, deadline=deadline))
         except Exception as e:  # noqa: BLE001: any exception is the scorer's failure, never a 0
