@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,7 +18,9 @@ import (
 )
 
 // buildGoWordBudget builds examples/first-scorer's plugin (word_budget in Go, the scorer
-// docs/FIRST-SCORER.md writes) as a process plugin, once per test binary.
+// docs/FIRST-SCORER.md writes) as a process plugin, once per test binary. The module is
+// built from a copy pointed at this checkout and tidied there, as the page's reader does,
+// so that a dependency this checkout added since the example's go.sum does not stop it.
 var buildGoWordBudget = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "scorekit-pythontest-go-")
 	if err != nil {
@@ -26,11 +29,26 @@ var buildGoWordBudget = sync.OnceValues(func() (string, error) {
 	if err := os.Chmod(dir, 0o755); err != nil { // the sandbox's user runs it
 		return "", err
 	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "src")
 	exe := filepath.Join(dir, "wordbudget")
-	cmd := exec.Command("go", "build", "-o", exe, "./plugin")
-	cmd.Dir = filepath.Join("..", "..", "examples", "first-scorer")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build examples/first-scorer/plugin: %v\n%s", err, out)
+	for _, args := range [][]string{
+		{"cp", "-r", filepath.Join(root, "examples", "first-scorer"), src},
+		{"go", "mod", "edit", "-replace", "github.com/scorekit/scorekit=" + root},
+		{"go", "mod", "tidy"},
+		{"go", "build", "-o", exe, "./plugin"},
+	} {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = src
+		if args[0] == "cp" {
+			cmd.Dir = dir
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build examples/first-scorer/plugin: %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 	return exe, nil
 })
