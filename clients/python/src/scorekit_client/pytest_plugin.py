@@ -202,33 +202,38 @@ class Gate:
 
     def _service(self, runs: Sequence[Mapping[str, Any]], scorers: Sequence[str], config: Mapping[str, Mapping[str, Any]],
                  agent: Optional[str]) -> List[Dict[str, Any]]:
+        try:
+            return self._service_results(runs, scorers, config, agent)
+        except ScorekitError as e:
+            failure = f"scorekit gate: the service at {self.url} answered {e.code} (HTTP {e.status}): {e.detail}"
+        pytest.fail(failure, pytrace=False)
+
+    def _service_results(self, runs: Sequence[Mapping[str, Any]], scorers: Sequence[str], config: Mapping[str, Mapping[str, Any]],
+                         agent: Optional[str]) -> List[Dict[str, Any]]:
         client = ScorekitClient(self.url, api_key=self.key)
         out: List[Dict[str, Any]] = []
-        try:
-            if agent is None:
-                for i, run in enumerate(runs):
-                    for s in scorers:
-                        body: Dict[str, Any] = {"scorer": s, "run": dict(run)}
-                        if s in config:
-                            body["config"] = dict(config[s])
-                        r = dict(client.score(body))
-                        out.append({**r, "scorer": s, "run_id": run.get("id", ""), "_index": i})
-                return out
-            if config:
-                pytest.fail("scorekit gate: config applies to runs scored one by one; an agent's evaluation uses its policy's configs", pytrace=False)
-            stored = [{**dict(run), "agent": agent} for run in runs]
-            imported = client.import_runs(stored)
-            if imported.get("rejected"):
-                bad = [r for r in imported.get("runs") or [] if r.get("status") == "rejected"]
-                pytest.fail("scorekit gate: the service rejected runs: " + "; ".join(f"line {r.get('line')}: {r.get('error')}" for r in bad), pytrace=False)
-            ids = [r.get("id") for r in imported.get("runs") or []]
-            ev = client.evaluate(agent, {"limit": len(stored), "scorers": list(scorers)}, timeout=300)
-            index = {rid: i for i, rid in enumerate(ids)}
-            for r in ev.get("results") or []:
-                out.append({**r, "_index": index.get(r.get("run_id"), 0)})
+        if agent is None:
+            for i, run in enumerate(runs):
+                for s in scorers:
+                    body: Dict[str, Any] = {"scorer": s, "run": dict(run)}
+                    if s in config:
+                        body["config"] = dict(config[s])
+                    r = dict(client.score(body))
+                    out.append({**r, "scorer": s, "run_id": run.get("id", ""), "_index": i})
             return out
-        except ScorekitError as e:
-            pytest.fail(f"scorekit gate: the service at {self.url} answered {e.code} (HTTP {e.status}): {e.detail}", pytrace=False)
+        if config:
+            pytest.fail("scorekit gate: config applies to runs scored one by one; an agent's evaluation uses its policy's configs", pytrace=False)
+        stored = [{**dict(run), "agent": agent} for run in runs]
+        imported = client.import_runs(stored)
+        if imported.get("rejected"):
+            bad = [r for r in imported.get("runs") or [] if r.get("status") == "rejected"]
+            pytest.fail("scorekit gate: the service rejected runs: " + "; ".join(f"line {r.get('line')}: {r.get('error')}" for r in bad), pytrace=False)
+        ids = [r.get("id") for r in imported.get("runs") or []]
+        ev = client.evaluate(agent, {"limit": len(stored), "scorers": list(scorers)}, timeout=300)
+        index = {rid: i for i, rid in enumerate(ids)}
+        for r in ev.get("results") or []:
+            out.append({**r, "_index": index.get(r.get("run_id"), 0)})
+        return out
 
 
 @pytest.fixture
