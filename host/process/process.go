@@ -196,7 +196,7 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if err != nil {
 		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
 	}
-	if err := checkEnv(m.Env); err != nil {
+	if err := CheckEnv(m.Env); err != nil {
 		return nil, fmt.Errorf("load plugin %s: %w", m.Name, err)
 	}
 	reads, err := readPaths(m)

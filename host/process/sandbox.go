@@ -503,9 +503,10 @@ func (c confinement) socketConfig() *plugin.UnixSocketConfig {
 	return &plugin.UnixSocketConfig{Group: uid}
 }
 
-// checkEnv refuses a manifest env that would hand the plugin a credential or override
-// go-plugin's variables.
-func checkEnv(env map[string]string) error {
+// CheckEnv refuses a manifest env that would hand the plugin a credential or override
+// go-plugin's variables, with what to remove: the check the loader makes, for a tool that
+// writes a manifest and must not write one the loader refuses.
+func CheckEnv(env map[string]string) error {
 	for name := range env {
 		switch {
 		case name == "" || strings.ContainsAny(name, "=\x00"):

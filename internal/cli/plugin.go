@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/process"
 )
 
 func (e *env) pluginCommand() *cobra.Command {
@@ -167,6 +168,11 @@ func processAccess(o manifestOptions, dir string) (map[string]string, []string, 
 			env = map[string]string{}
 		}
 		env[name] = value
+	}
+	// The loader's own check, before anything is written: a manifest it would refuse is
+	// not one to leave on disk.
+	if err := process.CheckEnv(env); err != nil {
+		return nil, nil, fmt.Errorf("--env: %w", err)
 	}
 	read := make([]string, 0, len(o.read))
 	for _, p := range o.read {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -159,18 +161,25 @@ func TestPluginManifestEnvRead(t *testing.T) {
 		t.Errorf("manifest env %v read %v; want PYTHONPATH, MODE=a=b and ../lib", m.Env, m.Read)
 	}
 	wasm := builtArtifact(t, "wasm", "builtin.wasm")
+	// A refused manifest is not written: the one written before stays as it was.
+	refused := filepath.Join(filepath.Dir(exe), "refused.plugin.json")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--env", "NOVALUE", exe}, `--env "NOVALUE": want NAME=VALUE`},
-		{[]string{"--read", filepath.Join(lib, "missing"), exe}, "--read " + filepath.Join(lib, "missing")},
-		{[]string{"--read", lib, wasm}, "--env and --read are for process plugins"},
-		{[]string{"--env", "TOKEN=x", "-o", out, exe}, "a plugin never gets a credential"},
+		{[]string{"--env", "NOVALUE", "-o", refused, exe}, `--env "NOVALUE": want NAME=VALUE`},
+		{[]string{"--read", filepath.Join(lib, "missing"), "-o", refused, exe}, "--read " + filepath.Join(lib, "missing")},
+		{[]string{"--read", lib, "-o", refused, wasm}, "--env and --read are for process plugins"},
+		{[]string{"--env", "TOKEN=x", "-o", refused, exe}, "a plugin never gets a credential"},
+		{[]string{"--env", "PLUGIN_PROTOCOL_VERSIONS=9", "-o", refused, exe}, "the host sets go-plugin's variables itself"},
 	} {
 		r := runCLIWith(t, builtinRegistry, "", append([]string{"plugin", "manifest"}, c.args...)...)
 		if r.code != ExitSetup || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q; stderr:\n%s", c.args, r.code, ExitSetup, c.want, r.stderr)
+		}
+		if _, err := os.Stat(refused); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v: the refused manifest was written (stat: %v)", c.args, err)
+			_ = os.Remove(refused)
 		}
 	}
 }
