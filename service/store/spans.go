@@ -18,6 +18,8 @@ type OpenSpan struct {
 	// Span is the span with its resource and scope as OTLP protobuf (a ptrace.Traces that
 	// holds it alone). OpenSpans leaves it nil unless asked for.
 	Span []byte
+	// ExpiresAt is when the span's window ends (KeptSpans sets it).
+	ExpiresAt time.Time
 }
 
 // spanBatch is how many spans one INSERT carries: 8 parameters each.
@@ -104,6 +106,79 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 		}
 	}
 	return out, nil
+}
+
+// TraceRead names a trace whose kept spans KeptSpans reads, with their bodies or not.
+type TraceRead struct {
+	TraceID string
+	// Bodies asks for the spans' Span.
+	Bodies bool
+}
+
+// KeptSpans reads in one statement what the store keeps of the tenant's traces that a
+// request brings spans of: their kept spans that have not expired by now (with their
+// ExpiresAt, and their Span for the traces read with Bodies; nil for the others), and
+// which of the traces had their whole-trace runs made (done, as DoneTraces says). The
+// parameters run $1, $2, ... in order, each once, so that SQLite binds them as plain ?
+// (numbered).
+func (q queries) KeptSpans(ctx context.Context, tenantID int64, traces []TraceRead, now time.Time) ([]OpenSpan, map[string]bool, error) {
+	var (
+		out  []OpenSpan
+		done = map[string]bool{}
+		b    strings.Builder
+	)
+	for start := 0; start < len(traces); start += spanBatch {
+		chunk := traces[start:min(start+spanBatch, len(traces))]
+		b.Reset()
+		args := make([]any, 0, 3+2*len(chunk))
+		b.WriteString(`SELECT traces.column1, COALESCE(s.span_id, ''), COALESCE(s.parent_span_id, ''), COALESCE(s.agent, FALSE),
+			COALESCE(s.expires_at, 0), CASE WHEN traces.column2 = 1 THEN s.span END, COALESCE(o.done, FALSE) FROM (VALUES `)
+		for i, t := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			bodies := 0
+			if t.Bodies {
+				bodies = 1
+			}
+			args = append(args, t.TraceID, bodies)
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS INTEGER))", len(args)-1, len(args))
+		}
+		n := len(args)
+		fmt.Fprintf(&b, `) AS traces
+			LEFT JOIN open_traces AS o ON o.tenant_id = $%d AND o.trace_id = traces.column1 AND o.done
+			LEFT JOIN open_spans AS s ON s.tenant_id = $%d AND s.trace_id = traces.column1 AND s.expires_at > $%d`, n+1, n+2, n+3)
+		args = append(args, tenantID, tenantID, micros(now))
+		rs, err := q.q.query(ctx, b.String(), args...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: kept spans: %w", err)
+		}
+		for rs.Next() {
+			var (
+				s       OpenSpan
+				expires int64
+				isDone  bool
+			)
+			if err := rs.Scan(&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent, &expires, &s.Span, &isDone); err != nil {
+				rs.Close()
+				return nil, nil, err
+			}
+			if isDone {
+				done[s.TraceID] = true
+			}
+			if s.SpanID == "" {
+				continue // a trace with no span kept
+			}
+			s.ExpiresAt = fromMicros(expires)
+			out = append(out, s)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: kept spans: %w", err)
+		}
+	}
+	return out, done, nil
 }
 
 // KeepOpenTraces moves the end of the tenant's traces' kept spans that end before

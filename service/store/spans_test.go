@@ -92,3 +92,80 @@ func TestOpenSpans(t *testing.T) {
 		}
 	})
 }
+
+// TestKeptSpans: one read gives a request's traces' kept spans (bodies only of the traces
+// asked for, with when they expire) and the traces whose runs were made, the tenant's
+// alone, on both backends.
+func TestKeptSpans(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
+		b, _ := s.CreateTenant(ctx, "b", store.Policy{})
+		now := time.Now()
+		hour, soon := now.Add(time.Hour), now.Add(time.Minute)
+		if err := s.PutOpenSpans(ctx, a.ID, []store.OpenSpan{
+			{TraceID: "t1", SpanID: "s1", ParentSpanID: "s2", Span: []byte("body1")},
+			{TraceID: "t1", SpanID: "s2", Agent: true, Span: []byte{}},
+			{TraceID: "t2", SpanID: "s3", Span: []byte("body3")},
+		}, hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutOpenSpans(ctx, a.ID, []store.OpenSpan{{TraceID: "t4", SpanID: "s4", Span: []byte("body4")}}, soon); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutOpenSpans(ctx, b.ID, []store.OpenSpan{{TraceID: "t1", SpanID: "s9", Span: []byte("b's")}}, hour); err != nil {
+			t.Fatal(err)
+		}
+		// t2 and t3 (which keeps no span) had their runs made; t1 is open.
+		for _, id := range []string{"t2", "t3"} {
+			if ok, err := s.ClaimTrace(ctx, a.ID, id, now, hour); !ok || err != nil {
+				t.Fatalf("claim %s: %v, %v", id, ok, err)
+			}
+		}
+		if err := s.TouchOpenTraces(ctx, a.ID, []store.TraceTouch{{TraceID: "t1", Rooted: true}}, now, hour); err != nil {
+			t.Fatal(err)
+		}
+		reads := []store.TraceRead{{TraceID: "t1", Bodies: true}, {TraceID: "t2"}, {TraceID: "t3"}, {TraceID: "t4", Bodies: true}, {TraceID: "t5"}}
+		got, done, err := s.KeptSpans(ctx, a.ID, reads, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(done) != 2 || !done["t2"] || !done["t3"] {
+			t.Errorf("done %v; want t2 and t3", done)
+		}
+		bySpan := map[string]store.OpenSpan{}
+		for _, o := range got {
+			bySpan[o.TraceID+"/"+o.SpanID] = o
+		}
+		if len(got) != 4 {
+			t.Fatalf("kept %+v; want a's four spans", got)
+		}
+		for key, w := range map[string]struct {
+			body    string
+			nilBody bool
+			agent   bool
+			parent  string
+			expires time.Time
+		}{
+			"t1/s1": {body: "body1", parent: "s2", expires: hour},
+			"t1/s2": {agent: true, expires: hour},
+			"t2/s3": {nilBody: true, expires: hour}, // not asked for
+			"t4/s4": {body: "body4", expires: soon},
+		} {
+			o, ok := bySpan[key]
+			switch {
+			case !ok:
+				t.Errorf("%s not read", key)
+			case w.nilBody && o.Span != nil, string(o.Span) != w.body, o.Agent != w.agent, o.ParentSpanID != w.parent:
+				t.Errorf("%s: %+v (span %q); want %+v", key, o, o.Span, w)
+			case o.ExpiresAt.Sub(w.expires).Abs() > time.Millisecond:
+				t.Errorf("%s: expires %v; want %v", key, o.ExpiresAt, w.expires)
+			}
+		}
+		// What has expired is not read.
+		if got, _, _ := s.KeptSpans(ctx, a.ID, reads, now.Add(2*time.Minute)); len(got) != 3 {
+			t.Errorf("after two minutes: %+v; want t4's span gone", got)
+		}
+	})
+}
