@@ -84,9 +84,6 @@ type ImportOptions struct {
 	// Agent is given to runs that name none; a run that names another agent is rejected.
 	// Optional: without it every run must name its agent.
 	Agent string
-	// redacted counts, by run id, what redaction replaced in a run's text before the
-	// import: in the spans an OTLP run is made of, redacted when they were kept.
-	redacted map[string]redact.Counts
 }
 
 // ImportRuns stores runs from body: one run, a JSON array of runs, or JSONL (one run a
@@ -94,15 +91,56 @@ type ImportOptions struct {
 // limits (the host's host.RunLimits, which every scorer holds a run to, and the service's
 // cap on a run's JSON, max_run_bytes), and must name its agent; a run without an id gets
 // one derived from its content, so sending it again stores it once. A bad run is rejected
-// with its line and the reason, and the good ones are kept. Runs stored and their joining the arrival evaluations of their agents'
-// policies are written in one transaction.
+// with its line and the reason, and the good ones are kept. Runs stored and their joining
+// the arrival evaluations of their agents' policies are written in one transaction. The
+// runs, once decoded, are stored as the runs OTLP makes are (storeRuns).
 func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o ImportOptions) (ImportResult, error) {
 	items, err := splitRuns(body)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	if o.Agent != "" {
-		if err := checkAgent(o.Agent); err != nil {
+	runs := make([]runItem, len(items))
+	for i, it := range items {
+		runs[i] = runItem{line: it.line, raw: it.raw}
+	}
+	return s.storeRuns(ctx, t, runs, storeOptions{agent: o.Agent})
+}
+
+// runItem is one run on its way to the store: its JSON as sent (raw: an import, decoded
+// where it is checked), or the run made typed (raw nil: the runs OTLP makes, which never
+// were JSON).
+type runItem struct {
+	// line is the run's line (JSONL), its 1-based position (a JSON array, the runs of an
+	// OTLP request), or 1 for a single run.
+	line int
+	raw  []byte
+	run  sdk.Run
+	// redacted counts what redaction replaced before the run was made: in the spans and
+	// log records an OTLP run is made of, redacted when they were kept.
+	redacted redact.Counts
+}
+
+// storeOptions say how storeRuns stores runs.
+type storeOptions struct {
+	// agent is ImportOptions.Agent.
+	agent string
+	// inTx, when set, runs in the transaction that stores the runs, after them, with
+	// what became of each: the OTLP path writes what it keeps of the runs' spans there,
+	// so the runs and the spans they consumed are committed together.
+	inTx func(ctx context.Context, tx *store.Tx, res *ImportResult) error
+}
+
+// storeRuns stores runs for tenant t: the one path of every stored run (POST /v1/runs, a
+// file, the runs OTLP makes). Each run is checked (checkRun: the contract, the host's run
+// limits, the tenant's max_run_bytes, its agent), given an id when it has none, and
+// redacted with the tenant's rules; a bad run is rejected with the reason and the good
+// ones are kept. A run whose id came earlier in the same call, or that the tenant has, is
+// a duplicate; one the tenant deleted is not stored again (RunDeleted). Runs stored and
+// their joining the arrival evaluations of their agents' policies are written in one
+// transaction.
+func (s *Service) storeRuns(ctx context.Context, t store.Tenant, items []runItem, o storeOptions) (ImportResult, error) {
+	if o.agent != "" {
+		if err := checkAgent(o.agent); err != nil {
 			return ImportResult{}, err
 		}
 	}
@@ -117,22 +155,11 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 	if err != nil {
 		return ImportResult{}, err
 	}
-	decoded := s.decodeAll(items, o.Agent, limit, red)
-	for i := range decoded {
-		d := &decoded[i]
-		if c := o.redacted[d.run.ID]; d.err == nil && len(c) > 0 {
-			if d.run.Redactions == nil {
-				d.run.Redactions = map[string]int{}
-			}
-			for kind, n := range c {
-				d.run.Redactions[kind] += n
-			}
-		}
-	}
+	checked := s.checkAll(items, o.agent, limit, red)
 	for i, it := range items {
 		ir := &res.Runs[i]
 		ir.Line = it.line
-		nr, err := decoded[i].run, decoded[i].err
+		nr, err := checked[i].run, checked[i].err
 		ir.ID = nr.ID
 		if err != nil {
 			ir.Status, ir.Error = RunRejected, err.Error()
@@ -142,7 +169,7 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		if prev, ok := ids[nr.ID]; ok {
 			ir.Status, ir.Error = RunDuplicate, fmt.Sprintf("same id as line %d of this import", res.Runs[prev].Line)
 			res.Duplicates++
-			if !sameJSON(decoded[prev].run.Body, nr.Body) {
+			if !sameJSON(checked[prev].run.Body, nr.Body) {
 				res.differs(ir, fmt.Sprintf("line %d of this import", res.Runs[prev].Line))
 			}
 			continue
@@ -158,9 +185,13 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 	// Concurrent imports share a commit on SQLite (store.Store.InSharedTx); each still
 	// learns its own outcome.
 	err = s.st.InSharedTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		pks, deleted, err := tx.PutRunsDeleted(ctx, t.ID, batch)
-		if err != nil {
-			return err
+		var pks []int64
+		var deleted []bool
+		if len(batch) > 0 {
+			var err error
+			if pks, deleted, err = tx.PutRunsDeleted(ctx, t.ID, batch); err != nil {
+				return err
+			}
 		}
 		var (
 			fresh []freshRun
@@ -198,8 +229,14 @@ func (s *Service) ImportRuns(ctx context.Context, t store.Tenant, body []byte, o
 		if err := s.compareDuplicates(ctx, tx, t, batch, dups, func(j int) *ImportedRun { return &res.Runs[where[j]] }, &res); err != nil {
 			return err
 		}
-		res.Evaluations, err = s.evaluateOnArrival(ctx, tx, t, fresh, &res.Warnings)
-		return err
+		var err error
+		if res.Evaluations, err = s.evaluateOnArrival(ctx, tx, t, fresh, &res.Warnings); err != nil {
+			return err
+		}
+		if o.inTx != nil {
+			return o.inTx(ctx, tx, &res)
+		}
+		return nil
 	})
 	if err != nil {
 		return ImportResult{}, err
@@ -261,15 +298,15 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-type decodedRun struct {
+type checkedRun struct {
 	run store.NewRun
 	err error
 }
 
-// decodeAll validates and decodes items on every CPU: validating against the run schema
-// is most of an import's cost.
-func (s *Service) decodeAll(items []item, agent string, limit runLimits, red *redact.Redactor) []decodedRun {
-	out := make([]decodedRun, len(items))
+// checkAll checks items on every CPU (checkRun): decoding and validating a run's JSON
+// against the run contract is most of an import's cost.
+func (s *Service) checkAll(items []runItem, agent string, limit runLimits, red *redact.Redactor) []checkedRun {
+	out := make([]checkedRun, len(items))
 	workers := min(runtime.GOMAXPROCS(0), len(items)/64+1)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -277,7 +314,7 @@ func (s *Service) decodeAll(items []item, agent string, limit runLimits, red *re
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(items); i += workers {
-				out[i].run, out[i].err = s.decodeRun(items[i].raw, agent, limit, red)
+				out[i].run, out[i].err = s.checkRun(&items[i], agent, limit, red)
 			}
 		}()
 	}
@@ -382,29 +419,56 @@ func (l runLimits) checkBytes(n int) error {
 		host.ErrLimitExceeded, n, l.bytes, setting)
 }
 
-// decodeRun validates one run, fills in its agent and id, redacts it with red (nil:
-// nothing to redact), and returns it to store. Every stored run passes here (a request,
-// a file, the runs OTLP makes), so here the run limits are applied: the size and nesting
-// before the JSON is decoded (host.RunLimits.CheckJSON reads it once and stops at the
-// limit, so a value nested millions of levels deep costs no decoding), the rest after.
-func (s *Service) decodeRun(raw []byte, agent string, limit runLimits, red *redact.Redactor) (store.NewRun, error) {
-	var nr store.NewRun
+// decodeRun reads a run's JSON (raw) as an import sends it: its size and nesting are
+// checked before it is decoded (host.RunLimits.CheckJSON reads it once and stops at the
+// limit, so a value nested millions of levels deep costs no decoding), text no database
+// stores is replaced (store.CleanJSON: repaired says so), and it is decoded and validated
+// against the run contract. It returns the JSON it read, repaired, for the run's id and
+// body; id is the run's id where it was refused, for the answer.
+func decodeRun(raw []byte, limit runLimits) (run sdk.Run, clean []byte, repaired bool, id string, err error) {
 	if err := limit.checkBytes(len(raw)); err != nil {
-		return nr, err
+		return run, raw, false, "", err
 	}
 	if err := limit.host.CheckJSON(raw); err != nil {
-		nr.ID = runID(raw)
-		return nr, err
+		return run, raw, false, runID(raw), err
 	}
 	// Text no database stores is replaced before anything reads the run, so its id, agent
 	// and body are what is stored (store.CleanJSON).
-	raw, nr.Repaired = store.CleanJSON(raw)
-	run, err := host.DecodeRun(raw)
-	nr.ID = run.ID
+	raw, repaired = store.CleanJSON(raw)
+	run, err = host.DecodeRun(raw)
 	if err != nil {
-		return nr, errors.New(strings.TrimPrefix(err.Error(), "run: "))
+		return run, raw, repaired, run.ID, errors.New(strings.TrimPrefix(err.Error(), "run: "))
 	}
-	if err := limit.host.Check(&run); err != nil {
+	return run, raw, repaired, run.ID, nil
+}
+
+// checkRun checks one run, fills in its agent and id, redacts it with red (nil: nothing
+// to redact), and returns it to store. Every stored run passes here, whether it came as
+// JSON (an import: decoded here, decodeRun) or typed (the runs OTLP makes), and meets the
+// same rules: the contract; the host's run limits (host.RunLimits: output, context and
+// metadata's depth on the typed run, the run's size on its JSON) and the tenant's
+// max_run_bytes, on the run's JSON as sent or, for a typed run, as stored; text no
+// database stores replaced, and said (Repaired); an agent; an id (one derived from the
+// content when it has none); redaction.
+func (s *Service) checkRun(it *runItem, agent string, limit runLimits, red *redact.Redactor) (store.NewRun, error) {
+	var nr store.NewRun
+	run, raw := &it.run, it.raw
+	if raw != nil {
+		var err error
+		it.run, raw, nr.Repaired, nr.ID, err = decodeRun(raw, limit)
+		if err != nil {
+			return nr, err
+		}
+	} else {
+		// What decoding checks of a run's JSON, checked of the typed run. Its structure
+		// is the contract's, so only metadata, which host.RunLimits.Check measures, can
+		// nest deeper than ContractDepth.
+		nr.ID = run.ID
+		if err := run.Validate(); err != nil {
+			return nr, err
+		}
+	}
+	if err := limit.host.Check(run); err != nil {
 		return nr, err
 	}
 	filled := run.Agent == "" || run.ID == ""
@@ -420,23 +484,61 @@ func (s *Service) decodeRun(raw []byte, agent string, limit runLimits, red *reda
 		return nr, err
 	}
 	if run.ID == "" {
-		h := sha256.Sum256(raw)
+		src := raw
+		if src == nil {
+			var err error
+			if src, err = json.Marshal(run); err != nil {
+				return nr, err
+			}
+		}
+		h := sha256.Sum256(src)
 		run.ID = "sha256-" + hex.EncodeToString(h[:12])
 	}
 	nr.ID, nr.Agent = run.ID, run.Agent
 	if run.Time != nil {
 		nr.Time = *run.Time
 	}
-	if !filled {
+	switch {
+	case raw != nil && !filled:
 		// The run as sent, unknown fields included: nothing needs adding.
 		nr.Body = raw
-	} else if nr.Body, err = json.Marshal(run); err != nil {
-		return nr, err
+	default:
+		var err error
+		if nr.Body, err = json.Marshal(run); err != nil {
+			return nr, err
+		}
+	}
+	if it.raw == nil {
+		// A typed run's JSON is first made here: its size is checked as a sent run's is,
+		// and text no database stores (a NUL, which encoding/json writes as \u0000) is
+		// replaced as it is in one.
+		var repaired bool
+		nr.Body, repaired = store.CleanJSON(nr.Body)
+		nr.Repaired = nr.Repaired || repaired
+		if err := limit.checkBytes(len(nr.Body)); err != nil {
+			return nr, err
+		}
+		if err := limit.host.CheckSize(int64(len(nr.Body))); err != nil {
+			return nr, err
+		}
 	}
 	// The id derived above is of the run as sent, so sending it again finds it; what is
 	// stored (and read by every scorer and judge) is redacted.
+	var err error
 	nr.Body, nr.Redactions, err = red.JSON(nr.Body, redactKeep...)
-	return nr, err
+	if err != nil {
+		return nr, err
+	}
+	if len(it.redacted) > 0 {
+		// What redaction replaced in the spans the run was made of, before it was made.
+		if nr.Redactions == nil {
+			nr.Redactions = map[string]int{}
+		}
+		for kind, n := range it.redacted {
+			nr.Redactions[kind] += n
+		}
+	}
+	return nr, nil
 }
 
 // runID reads the id of a run refused before it was decoded, for the answer (the runs

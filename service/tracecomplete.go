@@ -1,10 +1,8 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -98,27 +96,57 @@ func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []stor
 		release()
 		return 0, err
 	}
-	var (
-		body    bytes.Buffer
-		spanIDs = map[string]string{} // run id -> its span
-	)
-	enc := json.NewEncoder(&body)
+	// What redaction replaced in the spans and records of a trace counts for its first run.
+	byTrace := map[string]redact.Counts{}
+	for k, c := range redacted {
+		trace, _, _ := strings.Cut(k, "/")
+		if byTrace[trace] == nil {
+			byTrace[trace] = redact.Counts{}
+		}
+		for kind, n := range c {
+			byTrace[trace][kind] += n
+		}
+	}
+	var items []runItem
 	o := ingest.Options{OnError: func(int, error) {}} // counted below, as unused
 	err = set.TraceRuns(o, func(r sdk.Run) error {
+		trace := fmt.Sprint(r.Metadata["trace_id"])
 		if r.Agent == "" {
-			tally.drop("span", DropNoOutput, 1, fmt.Sprint(r.Metadata["trace_id"]))
+			tally.drop("span", DropNoOutput, 1, trace)
 			return nil
 		}
-		spanIDs[r.ID] = fmt.Sprint(r.Metadata["span_id"])
-		return enc.Encode(r)
+		items = append(items, runItem{line: len(items) + 1, run: r, redacted: byTrace[trace]})
+		delete(byTrace, trace)
+		return nil
 	})
 	if err != nil {
 		release()
 		return 0, err
 	}
+	// Made: what the traces kept keeps only its ids, in the runs' transaction.
+	var bodies []store.OpenSpan
+	for _, o := range kept {
+		if len(o.Span) > 0 {
+			bodies = append(bodies, o)
+		}
+	}
+	var spans []string
+	for _, l := range logs {
+		if len(l.Record) > 0 {
+			spans = append(spans, l.TraceID+"/"+l.SpanID)
+		}
+	}
+	drop := func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.DropSpanBodies(ctx, t.ID, bodies); err != nil {
+			return err
+		}
+		return tx.DropLogRecords(ctx, t.ID, spans)
+	}
 	stored := 0
-	if body.Len() > 0 {
-		imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{redacted: runRedactions(redacted, body.Bytes())})
+	if len(items) > 0 {
+		imp, err := s.storeRuns(ctx, t, items, storeOptions{inTx: func(ctx context.Context, tx *store.Tx, _ *ImportResult) error {
+			return drop(ctx, tx)
+		}})
 		if err != nil {
 			release()
 			return 0, err
@@ -133,19 +161,8 @@ func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []stor
 			}
 		}
 		tally.add("runs", imp.Stored)
-	}
-	// Made: what the traces kept keeps only its ids.
-	var bodies []store.OpenSpan
-	for _, o := range kept {
-		if len(o.Span) > 0 {
-			bodies = append(bodies, o)
-		}
-	}
-	var spans []string
-	for _, l := range logs {
-		if len(l.Record) > 0 {
-			spans = append(spans, l.TraceID+"/"+l.SpanID)
-		}
+	} else if err := s.st.InTx(ctx, func(tx *store.Tx) error { return drop(ctx, tx) }); err != nil {
+		return 0, err
 	}
 	ended := map[string]bool{}
 	for _, d := range due {
@@ -160,15 +177,6 @@ func (s *Service) completeTraces(ctx context.Context, t store.Tenant, due []stor
 	}
 	for trace, c := range set.Unjoined() {
 		tally.drop("log_record", DropNoSpan, c, trace)
-	}
-	err = s.st.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.DropSpanBodies(ctx, t.ID, bodies); err != nil {
-			return err
-		}
-		return tx.DropLogRecords(ctx, t.ID, spans)
-	})
-	if err != nil {
-		return stored, err
 	}
 	return stored, s.saveTally(ctx, t, &tally)
 }
@@ -234,40 +242,6 @@ func (s *Service) keptTraces(ctx context.Context, t store.Tenant, traces []strin
 	}
 	set.AddLogs(ld)
 	return &set, redacted, kept, logs, nil
-}
-
-// runRedactions gives each run of body (JSONL) what redaction replaced in the spans and
-// records of its trace: a run made when its trace is complete is made from them.
-func runRedactions(bySpan map[string]redact.Counts, body []byte) map[string]redact.Counts {
-	if len(bySpan) == 0 {
-		return nil
-	}
-	byTrace := map[string]redact.Counts{}
-	for k, c := range bySpan {
-		trace, _, _ := strings.Cut(k, "/")
-		if byTrace[trace] == nil {
-			byTrace[trace] = redact.Counts{}
-		}
-		for kind, n := range c {
-			byTrace[trace][kind] += n
-		}
-	}
-	out := map[string]redact.Counts{}
-	seen := map[string]bool{}
-	for _, line := range bytes.Split(body, []byte("\n")) {
-		var r struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(line, &r) != nil || r.ID == "" {
-			continue
-		}
-		trace, _, _ := strings.Cut(r.ID, "-")
-		if c := byTrace[trace]; c != nil && !seen[trace] {
-			seen[trace] = true // counted once, for the trace's first run
-			out[r.ID] = c
-		}
-	}
-	return out
 }
 
 // traceOfError finds the trace a reader's error names, among traces.

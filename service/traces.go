@@ -1,10 +1,10 @@
 package service
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,7 +115,20 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	if len(spans) == 0 {
 		return res, s.saveTally(ctx, t, &tally)
 	}
-	stored, err := s.st.OpenSpans(ctx, t.ID, traces, now, false)
+	// One read of what the store keeps of the request's traces: their kept spans, with
+	// their bodies where the request brings an agent span (its run is made of them), and
+	// which traces had their whole-trace runs made.
+	hasAgent := map[string]bool{}
+	for _, sp := range spans {
+		if sp.role == ingest.RoleAgent {
+			hasAgent[sp.trace] = true
+		}
+	}
+	reads := make([]store.TraceRead, len(traces))
+	for i, id := range traces {
+		reads[i] = store.TraceRead{TraceID: id, Bodies: hasAgent[id]}
+	}
+	stored, done, err := s.st.KeptSpans(ctx, t.ID, reads, now)
 	if err != nil {
 		return res, err
 	}
@@ -132,17 +145,11 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	var (
 		fresh     []*traceSpan
 		requested = map[string]bool{} // every span of the request, sent before or not
-		check     []string            // traces with kept spans and fresh spans that are not agent spans
-		checked   = map[string]bool{}
 	)
 	for _, sp := range spans {
 		requested[sp.key()] = true
 		if _, ok := nodes[sp.key()]; ok {
 			continue // sent before: taken again without effect
-		}
-		if genAI[sp.trace] && sp.role != ingest.RoleAgent && !checked[sp.trace] {
-			checked[sp.trace] = true
-			check = append(check, sp.trace)
 		}
 		fresh = append(fresh, sp)
 		nodes[sp.key()] = spanNode{parent: spanIDString(sp.span.ParentSpanID()), agent: sp.role == ingest.RoleAgent, fresh: true}
@@ -151,19 +158,11 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		}
 	}
 
-	// Traces whose whole-trace runs were made: asked only of traces with kept spans that
-	// get spans other than agent spans (an agent span makes its run in any case).
-	var done map[string]bool
-	if len(check) > 0 {
-		if done, err = s.st.DoneTraces(ctx, t.ID, check); err != nil {
-			return res, err
-		}
-	}
-
-	// Each fresh span: in a trace whose runs were made, late; an agent span makes a run
-	// now; a span below a fresh agent span goes into its run; a span below an agent span
-	// that came earlier is late, unless that agent span is sent again with it (a batch
-	// sent again); any other span of a GenAI trace waits for its run.
+	// Each fresh span: in a trace whose runs were made, late (an agent span makes its run
+	// in any case); an agent span makes a run now; a span below a fresh agent span goes
+	// into its run; a span below an agent span that came earlier is late, unless that
+	// agent span is sent again with it (a batch sent again); any other span of a GenAI
+	// trace waits for its run.
 	var (
 		agentTraces []string
 		agents      = map[string]bool{} // fresh agent spans, by trace/span
@@ -173,7 +172,7 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 		ignored     int
 	)
 	for _, sp := range fresh {
-		if done[sp.trace] {
+		if done[sp.trace] && sp.role != ingest.RoleAgent {
 			late = append(late, sp.trace)
 			res.reject(1, fmt.Sprintf("span %s of trace %s arrived after its trace was complete and its runs were made; "+
 				"a run is made once: export a span when it ends (a batch span processor does)", sp.id, sp.trace))
@@ -205,47 +204,6 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 	if ignored > 0 {
 		res.Ignored += ignored
 		tally.add("ignored_spans:"+IgnoredNoGenAI, ignored)
-	}
-
-	logged := map[string]bool{} // spans with log records waiting, by trace/span
-	made, err := s.traceRuns(ctx, t, spans, agentTraces, agents, nodes, now, &res, &tally, logged)
-	if err != nil {
-		return res, err
-	}
-	// The agent spans whose runs were made are kept without their body: they find a late
-	// span, and are known if sent again. One whose run was not made is not kept.
-	var out []store.OpenSpan
-	for _, sp := range fresh {
-		if agents[sp.key()] && made[sp.key()] {
-			out = append(out, idsOf(sp))
-		} else if agents[sp.key()] {
-			nodes[sp.key()] = spanNode{parent: nodes[sp.key()].parent} // not an agent that made a run
-		}
-	}
-	// The kept spans that went into a run keep only their ids, which know them if they
-	// are sent again; their bodies no longer count against the cap. So do their log
-	// records.
-	var (
-		used     []store.OpenSpan
-		usedLogs []string
-	)
-	for _, o := range stored {
-		if key, a, ok := nearestAgent(nodes, o.TraceID, o.SpanID); ok && a.fresh && made[key] && !o.Agent {
-			used = append(used, o)
-			if logged[o.TraceID+"/"+o.SpanID] {
-				usedLogs = append(usedLogs, o.TraceID+"/"+o.SpanID)
-			}
-		}
-	}
-	for _, sp := range fresh {
-		if !logged[sp.key()] {
-			continue
-		}
-		if made[sp.key()] {
-			usedLogs = append(usedLogs, sp.key())
-		} else if key, a, ok := nearestAgent(nodes, sp.trace, sp.id); ok && a.fresh && made[key] {
-			usedLogs = append(usedLogs, sp.key())
-		}
 	}
 
 	// Spans that cannot fit the tenant's room are refused before anything is written: a
@@ -284,10 +242,49 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 			touch = append(touch, store.TraceTouch{TraceID: id, Rooted: true})
 		}
 	}
+
+	// The agents' runs, stored with what the request keeps of their spans, in one
+	// transaction: the spans that went into a run keep only their ids, so that a run is
+	// made of them once.
+	w := keptWrites{s: s, t: t, stored: stored, fresh: fresh, agents: agents, nodes: nodes, now: now, logged: map[string]bool{}}
+	items, spanIDs, err := s.agentRunItems(ctx, t, td, stored, requested, agentTraces, agents, nodes, now, &res, &tally, w.logged)
+	if err != nil {
+		return res, err
+	}
+	wrote := false // w was written with the runs
+	if len(items) > 0 {
+		imp, err := s.storeRuns(ctx, t, items, storeOptions{inTx: func(ctx context.Context, tx *store.Tx, imp *ImportResult) error {
+			w.plan(madeOf(imp))
+			if err := w.write(ctx, tx, false); err != nil {
+				return err
+			}
+			wrote = true
+			return nil
+		}})
+		if err != nil {
+			return res, err
+		}
+		for _, ir := range imp.Runs {
+			trace, _, _ := strings.Cut(ir.ID, "-")
+			switch ir.Status {
+			case RunRejected:
+				res.reject(1, fmt.Sprintf("agent span %s: its run was rejected: %s", spanIDs[ir.Line-1], ir.Error))
+				tally.drop("span", DropNoOutput, 1, trace)
+			case RunDeleted:
+				// As POST /v1/runs answers it: the run is not stored again.
+				res.reject(1, fmt.Sprintf("agent span %s: run %s: %s", spanIDs[ir.Line-1], ir.ID, ir.Error))
+			}
+		}
+		tally.add("runs", imp.Stored)
+		res.Runs = imp
+	}
+	if !wrote {
+		w.plan(nil)
+	}
 	var kept int
 	var over []store.OpenSpan
-	if len(out) > 0 || len(used) > 0 || len(candidates) > 0 || len(touch) > 0 {
-		if kept, over, err = s.keepSpans(ctx, t, stored, used, usedLogs, out, candidates, touch, now); err != nil {
+	if (!wrote && w.any()) || len(candidates) > 0 || len(touch) > 0 {
+		if kept, over, err = s.keepSpans(ctx, t, &w, !wrote, candidates, touch, now); err != nil {
 			return res, err
 		}
 	}
@@ -305,6 +302,115 @@ func (s *Service) IngestTraces(ctx context.Context, t store.Tenant, td ptrace.Tr
 			"and they are full: spans wait for their trace's run for %s after the trace's last span arrived", t.Name, s.opts.MaxOpenSpanBytes, s.opts.TraceWindow))
 	}
 	return res, s.saveTally(ctx, t, &tally)
+}
+
+// madeOf returns the agent spans (trace/span) whose runs an import made: stored, the
+// tenant's already, or deleted by it (not stored again, and not to be made again). A
+// rejected run was not made: its agent span is read again when it is sent again.
+func madeOf(imp *ImportResult) map[string]bool {
+	made := map[string]bool{}
+	for _, ir := range imp.Runs {
+		if ir.Status != RunRejected {
+			trace, span, _ := strings.Cut(ir.ID, "-")
+			made[trace+"/"+span] = true
+		}
+	}
+	return made
+}
+
+// keptWrites is what a request writes of the spans it keeps, once it knows which agent
+// spans made their runs (plan): the agent spans that did keep their ids (they find a
+// late span, and are known if sent again); the kept spans that went into a run (used)
+// and their log records keep only their ids too, which know them if they are sent again,
+// and their bodies no longer count against the cap; and the traces with kept spans stay
+// open for the window (open), when the request keeps anything.
+type keptWrites struct {
+	s      *Service
+	t      store.Tenant
+	stored []store.OpenSpan
+	fresh  []*traceSpan
+	agents map[string]bool
+	nodes  map[string]spanNode
+	now    time.Time
+	// logged are the spans with log records waiting, by trace/span.
+	logged map[string]bool
+
+	out, used []store.OpenSpan
+	usedLogs  []string
+	open      []string
+	opened    bool // open was written
+}
+
+// plan decides what to write, given the agent spans whose runs were made (by trace/span).
+func (w *keptWrites) plan(made map[string]bool) {
+	w.out, w.used, w.usedLogs = nil, nil, nil
+	for _, sp := range w.fresh {
+		if w.agents[sp.key()] && made[sp.key()] {
+			w.out = append(w.out, idsOf(sp))
+		} else if w.agents[sp.key()] {
+			w.nodes[sp.key()] = spanNode{parent: w.nodes[sp.key()].parent} // not an agent that made a run
+		}
+	}
+	for _, o := range w.stored {
+		if key, a, ok := nearestAgent(w.nodes, o.TraceID, o.SpanID); ok && a.fresh && made[key] && !o.Agent {
+			w.used = append(w.used, o)
+			if w.logged[o.TraceID+"/"+o.SpanID] {
+				w.usedLogs = append(w.usedLogs, o.TraceID+"/"+o.SpanID)
+			}
+		}
+	}
+	// In one order, so that two requests dropping bodies of one trace lock its rows in the
+	// same order (PostgreSQL).
+	slices.SortFunc(w.used, func(a, b store.OpenSpan) int {
+		return cmp.Or(strings.Compare(a.TraceID, b.TraceID), strings.Compare(a.SpanID, b.SpanID))
+	})
+	for _, sp := range w.fresh {
+		if !w.logged[sp.key()] {
+			continue
+		}
+		if made[sp.key()] {
+			w.usedLogs = append(w.usedLogs, sp.key())
+		} else if key, a, ok := nearestAgent(w.nodes, sp.trace, sp.id); ok && a.fresh && made[key] {
+			w.usedLogs = append(w.usedLogs, sp.key())
+		}
+	}
+	// A trace's spans are kept at least 90% of the window after its last span that was
+	// kept: only the traces with a span whose window ends sooner are moved on.
+	ifBefore := w.expires().Add(-w.s.opts.TraceWindow / 10)
+	w.open = nil
+	seen := map[string]bool{}
+	for _, o := range w.stored {
+		if !seen[o.TraceID] && o.ExpiresAt.Before(ifBefore) {
+			seen[o.TraceID] = true
+			w.open = append(w.open, o.TraceID)
+		}
+	}
+}
+
+func (w *keptWrites) expires() time.Time { return w.now.Add(w.s.opts.TraceWindow) }
+
+// any reports whether the plan keeps ids or drops bodies.
+func (w *keptWrites) any() bool { return len(w.out) > 0 || len(w.used) > 0 || len(w.usedLogs) > 0 }
+
+// write writes the plan in tx; the windows move on when it keeps anything, or when keep
+// says the transaction keeps spans of its own.
+func (w *keptWrites) write(ctx context.Context, tx *store.Tx, keep bool) error {
+	if err := tx.DropSpanBodies(ctx, w.t.ID, w.used); err != nil {
+		return err
+	}
+	if len(w.usedLogs) > 0 {
+		if err := tx.DropLogRecords(ctx, w.t.ID, w.usedLogs); err != nil {
+			return err
+		}
+	}
+	if (keep || w.any()) && !w.opened && len(w.open) > 0 {
+		ifBefore := w.expires().Add(-w.s.opts.TraceWindow / 10)
+		if err := tx.KeepOpenTraces(ctx, w.t.ID, w.open, w.expires(), ifBefore); err != nil {
+			return err
+		}
+		w.opened = true
+	}
+	return tx.PutOpenSpans(ctx, w.t.ID, w.out, w.expires())
 }
 
 // deletedRunSpans answers the spans sent again whose run the tenant deleted as POST
@@ -356,58 +462,46 @@ func (s *Service) deletedRunSpans(ctx context.Context, t store.Tenant, spans []*
 	return nil
 }
 
-// keepSpans writes what a request keeps of its tenant's open traces: the bodies of the
-// kept spans its runs used dropped (used) with their log records (usedLogs, trace/span
-// keys), the ids of its agent spans (out), the waiting spans (candidates) that fit the
-// tenant's room, and the traces kept open (touch). It returns how many of the candidates
-// it kept and those it refused for the room. The window of the traces with kept spans
-// (stored) moves on: a trace's spans are kept at least 90% of the window after its last
-// span that was kept; spans stored now get the new end as they are stored.
-func (s *Service) keepSpans(ctx context.Context, t store.Tenant, stored, used []store.OpenSpan, usedLogs []string, out, candidates []store.OpenSpan,
-	touch []store.TraceTouch, now time.Time) (kept int, full []store.OpenSpan, err error) {
-	var open []string
-	seen := map[string]bool{}
-	for _, o := range stored {
-		if !seen[o.TraceID] {
-			seen[o.TraceID] = true
-			open = append(open, o.TraceID)
-		}
-	}
+// keepSpans writes what a request keeps of its tenant's open traces: with kept, what it
+// keeps of its agent spans and the spans their runs used (keptWrites; the runs' own
+// transaction writes it when the request stored runs), the waiting spans (candidates)
+// that fit the tenant's room, and the traces kept open (touch). It returns how many of
+// the candidates it kept and those it refused for the room.
+func (s *Service) keepSpans(ctx context.Context, t store.Tenant, w *keptWrites, kept bool, candidates []store.OpenSpan,
+	touch []store.TraceTouch, now time.Time) (n int, full []store.OpenSpan, err error) {
 	expires := now.Add(s.opts.TraceWindow)
 	write := func(tx *store.Tx, taken int64) error {
-		if err := tx.DropSpanBodies(ctx, t.ID, used); err != nil {
-			return err
-		}
-		if len(usedLogs) > 0 {
-			if err := tx.DropLogRecords(ctx, t.ID, usedLogs); err != nil {
+		if kept {
+			if err := w.write(ctx, tx, true); err != nil {
+				return err
+			}
+		} else if !w.opened && len(w.open) > 0 {
+			// The runs' transaction kept nothing of its own: the windows move on here.
+			if err := tx.KeepOpenTraces(ctx, t.ID, w.open, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
 				return err
 			}
 		}
 		fit, over := fitting(candidates, s.opts.MaxOpenSpanBytes-taken)
-		kept, full = len(fit), over
-		if err := tx.KeepOpenTraces(ctx, t.ID, open, expires, expires.Add(-s.opts.TraceWindow/10)); err != nil {
-			return err
-		}
+		n, full = len(fit), over
 		if len(touch) > 0 {
 			if err := tx.TouchOpenTraces(ctx, t.ID, touch, now, expires); err != nil {
 				return err
 			}
 		}
-		return tx.PutOpenSpans(ctx, t.ID, append(append([]store.OpenSpan(nil), out...), fit...), expires)
+		return tx.PutOpenSpans(ctx, t.ID, fit, expires)
 	}
 	if len(candidates) == 0 {
 		// Only ids to store: nothing counts against the cap, and no turn is taken.
 		err = s.st.InTx(ctx, func(tx *store.Tx) error { return write(tx, 0) })
 	} else {
 		// The cap is checked and the spans stored in one turn of the tenant's, so
-		// concurrent requests cannot each find the same room and together exceed it. The
-		// bodies this request's runs used still count in taken, as they did before.
+		// concurrent requests cannot each find the same room and together exceed it.
 		err = s.st.WithOpenSpans(ctx, t.ID, now, write)
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	return kept, full, nil
+	return n, full, nil
 }
 
 // fitting returns the spans of spans that fit room, in order, and those that did not.
@@ -504,27 +598,25 @@ func (s *Service) requestSpans(td ptrace.Traces, res *TracesResult, tally *inges
 	return out, traces
 }
 
-// traceRuns makes the runs of the fresh agent spans (agents, by trace/span) of the
-// traces in agentTraces, from the request's spans and the spans and log records kept of
-// those traces, and stores them. It returns the agent spans whose runs were made (stored,
-// or the tenant's already, or deleted by it), by trace/span, and adds to logged the spans
-// that have log records waiting.
-func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceSpan, agentTraces []string, agents map[string]bool,
-	nodes map[string]spanNode, now time.Time, res *TracesResult, tally *ingestTally, logged map[string]bool) (map[string]bool, error) {
-	made := map[string]bool{}
+// agentRunItems makes the runs of the fresh agent spans (agents, by trace/span) of the
+// traces in agentTraces, from the request's spans (td) and the spans (stored, read with
+// their bodies for these traces) and log records kept of those traces, as runs to store,
+// each with what redaction replaced in its kept spans and records. It returns them with
+// the agent span of each (by its position), and adds to logged the spans that have log
+// records waiting. The runs are typed all the way to the store (storeRuns): a span
+// becomes a run once.
+func (s *Service) agentRunItems(ctx context.Context, t store.Tenant, td ptrace.Traces, stored []store.OpenSpan, requested map[string]bool,
+	agentTraces []string, agents map[string]bool, nodes map[string]spanNode, now time.Time, res *TracesResult, tally *ingestTally,
+	logged map[string]bool) ([]runItem, []string, error) {
 	if len(agentTraces) == 0 {
-		return made, nil
-	}
-	kept, err := s.st.OpenSpans(ctx, t.ID, agentTraces, now, true)
-	if err != nil {
-		return nil, err
+		return nil, nil, nil
 	}
 	var logs []store.OpenLog
 	if has, err := s.st.HasOpenLogs(ctx, t.ID); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if has {
 		if logs, err = s.st.OpenLogs(ctx, t.ID, agentTraces, now, true); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, l := range logs {
@@ -532,12 +624,6 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 			logged[l.TraceID+"/"+l.SpanID] = true
 		}
 	}
-	inTraces := map[string]bool{}
-	for _, id := range agentTraces {
-		inTraces[id] = true
-	}
-	td := ptrace.NewTraces()
-	known := map[string]bool{}
 	redacted := map[string]redact.Counts{} // by run id
 	count := func(trace, span string, c redact.Counts) {
 		if key, _, ok := nearestAgent(nodes, trace, span); ok || agents[trace+"/"+span] {
@@ -553,37 +639,30 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 			}
 		}
 	}
-	for _, sp := range spans {
-		if !inTraces[sp.trace] {
-			continue
-		}
-		known[sp.key()] = true
-		rs := td.ResourceSpans().AppendEmpty()
-		sp.rs.Resource().CopyTo(rs.Resource())
-		ss := rs.ScopeSpans().AppendEmpty()
-		sp.ss.Scope().CopyTo(ss.Scope())
-		sp.span.CopyTo(ss.Spans().AppendEmpty())
-	}
-	for _, o := range kept {
-		if known[o.TraceID+"/"+o.SpanID] || len(o.Span) == 0 { // in the request, or in a run already
+	// The request's spans as they came (only the agent spans of agentTraces make runs),
+	// then the kept spans of those traces that the request does not hold again.
+	var set ingest.Spans
+	set.AddTraces(td)
+	kept := ptrace.NewTraces()
+	for _, o := range stored {
+		if len(o.Span) == 0 || requested[o.TraceID+"/"+o.SpanID] { // no body (in a run already, or not read), or in the request
 			continue
 		}
 		one, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(o.Span)
 		if err != nil {
-			return nil, fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
+			return nil, nil, fmt.Errorf("service: kept span %s of trace %s does not decode: %w", o.SpanID, o.TraceID, err)
 		}
 		// What redaction replaced while the span waited counts for the run it joins.
 		if c := takeRedacted(one); len(c) > 0 {
 			count(o.TraceID, o.SpanID, c)
 		}
-		one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		one.ResourceSpans().MoveAndAppendTo(kept.ResourceSpans())
 	}
-	var set ingest.Spans
-	set.AddTraces(td)
+	set.AddTraces(kept)
 	if len(logs) > 0 {
 		ld, counts, err := keptLogs(logs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, c := range counts {
 			trace, span, _ := strings.Cut(k, "/")
@@ -592,14 +671,13 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 		set.AddLogs(ld)
 	}
 	var (
-		body    bytes.Buffer
-		spanIDs = map[string]string{} // run id -> agent span, for the rejections
+		items   []runItem
+		spanIDs []string // the agent span of each item
 	)
-	enc := json.NewEncoder(&body)
 	want := func(sp ptrace.Span) bool {
 		return agents[sp.TraceID().String()+"/"+sp.SpanID().String()]
 	}
-	err = set.AgentRuns(want, ingest.Options{OnError: func(_ int, err error) {
+	err := set.AgentRuns(want, ingest.Options{OnError: func(_ int, err error) {
 		res.reject(1, err.Error())
 		tally.drop("span", DropNoOutput, 1, traceOfError(err, agentTraces))
 	}}, func(r sdk.Run) error {
@@ -609,33 +687,11 @@ func (s *Service) traceRuns(ctx context.Context, t store.Tenant, spans []*traceS
 			tally.drop("span", DropNoOutput, 1, fmt.Sprint(r.Metadata["trace_id"]))
 			return nil
 		}
-		spanIDs[r.ID] = fmt.Sprint(r.Metadata["span_id"])
-		return enc.Encode(r)
+		items = append(items, runItem{line: len(items) + 1, run: r, redacted: redacted[r.ID]})
+		spanIDs = append(spanIDs, fmt.Sprint(r.Metadata["span_id"]))
+		return nil
 	})
-	if err != nil || body.Len() == 0 {
-		return made, err
-	}
-	imp, err := s.ImportRuns(ctx, t, body.Bytes(), ImportOptions{redacted: redacted})
-	if err != nil {
-		return nil, err
-	}
-	for _, ir := range imp.Runs {
-		trace, span, _ := strings.Cut(ir.ID, "-")
-		switch ir.Status {
-		case RunRejected:
-			res.reject(1, fmt.Sprintf("agent span %s: its run was rejected: %s", spanIDs[ir.ID], ir.Error))
-			tally.drop("span", DropNoOutput, 1, trace)
-		case RunDeleted:
-			// As POST /v1/runs answers it: the run is not stored again.
-			res.reject(1, fmt.Sprintf("agent span %s: run %s: %s", spanIDs[ir.ID], ir.ID, ir.Error))
-			made[trace+"/"+span] = true
-		default:
-			made[trace+"/"+span] = true
-		}
-	}
-	tally.add("runs", imp.Stored)
-	res.Runs = imp
-	return made, nil
+	return items, spanIDs, err
 }
 
 // nearestAgent walks up from a span to the nearest agent span known, and returns its
