@@ -66,9 +66,9 @@ func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string
 	}
 	var out []OpenLog
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
 		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
-			WHERE tenant_id = $1 AND expires_at > $2 ORDER BY received_at, seq`, args...)
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` ORDER BY received_at, seq`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: open log records: %w", err)
 		}
@@ -101,8 +101,8 @@ func (q queries) DropLogRecords(ctx context.Context, tenantID int64, spans []str
 	for start := 0; start < len(spans); start += spanBatch {
 		chunk := spans[start:min(start+spanBatch, len(spans))]
 		b.Reset()
-		args := []any{tenantID, []byte{}}
-		b.WriteString(`UPDATE open_logs SET record = $2 FROM (VALUES `)
+		args := []any{[]byte{}}
+		b.WriteString(`UPDATE open_logs SET record = $1 FROM (VALUES `)
 		for i, k := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
@@ -112,7 +112,8 @@ func (q queries) DropLogRecords(ctx context.Context, tenantID int64, spans []str
 			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
 			args = append(args, trace, span)
 		}
-		b.WriteString(`) AS used WHERE open_logs.tenant_id = $1 AND open_logs.trace_id = used.column1 AND open_logs.span_id = used.column2`)
+		fmt.Fprintf(&b, `) AS used WHERE open_logs.tenant_id = $%d AND open_logs.trace_id = used.column1 AND open_logs.span_id = used.column2`, len(args)+1)
+		args = append(args, tenantID)
 		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("store: drop log records: %w", err)
 		}
@@ -123,7 +124,7 @@ func (q queries) DropLogRecords(ctx context.Context, tenantID int64, spans []str
 // OpenLogBytes is the size of the tenant's kept log records that have not expired by now.
 func (q queries) OpenLogBytes(ctx context.Context, tenantID int64, now time.Time) (int64, error) {
 	var n int64
-	err := queryRow(ctx, q.q, `SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2`,
+	err := queryRow(ctx, q.q, `SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(record) > 0`,
 		[]any{tenantID, micros(now)}, &n)
 	if err != nil {
 		return 0, fmt.Errorf("store: open log bytes: %w", err)
@@ -170,9 +171,9 @@ func (q queries) TouchOpenTraces(ctx context.Context, tenantID int64, traces []T
 func (q queries) DoneTraces(ctx context.Context, tenantID int64, traceIDs []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID)
+		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID)
 		rs, err := q.q.query(ctx, `SELECT open_traces.trace_id FROM open_traces JOIN `+traces+` AS traces ON open_traces.trace_id = traces.column1
-			WHERE tenant_id = $1 AND done`, args...)
+			WHERE tenant_id = `+at(0)+` AND done`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: done traces: %w", err)
 		}
@@ -398,9 +399,9 @@ func (q queries) Waiting(ctx context.Context, tenantID int64, now time.Time) (sp
 func (q queries) UsedSpans(ctx context.Context, tenantID int64, traceIDs []string, now time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
 		rs, err := q.q.query(ctx, `SELECT open_spans.trace_id, span_id FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
-			WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(span) = 0`, args...)
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` AND LENGTH(span) = 0`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: used spans: %w", err)
 		}

@@ -25,23 +25,27 @@ type OpenSpan struct {
 // spanBatch is how many spans one INSERT carries: 8 parameters each.
 const spanBatch = 500
 
-// valuesOf returns vals as a table of one column (column1), (VALUES ($n), ...), and the
-// arguments, leading first. Queries join it rather than test trace_id IN (...): where
-// PostgreSQL's plan scans the table, it tests such a list against every row, and a join
-// hashes it once.
-func valuesOf(vals []string, leading ...any) (string, []any) {
+// valuesOf returns vals as a table of one column (column1), (VALUES ($from), ...), its
+// arguments followed by trailing's, and the placeholder of trailing's i-th (0-based), so
+// that a statement that writes the table before the trailing placeholders numbers its
+// parameters in order, each once: SQLite then binds them as plain ? (numbered), where it
+// finds a numbered parameter by a scan of those seen before it. Queries join the table
+// rather than test trace_id IN (...): where PostgreSQL's plan scans the table, it tests
+// such a list against every row, and a join hashes it once.
+func valuesOf(vals []string, from int, trailing ...any) (table string, args []any, at func(i int) string) {
 	var b strings.Builder
-	args := append([]any(nil), leading...)
+	args = make([]any, 0, len(vals)+len(trailing))
 	b.WriteString("(VALUES ")
 	for i, v := range vals {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		args = append(args, v)
-		fmt.Fprintf(&b, "(CAST($%d AS TEXT))", len(args))
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT))", from+i)
 	}
 	b.WriteByte(')')
-	return b.String(), args
+	next := from + len(vals)
+	return b.String(), append(args, trailing...), func(i int) string { return fmt.Sprintf("$%d", next+i) }
 }
 
 // PutOpenSpans keeps spans of the tenant's open traces until expires; a span the tenant
@@ -81,9 +85,9 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 	cols = strings.ReplaceAll(cols, "trace_id", "open_spans.trace_id")
 	var out []OpenSpan
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(now))
+		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
 		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
-			WHERE tenant_id = $1 AND expires_at > $2`, args...)
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1), args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: open spans: %w", err)
 		}
@@ -186,9 +190,10 @@ func (q queries) KeptSpans(ctx context.Context, tenantID int64, traces []TraceRe
 // little before expires spares rewriting every span of a trace at each of its requests.)
 func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires, ifBefore time.Time) error {
 	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], tenantID, micros(expires), micros(ifBefore))
-		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $2 FROM `+traces+` AS traces
-			WHERE open_spans.tenant_id = $1 AND open_spans.expires_at < $3 AND open_spans.trace_id = traces.column1`, args...); err != nil {
+		traces, targs, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 2, tenantID, micros(ifBefore))
+		args := append([]any{micros(expires)}, targs...)
+		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $1 FROM `+traces+` AS traces
+			WHERE open_spans.tenant_id = `+at(0)+` AND open_spans.expires_at < `+at(1)+` AND open_spans.trace_id = traces.column1`, args...); err != nil {
 			return fmt.Errorf("store: keep traces open: %w", err)
 		}
 	}
@@ -203,8 +208,8 @@ func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []Ope
 		chunk := spans[start:min(start+spanBatch, len(spans))]
 		b.Reset()
 		args := make([]any, 0, 2+len(chunk)*2)
-		args = append(args, tenantID, []byte{})
-		b.WriteString(`UPDATE open_spans SET span = $2 FROM (VALUES `)
+		args = append(args, []byte{})
+		b.WriteString(`UPDATE open_spans SET span = $1 FROM (VALUES `)
 		for i, s := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
@@ -213,7 +218,8 @@ func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []Ope
 			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
 			args = append(args, s.TraceID, s.SpanID)
 		}
-		b.WriteString(`) AS used WHERE open_spans.tenant_id = $1 AND open_spans.trace_id = used.column1 AND open_spans.span_id = used.column2`)
+		fmt.Fprintf(&b, `) AS used WHERE open_spans.tenant_id = $%d AND open_spans.trace_id = used.column1 AND open_spans.span_id = used.column2`, len(args)+1)
+		args = append(args, tenantID)
 		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("store: drop span bodies: %w", err)
 		}
@@ -225,9 +231,11 @@ func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []Ope
 // have not expired by now: the tenant's cap counts both.
 func (q queries) OpenSpanBytes(ctx context.Context, tenantID int64, now time.Time) (int64, error) {
 	var n int64
-	err := queryRow(ctx, q.q, `SELECT (SELECT COALESCE(SUM(LENGTH(span)), 0) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2)
-		+ (SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $1 AND expires_at > $2)`,
-		[]any{tenantID, micros(now)}, &n)
+	// Over the rows that wait (the partial indexes open_spans_waiting, open_logs_waiting):
+	// the kept ids count nothing.
+	err := queryRow(ctx, q.q, `SELECT (SELECT COALESCE(SUM(LENGTH(span)), 0) FROM open_spans WHERE tenant_id = $1 AND expires_at > $2 AND LENGTH(span) > 0)
+		+ (SELECT COALESCE(SUM(LENGTH(record)), 0) FROM open_logs WHERE tenant_id = $3 AND expires_at > $4 AND LENGTH(record) > 0)`,
+		[]any{tenantID, micros(now), tenantID, micros(now)}, &n)
 	if err != nil {
 		return 0, fmt.Errorf("store: open span bytes: %w", err)
 	}
