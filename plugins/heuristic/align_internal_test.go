@@ -484,6 +484,42 @@ func TestTextualDifferenceFastPaths(t *testing.T) {
 	if fast < 5000 {
 		t.Fatalf("only %d cases took the ASCII path", fast)
 	}
+	// Texts past listedBytes, read as a stream rather than split into lists.
+	for n := range 200 {
+		text := func() string {
+			var b strings.Builder
+			for b.Len() <= listedBytes {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			return b.String()
+		}
+		a, b := text(), text()
+		if n%4 == 0 {
+			b = a + pieces[r.IntN(len(pieces))]
+		}
+		if got, want := countChanges(a, b), oldCountChanges(a, b); got != want {
+			t.Fatalf("long case %d: countChanges = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// TestEachJSWord holds eachJSWord to strings.FieldsFunc with JavaScript's white space, on
+// texts mixing ASCII and Unicode white space, non-ASCII letters and invalid UTF-8.
+func TestEachJSWord(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	pieces := []string{"a", "bc", " ", "  ", "\t", "\n", "\r\n", "\v\f", "\u00a0", "\u2028", "\ufeff", "\u3000", "é", "\xff", "\xe2\x80", "x\u00a0y"}
+	for n := range 20000 {
+		var b strings.Builder
+		for range r.IntN(20) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		var got []string
+		eachJSWord(s, func(w string) bool { got = append(got, w); return true })
+		if want := strings.FieldsFunc(s, isJSSpace); !slices.Equal(got, want) {
+			t.Fatalf("case %d: eachJSWord(%q) = %q, want %q", n, s, got, want)
+		}
+	}
 }
 
 // oldCountChanges is countChanges as first written, the reference for its fast path.
