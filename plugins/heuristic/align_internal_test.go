@@ -627,3 +627,24 @@ func TestToneScanSplitsAsTheRegexp(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordFastPath holds keyword's one-pass path for ASCII words to keywordSlow, the
+// general path, on words of letters, digits, punctuation, URLs and non-ASCII bytes.
+func TestKeywordFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	pieces := []string{"a", "Z", "ab", "Cd", "7", "09", ".", ",", ":", "'", "\"", "(", "_", "@", "#", "&", "-", "/", "http://", "https://", "HTTP://", "é", "\u2019", "\xff"}
+	for n := range 50000 {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		w := b.String()
+		var fb, sb []byte
+		key, ok := keyword(w, &fb)
+		key = strings.Clone(key)
+		want, wok := keywordSlow(w, &sb)
+		if key != want || ok != wok {
+			t.Fatalf("case %d: keyword(%q) = %q, %v; want %q, %v", n, w, key, ok, want, wok)
+		}
+	}
+}

@@ -184,6 +184,48 @@ func eachJSWord(text string, fn func(w string) bool) {
 // false for a word that is never a keyword (empty, all digits, a lone _ @ & #). The result
 // may be a view of *buf, valid until the next call.
 func keyword(w string, buf *[]byte) (key string, ok bool) {
+	// One pass over an ASCII word says what it needs (keywordSlow reads it up to five
+	// times: for ':', punctuation, digits, upper case and to lower it, which a WebAssembly
+	// guest pays for byte by byte); words with non-ASCII, punctuation to strip, one
+	// character, only digits or an upper-case URL take the general path.
+	colon, punct, digits, upper := false, false, true, false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= utf8.RuneSelf:
+			return keywordSlow(w, buf)
+		case c-'a' < 26:
+			digits = false
+		case c-'A' < 26:
+			digits, upper = false, true
+		case c-'0' < 10:
+		default:
+			digits = false
+			switch c {
+			case ':':
+				colon, punct = true, true
+			case '.', ',', ';', '!', '?', '(', ')', '"', '\'':
+				punct = true
+			}
+		}
+	}
+	if punct && !(colon && (strings.Contains(w, "http://") || strings.Contains(w, "https://"))) || len(w) <= 1 || digits || upper && colon {
+		return keywordSlow(w, buf)
+	}
+	if !upper {
+		return w, true
+	}
+	b := append((*buf)[:0], w...)
+	for i, c := range b {
+		if c-'A' < 26 {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	*buf = b
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// keywordSlow is keyword for any word.
+func keywordSlow(w string, buf *[]byte) (key string, ok bool) {
 	url := strings.IndexByte(w, ':') >= 0 && (strings.Contains(w, "http://") || strings.Contains(w, "https://"))
 	if !url && hasPunct(w) {
 		*buf = stripPunctTo((*buf)[:0], w)
