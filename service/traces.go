@@ -359,7 +359,7 @@ func (w *keptWrites) plan(made map[string]bool) {
 			}
 		}
 	}
-	// In one order, so that two requests dropping bodies of one trace lock its rows in the
+	// In one order, so that two requests keeping ids of one trace lock its rows in the
 	// same order (PostgreSQL).
 	slices.SortFunc(w.used, func(a, b store.OpenSpan) int {
 		return cmp.Or(strings.Compare(a.TraceID, b.TraceID), strings.Compare(a.SpanID, b.SpanID))
@@ -395,7 +395,7 @@ func (w *keptWrites) any() bool { return len(w.out) > 0 || len(w.used) > 0 || le
 // write writes the plan in tx; the windows move on when it keeps anything, or when keep
 // says the transaction keeps spans of its own.
 func (w *keptWrites) write(ctx context.Context, tx *store.Tx, keep bool) error {
-	if err := tx.DropSpanBodies(ctx, w.t.ID, w.used); err != nil {
+	if err := tx.KeepSpanIDs(ctx, w.t.ID, append(append([]store.OpenSpan(nil), w.used...), w.out...), w.expires()); err != nil {
 		return err
 	}
 	if len(w.usedLogs) > 0 {
@@ -410,7 +410,7 @@ func (w *keptWrites) write(ctx context.Context, tx *store.Tx, keep bool) error {
 		}
 		w.opened = true
 	}
-	return tx.PutOpenSpans(ctx, w.t.ID, w.out, w.expires())
+	return nil
 }
 
 // deletedRunSpans answers the spans sent again whose run the tenant deleted as POST

@@ -52,6 +52,25 @@ func valuesOf(vals []string, from int, trailing ...any) (table string, args []an
 // has already (same trace and span id) is left as it is, so a batch sent again keeps
 // nothing twice.
 func (q queries) PutOpenSpans(ctx context.Context, tenantID int64, spans []OpenSpan, expires time.Time) error {
+	return q.putOpenSpans(ctx, tenantID, spans, expires, ` ON CONFLICT (tenant_id, trace_id, span_id) DO NOTHING`)
+}
+
+// KeepSpanIDs keeps spans of the tenant's open traces as ids only: the agent spans whose
+// runs were made, kept until expires, and the kept spans that went into a run, whose
+// bodies go (they are in the run, and no longer count against the tenant's room) while
+// their rows, and their windows, stay. One upsert does both, each span found by the
+// primary key whatever the planner knows of the table: a span the tenant keeps already
+// has its body emptied, another is added. spans must not name a span twice.
+func (q queries) KeepSpanIDs(ctx context.Context, tenantID int64, spans []OpenSpan, expires time.Time) error {
+	ids := make([]OpenSpan, len(spans))
+	for i, o := range spans {
+		ids[i] = OpenSpan{TraceID: o.TraceID, SpanID: o.SpanID, ParentSpanID: o.ParentSpanID, Agent: o.Agent, Span: []byte{}}
+	}
+	return q.putOpenSpans(ctx, tenantID, ids, expires, ` ON CONFLICT (tenant_id, trace_id, span_id) DO UPDATE SET span = excluded.span`)
+}
+
+// putOpenSpans inserts spans, batched, with onConflict's clause.
+func (q queries) putOpenSpans(ctx context.Context, tenantID int64, spans []OpenSpan, expires time.Time, onConflict string) error {
 	received := micros(time.Now())
 	var b strings.Builder
 	for start := 0; start < len(spans); start += spanBatch {
@@ -67,7 +86,7 @@ func (q queries) PutOpenSpans(ctx context.Context, tenantID int64, spans []OpenS
 			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 			args = append(args, tenantID, s.TraceID, s.SpanID, s.ParentSpanID, s.Agent, s.Span, received, micros(expires))
 		}
-		b.WriteString(` ON CONFLICT (tenant_id, trace_id, span_id) DO NOTHING`)
+		b.WriteString(onConflict)
 		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("store: keep open spans: %w", err)
 		}

@@ -167,5 +167,25 @@ func TestKeptSpans(t *testing.T) {
 		if got, _, _ := s.KeptSpans(ctx, a.ID, reads, now.Add(2*time.Minute)); len(got) != 3 {
 			t.Errorf("after two minutes: %+v; want t4's span gone", got)
 		}
+		// s1 went into the run of an agent span that arrived (s5): s1 keeps its row, its
+		// parent and its window without its body, s5 is kept as ids until the new end.
+		later := now.Add(2 * time.Hour)
+		if err := s.KeepSpanIDs(ctx, a.ID, []store.OpenSpan{bySpan["t1/s1"], {TraceID: "t1", SpanID: "s5", Agent: true}}, later); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ = s.KeptSpans(ctx, a.ID, []store.TraceRead{{TraceID: "t1", Bodies: true}}, now)
+		bySpan = map[string]store.OpenSpan{}
+		for _, o := range got {
+			bySpan[o.SpanID] = o
+		}
+		if s1 := bySpan["s1"]; len(s1.Span) != 0 || s1.ParentSpanID != "s2" || s1.ExpiresAt.Sub(hour).Abs() > time.Millisecond {
+			t.Errorf("s1 once in a run: %+v; want its ids and window without its body", s1)
+		}
+		if s5 := bySpan["s5"]; !s5.Agent || len(s5.Span) != 0 || s5.ExpiresAt.Sub(later).Abs() > time.Millisecond {
+			t.Errorf("agent span s5: %+v; want kept as ids until %v", s5, later)
+		}
+		if n, err := s.OpenSpanBytes(ctx, a.ID, now); err != nil || n != int64(len("body3")+len("body4")) {
+			t.Errorf("room taken: %d, %v; want t2's and t4's bodies alone", n, err)
+		}
 	})
 }
