@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -263,15 +265,51 @@ func (set *Spans) agentRuns(want func(ptrace.Span) bool, o *Options, emit func(s
 			}
 		}
 	}
+	var agents []*otelSpan
 	for _, sp := range set.spans {
-		if sp.role != RoleAgent || want != nil && !want(sp.span) {
-			continue
+		if sp.role == RoleAgent && (want == nil || want(sp.span)) {
+			agents = append(agents, sp)
 		}
-		if err := set.emitRun(sp, calls[sp], tools[sp], o, emit); err != nil {
+	}
+	// Reading a span's messages is most of a run's cost, and one agent's run reads only its
+	// own spans: the runs are read on every CPU, then emitted in order.
+	type read struct {
+		run sdk.Run
+		err error
+	}
+	runs := make([]read, len(agents))
+	inParallel(len(agents), func(i int) {
+		sp := agents[i]
+		runs[i].run, runs[i].err = sp.run(calls[sp], tools[sp], o)
+	})
+	for i, sp := range agents {
+		if err := set.emitRead(sp, runs[i].run, runs[i].err, calls[sp], tools[sp], o, emit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inParallel calls f(0) ... f(n-1) on every CPU, or in turn when n is small.
+func inParallel(n int, f func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/32+1)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TraceRuns makes the runs that need the whole trace, for spans that are all of their
@@ -376,6 +414,11 @@ func (set *Spans) traceRuns(o *Options, emit func(sdk.Run) error) error {
 // run cannot be made is reported.
 func (set *Spans) emitRun(sp *otelSpan, calls, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
 	run, err := sp.run(calls, tools, o)
+	return set.emitRead(sp, run, err, calls, tools, o, emit)
+}
+
+// emitRead emits sp's run as read (sp.run), or reports why it could not be made.
+func (set *Spans) emitRead(sp *otelSpan, run sdk.Run, err error, calls, tools []*otelSpan, o *Options, emit func(sdk.Run) error) error {
 	if err != nil {
 		return o.report(sp.record, fmt.Errorf("span %s (%s, %s): %w", sp.span.SpanID(), sp.span.Name(), sp.role, err))
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -78,3 +79,68 @@ func TestAgentRunsNamesAndSelection(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentRunsManyInOrder: the runs of many agent spans are read on every CPU (run it
+// with -race) and emitted in the order of their spans, each with its own model call's
+// answer and tool call, a span that makes no run reported in its place.
+func TestAgentRunsManyInOrder(t *testing.T) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc")
+	ss := rs.ScopeSpans().AppendEmpty().Spans()
+	const n = 300
+	for i := range n {
+		trace := pcommon.TraceID{byte(i >> 8), byte(i), 1}
+		add := func(id, parent byte, op string, attrs map[string]string) {
+			s := ss.AppendEmpty()
+			s.SetTraceID(trace)
+			s.SetSpanID(pcommon.SpanID{id})
+			if parent != 0 {
+				s.SetParentSpanID(pcommon.SpanID{parent})
+			}
+			s.Attributes().PutStr("gen_ai.operation.name", op)
+			for k, v := range attrs {
+				s.Attributes().PutStr(k, v)
+			}
+		}
+		answer := `[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"lookup","arguments":{"n":` + itoa(i) + `}}]},` +
+			`{"role":"assistant","parts":[{"type":"text","content":"answer ` + itoa(i) + `"}]}]`
+		if i%50 == 7 {
+			answer = "" // records no output: no run, reported
+		}
+		add(2, 1, "chat", map[string]string{"gen_ai.input.messages": `[{"role":"user","parts":[{"type":"text","content":"question ` + itoa(i) + `"}]}]`,
+			"gen_ai.output.messages": answer})
+		if answer == "" {
+			ss.At(ss.Len() - 1).Attributes().Remove("gen_ai.output.messages")
+		}
+		add(3, 1, "execute_tool", map[string]string{"gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.result": "result " + itoa(i)})
+		add(1, 0, OpInvokeAgent, map[string]string{"gen_ai.agent.name": "bot"})
+	}
+	var (
+		got    []sdk.Run
+		failed []string
+	)
+	err := AgentRuns(td, nil, Options{OnError: func(_ int, err error) { failed = append(failed, err.Error()) }}, func(r sdk.Run) error {
+		got = append(got, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got)+len(failed) != n || len(failed) != n/50 {
+		t.Fatalf("%d runs and %d failures; want %d runs and %d failures", len(got), len(failed), n-n/50, n/50)
+	}
+	k := 0
+	for i := range n {
+		if i%50 == 7 {
+			continue
+		}
+		r := got[k]
+		k++
+		if r.Input != "question "+itoa(i) || r.Output != "answer "+itoa(i) || len(r.ToolCalls) != 1 || r.ToolCalls[0].Result != "result "+itoa(i) {
+			t.Fatalf("run %d of trace %d: %+v", k, i, r)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
