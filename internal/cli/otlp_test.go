@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/scorekit/scorekit/service"
 )
 
 // TestServeTakesOTLP: a platform's OpenTelemetry SDK, configured only by the environment
@@ -120,5 +123,33 @@ func TestServeTakesOTLP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a body over --otlp-max-body: %d", resp.StatusCode)
+	}
+}
+
+// TestOTLPQuietFlag: serve and worker take --otlp-quiet (default service.DefaultTraceQuiet)
+// into the service's Config.TraceQuiet, which decides when a trace is complete; a value
+// that is not a time a trace can be quiet within its window is refused, naming the flag.
+func TestOTLPQuietFlag(t *testing.T) {
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, registry: builtinRegistry}
+	for _, cmd := range []*cobra.Command{e.serveCommand(), e.workerCommand()} {
+		f := cmd.Flags().Lookup("otlp-quiet")
+		if f == nil || f.DefValue != service.DefaultTraceQuiet.String() {
+			t.Fatalf("%s --otlp-quiet: %+v; want a flag defaulting to %s", cmd.Name(), f, service.DefaultTraceQuiet)
+		}
+	}
+	o := otlpFlags{window: time.Hour, quiet: 3 * time.Second, maxOpenBytes: 1 << 20, maxBody: 1 << 20, maxDepth: 8, maxRequest: 1 << 20, maxInFlight: 1 << 20}
+	if err := o.check(); err != nil {
+		t.Fatal(err)
+	}
+	var c service.Config
+	o.tune(&c)
+	if c.TraceQuiet != 3*time.Second || c.TraceWindow != time.Hour || c.MaxOpenSpanBytes != 1<<20 {
+		t.Errorf("config %+v; want the flags' quiet, window and cap", c)
+	}
+	for _, args := range [][]string{{"serve", "--otlp-quiet", "0s"}, {"serve", "--otlp-quiet", "2h"}, {"worker", "--otlp-quiet", "-1s", "--db", "x.db"}} {
+		r := runCLI(t, "", args...)
+		if r.code == ExitOK || !strings.Contains(r.stderr, "--otlp-quiet") {
+			t.Errorf("%v: %d %s; want refused, naming --otlp-quiet", args, r.code, r.stderr)
+		}
 	}
 }

@@ -77,7 +77,7 @@ docs/SERVICE.md has the rest.`,
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
 			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf,
-				func(c *service.Config) { c.TraceWindow, c.MaxOpenSpanBytes = otlp.window, otlp.maxOpenBytes })
+				otlp.tune)
 			if err != nil {
 				return err
 			}
@@ -133,6 +133,7 @@ docs/SERVICE.md has the rest.`,
 	f.Int64Var(&maxBody, "max-body", api.DefaultMaxBodyBytes, "largest request body in bytes (a batch of runs); larger is answered 413")
 	f.DurationVar(&otlp.window, "otlp-window", service.DefaultTraceWindow, "how long the spans of an open trace (POST /v1/traces) wait for their agent span after the trace's last span arrived")
 	f.Int64Var(&otlp.maxOpenBytes, "otlp-max-open-bytes", service.DefaultMaxOpenSpanBytes, "bytes of spans of open traces one tenant keeps; more are rejected")
+	quietFlag(cmd, &otlp.quiet)
 	f.Int64Var(&otlp.maxBody, "otlp-max-body", api.DefaultMaxTraceBodyBytes, "largest POST /v1/traces body in bytes, as sent and after gzip; larger is answered 413")
 	f.IntVar(&otlp.maxDepth, "otlp-max-depth", otlpcheck.DefaultMaxDepth, "how deep a value in a POST /v1/traces request may nest (an array or map in an attribute's value is one level); deeper is answered 400 before decoding")
 	f.Int64Var(&otlp.maxRequest, "otlp-max-request-bytes", api.DefaultMaxTraceRequestBytes, "bytes one POST /v1/traces request may hold while it is taken (body, decoded request, what taking its spans adds), estimated before decoding; more is answered 413")
@@ -147,6 +148,7 @@ docs/SERVICE.md has the rest.`,
 // otlpFlags bound what POST /v1/traces takes and keeps.
 type otlpFlags struct {
 	window       time.Duration
+	quiet        time.Duration
 	maxOpenBytes int64
 	maxBody      int64
 	maxDepth     int
@@ -154,10 +156,26 @@ type otlpFlags struct {
 	maxInFlight  int64
 }
 
+// quietFlag adds --otlp-quiet: the trace sweep runs on whichever process leads the ones
+// that work jobs, serve or worker.
+func quietFlag(cmd *cobra.Command, quiet *time.Duration) {
+	cmd.Flags().DurationVar(quiet, "otlp-quiet", service.DefaultTraceQuiet, "how long a trace whose root span came must go without a span or log record "+
+		"before it is complete and the runs that need the whole trace (call spans, model calls joined into turns) are made; "+
+		"above the exporters' export interval (OTEL_BSP_SCHEDULE_DELAY, 5s); set it alike on every serve and worker of one database")
+}
+
+// tune sets the service's OTLP settings.
+func (o otlpFlags) tune(c *service.Config) {
+	c.TraceWindow, c.TraceQuiet, c.MaxOpenSpanBytes = o.window, o.quiet, o.maxOpenBytes
+}
+
 func (o otlpFlags) check() error {
 	switch {
 	case o.window <= 0:
 		return fmt.Errorf("--otlp-window %s: want a duration above 0, such as 1h", o.window)
+	case o.quiet <= 0 || o.quiet >= o.window:
+		return fmt.Errorf("--otlp-quiet %s: want a duration above 0 and below --otlp-window (%s), such as 6s: "+
+			"longer than the exporters' export interval, so that a trace is not taken as complete between two of their batches", o.quiet, o.window)
 	case o.maxOpenBytes <= 0:
 		return fmt.Errorf("--otlp-max-open-bytes %d: want a size in bytes above 0, such as 67108864", o.maxOpenBytes)
 	case o.maxBody <= 0:
@@ -187,6 +205,7 @@ func (e *env) workerCommand() *cobra.Command {
 		requireSandbox bool
 		jf             jobFlags
 		tf             telemetryFlags
+		quiet          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -207,7 +226,11 @@ judge flags) as the serve that enqueues.`,
 				return err
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf)
+			if quiet <= 0 {
+				return fmt.Errorf("--otlp-quiet %s: want a duration above 0, such as 6s", quiet)
+			}
+			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf,
+				func(c *service.Config) { c.TraceQuiet = quiet })
 			if err != nil {
 				return err
 			}
@@ -239,5 +262,6 @@ judge flags) as the serve that enqueues.`,
 	requireSandboxFlag(cmd, &requireSandbox)
 	addTelemetryFlags(cmd, &tf)
 	f.StringVar(&tf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
+	quietFlag(cmd, &quiet)
 	return cmd
 }
