@@ -14,8 +14,8 @@
 //	func main() { serve.Main() }
 //
 // Built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared it is a WASM reactor speaking
-// scorekit's ABI v1 (see docs/ABI.md); built natively it is a go-plugin process speaking
-// gRPC. One artifact may carry several scorers; the host addresses them by name.
+// scorekit's ABI v2, batches of runs per call, and v1 (see docs/ABI.md); built natively it
+// is a go-plugin process speaking gRPC. One artifact may carry several scorers; the host addresses them by name.
 package serve
 
 import (
