@@ -38,6 +38,10 @@ type scorerTimes struct {
 // warmup is how many runs each side scores untimed before the timed loop (JIT, caches).
 const warmup = 1000
 
+// batch is how many runs go to a scorer at once, the most the command line's pipeline
+// puts in one batch.
+const batch = 256
+
 // scoreCmd scores every run with every compared scorer in one runtime and writes the
 // timings and scores.
 func scoreCmd(args []string) error {
@@ -82,17 +86,21 @@ func scoreCmd(args []string) error {
 		if err != nil {
 			return fmt.Errorf("score: %w", err)
 		}
-		for _, r := range sruns[:min(warmup, len(sruns))] {
-			s.Score(ctx, r)
+		// Runs go to the scorer in batches (host.Scorer.ScoreBatch), as the command line
+		// and the service hand them: one guest call per batch under WASM, a loop natively.
+		for i := 0; i < min(warmup, len(sruns)); i += batch {
+			s.ScoreBatch(ctx, sruns[i:min(i+batch, warmup, len(sruns))])
 		}
 		scores := make([]*float64, len(sruns))
 		passes := 0
 		start, cpu := time.Now(), sizematrix.CPUTime()
 		for passes == 0 || time.Since(start) < *minTime {
-			for i, r := range sruns {
-				if got := s.Score(ctx, r); got.Status == sdk.StatusScored && passes == 0 {
-					v := got.Value()
-					scores[i] = &v
+			for i := 0; i < len(sruns); i += batch {
+				for j, got := range s.ScoreBatch(ctx, sruns[i:min(i+batch, len(sruns))]) {
+					if got.Status == sdk.StatusScored && passes == 0 {
+						v := got.Value()
+						scores[i+j] = &v
+					}
 				}
 			}
 			passes++
