@@ -211,6 +211,8 @@ type queue interface {
 	complete(ctx context.Context, tx *store.Tx, job *river.Job[EvaluateArgs]) error
 	completeInsights(ctx context.Context, tx *store.Tx, job *river.Job[InsightsArgs]) error
 	completeFlush(ctx context.Context, tx *store.Tx, job *river.Job[FlushArgs]) error
+	// deleteCompleted deletes up to limit completed jobs of kind (a running one is not).
+	deleteCompleted(ctx context.Context, kind string, limit int) error
 }
 
 type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
@@ -245,6 +247,11 @@ func (q *riverQueue[TDriver, TTx]) complete(ctx context.Context, tx *store.Tx, j
 
 func (q *riverQueue[TDriver, TTx]) completeInsights(ctx context.Context, tx *store.Tx, job *river.Job[InsightsArgs]) error {
 	_, err := river.JobCompleteTx[TDriver](ctx, q.tx(tx), job)
+	return err
+}
+
+func (q *riverQueue[TDriver, TTx]) deleteCompleted(ctx context.Context, kind string, limit int) error {
+	_, err := q.client.JobDeleteMany(ctx, river.NewJobDeleteManyParams().Kinds(kind).States(rivertype.JobStateCompleted).First(limit))
 	return err
 }
 
