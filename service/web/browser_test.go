@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/web"
 )
 
@@ -190,6 +192,50 @@ func TestDashboardInBrowser(t *testing.T) {
 	step("older runs", chromedp.Click(chromedp.ID("older")), chromedp.WaitVisible(chromedp.CSS("footer")))
 	if !strings.Contains(dom(), ">load-09949<") {
 		t.Errorf("the older page does not start at the 51st newest run")
+	}
+
+	// What the tenant's OpenTelemetry exports brought in: the AI SDK capture's spans and
+	// runs, and a span sent after its trace's runs were made, dropped as late with its trace.
+	octx := context.Background()
+	c := otellibstest.Load(t, "ai-sdk")
+	for _, td := range c.Traces {
+		if _, err := in.env.Service.IngestTraces(octx, in.a, td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := in.env.Service.CompleteTraces(octx, time.Now().Add(service.DefaultTraceQuiet+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	late := c.Traces[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	lateTrace := late.TraceID().String()
+	id := late.SpanID()
+	id[7] ^= 0xff
+	late.SetSpanID(id)
+	if res, err := in.env.Service.IngestTraces(octx, in.a, c.Traces[0]); err != nil || res.Rejected != 1 {
+		t.Fatalf("the late span: %+v, %v", res, err)
+	}
+	step("10-ingest", chromedp.Navigate(in.srv.URL+"/ingest"), chromedp.WaitVisible(chromedp.ID("ingest-counts")),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-reason="late"]`)))
+	shot("10-ingest")
+	text := func(css string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+		if err != nil {
+			t.Fatalf("%s: %v", css, err)
+		}
+		return strings.TrimSpace(v)
+	}
+	for css, want := range map[string]string{"#spans": "20", "#runs": "3", "#waiting-spans": "0",
+		`tr[data-reason="late"] td:nth-child(2)`: "1", `tr[data-reason="late"] code.trace`: lateTrace} {
+		if got := text(css); got != want {
+			t.Errorf("the ingest page shows %q at %s; want %q", got, css, want)
+		}
+	}
+	if got := text(`tr[data-reason="late"] td:nth-child(4)`); !strings.Contains(got, "arrived after its run was made") {
+		t.Errorf("the ingest page does not say what late means: %q", got)
+	}
+	if count(`nav a.here[href="/ingest"]`) != 1 {
+		t.Errorf("the ingest page is not the one the navigation marks")
 	}
 
 	// Sign out: the browser is back at the form.
