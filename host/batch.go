@@ -49,7 +49,9 @@ var ErrRunDeadline = errors.New("run deadline")
 // gets them in one call; any other is called once per run. Either way each run keeps its
 // own deadline (the host's timeout, from when the run starts), limits and result, and a
 // run that fails fails alone. Callers that have several runs for one scorer (a file, a
-// chunk of an evaluation) use it without knowing the runtime.
+// chunk of an evaluation) use it without knowing the runtime. A batch is scored in order:
+// runs of a scorer whose time is the judge's go faster as concurrent Score calls (the
+// service makes those for scorers that declare the judge).
 func (s *Scorer) ScoreBatch(ctx context.Context, runs []sdk.Run) []sdk.Result {
 	out := make([]sdk.Result, len(runs))
 	bb, ok := s.backend.(BatchBackend)
