@@ -88,11 +88,8 @@ func TestBatchRunDeadline(t *testing.T) {
 	for i, in := range inputs {
 		items[i].Run = &sdk.Run{Input: in, Output: "one"}
 	}
-	start := time.Now()
+	// The four runs before the spin take 600 ms together, past a deadline for the batch.
 	b.ScoreBatch(context.Background(), items, 0)
-	if d := time.Since(start); d < 5*150*time.Millisecond+400*time.Millisecond {
-		t.Fatalf("the batch took %v, less than its runs' work", d)
-	}
 	for i, it := range items {
 		if inputs[i] == "spin" {
 			var se *sdk.Error
