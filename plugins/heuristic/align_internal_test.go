@@ -648,3 +648,27 @@ func TestKeywordFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestLexicon holds the one-lookup lexicon to the word lists it is built from: every entry
+// says what each list says of the word, and a word in none has no entry.
+func TestLexicon(t *testing.T) {
+	words := map[string]bool{"": true, "walked": true, "xyzzy": true}
+	for _, m := range []map[string]string{auxiliary, irregular, thirdPerson} {
+		for w := range m {
+			words[w] = true
+		}
+	}
+	for _, m := range []map[string]bool{pronoun, gerundBefore, modal, whWord} {
+		for w := range m {
+			words[w] = true
+		}
+	}
+	for w := range words {
+		e, ok := lexicon[w]
+		want := lexEntry{aux: auxiliary[w], irregular: irregular[w], third: thirdPerson[w], modal: modal[w],
+			pronoun: pronoun[w], wh: whWord[w], gerundBefore: gerundBefore[w]}
+		if e != want || ok != (want != lexEntry{}) {
+			t.Fatalf("lexicon[%q] = %+v (%v), want %+v", w, e, ok, want)
+		}
+	}
+}

@@ -258,13 +258,22 @@ func termSet(s string) ([]string, map[string]struct{}) {
 			out = append(out, w)
 		}
 	}
+	// Each word is looked up in the lexicon once, as the next word, then kept as the
+	// current and the previous one: a WebAssembly guest hashes a string key with Go's
+	// portable hash, and the lists' own maps asked up to seven times a word.
+	var prevE, curE, nextE lexEntry
+	if len(words) > 0 {
+		nextE = lexicon[words[0]]
+	}
 	for i, w := range words {
 		prev, next := "", ""
 		if i > 0 {
 			prev = words[i-1]
 		}
+		prevE, curE, nextE = curE, nextE, lexEntry{}
 		if i+1 < len(words) {
 			next = words[i+1]
+			nextE = lexicon[next]
 		}
 		base, rest, apos := strings.Cut(w, "'")
 		switch {
@@ -298,28 +307,28 @@ func termSet(s string) ([]string, map[string]struct{}) {
 			}
 		case w == "cannot":
 			add(doForm(prev), "not")
-		case modal[w] && next != "" && prev != "" && !pronoun[next] && !whWord[prev]:
+		case curE.modal && next != "" && prev != "" && !nextE.pronoun && !prevE.wh:
 			// A modal before its verb folds into it; in a question ("how can you") it stays.
 			if next == "not" {
 				add(doForm(prev))
 			}
-		case next == "not" && (isBe(w) || w == "do" || w == "does" || w == "did"):
+		case next == "not" && (curE.isBe(w) || w == "do" || w == "does" || w == "did"):
 			if w == "do" {
 				add("do")
 			} else {
 				add(doForm(prev))
 			}
-			if isBe(w) {
+			if curE.isBe(w) {
 				add("be")
 			}
 		case w == "does" && prev != "":
 			add("does") // the tagger keeps a question's "does" ("what state does it ...")
 		case w == "did" && prev != "":
 			add("do")
-		case auxiliary[w] != "" && looksInflected(next):
+		case curE.aux != "" && nextE.looksInflected(next):
 			// "was studying" -> "study": the tagger folds the auxiliary into the verb
 		default:
-			add(baseForm(w, prev))
+			add(baseFormOf(w, curE, prev, prevE))
 		}
 	}
 	return out, seen
@@ -334,7 +343,49 @@ func doForm(prev string) string {
 	return "does"
 }
 
-func isBe(w string) bool { return auxiliary[w] == "be" && w != "been" && w != "being" }
+func isBe(w string) bool { return lexicon[w].isBe(w) }
+
+// lexEntry is what completeness's word lists (auxiliary, irregular, thirdPerson,
+// pronoun, gerundBefore, modal, whWord) say of one word, so that a word is looked up once.
+type lexEntry struct {
+	aux, irregular, third            string
+	modal, pronoun, wh, gerundBefore bool
+}
+
+// lexicon holds an entry for every word of the lists.
+var lexicon = func() map[string]lexEntry {
+	m := map[string]lexEntry{}
+	set := func(w string, f func(*lexEntry)) {
+		e := m[w]
+		f(&e)
+		m[w] = e
+	}
+	for w, v := range auxiliary {
+		set(w, func(e *lexEntry) { e.aux = v })
+	}
+	for w, v := range irregular {
+		set(w, func(e *lexEntry) { e.irregular = v })
+	}
+	for w, v := range thirdPerson {
+		set(w, func(e *lexEntry) { e.third = v })
+	}
+	for w, v := range pronoun {
+		set(w, func(e *lexEntry) { e.pronoun = v })
+	}
+	for w, v := range gerundBefore {
+		set(w, func(e *lexEntry) { e.gerundBefore = v })
+	}
+	for w, v := range modal {
+		set(w, func(e *lexEntry) { e.modal = v })
+	}
+	for w, v := range whWord {
+		set(w, func(e *lexEntry) { e.wh = v })
+	}
+	return m
+}()
+
+// isBe reports whether w, whose entry e is, is a form of "be" the tagger folds.
+func (e lexEntry) isBe(w string) bool { return e.aux == "be" && w != "been" && w != "being" }
 
 // contractsIs lists the words whose "'s" is "is", not a possessive.
 var contractsIs = map[string]bool{
@@ -459,29 +510,35 @@ func notGerund(w string) bool {
 
 // looksInflected reports whether w looks like an -ed or -ing verb form or an irregular
 // past form.
-func looksInflected(w string) bool {
-	if irregular[w] != "" {
+func looksInflected(w string) bool { return lexicon[w].looksInflected(w) }
+
+// looksInflected is looksInflected for w, whose entry e is.
+func (e lexEntry) looksInflected(w string) bool {
+	if e.irregular != "" {
 		return true
 	}
 	return len(w) > 4 && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing"))
 }
 
 // baseForm returns the base form of w when w is recognisably a verb form, else w.
-func baseForm(w, prev string) string {
-	if b := auxiliary[w]; b != "" {
-		return b
+func baseForm(w, prev string) string { return baseFormOf(w, lexicon[w], prev, lexicon[prev]) }
+
+// baseFormOf is baseForm with the entries of w and prev looked up already.
+func baseFormOf(w string, e lexEntry, prev string, pe lexEntry) string {
+	if e.aux != "" {
+		return e.aux
 	}
-	if b := irregular[w]; b != "" {
-		return b
+	if e.irregular != "" {
+		return e.irregular
 	}
 	switch {
 	case len(w) > 3 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
 		return stripSuffix(w, "ed")
-	case len(w) > 5 && strings.HasSuffix(w, "ing") && !gerundBefore[prev] && !notGerund(w):
+	case len(w) > 5 && strings.HasSuffix(w, "ing") && !pe.gerundBefore && !notGerund(w):
 		return stripSuffix(w, "ing")
-	case thirdPerson[w] != "" && !gerundBefore[prev]:
-		return thirdPerson[w]
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") && pronoun[prev] && prev != "i" && prev != "you" && prev != "we" && prev != "they":
+	case e.third != "" && !pe.gerundBefore:
+		return e.third
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") && pe.pronoun && prev != "i" && prev != "you" && prev != "we" && prev != "they":
 		if strings.HasSuffix(w, "ies") {
 			return w[:len(w)-3] + "y"
 		}
