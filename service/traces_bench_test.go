@@ -58,14 +58,16 @@ func benchTraces(n int) (children, agents ptrace.Traces) {
 // BenchmarkIngestTraces: agent runs/s stored from OTLP traces of 500 agent turns (3 spans
 // each), against importing the same runs as JSONL (POST /v1/runs' work), in the same run:
 // otlp sends every span in one request; otlp-split sends the children first and the agent
-// spans in a second request, so the runs are made from the spans kept in the store.
+// spans in a second request, so the runs are made from the spans kept in the store. The
+// sub-benchmarks are named path=..., so that benchstat -col /path sets each path beside the
+// import (BENCHMARKS.md).
 func BenchmarkIngestTraces(b *testing.B) {
 	const n = 500
 	benchBackends(b, func(b *testing.B, dsn func() string) {
 		env := servicetest.New(b, dsn(), servicetest.Options{NoWorkers: true})
 		ctx := context.Background()
 		tenant, _ := env.Service.CreateTenant(ctx, "bench", store.Policy{})
-		b.Run("import", func(b *testing.B) {
+		b.Run("path=import", func(b *testing.B) {
 			var bodies [][]byte
 			for range b.N {
 				children, agents := benchTraces(n)
@@ -85,7 +87,7 @@ func BenchmarkIngestTraces(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "runs/s")
 		})
-		b.Run("otlp", func(b *testing.B) {
+		b.Run("path=otlp", func(b *testing.B) {
 			var reqs []ptrace.Traces
 			for range b.N {
 				children, agents := benchTraces(n)
@@ -100,7 +102,7 @@ func BenchmarkIngestTraces(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "runs/s")
 		})
-		b.Run("otlp-split", func(b *testing.B) {
+		b.Run("path=otlp-split", func(b *testing.B) {
 			type pair struct{ children, agents ptrace.Traces }
 			var reqs []pair
 			for range b.N {
