@@ -439,21 +439,38 @@ func (p *phraseSet) at(s string, i int, k uint16) bool {
 // contains.
 func (p *phraseSet) find(s string) (string, bool) {
 	best := len(p.list)
-	for i := p.next(s, 0); i < len(s) && best > 0; i = p.next(s, i+1) {
-		for _, k := range p.byFirst[s[i]] {
-			if int(k) >= best {
-				break
+	if p.only < 0 && p.usePairs {
+		// next's pair filter in this loop rather than a call per candidate position: a
+		// WebAssembly guest pays for every call.
+		for i := 0; i+1 < len(s) && best > 0; i++ {
+			if h := pairHash(s[i], s[i+1]); p.pairs[h>>6]&(1<<(h&63)) == 0 {
+				continue
 			}
-			if p.at(s, i, k) {
-				best = int(k)
-				break
-			}
+			best = p.firstAt(s, i, best)
+		}
+	} else {
+		for i := p.next(s, 0); i < len(s) && best > 0; i = p.next(s, i+1) {
+			best = p.firstAt(s, i, best)
 		}
 	}
 	if best == len(p.list) {
 		return "", false
 	}
 	return p.list[best], true
+}
+
+// firstAt returns the index of the first phrase before best in list order that starts at
+// s[i], else best.
+func (p *phraseSet) firstAt(s string, i, best int) int {
+	for _, k := range p.byFirst[s[i]] {
+		if int(k) >= best {
+			break
+		}
+		if p.at(s, i, k) {
+			return int(k)
+		}
+	}
+	return best
 }
 
 // prefix returns the first phrase of the list (in list order, as prefixAnyOf does) that s
