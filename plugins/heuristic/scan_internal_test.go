@@ -62,6 +62,7 @@ func TestPhraseSet(t *testing.T) {
 	list := []string{"can't help", "i", "cannot", "not", "help", "\u2019s", "?"}
 	set := newPhraseSet(list...)
 	nl := newPhraseSet("\nfrom:", "\nto:")
+	pairs := newPhraseSet("can't help", "cannot", "not", "help", "\u2019s", "t h", "lp")
 	for _, s := range append(scanTexts, "i cannot help", "we can't help it", "can't help", "cannot", "help me", "?", "x\nto: y\nfrom: z", "cannot", "can") {
 		want, wantOK := containsAnyOf(s, list)
 		if got, ok := set.find(s); got != want || ok != wantOK {
@@ -93,6 +94,14 @@ func TestPhraseSet(t *testing.T) {
 		if got := nl.has(s); got != wantNL {
 			t.Errorf("newline set has(%q) = %v, want %v", s, got, wantNL)
 		}
+		// Phrases of two bytes or more with several first bytes: find's pair filter.
+		want2, wantOK2 := containsAnyOf(s, pairs.list)
+		if got, ok := pairs.find(s); got != want2 || ok != wantOK2 {
+			t.Errorf("pair set find(%q) = %q %v, want %q %v", s, got, ok, want2, wantOK2)
+		}
+	}
+	if !pairs.usePairs || pairs.only >= 0 {
+		t.Fatal("the pair set does not take the pair filter's path")
 	}
 }
 
