@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/scorekit/scorekit/host/wasm"
 	internal "github.com/scorekit/scorekit/internal/cli"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -50,7 +51,14 @@ const (
 // scorer whose Info leaves ABIVersion at 0 is given this sdk's, as serve.Register does. A
 // scorer whose name a built-in or another scorer has is a setup error (exit status 1) that
 // says so.
+//
+// When the program was started as the child of a module's check (the evaluation service
+// vets a module a tenant publishes in a child process of this program, host/wasm's Vet),
+// Main does only that check: it is the program's hook for [wasm.VetChild].
 func Main(scorers ...func() sdk.Scorer) {
+	if code, ok := wasm.VetChild(); ok {
+		os.Exit(code)
+	}
 	os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, scorers...))
 }
 

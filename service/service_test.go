@@ -3,11 +3,13 @@ package service_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/servicetest"
@@ -15,7 +17,14 @@ import (
 	"github.com/scorekit/scorekit/service/store"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs a module's check when the tests' publish started this binary as its child
+// (wasm.VetChild), and otherwise the tests, with a PostgreSQL when they ask for one.
+func TestMain(m *testing.M) {
+	if code, ok := wasm.VetChild(); ok {
+		os.Exit(code)
+	}
+	pgtest.Main(m)
+}
 
 func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 

@@ -27,6 +27,9 @@ type builds struct {
 var testBuilds builds
 
 func TestMain(m *testing.M) {
+	if code, ok := VetChild(); ok {
+		os.Exit(code)
+	}
 	dir, err := os.MkdirTemp("", "scorekit-wasm-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -62,8 +62,8 @@ var (
 	ErrUploadTooLarge = errors.New("upload too large")
 )
 
-// vetEnv carries a vetRequest to the child process Vet starts; an init function of this
-// package sees it and runs the child's part instead of the program.
+// vetEnv carries a vetRequest to the child process Vet starts; VetChild, called first in
+// the program's main, sees it and runs the child's part instead of the program.
 const vetEnv = "SCOREKIT_WASM_VET"
 
 // vetPath stands for the module in the messages of the child, which never sees a path.
@@ -76,12 +76,13 @@ const vetPath = "the module"
 // first instance whose start and info are answered within the limits, and the infos'
 // ABI versions. It returns the module's scorers. A refusal wraps ErrRefused.
 //
-// The child is this program again (os.Executable), started with vetEnv set; the package's
-// init function recognises it, runs only the vetting and reports on stdout. That works
-// from the scorekit binary and from any test binary that links this package, with no
-// subcommand or TestMain to wire up, and the module is compiled by the same code, at the
-// same version, as the Engine that will run it. wazero's compiler takes no deadline or
-// memory cap, so a process the host can kill is the only bound on both.
+// The child is this program again (os.Executable), started with vetEnv set; [VetChild],
+// which the program calls first in its main (the scorekit binary's cli.Main, a test
+// binary's TestMain), recognises it, runs only the vetting and reports on stdout. The
+// module is compiled by the same code, at the same version, as the Engine that will run
+// it. wazero's compiler takes no deadline or memory cap, so a process the host can kill
+// is the only bound on both. A program that calls Vet without calling VetChild gets an
+// error that says so.
 func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
 	o = o.withDefaults()
 	if err := checkUpload(bin, o); err != nil {
@@ -291,7 +292,7 @@ wait:
 		return nil, refuse(fmt.Errorf("%s needed more than %d MiB of memory, the limit of compilation; make the module smaller (fewer or shorter functions) or ask the operator to raise the compile memory limit",
 			what, req.MemoryBytes>>20))
 	}
-	return nil, fmt.Errorf("vet module: the compiler's child process ended without a report (%s): %s", cmd.ProcessState, strings.TrimSpace(kept))
+	return nil, fmt.Errorf("vet module: the compiler's child process ended without a report (%s; a program that vets modules calls wasm.VetChild first in its main): %s", cmd.ProcessState, strings.TrimSpace(kept))
 }
 
 // outOfMemory reports whether the child's stderr says that it could not map more memory:
@@ -339,12 +340,28 @@ func decodeVetInfos(raws []json.RawMessage) ([]sdk.Info, error) {
 	return infos, nil
 }
 
-// init runs Vet's child when this program was started as one (see Vet for why a re-exec
-// of the program, and so an init function, rather than a subcommand).
-func init() {
-	if req, ok := os.LookupEnv(vetEnv); ok {
-		os.Exit(vetChild(req, os.Stdin, os.Stdout))
+// VetChild runs the part of [Vet]'s child process when this program was started as one,
+// and returns the status to exit with and true; otherwise it returns 0 and false at once.
+// A program whose code may call Vet (one that serves the evaluation service, which vets
+// the modules tenants publish) calls it first in main, before anything else reads stdin
+// or writes stdout:
+//
+//	func main() {
+//		if code, ok := wasm.VetChild(); ok {
+//			os.Exit(code)
+//		}
+//		...
+//	}
+//
+// The scorekit command line's cli.Main does; so does the TestMain of every test binary
+// whose tests vet modules. Vet re-runs the program rather than a subcommand so that any
+// program linking this package can vet, with the compiler it will run the module with.
+func VetChild() (code int, ok bool) {
+	req, ok := os.LookupEnv(vetEnv)
+	if !ok {
+		return 0, false
 	}
+	return vetChild(req, os.Stdin, os.Stdout), true
 }
 
 // vetChild is the child's part: read the module on stdin, compile and probe it under

@@ -373,3 +373,31 @@ func TestVetBesideScoring(t *testing.T) {
 		t.Fatal("the bystander made no call while the hostile modules were vetted")
 	}
 }
+
+// TestVetChild: the hook does nothing in a program that is not Vet's child, and in one that
+// is, runs the child's part and hands its status back to the program instead of exiting.
+func TestVetChild(t *testing.T) {
+	t.Setenv(vetEnv, "")
+	os.Unsetenv(vetEnv)
+	if code, ok := VetChild(); ok || code != 0 {
+		t.Fatalf("VetChild() outside the child = %d, %v; want 0, false", code, ok)
+	}
+
+	t.Setenv(vetEnv, "not a request")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	code, ok := VetChild()
+	os.Stdout = stdout
+	w.Close()
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(r); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || code != 1 || !strings.Contains(out.String(), "could not read its request") {
+		t.Fatalf("VetChild() in a child with a bad request = %d, %v, stdout %q; want 1, true and a failed report", code, ok, out.String())
+	}
+}

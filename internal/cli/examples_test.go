@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/citation"
+	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"
@@ -23,6 +24,9 @@ import (
 const pluginArg = "scorekit-cli-test-plugin"
 
 func TestMain(m *testing.M) {
+	if code, ok := wasm.VetChild(); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) >= 2 && os.Args[1] == pluginArg {
 		serve.Register(builtin.Factories()...)
 		serve.Main()

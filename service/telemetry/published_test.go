@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
@@ -21,7 +23,14 @@ import (
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain runs a module's check when the tests' publish started this binary as its child
+// (wasm.VetChild), and otherwise the tests, with a PostgreSQL when they ask for one.
+func TestMain(m *testing.M) {
+	if code, ok := wasm.VetChild(); ok {
+		os.Exit(code)
+	}
+	pgtest.Main(m)
+}
 
 // perScorer are the families with a scorer label.
 var perScorer = []string{telemetry.MetricResults, telemetry.MetricScore, telemetry.MetricScorerDuration, telemetry.MetricAdjustments,
