@@ -10,8 +10,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/sdk/serve"
 )
 
 // A guest of ABI v2 scores a batch of runs in one call (docs/ABI.md, "Batches"): the host
@@ -116,7 +116,7 @@ func (b *Backend) batch(ctx context.Context, items []host.BatchItem, limit time.
 	// flag is per call), about maxBatchBytes.
 	n := min(len(items), max(b.pool.limits.MaxCalls-inst.calls, 1))
 	judged := items[0].Judge != nil
-	payload := serve.AppendBatch(inst.payload[:0], 0)
+	payload := wasmabi.AppendBatch(inst.payload[:0], 0)
 	count := 0
 	for ; count < n; count++ {
 		it := &items[count]
@@ -127,7 +127,7 @@ func (b *Backend) batch(ctx context.Context, items []host.BatchItem, limit time.
 		payload = append(payload, 0, 0, 0, 0)
 		var err error
 		if a.binary {
-			payload, err = serve.AppendRun(payload, it.Run)
+			payload, err = wasmabi.AppendRun(payload, it.Run)
 		} else {
 			var j []byte
 			if j, err = json.Marshal(it.Run); err == nil {
@@ -174,10 +174,10 @@ func (b *Backend) callBatch(ctx context.Context, inst *instance, items []host.Ba
 	}
 	var flags uint64
 	if items[0].Judge != nil {
-		flags |= serve.FlagJudge
+		flags |= wasmabi.FlagJudge
 	}
 	if b.p.a.binary {
-		flags |= serve.FlagBinary
+		flags |= wasmabi.FlagBinary
 	}
 	inst.stack = [4]uint64{uint64(b.p.index), flags, uint64(ptr), uint64(len(inst.payload))}
 	err = inst.callRuns(ctx, inst.batch, bs)
@@ -205,7 +205,7 @@ func (b *Backend) callBatch(ctx context.Context, inst *instance, items []host.Ba
 	}
 	items[k].Err = &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
 		"%s returned without a result for run %d of the batch; a guest of ABI v2 hands each run's result to %s.%s (docs/ABI.md)",
-		serve.ExportScoreBatch, k, serve.ABIModuleV2, serve.ImportResult)}
+		wasmabi.ExportScoreBatch, k, wasmabi.ABIModuleV2, wasmabi.ImportResult)}
 	return k + 1, false
 }
 
@@ -228,7 +228,7 @@ func (bs *batchState) settle(ctx context.Context, ptr, size uint32) uint64 {
 	now := time.Now()
 	it.Elapsed = now.Sub(bs.start)
 	var keep bool
-	it.Result, keep, it.Err = b.decode(inst, serve.Pack(ptr, size))
+	it.Result, keep, it.Err = b.decode(inst, wasmabi.Pack(ptr, size))
 	inst.calls++
 	b.flushOutput(ctx, inst)
 	more := k+1 < len(bs.items)

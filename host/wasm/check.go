@@ -10,7 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/sdk/serve"
+	"github.com/scorekit/scorekit/internal/wasmabi"
 )
 
 const wasiModule = "wasi_snapshot_preview1"
@@ -40,15 +40,15 @@ func (s signature) matches(d api.FunctionDefinition) bool {
 
 // hostFunctions are the functions of the scorekit_v1 import module.
 var hostFunctions = map[string]signature{
-	serve.ImportJudgeComplete: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	serve.ImportJudgeEmbed:    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	serve.ImportReplyRead:     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	serve.ImportLog:           {[]api.ValueType{i32, i32, i32}, nil},
+	wasmabi.ImportJudgeComplete: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	wasmabi.ImportJudgeEmbed:    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	wasmabi.ImportReplyRead:     {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	wasmabi.ImportLog:           {[]api.ValueType{i32, i32, i32}, nil},
 }
 
 // hostFunctionsV2 are the functions of the scorekit_v2 import module (ABI v2).
 var hostFunctionsV2 = map[string]signature{
-	serve.ImportResult: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	wasmabi.ImportResult: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 }
 
 // scoreBatchSignature is ABI v2's score_batch export's.
@@ -56,10 +56,10 @@ var scoreBatchSignature = signature{[]api.ValueType{i32, i32, i32, i32}, []api.V
 
 // requiredExports are the functions every ABI v1 guest exports, besides its memory.
 var requiredExports = map[string]signature{
-	serve.ExportAlloc:     {[]api.ValueType{i32}, []api.ValueType{i32}},
-	serve.ExportInfo:      {nil, []api.ValueType{i64}},
-	serve.ExportConfigure: {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
-	serve.ExportScore:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	wasmabi.ExportAlloc:     {[]api.ValueType{i32}, []api.ValueType{i32}},
+	wasmabi.ExportInfo:      {nil, []api.ValueType{i64}},
+	wasmabi.ExportConfigure: {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
+	wasmabi.ExportScore:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 }
 
 // codecsSignature is the optional codecs export's.
@@ -77,9 +77,9 @@ func checkModule(cm wazero.CompiledModule) error {
 		case mod == wasiModule && strings.HasPrefix(name, "sock_"):
 			return fmt.Errorf("%w %s.%s: plugins get no network; remove the socket calls from the guest", ErrForbiddenImport, mod, name)
 		case mod == wasiModule:
-		case mod == serve.ABIModule || mod == serve.ABIModuleV2:
+		case mod == wasmabi.ABIModule || mod == wasmabi.ABIModuleV2:
 			fns := hostFunctions
-			if mod == serve.ABIModuleV2 {
+			if mod == wasmabi.ABIModuleV2 {
 				fns = hostFunctionsV2
 			}
 			sig, ok := fns[name]
@@ -91,7 +91,7 @@ func checkModule(cm wazero.CompiledModule) error {
 			}
 		default:
 			return fmt.Errorf("%w %s.%s: a plugin may import only %s, %s and %s (no sockets); remove the import or build for GOOS=wasip1 / wasm32-wasi",
-				ErrForbiddenImport, mod, name, serve.ABIModule, serve.ABIModuleV2, wasiModule)
+				ErrForbiddenImport, mod, name, wasmabi.ABIModule, wasmabi.ABIModuleV2, wasiModule)
 		}
 	}
 	for _, d := range cm.ImportedMemories() {
@@ -100,13 +100,13 @@ func checkModule(cm wazero.CompiledModule) error {
 	}
 	exports := cm.ExportedFunctions()
 	for name := range exports {
-		if m := abiExport.FindStringSubmatch(name); m != nil && m[1] != "1" && name != serve.ExportScoreBatch {
+		if m := abiExport.FindStringSubmatch(name); m != nil && m[1] != "1" && name != wasmabi.ExportScoreBatch {
 			return fmt.Errorf("%w: the module exports %s, a name of ABI v%s this host does not know (it speaks ABI v1, and v2's %s); rebuild the plugin against the current sdk or docs/ABI.md",
-				host.ErrABIMismatch, name, m[1], serve.ExportScoreBatch)
+				host.ErrABIMismatch, name, m[1], wasmabi.ExportScoreBatch)
 		}
 	}
-	if d, ok := exports[serve.ExportScoreBatch]; ok && !scoreBatchSignature.matches(d) {
-		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, serve.ExportScoreBatch,
+	if d, ok := exports[wasmabi.ExportScoreBatch]; ok && !scoreBatchSignature.matches(d) {
+		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, wasmabi.ExportScoreBatch,
 			signature{d.ParamTypes(), d.ResultTypes()}, scoreBatchSignature)
 	}
 	for _, name := range keys(requiredExports) {
@@ -120,8 +120,8 @@ func checkModule(cm wazero.CompiledModule) error {
 			return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, name, signature{d.ParamTypes(), d.ResultTypes()}, sig)
 		}
 	}
-	if d, ok := exports[serve.ExportCodecs]; ok && !codecsSignature.matches(d) {
-		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, serve.ExportCodecs,
+	if d, ok := exports[wasmabi.ExportCodecs]; ok && !codecsSignature.matches(d) {
+		return fmt.Errorf("%w %s: signature %s, want %s; see docs/ABI.md", ErrMissingExport, wasmabi.ExportCodecs,
 			signature{d.ParamTypes(), d.ResultTypes()}, codecsSignature)
 	}
 	if _, ok := cm.ExportedMemories()["memory"]; !ok {

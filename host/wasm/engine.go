@@ -16,8 +16,8 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/sdk/serve"
 )
 
 // Options configures an Engine.
@@ -296,9 +296,9 @@ type artifact struct {
 	cm        wazero.CompiledModule
 	infos     []sdk.Info
 	log       *slog.Logger
-	// binary is true when the guest speaks the binary codec (serve.CodecBinary).
+	// binary is true when the guest speaks the binary codec (wasmabi.CodecBinary).
 	binary bool
-	// batch is true when the guest speaks ABI v2 (serve.ExportScoreBatch): every run goes
+	// batch is true when the guest speaks ABI v2 (wasmabi.ExportScoreBatch): every run goes
 	// through its batch export, batches of one included. abiV1 keeps it false.
 	batch, abiV1 bool
 	guestEnv     [][2]string
@@ -380,33 +380,33 @@ func (a *artifact) probe(ctx context.Context) error {
 	defer inst.lin.unhold()
 	if err := inst.call(ctx, inst.info); err != nil {
 		kept, _ := inst.out.take()
-		return fmt.Errorf("call %s: %w", serve.ExportInfo, inst.failure(err, kept))
+		return fmt.Errorf("call %s: %w", wasmabi.ExportInfo, inst.failure(err, kept))
 	}
 	view, err := inst.reply(inst.stack[0], a.limits.MaxResultBytes)
 	if err != nil {
-		return fmt.Errorf("%s: %w", serve.ExportInfo, err)
+		return fmt.Errorf("%s: %w", wasmabi.ExportInfo, err)
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(view, &raws); err != nil {
-		return fmt.Errorf("%s: want a JSON array of scorer infos (docs/ABI.md): %w", serve.ExportInfo, err)
+		return fmt.Errorf("%s: want a JSON array of scorer infos (docs/ABI.md): %w", wasmabi.ExportInfo, err)
 	}
 	a.infos = make([]sdk.Info, len(raws))
 	for i, raw := range raws {
 		if a.infos[i], err = host.DecodeInfo(raw); err != nil {
-			return fmt.Errorf("%s[%d]: %w", serve.ExportInfo, i, err)
+			return fmt.Errorf("%s[%d]: %w", wasmabi.ExportInfo, i, err)
 		}
 	}
 	a.batch = inst.batch != nil && !a.abiV1
-	if fn := inst.mod.ExportedFunction(serve.ExportCodecs); fn != nil {
+	if fn := inst.mod.ExportedFunction(wasmabi.ExportCodecs); fn != nil {
 		if err := inst.call(ctx, fn); err != nil {
-			return fmt.Errorf("call %s: %w", serve.ExportCodecs, describe(err, ""))
+			return fmt.Errorf("call %s: %w", wasmabi.ExportCodecs, describe(err, ""))
 		}
 		codecs := uint32(inst.stack[0])
-		rev := codecs >> serve.CodecRevisionShift & 0xff
-		a.binary = codecs&serve.CodecBinary != 0 && rev == serve.CodecRevision
-		if codecs&serve.CodecBinary != 0 && !a.binary {
+		rev := codecs >> wasmabi.CodecRevisionShift & 0xff
+		a.binary = codecs&wasmabi.CodecBinary != 0 && rev == wasmabi.CodecRevision
+		if codecs&wasmabi.CodecBinary != 0 && !a.binary {
 			a.log.Warn("the guest speaks another revision of the binary codec; speaking JSON to it (rebuild it against this sdk for the faster codec)",
-				"guest_revision", rev, "host_revision", serve.CodecRevision)
+				"guest_revision", rev, "host_revision", wasmabi.CodecRevision)
 		}
 	}
 	return checkInfos(a.infos)
@@ -414,7 +414,7 @@ func (a *artifact) probe(ctx context.Context) error {
 
 func checkInfos(infos []sdk.Info) error {
 	if len(infos) == 0 {
-		return fmt.Errorf("%s returned no scorers; register at least one", serve.ExportInfo)
+		return fmt.Errorf("%s returned no scorers; register at least one", wasmabi.ExportInfo)
 	}
 	seen := map[string]bool{}
 	for _, in := range infos {

@@ -8,32 +8,32 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/sdk/serve"
 )
 
 // instantiateHostModule provides the scorekit_v1 import module: the judge, gated by the
 // calling scorer's declared capabilities, and logging.
 func (a *artifact) instantiateHostModule(ctx context.Context) error {
-	b := a.rt.NewHostModuleBuilder(serve.ABIModule)
+	b := a.rt.NewHostModuleBuilder(wasmabi.ABIModule)
 	fns := map[string]api.GoModuleFunc{
-		serve.ImportJudgeComplete: a.judgeFunc(sdk.CapJudge, complete),
-		serve.ImportJudgeEmbed:    a.judgeFunc(sdk.CapEmbed, embed),
-		serve.ImportReplyRead:     replyRead,
-		serve.ImportLog:           a.logFunc,
+		wasmabi.ImportJudgeComplete: a.judgeFunc(sdk.CapJudge, complete),
+		wasmabi.ImportJudgeEmbed:    a.judgeFunc(sdk.CapEmbed, embed),
+		wasmabi.ImportReplyRead:     replyRead,
+		wasmabi.ImportLog:           a.logFunc,
 	}
 	for name, fn := range fns {
 		sig := hostFunctions[name]
 		b.NewFunctionBuilder().WithGoModuleFunction(fn, sig.params, sig.results).Export(name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
-		return fmt.Errorf("instantiate host module %s: %w", serve.ABIModule, err)
+		return fmt.Errorf("instantiate host module %s: %w", wasmabi.ABIModule, err)
 	}
-	v2 := a.rt.NewHostModuleBuilder(serve.ABIModuleV2)
-	sig := hostFunctionsV2[serve.ImportResult]
-	v2.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(resultFunc), sig.params, sig.results).Export(serve.ImportResult)
+	v2 := a.rt.NewHostModuleBuilder(wasmabi.ABIModuleV2)
+	sig := hostFunctionsV2[wasmabi.ImportResult]
+	v2.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(resultFunc), sig.params, sig.results).Export(wasmabi.ImportResult)
 	if _, err := v2.Instantiate(ctx); err != nil {
-		return fmt.Errorf("instantiate host module %s: %w", serve.ABIModuleV2, err)
+		return fmt.Errorf("instantiate host module %s: %w", wasmabi.ABIModuleV2, err)
 	}
 	return nil
 }
@@ -52,28 +52,28 @@ func resultFunc(ctx context.Context, mod api.Module, stack []uint64) {
 	stack[0] = st.batch.settle(ctx, uint32(stack[0]), uint32(stack[1]))
 }
 
-func complete(ctx context.Context, j sdk.Judge, req []byte) serve.Reply {
+func complete(ctx context.Context, j sdk.Judge, req []byte) wasmabi.Reply {
 	var reqs []sdk.CompletionRequest
 	if err := json.Unmarshal(req, &reqs); err != nil {
 		return errReply("judge_complete: want a JSON array of completion requests: " + err.Error())
 	}
 	out, err := j.Complete(ctx, reqs)
 	if err != nil {
-		return serve.Reply{Error: judgeError(err)}
+		return wasmabi.Reply{Error: judgeError(err)}
 	}
-	return serve.Reply{Responses: out}
+	return wasmabi.Reply{Responses: out}
 }
 
-func embed(ctx context.Context, j sdk.Judge, req []byte) serve.Reply {
+func embed(ctx context.Context, j sdk.Judge, req []byte) wasmabi.Reply {
 	var texts []string
 	if err := json.Unmarshal(req, &texts); err != nil {
 		return errReply("judge_embed: want a JSON array of strings: " + err.Error())
 	}
 	out, err := j.Embed(ctx, texts)
 	if err != nil {
-		return serve.Reply{Error: judgeError(err)}
+		return wasmabi.Reply{Error: judgeError(err)}
 	}
-	return serve.Reply{Vectors: out}
+	return wasmabi.Reply{Vectors: out}
 }
 
 func judgeError(err error) *sdk.Error {
@@ -83,31 +83,31 @@ func judgeError(err error) *sdk.Error {
 	return &sdk.Error{Code: sdk.CodeJudgeError, Message: err.Error()}
 }
 
-func errReply(msg string) serve.Reply {
-	return serve.Reply{Error: &sdk.Error{Code: sdk.CodeJudgeError, Message: msg}}
+func errReply(msg string) wasmabi.Reply {
+	return wasmabi.Reply{Error: &sdk.Error{Code: sdk.CodeJudgeError, Message: msg}}
 }
 
 // judgeFunc is a judge host function: (ptr, len) of the request -> length of the reply,
 // which the guest then copies with reply_read.
-func (a *artifact) judgeFunc(c sdk.Capability, run func(context.Context, sdk.Judge, []byte) serve.Reply) api.GoModuleFunc {
+func (a *artifact) judgeFunc(c sdk.Capability, run func(context.Context, sdk.Judge, []byte) wasmabi.Reply) api.GoModuleFunc {
 	return func(ctx context.Context, mod api.Module, stack []uint64) {
 		st, _ := ctx.Value(callKey{}).(*callState)
 		if st == nil {
 			// Unreachable: every call into a guest carries its state.
-			panic(fmt.Sprintf("%s: call without call state", serve.ABIModule))
+			panic(fmt.Sprintf("%s: call without call state", wasmabi.ABIModule))
 		}
 		req, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
-		var reply serve.Reply
+		var reply wasmabi.Reply
 		switch {
 		case !ok:
 			reply = errReply(fmt.Sprintf("request at %d (+%d bytes) lies outside the module's memory", uint32(stack[0]), uint32(stack[1])))
 		case st.info == nil:
-			reply = errReply("the judge is available only during " + serve.ExportScore)
+			reply = errReply("the judge is available only during " + wasmabi.ExportScore)
 		case !st.info.Has(c):
-			reply = serve.Reply{Error: &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf(
+			reply = wasmabi.Reply{Error: &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf(
 				"capability %q not declared: scorer %s must list %q in Info.Capabilities to use the judge", c, st.info.Name, c)}}
 		case st.judge == nil:
-			reply = serve.Reply{Error: &sdk.Error{Code: sdk.CodeUnavailable, Message: sdk.NoJudge(st.info.Name).Reason}}
+			reply = wasmabi.Reply{Error: &sdk.Error{Code: sdk.CodeUnavailable, Message: sdk.NoJudge(st.info.Name).Reason}}
 		default:
 			reply = run(ctx, st.judge, req)
 		}

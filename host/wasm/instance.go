@@ -18,8 +18,8 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/sdk/serve"
 )
 
 // instance is one initialized guest. It serves one call at a time, for one tenant, and
@@ -145,9 +145,9 @@ func (a *artifact) newInstance(ctx context.Context, lim host.Limits) (*instance,
 			g.Set(uint64(stackSlots(inst.stackKiB)))
 		}
 	}
-	inst.info = mod.ExportedFunction(serve.ExportInfo)
-	inst.score = mod.ExportedFunction(serve.ExportScore)
-	inst.batch = mod.ExportedFunction(serve.ExportScoreBatch)
+	inst.info = mod.ExportedFunction(wasmabi.ExportInfo)
+	inst.score = mod.ExportedFunction(wasmabi.ExportScore)
+	inst.batch = mod.ExportedFunction(wasmabi.ExportScoreBatch)
 	if !inst.lin.hold() {
 		inst.close(ctx)
 		return nil, fmt.Errorf("instantiate %s: %w", a.path, ErrClosed)
@@ -305,7 +305,7 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 	if uint32(len(b)) > inst.bufCap || inst.bufCap == 0 {
 		size := max(uint32(len(b)), 4096)
 		inst.stack[0] = uint64(size)
-		if err := inst.call(ctx, inst.mod.ExportedFunction(serve.ExportAlloc)); err != nil {
+		if err := inst.call(ctx, inst.mod.ExportedFunction(wasmabi.ExportAlloc)); err != nil {
 			return 0, err
 		}
 		inst.bufPtr, inst.bufCap = uint32(inst.stack[0]), size
@@ -314,14 +314,14 @@ func (inst *instance) write(ctx context.Context, b []byte) (uint32, error) {
 		inst.bufCap = 0
 		return 0, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
 			"%s returned %d, which leaves no room for %d bytes in a memory of %d bytes; fix the guest's allocator",
-			serve.ExportAlloc, inst.bufPtr, len(b), inst.mem.Size())}
+			wasmabi.ExportAlloc, inst.bufPtr, len(b), inst.mem.Size())}
 	}
 	return inst.bufPtr, nil
 }
 
 // reply returns a view of the reply packed in v, valid until the next call.
 func (inst *instance) reply(v uint64, maxBytes int) ([]byte, error) {
-	ptr, n := serve.Unpack(v)
+	ptr, n := wasmabi.Unpack(v)
 	if int(n) > maxBytes {
 		return nil, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
 			"reply of %d bytes exceeds the limit of %d; shorten the result or raise limits.max_result_bytes in the manifest",
@@ -343,7 +343,7 @@ func (inst *instance) configureWith(ctx context.Context, index uint32, config []
 		return err
 	}
 	inst.stack[0], inst.stack[1], inst.stack[2] = uint64(index), uint64(ptr), uint64(len(config))
-	if err := inst.call(ctx, inst.mod.ExportedFunction(serve.ExportConfigure)); err != nil {
+	if err := inst.call(ctx, inst.mod.ExportedFunction(wasmabi.ExportConfigure)); err != nil {
 		return err
 	}
 	view, err := inst.reply(inst.stack[0], inst.a.limits.MaxResultBytes)
@@ -357,7 +357,7 @@ func (inst *instance) configureWith(ctx context.Context, index uint32, config []
 	var e sdk.Error
 	if err := json.Unmarshal(view, &e); err != nil || e.Message == "" {
 		return &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
-			"%s replied %.200q; want nothing or a JSON error {code, message} (docs/ABI.md)", serve.ExportConfigure, view)}
+			"%s replied %.200q; want nothing or a JSON error {code, message} (docs/ABI.md)", wasmabi.ExportConfigure, view)}
 	}
 	return &e
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/sdk/serve"
 )
 
 // plugin is one scorer of a loaded artifact.
@@ -213,7 +213,7 @@ func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 		return sdk.Result{}, b.fail(inst, exitFor(ctx))
 	}
 	if b.p.a.binary {
-		inst.payload, err = serve.AppendRun(inst.payload[:0], run)
+		inst.payload, err = wasmabi.AppendRun(inst.payload[:0], run)
 	} else {
 		inst.payload, err = json.Marshal(run)
 	}
@@ -236,10 +236,10 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 	}
 	var flags uint64
 	if judge != nil {
-		flags |= serve.FlagJudge
+		flags |= wasmabi.FlagJudge
 	}
 	if b.p.a.binary {
-		flags |= serve.FlagBinary
+		flags |= wasmabi.FlagBinary
 	}
 	inst.stack = [4]uint64{uint64(b.p.index), flags, uint64(ptr), uint64(len(payload))}
 	if err := inst.call(ctx, inst.score); err != nil {
@@ -260,14 +260,14 @@ func (b *Backend) decode(inst *instance, v uint64) (res sdk.Result, keep bool, e
 		// JSON from the guest is checked against schemas/result.schema.json.
 		res, err = host.DecodeResult(view)
 		if err != nil {
-			return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf("%s: %v", serve.ExportScore, err)}
+			return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf("%s: %v", wasmabi.ExportScore, err)}
 		}
 		return res, true, nil
 	}
 	// The binary codec carries typed fields only; its decoder checks the encoding.
-	if res, err = serve.ReadResult(view); err != nil {
+	if res, err = wasmabi.ReadResult(view); err != nil {
 		return sdk.Result{}, false, &sdk.Error{Code: sdk.CodeInvalidResult, Message: fmt.Sprintf(
-			"%s replied with an undecodable result (%v); see the binary codec in docs/ABI.md", serve.ExportScore, err)}
+			"%s replied with an undecodable result (%v); see the binary codec in docs/ABI.md", wasmabi.ExportScore, err)}
 	}
 	if err := res.Validate(); err != nil {
 		return sdk.Result{}, true, &sdk.Error{Code: sdk.CodeInvalidResult, Message: err.Error()}

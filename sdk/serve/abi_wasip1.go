@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"unsafe"
 
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -65,7 +66,9 @@ func abiInfo() uint64 {
 }
 
 //go:wasmexport scorekit_v1_codecs
-func abiCodecs() uint32 { return CodecBinary | CodecRevision<<CodecRevisionShift }
+func abiCodecs() uint32 {
+	return wasmabi.CodecBinary | wasmabi.CodecRevision<<wasmabi.CodecRevisionShift
+}
 
 //go:wasmexport scorekit_v1_configure
 func abiConfigure(scorer uint32, ptr unsafe.Pointer, size uint32) uint64 {
@@ -101,12 +104,12 @@ func abiScoreBatch(scorer, flags uint32, ptr unsafe.Pointer, size uint32) uint32
 	n := uint32(req[0]) | uint32(req[1])<<8 | uint32(req[2])<<16 | uint32(req[3])<<24
 	rest := req[4:]
 	for i := range n {
-		run, next, ok := NextBatchRun(rest)
+		run, next, ok := wasmabi.NextBatchRun(rest)
 		if !ok {
 			return i
 		}
 		rest = next
-		p, l := Unpack(scoreRun(scorer, flags, run))
+		p, l := wasmabi.Unpack(scoreRun(scorer, flags, run))
 		if hostResult(p, l) == 0 {
 			return i + 1
 		}
@@ -119,7 +122,7 @@ func hostResult(ptr, size uint32) uint32
 
 // scoreRun scores one run of the request, as score's reply.
 func scoreRun(scorer, flags uint32, req []byte) uint64 {
-	binary := flags&FlagBinary != 0
+	binary := flags&wasmabi.FlagBinary != 0
 	s := instance(scorer)
 	if s == nil {
 		return sendResult(binary, noScorer())
@@ -127,7 +130,7 @@ func scoreRun(scorer, flags uint32, req []byte) uint64 {
 	call := sdk.Call{}
 	var err error
 	if binary {
-		call.Run, err = ReadRun(req)
+		call.Run, err = wasmabi.ReadRun(req)
 	} else {
 		err = json.Unmarshal(req, &call.Run)
 	}
@@ -135,7 +138,7 @@ func scoreRun(scorer, flags uint32, req []byte) uint64 {
 		return sendResult(binary, sdk.Failed(sdk.CodeInvalidRun, "decode run: "+err.Error()))
 	}
 	info := &infos[scorer]
-	if flags&FlagJudge != 0 && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)) {
+	if flags&wasmabi.FlagJudge != 0 && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)) {
 		call.Judge = hostJudge{}
 	}
 	res, err := s.Score(context.Background(), call)
@@ -152,10 +155,10 @@ func sendResult(binary bool, res sdk.Result) uint64 {
 	if !binary {
 		return send(mustMarshal(res))
 	}
-	b, err := AppendResult(resultBuf[:0], &res)
+	b, err := wasmabi.AppendResult(resultBuf[:0], &res)
 	if err != nil {
 		fail := sdk.Failed(sdk.CodeScorerError, err.Error())
-		b, _ = AppendResult(resultBuf[:0], &fail)
+		b, _ = wasmabi.AppendResult(resultBuf[:0], &fail)
 	}
 	resultBuf = b
 	return send(b)
@@ -204,7 +207,7 @@ func send(b []byte) uint64 {
 	if len(b) == 0 {
 		return 0
 	}
-	return Pack(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b)))
+	return wasmabi.Pack(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b)))
 }
 
 func mustMarshal(v any) []byte {
@@ -280,22 +283,22 @@ func (hostJudge) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	return r.Vectors, nil
 }
 
-func hostCall(fn func(unsafe.Pointer, uint32) uint32, req any) (Reply, error) {
+func hostCall(fn func(unsafe.Pointer, uint32) uint32, req any) (wasmabi.Reply, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
-		return Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "encode judge request: " + err.Error()}
+		return wasmabi.Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "encode judge request: " + err.Error()}
 	}
 	n := fn(unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)))
 	buf := make([]byte, n)
 	if n > 0 {
 		buf = buf[:hostReplyRead(unsafe.Pointer(unsafe.SliceData(buf)), n)]
 	}
-	var r Reply
+	var r wasmabi.Reply
 	if err := json.Unmarshal(buf, &r); err != nil {
-		return Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge reply: " + err.Error()}
+		return wasmabi.Reply{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: "decode judge reply: " + err.Error()}
 	}
 	if r.Error != nil {
-		return Reply{}, r.Error
+		return wasmabi.Reply{}, r.Error
 	}
 	return r, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/scorekit/scorekit/internal/wasmabi"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"
 )
@@ -121,7 +122,7 @@ func sneak() sdk.Result {
 	n := judgeComplete(unsafe.Pointer(&req[0]), uint32(len(req)))
 	buf := make([]byte, n)
 	buf = buf[:replyRead(unsafe.Pointer(&buf[0]), n)]
-	var r serve.Reply
+	var r wasmabi.Reply
 	if err := json.Unmarshal(buf, &r); err != nil || r.Error == nil {
 		return sdk.Scored(1, "judge answered: "+string(buf))
 	}

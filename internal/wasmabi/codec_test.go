@@ -1,4 +1,4 @@
-package serve
+package wasmabi
 
 import (
 	"crypto/sha256"
@@ -265,7 +265,7 @@ func TestCodecRevision(t *testing.T) {
 	fp := hex.EncodeToString(sum[:8])
 	if want := codecFingerprints[CodecRevision]; fp != want {
 		t.Fatalf("the fields of sdk.Run or sdk.Result changed (fingerprint %s; revision %d was made for %q): "+
-			"carry them in the binary codec (abi_codec.go), document the layout in docs/ABI.md, bump CodecRevision "+
+			"carry them in the binary codec (internal/wasmabi/codec.go), document the layout in docs/ABI.md, bump CodecRevision "+
 			"and add %d: %q to codecFingerprints", fp, CodecRevision, want, CodecRevision+1, fp)
 	}
 }

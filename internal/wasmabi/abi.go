@@ -1,4 +1,9 @@
-package serve
+// Package wasmabi is scorekit's WASM ABI as the Go guest (sdk/serve) and the host
+// (host/wasm) both speak it: the names of its imports and exports, its flags, the packing
+// of a pointer and a length, the batch framing of ABI v2 and the binary payload codec. It
+// is one package both import so that the two sides cannot drift; it is internal because
+// the ABI's specification for guests in any language is docs/ABI.md, not a Go API.
+package wasmabi
 
 import "github.com/scorekit/scorekit/sdk"
 

@@ -1,4 +1,4 @@
-package serve
+package wasmabi
 
 import (
 	"encoding/binary"
