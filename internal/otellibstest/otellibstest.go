@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -213,7 +214,7 @@ func CheckCalendarRuns(t testing.TB, runs []sdk.Run, spanName func(runID string)
 	if silent.Output != "" {
 		t.Errorf("the silent turn: answer %q, want none", silent.Output)
 	}
-	if flag, detail, ok := heuristic.Unanswered(silent); ok {
+	if flag, detail, ok := prescreen.Unanswered(silent); ok {
 		t.Errorf("the silent turn did something (its call and result), but the pre-screen's guard says %s: %s", flag, detail)
 	}
 	res, err := heuristic.NewPrescreen().Score(context.Background(), sdk.Call{Run: *silent})

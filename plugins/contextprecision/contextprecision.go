@@ -24,7 +24,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -226,11 +226,11 @@ func noReference(run *sdk.Run) (sdk.Result, bool) {
 	if run.Expected != "" {
 		return sdk.Result{}, false
 	}
-	if heuristic.ToolOnly(run) {
+	if prescreen.ToolOnly(run) {
 		return sdk.Skipped("no reference to grade the passages against: the run has no expected answer and its only output " +
 			"is tool calls, no text that used the passages (set run.expected to grade the retriever anyway); no judge call was made"), true
 	}
-	flag, why, ok := heuristic.Unanswered(run)
+	flag, why, ok := prescreen.Unanswered(run)
 	if !ok {
 		return sdk.Result{}, false
 	}

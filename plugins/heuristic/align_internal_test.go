@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 // dpEdit is the textbook edit-distance table, the reference for editDistance.
@@ -524,7 +526,7 @@ func TestEachJSWord(t *testing.T) {
 
 // oldCountChanges is countChanges as first written, the reference for its fast path.
 func oldCountChanges(a, b string) int {
-	na, nb := collapseSpace(a), collapseSpace(b)
+	na, nb := textkit.CollapseSpace(a), textkit.CollapseSpace(b)
 	if na == nb {
 		if a != b {
 			return max(abs(len(strings.Fields(a))-len(strings.Fields(b))), 1)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -212,7 +213,7 @@ func (sc *diffScratch) countChanges(a, b string) int {
 		}
 		return max(na, nb) - sc.matches(a, b, na, nb)
 	}
-	na, nb := collapseSpace(a), collapseSpace(b)
+	na, nb := textkit.CollapseSpace(a), textkit.CollapseSpace(b)
 	if na == nb {
 		if a != b {
 			return max(abs(len(strings.Fields(a))-len(strings.Fields(b))), 1)

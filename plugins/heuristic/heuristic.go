@@ -7,8 +7,11 @@
 //
 // A turn that does its job through tools (a meeting cancelled by a call, and no text) is
 // judged on what it did: the pre-screen reads its calls (see [NewPrescreen], "Actions"),
-// and every other scorer here compares text, so it skips such a turn ([ToolOnly]) with a
-// reason rather than score it 0.
+// and every other scorer here compares text, so it skips such a turn with a reason rather
+// than score it 0.
+//
+// The pre-screen's checks live in internal/prescreen, which the judge scorers share for
+// their guard against answers nothing could grade; this package is the scorers.
 package heuristic
 
 import "github.com/scorekit/scorekit/sdk"

@@ -379,33 +379,6 @@ func TestPrescreenCallerSignals(t *testing.T) {
 	}
 }
 
-// TestGrossFailure holds the judge's guard to empty outputs and errors, and to nothing else.
-func TestGrossFailure(t *testing.T) {
-	tests := []struct {
-		name     string
-		output   string
-		metadata map[string]any
-		wantFlag string
-	}{
-		{"empty", "", nil, heuristic.FlagEmptyOutput},
-		{"blank", " \n\t", nil, heuristic.FlagEmptyOutput},
-		{"provider error", "Error code: 429 - Rate limit reached for requests", nil, heuristic.FlagErrorText},
-		{"python traceback", "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'x'", nil, heuristic.FlagErrorText},
-		{"recorded error", "Paris", map[string]any{"error": "timeout"}, heuristic.FlagErrorText},
-		{"answer", "Paris", nil, ""},
-		{"refusal is not gross", "I'm sorry, but I can't help with that.", nil, ""},
-		{"truncation is not gross", "Paris", map[string]any{"finish_reason": "length"}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			flag, ok := heuristic.GrossFailure(tt.output, tt.metadata)
-			if ok != (tt.wantFlag != "") || flag != tt.wantFlag {
-				t.Errorf("GrossFailure = %q, %v; want %q", flag, ok, tt.wantFlag)
-			}
-		})
-	}
-}
-
 // TestPrescreenInfo checks that a hard failure in either dimension alone fails the run
 // once the host recomputes the weighted mean, and a soft doubt alone does not.
 func TestPrescreenInfo(t *testing.T) {

@@ -1,9 +1,7 @@
 package heuristic
 
 import (
-	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // foldAccent maps a Latin letter with a diacritic to its base letter, as Unicode NFD
@@ -31,42 +29,6 @@ const latin1Fold = "AAAAAA_CEEEEIIII_NOOOOO__UUUUY__aaaaaa_ceeeeiiii_nooooo__uuu
 
 // latinExtAFold covers U+0100..U+017F.
 const latinExtAFold = "AaAaAaCcCcCcCcDd__EeEeEeEeEeGgGgGgGgHh__IiIiIiIiI___JjKk_LlLlLl____NnNnNn___OoOoOo__RrRrRrSsSsSsSsTtTt__UuUuUuUuUuUuWwYyYZzZzZz_"
-
-// collapseSpace replaces every run of white space with one space and trims the ends, like
-// JavaScript's s.replace(/\s+/g, " ").trim(). ASCII is copied byte by byte; an invalid
-// UTF-8 byte becomes U+FFFD, as ranging over the string yields it.
-func collapseSpace(s string) string {
-	b := make([]byte, 0, len(s))
-	space := false
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			if c == ' ' || c-'\t' <= '\r'-'\t' {
-				space = true
-				continue
-			}
-			if space && len(b) > 0 {
-				b = append(b, ' ')
-			}
-			space = false
-			b = append(b, c)
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if unicode.IsSpace(r) {
-			space = true
-			continue
-		}
-		if space && len(b) > 0 {
-			b = append(b, ' ')
-		}
-		space = false
-		b = utf8.AppendRune(b, r)
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
 
 // runeCount is utf8.RuneCountInString; named for readability at call sites.
 func runeCount(s string) int { return utf8.RuneCountInString(s) }

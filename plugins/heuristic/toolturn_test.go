@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -109,37 +110,13 @@ func TestUnansweredToolTurns(t *testing.T) {
 	for _, c := range toolTurns {
 		t.Run(c.name, func(t *testing.T) {
 			run := toolRun(t, c.line)
-			flag, why, ok := heuristic.Unanswered(&run)
-			want := heuristic.ToolOnly(&run) && !c.passed || strings.TrimSpace(run.Output) == "" && len(run.ToolCalls) == 0
+			flag, why, ok := prescreen.Unanswered(&run)
+			want := prescreen.ToolOnly(&run) && !c.passed || strings.TrimSpace(run.Output) == "" && len(run.ToolCalls) == 0
 			if ok != want {
 				t.Fatalf("unanswered %v (%s %s), want %v", ok, flag, why, want)
 			}
 			if ok && flag != c.flag {
 				t.Errorf("flag %s, want %s", flag, c.flag)
-			}
-		})
-	}
-}
-
-func TestToolCallFailed(t *testing.T) {
-	for _, c := range []struct {
-		name, result string
-		failed       bool
-	}{
-		{"no result recorded", "", false},
-		{"a result", `{"cancelled":true}`, false},
-		{"an error object", `{"error":{"code":404,"message":"no such event"}}`, true},
-		{"a null error", `{"error":null,"events":[]}`, false},
-		{"Anthropic's is_error", `{"is_error":true,"content":"rate limited"}`, true},
-		{"success false", `{"success":false,"message":"quota exceeded"}`, true},
-		{"an error message", "Error: connect ECONNREFUSED 127.0.0.1:5432", true},
-		{"a traceback", "Traceback (most recent call last):\n  File \"tool.py\", line 3, in run\nKeyError: 'time'", true},
-		{"plain text", "3 events found: standup, review, 1:1", false},
-		{"an empty list", "[]", false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := heuristic.ToolCallFailed(sdk.ToolCall{Name: "tool", Result: c.result}); got != c.failed {
-				t.Errorf("failed %v, want %v", got, c.failed)
 			}
 		})
 	}

@@ -13,7 +13,7 @@
 // and records each change in Result.Adjustments.
 //
 // An empty output, or one that is an error message, a stack trace or a provider failure, or
-// a run whose caller recorded an error (the pre-screen's checks, plugins/heuristic.Unanswered),
+// a run whose caller recorded an error (the pre-screen's checks, plugins/prescreen.Unanswered),
 // is graded without a judge call: scored 0 (relevance, completeness and reasoning quality 0; faithfulness
 // skipped, as there is no claim to check), flagged empty_output or error_text; so is a turn
 // whose only output is tool calls that all failed (tool_error). Such an output is the
@@ -49,7 +49,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -120,9 +120,9 @@ type answer struct {
 // Flags the evaluator sets on outputs it grades without the judge.
 const (
 	// FlagEmptyOutput: the output is empty or white space.
-	FlagEmptyOutput = heuristic.FlagEmptyOutput
+	FlagEmptyOutput = prescreen.FlagEmptyOutput
 	// FlagErrorText: the output is an error message, a stack trace or a provider failure.
-	FlagErrorText = heuristic.FlagErrorText
+	FlagErrorText = prescreen.FlagErrorText
 )
 
 // Score grades call.Run with one judge call, or with none when the output is empty or an
@@ -161,7 +161,7 @@ func (*Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 // answer) without the judge: 0 on every dimension the judge would grade, faithfulness
 // skipped since there is no claim to check.
 func unanswered(run *sdk.Run) (sdk.Result, bool) {
-	flag, why, ok := heuristic.Unanswered(run)
+	flag, why, ok := prescreen.Unanswered(run)
 	if !ok {
 		return sdk.Result{}, false
 	}

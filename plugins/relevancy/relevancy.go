@@ -28,7 +28,7 @@
 // Policies: an empty output scores 0 without a judge call (flag empty_output), and so does
 // an output that is an error message, a stack trace or a provider failure in place of an
 // answer, or a run whose caller recorded an error (flag error_text; the pre-screen's checks,
-// plugins/heuristic.Unanswered), in every mode, and a turn whose only output is tool calls
+// plugins/prescreen.Unanswered), in every mode, and a turn whose only output is tool calls
 // that all failed (flag tool_error): such an output does nothing the input required, which
 // needs no judge to see. A turn that made calls is not empty. A judge that answers on a
 // 0-100 scale is read as percent (flag percentage_scale). A judge
@@ -52,7 +52,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -69,11 +69,11 @@ const (
 // Flags the scorer sets.
 const (
 	// FlagEmptyOutput: the output is empty or white space; the score is 0.
-	FlagEmptyOutput = heuristic.FlagEmptyOutput
+	FlagEmptyOutput = prescreen.FlagEmptyOutput
 	// FlagErrorText: the output is an error, not an answer; the score is 0.
-	FlagErrorText = heuristic.FlagErrorText
+	FlagErrorText = prescreen.FlagErrorText
 	// FlagToolError: the turn's only output is tool calls that all failed; the score is 0.
-	FlagToolError = heuristic.FlagToolError
+	FlagToolError = prescreen.FlagToolError
 	// FlagNoncommittal: every generated question was flagged noncommittal (questions mode).
 	FlagNoncommittal = "noncommittal"
 	// FlagPartlyNoncommittal: some generated questions were flagged noncommittal.
@@ -182,7 +182,7 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 // Score grades call.Run in the configured mode.
 func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
-	if flag, why, ok := heuristic.Unanswered(run); ok {
+	if flag, why, ok := prescreen.Unanswered(run); ok {
 		res := sdk.Scored(0, why+", so it does nothing the input required; no judge call was made")
 		res.Flags = []string{flag}
 		return res, nil
@@ -190,7 +190,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	if s.cfg.Mode != ModeJudge && heuristic.ToolOnly(run) {
+	if s.cfg.Mode != ModeJudge && prescreen.ToolOnly(run) {
 		return sdk.Skipped("relevancy's " + s.cfg.Mode + " mode compares the output's text with the input, and this turn's " +
 			"only output is its tool calls; judge mode (the default) grades what it did"), nil
 	}

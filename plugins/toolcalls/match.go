@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -31,7 +31,7 @@ type matching struct {
 func match(ctx context.Context, exp []expectation, calls []sdk.ToolCall, cfg Config) (*matching, error) {
 	m := &matching{call: make([]int, len(exp)), expected: make([]int, len(calls)), miss: make([]string, len(exp)), failed: make([]bool, len(calls))}
 	for j, c := range calls {
-		m.failed[j] = heuristic.ToolCallFailed(c)
+		m.failed[j] = prescreen.ToolCallFailed(c)
 		m.expected[j] = -1
 	}
 	byName := map[string][]int{}

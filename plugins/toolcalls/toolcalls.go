@@ -15,7 +15,7 @@
 // The score is the share of expected calls matched, and a run passes at 1. Calls that
 // match no expected call are reported (flag unexpected_tool_call) and cost nothing unless
 // the config is "strict", which allows no call beyond the expected ones: one more makes
-// the score 0. A call whose result says it failed (see heuristic.ToolCallFailed) is
+// the score 0. A call whose result says it failed (see prescreen.ToolCallFailed) is
 // reported (flag failed_tool_call) and still matches: this scorer grades the agent's
 // choices, the pre-screen's tool_error grades the outcome; "count_failed": false makes a
 // failed call match nothing.

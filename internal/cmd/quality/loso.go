@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 )
 
@@ -25,7 +26,7 @@ type tunable struct {
 // off_topic_min_words is not one: it decides the off_topic hint only, never a verdict
 // (writeFlagOnly shows it).
 var tunables = []tunable{
-	{field: "cutoff_min_words", def: heuristic.CutoffMinWords, grid: []int{5, 10, 15, 20, 25, 30, 40, 60},
+	{field: "cutoff_min_words", def: prescreen.CutoffMinWords, grid: []int{5, 10, 15, 20, 25, 30, 40, 60},
 		target: func(c corpus.Case) bool { return c.Label == corpus.LabelTruncated }},
 }
 
@@ -170,7 +171,7 @@ func writeFlagOnly(ctx context.Context, w io.Writer, cases []corpus.Case) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n`off_topic_min_words` (default %d) decides the off_topic hint only; at each value:\n\n", heuristic.OffTopicMinWords)
+	fmt.Fprintf(w, "\n`off_topic_min_words` (default %d) decides the off_topic hint only; at each value:\n\n", prescreen.OffTopicMinWords)
 	fmt.Fprintln(w, "| value | off-topic answers flagged | correct answers flagged | runs whose verdict differs from the default's |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|")
 	for _, v := range offTopicGrid {

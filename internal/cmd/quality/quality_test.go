@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/corpus"
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/prescreen"
 )
 
 // TestPrescreenOnCorpus holds prescreen to floors on the corpus, so a change that starts
@@ -116,8 +116,8 @@ func TestLeaveOneSourceOut(t *testing.T) {
 			t.Errorf("off_topic_min_words %d: verdicts that differ from the default's %q, want a row with 0:\n%s", v, got, b.String())
 		}
 	}
-	for _, want := range []string{fmt.Sprintf("`off_topic_min_words` (default %d) decides the off_topic hint only", heuristic.OffTopicMinWords), "| coqa | pass rate |", "| nq_open | pass rate |",
-		fmt.Sprintf("| %d | ", heuristic.OffTopicMinWords), fmt.Sprintf("`cutoff_min_words` (default %d)", heuristic.CutoffMinWords), "| truncated_nosignal | detection rate |"} {
+	for _, want := range []string{fmt.Sprintf("`off_topic_min_words` (default %d) decides the off_topic hint only", prescreen.OffTopicMinWords), "| coqa | pass rate |", "| nq_open | pass rate |",
+		fmt.Sprintf("| %d | ", prescreen.OffTopicMinWords), fmt.Sprintf("`cutoff_min_words` (default %d)", prescreen.CutoffMinWords), "| truncated_nosignal | detection rate |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("LOSO report lacks %q:\n%s", want, b.String())
 		}

@@ -1,4 +1,4 @@
-package heuristic
+package prescreen
 
 import (
 	"strconv"

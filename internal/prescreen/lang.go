@@ -1,4 +1,4 @@
-package heuristic
+package prescreen
 
 // The pre-screen's multilingual word lists: refusals and failure notices in English and the
 // languages most used on the web (Spanish, German, French, Portuguese, Italian, Dutch,

@@ -1,10 +1,12 @@
-package heuristic
+package prescreen
 
 import (
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 // A loop is the same block back to back, whatever it holds: a model stuck in one writes a
@@ -76,7 +78,7 @@ func periodicText(s string) (string, int) {
 	}
 	// Each copy but the last is followed by the space that joins it to the next: with one
 	// more at the end, the text is whole copies of the block and its space.
-	norm := collapseSpace(s) + " "
+	norm := textkit.CollapseSpace(s) + " "
 	// The shortest period of norm, from the prefix function (Knuth-Morris-Pratt).
 	pi := make([]int32, len(norm))
 	for i := 1; i < len(norm); i++ {

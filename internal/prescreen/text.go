@@ -1,4 +1,4 @@
-package heuristic
+package prescreen
 
 import (
 	"encoding/binary"
@@ -21,7 +21,7 @@ type screenText struct {
 	// toolFailed: a tool call of this turn returned an error, so an answer that reports a
 	// failure is relaying it, not failing itself.
 	toolFailed bool
-	// wordsShared forces contentOverlap to report a shared word (see screenParams).
+	// wordsShared forces contentOverlap to report a shared word (see Params.WordsShared).
 	wordsShared bool
 }
 

@@ -1,4 +1,4 @@
-package heuristic
+package prescreen
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 // findErrorText finds error messages, stack traces and provider failures in the output.
@@ -1132,7 +1134,7 @@ func findRepetition(t *screenText) (string, bool) {
 // between the copies: "the the the". The same word in a list of values ("[None, None],
 // [None, None]") is data, not a stutter.
 func stuttered(prose, w string, n int) bool {
-	return strings.Contains(collapseSpace(prose), strings.TrimSpace(strings.Repeat(w+" ", n)))
+	return strings.Contains(textkit.CollapseSpace(prose), strings.TrimSpace(strings.Repeat(w+" ", n)))
 }
 
 // isNumberToken reports whether a word is a number: "0", "42", "0xfc".
