@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/scorekit/scorekit/internal/jsonsubset"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -13,14 +14,14 @@ import (
 // does: without a schema the output must parse to an object or an array (a bare number or
 // string scores 0); with a schema in the config it must satisfy the schema, whatever its type.
 //
-// The schema validator enforces the draft-07 keywords in schemaKeywords (type, enum, const,
+// The schema validator (internal/jsonsubset) enforces the draft-07 keywords (type, enum, const,
 // properties, required, additionalProperties, min/maxProperties, items, min/maxItems,
 // uniqueItems, min/maxLength, pattern in Go's RE2 syntax, minimum, maximum,
 // exclusiveMinimum, exclusiveMaximum, multipleOf, allOf, anyOf, oneOf, not) and ignores
 // annotations ($schema, $id, $comment, title, description, default, examples). Any other
 // keyword ($ref, format, if/then/else, ...) is a config error.
 type JSONValid struct {
-	schema *jsonSchema
+	schema *jsonsubset.Schema
 }
 
 type jsonValidConfig struct {
@@ -54,7 +55,7 @@ func (j *JSONValid) Configure(raw json.RawMessage) error {
 	}
 	j.schema = nil
 	if s := bytes.TrimSpace(cfg.Schema); len(s) > 0 && string(s) != "null" {
-		compiled, err := compileSchema(s)
+		compiled, err := jsonsubset.Compile(s)
 		if err != nil {
 			return fmt.Errorf("configure json_valid: %w", err)
 		}
@@ -81,14 +82,14 @@ func (j *JSONValid) Score(ctx context.Context, call sdk.Call) (sdk.Result, error
 		return sdk.Result{}, err
 	}
 	if j.schema != nil {
-		if err := j.schema.validate(v, "#"); err != nil {
+		if err := j.schema.Validate(v); err != nil {
 			return sdk.Scored(0, "the output does not satisfy the schema: "+err.Error()), nil
 		}
 		return sdk.Scored(1, "the output is valid JSON and satisfies the schema"), nil
 	}
 	switch v.(type) {
 	case map[string]any, []any:
-		return sdk.Scored(1, "the output is a valid JSON "+typeOf(v)), nil
+		return sdk.Scored(1, "the output is a valid JSON "+jsonsubset.TypeOf(v)), nil
 	}
-	return sdk.Scored(0, fmt.Sprintf("the output is a JSON %s, not an object or array", typeOf(v))), nil
+	return sdk.Scored(0, fmt.Sprintf("the output is a JSON %s, not an object or array", jsonsubset.TypeOf(v))), nil
 }

@@ -6,8 +6,8 @@
 // from the config's "expected". Each names a tool and may say what its arguments must be:
 // an object whose fields the call's arguments must hold with equal values (fields it does
 // not name may hold anything; nested objects match the same way, arrays element by
-// element), a JSON Schema they must satisfy (the subset json_valid enforces, see
-// heuristic.JSONSchema), or both. Each expected call is matched with
+// element), a JSON Schema they must satisfy (the draft-07 subset json_valid enforces), or
+// both. Each expected call is matched with
 // at most one call of the run, and each call with at most one expected call, so that as
 // many expected calls as possible are matched; with "order" they must be matched in the
 // order listed (other calls may come between them).
@@ -42,7 +42,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scorekit/scorekit/plugins/heuristic"
+	"github.com/scorekit/scorekit/internal/jsonsubset"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -171,7 +171,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 type expectation struct {
 	sdk.ExpectedToolCall
 	args   map[string]any // nil when any arguments do
-	schema *heuristic.JSONSchema
+	schema *jsonsubset.Schema
 }
 
 func compile(calls []sdk.ExpectedToolCall, field string) ([]expectation, error) {
@@ -191,7 +191,7 @@ func compile(calls []sdk.ExpectedToolCall, field string) ([]expectation, error) 
 			out[i].args = obj
 		}
 		if strings.TrimSpace(c.ArgumentsSchema) != "" {
-			sch, err := heuristic.CompileJSONSchema([]byte(c.ArgumentsSchema))
+			sch, err := jsonsubset.Compile([]byte(c.ArgumentsSchema))
 			if err != nil {
 				return nil, fmt.Errorf("%s.arguments_schema: %v", at, err)
 			}

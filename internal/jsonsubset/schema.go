@@ -1,4 +1,9 @@
-package heuristic
+// Package jsonsubset compiles and checks JSON Schemas of the subset the built-in scorers
+// enforce (json_valid's schema, tool_calls' arguments_schema): the draft-07 keywords in
+// schemaKeywords, written against the standard library so that a scorer using it costs a
+// WASM instance nothing at start. It is internal: the subset is documented where each
+// scorer's config is, not as a Go API.
+package jsonsubset
 
 import (
 	"bytes"
@@ -10,11 +15,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // schemaKeywords lists the JSON Schema keywords json_valid's validator enforces. It is a
-// small draft-07 subset written against the standard library, because the heuristic
-// package compiles to WebAssembly (GOOS=wasip1) and stays dependency-free. A schema using
+// small draft-07 subset written against the standard library, because the scorers that use
+// it compile to WebAssembly (GOOS=wasip1) and stay dependency-free. A schema using
 // any other keyword is rejected when the scorer is configured, never silently ignored.
 var schemaKeywords = []string{
 	"type", "enum", "const",
@@ -59,27 +65,27 @@ type jsonSchema struct {
 	not        *jsonSchema
 }
 
-// JSONSchema is a compiled JSON Schema of the subset json_valid enforces: the draft-07
+// Schema is a compiled JSON Schema of the subset json_valid enforces: the draft-07
 // keywords in schemaKeywords, annotations ignored, any other keyword refused when it is
 // compiled, naming it. It is written against the standard library, so a scorer that uses it
 // (tool_calls) costs a WASM instance nothing at start; a full validator's package
-// initialization compiles every draft's metaschema in each instance. A JSONSchema is safe
+// initialization compiles every draft's metaschema in each instance. A Schema is safe
 // for concurrent use.
-type JSONSchema struct{ root *jsonSchema }
+type Schema struct{ root *jsonSchema }
 
-// CompileJSONSchema compiles a schema of the subset, or says which keyword or value is wrong
-// and where.
-func CompileJSONSchema(raw []byte) (*JSONSchema, error) {
+// Compile compiles a schema of the subset, or says which keyword or value is wrong and
+// where.
+func Compile(raw []byte) (*Schema, error) {
 	n, err := compileSchema(raw)
 	if err != nil {
 		return nil, err
 	}
-	return &JSONSchema{root: n}, nil
+	return &Schema{root: n}, nil
 }
 
 // Validate returns nil when v (decoded with json.Decoder.UseNumber) satisfies the schema,
 // else an error naming the first violation's place ("#/time: does not match pattern ...").
-func (s *JSONSchema) Validate(v any) error { return s.root.validate(v, "#") }
+func (s *Schema) Validate(v any) error { return s.root.validate(v, "#") }
 
 // compileSchema parses a schema, rejecting keywords outside schemaKeywords with an error
 // that names the keyword and its location.
@@ -286,7 +292,7 @@ func (n *jsonSchema) validate(v any, at string) error {
 		return fmt.Errorf("%s: no value is allowed here", at)
 	}
 	if len(n.types) > 0 && !slices.ContainsFunc(n.types, func(t string) bool { return hasType(v, t) }) {
-		return fmt.Errorf("%s: want type %s, got %s", at, strings.Join(n.types, " or "), typeOf(v))
+		return fmt.Errorf("%s: want type %s, got %s", at, strings.Join(n.types, " or "), TypeOf(v))
 	}
 	if n.enum != nil && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v) }) {
 		return fmt.Errorf("%s: value is not one of the enum", at)
@@ -366,7 +372,7 @@ func (n *jsonSchema) validateArray(x []any, at string) error {
 }
 
 func (n *jsonSchema) validateString(x, at string) error {
-	l := runeCount(x)
+	l := utf8.RuneCountInString(x)
 	if n.minLen != nil && l < *n.minLen {
 		return fmt.Errorf("%s: want at least %d characters", at, *n.minLen)
 	}
@@ -452,7 +458,8 @@ func hasType(v any, t string) bool {
 	return false
 }
 
-func typeOf(v any) string {
+// TypeOf names v's JSON type as a schema's "type" does ("integer" for a whole number).
+func TypeOf(v any) string {
 	for _, t := range []string{"null", "boolean", "string", "array", "object", "integer", "number"} {
 		if hasType(v, t) {
 			return t
