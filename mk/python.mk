@@ -44,10 +44,10 @@ python-schemas: ## copy the contract's JSON Schemas into the Python SDK's test k
 	mkdir -p $(PY_SDK)/src/scorekit_sdk/schemas
 	cp schemas/info.schema.json schemas/result.schema.json schemas/run.schema.json $(PY_SDK)/src/scorekit_sdk/schemas/
 
-# The client's types follow service/api/openapi.json (regenerated first by go generate),
+# The client's types follow openapi.json (regenerated first by go generate),
 # as the TypeScript client's do.
 python-client-types: ## regenerate the Python client's types from the service's OpenAPI document
-	$(PYTHON) $(PY_CLIENT)/gen_types.py service/api/openapi.json $(PY_CLIENT)/src/scorekit_client/_openapi.py
+	$(PYTHON) $(PY_CLIENT)/gen_types.py openapi.json $(PY_CLIENT)/src/scorekit_client/_openapi.py
 
 GENERATE += python-proto python-schemas python-client-types
 

@@ -20,7 +20,7 @@ $(TS_CLIENT_NODE_MODULES): $(TS_CLIENT)/package-lock.json $(TS_CLIENT)/package.j
 	cd $(TS_CLIENT) && npm ci --no-audit --no-fund
 	touch $@
 
-# The generated types follow service/api/openapi.json (regenerated first by go generate).
+# The generated types follow openapi.json (regenerated first by go generate).
 ts-generate: $(TS_CLIENT_NODE_MODULES) ## regenerate clients/typescript/src/openapi.ts from the OpenAPI document
 	cd $(TS_CLIENT) && npm run --silent generate
 

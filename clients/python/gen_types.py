@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the Python client's types from the service's OpenAPI document.
 
-    python3 gen_types.py service/api/openapi.json clients/python/src/scorekit_client/_openapi.py
+    python3 gen_types.py openapi.json clients/python/src/scorekit_client/_openapi.py
 
 (make python-client-types; make generate runs it after go generate rewrites the document.)
 Each schema of components.schemas becomes a TypedDict of the same name, each property typed

@@ -1,6 +1,7 @@
 // Package api is the evaluation service over HTTP, described by an OpenAPI 3.1 document
 // derived from its Go types (github.com/danielgtaylor/huma/v2), served at /openapi.json
-// and checked in as openapi.json beside this file.
+// and checked in as openapi.json at the repository's root, where the clients' generators
+// and the docs read it.
 //
 // Every /v1 request carries Authorization: Bearer KEY; the key's tenant scopes every read
 // and write, so another tenant's run, agent or evaluation is a 404, never data. Errors are
@@ -13,7 +14,7 @@
 // engine (service/insights) found, with its evidence.
 package api
 
-//go:generate go run ./internal/genopenapi -out openapi.json
+//go:generate go run ./internal/genopenapi -out ../../openapi.json
 
 import (
 	"context"

@@ -366,7 +366,7 @@ def test_every_operation_of_the_document_has_a_method():
     import inspect
     source = inspect.getsource(_Client)
     missing = [op for op in OPERATIONS if op not in NOT_COVERED and f'"{op}"' not in source]
-    assert missing == [], f"operations of service/api/openapi.json without a client method: {missing}"
+    assert missing == [], f"operations of openapi.json without a client method: {missing}"
 
 
 def test_the_types_resolve():

@@ -1,5 +1,5 @@
 // Fails when src/openapi.ts is not what `npm run generate` makes from the service's
-// OpenAPI document (service/api/openapi.json): the client's types must follow the API.
+// OpenAPI document (openapi.json): the client's types must follow the API.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,7 @@ try {
   execFileSync(join(pkg, "node_modules", ".bin", "openapi-typescript"), args, { cwd: pkg, stdio: ["ignore", "ignore", "inherit"] });
   if (readFileSync(fresh, "utf8") !== readFileSync(committed, "utf8")) {
     console.error(
-      "clients/typescript/src/openapi.ts is stale: service/api/openapi.json changed.\n" +
+      "clients/typescript/src/openapi.ts is stale: openapi.json changed.\n" +
         "Regenerate it and commit: (cd clients/typescript && npm run generate), or make generate",
     );
     process.exit(1);

@@ -76,7 +76,7 @@ const longPollMs = 30_000;
 
 /**
  * ScorekitClient calls the scorekit evaluation service. Each method is one endpoint of
- * service/api/openapi.json, typed from it; a problem-detail answer is thrown as a
+ * openapi.json, typed from it; a problem-detail answer is thrown as a
  * {@link ScorekitError} carrying `code`, `status` and `detail`. `api` is the typed
  * openapi-fetch client underneath, for any endpoint the methods do not cover.
  *

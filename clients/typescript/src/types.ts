@@ -1,5 +1,5 @@
 // The service's types under their own names. They all come from src/openapi.ts, which
-// openapi-typescript generates from service/api/openapi.json (npm run generate); nothing
+// openapi-typescript generates from openapi.json (npm run generate); nothing
 // here is written by hand but the names.
 import type { components, operations, paths } from "./openapi.js";
 

@@ -1,4 +1,4 @@
-"""The service's types, generated from service/api/openapi.json by clients/python/gen_types.py
+"""The service's types, generated from openapi.json by clients/python/gen_types.py
 (make python-client-types). Do not edit: change the API's Go types, run make generate."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """ScorekitClient: the scorekit evaluation service from Python, typed from its OpenAPI
-document (service/api/openapi.json), with the operations of the TypeScript client."""
+document (openapi.json), with the operations of the TypeScript client."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def _query(params: Mapping[str, Any]) -> str:
 
 class ScorekitClient:
     """Calls the scorekit evaluation service. Each method is one operation of
-    service/api/openapi.json, its bodies and answers typed from it (scorekit_client.types);
+    openapi.json, its bodies and answers typed from it (scorekit_client.types);
     a problem-detail answer is raised as a ScorekitError carrying code, status and detail.
     Means and pass rates come rounded as the command line prints them; request() gives any
     operation's raw answer.

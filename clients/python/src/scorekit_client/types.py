@@ -1,5 +1,5 @@
 """The service's types under the names the client uses. They all come from _openapi.py,
-which gen_types.py generates from service/api/openapi.json; nothing here is written by hand
+which gen_types.py generates from openapi.json; nothing here is written by hand
 but the names (as the TypeScript client's types.ts)."""
 
 from __future__ import annotations
