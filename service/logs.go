@@ -11,7 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/scorekit/scorekit/service/redact"
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )

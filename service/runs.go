@@ -20,8 +20,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/scorekit/scorekit/service/redact"
+	"github.com/scorekit/scorekit/internal/service/redact"
 )
 
 // A span kept while it waits for its trace's agent span is stored, so it is redacted as

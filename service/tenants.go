@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/scorekit/scorekit/service/redact"
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 

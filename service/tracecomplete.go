@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/scorekit/scorekit/ingest"
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 

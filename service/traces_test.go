@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/redact"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/service/redact"
+	"github.com/scorekit/scorekit/internal/service/redact"
 )
 
 // Tenant is who owns runs, evaluations and keys.
@@ -42,7 +42,7 @@ type Policy struct {
 	// is 0: kept until deleted.
 	RetentionDays int `json:"retention_days,omitempty"`
 	// Redact lists the personal data and secrets replaced in the tenant's runs before
-	// they are stored (service/redact). Optional. Default is none.
+	// they are stored (internal/service/redact). Optional. Default is none.
 	Redact redact.Config `json:"redact,omitzero"`
 	// PromotionGate requires that a published version being promoted agrees with the
 	// tenant's labels at least as well as the version it replaces, on the same labelled

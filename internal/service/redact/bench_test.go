@@ -10,7 +10,7 @@ import (
 // BenchmarkJSON: redacting the example email-triage runs (raw emails in, Slack triage
 // out), every built-in kind: ns and bytes per run.
 func BenchmarkJSON(b *testing.B) {
-	raw, err := os.ReadFile("../../examples/service/email-triage.jsonl")
+	raw, err := os.ReadFile("../../../examples/service/email-triage.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}

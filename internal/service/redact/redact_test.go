@@ -86,7 +86,7 @@ func TestOrdinaryNumbersKept(t *testing.T) {
 // fraction and documentation placeholders were read as such before). The held-out text
 // (internal/corpus/testdata, fitted on nothing) is measured in the next test.
 func TestPublicTextRedactsOnlyRealData(t *testing.T) {
-	found := redactFiles(t, "../../testdata/*/*", nil)
+	found := redactFiles(t, "../../../testdata/*/*", nil)
 	wantPhones := []string{"(555) 123-4567", "0345 854 7777", "1-206-266-4064", "1-800-196-1014", "1-800-201-7575",
 		"1-800-275-2273", "1-800-366-4484", "1-800-422-4453", "1-800-642-7676", "1-800-692-7753", "1-800-799-7233",
 		"1-800-829-1040", "1-800-829-4933", "1-866-331-9474", "1-888-373-7888"}
@@ -106,7 +106,7 @@ func TestPublicTextRedactsOnlyRealData(t *testing.T) {
 // passes the Luhn check and has a JCB prefix.
 func TestHeldOutText(t *testing.T) {
 	skip := []string{"alpaca_eval", "gsm8k", "nq_open"} // sets the repository keeps for other checks
-	found := redactFiles(t, "../../internal/corpus/testdata/*/*", skip)
+	found := redactFiles(t, "../../../internal/corpus/testdata/*/*", skip)
 	if len(found[Phone]) != 0 || len(found[Secret]) != 0 {
 		t.Errorf("phones %q, secrets %q; the held-out text holds none", found[Phone], found[Secret])
 	}
