@@ -14,7 +14,7 @@ import (
 // A tenant's judge: the endpoint and model its agents' runs are judged with (an agent
 // policy's "judge", among the endpoints the operator allows), and the tenant's own API
 // key for an endpoint. The key is sealed under the operator's secret key
-// (service/secrets) before it is stored, bound to the tenant and the endpoint; it is
+// (internal/service/secrets) before it is stored, bound to the tenant and the endpoint; it is
 // given to this process's judge broker in memory only, and never returned, logged or put
 // in an error. Every process refreshes the broker's copy of a tenant's keys before it
 // scores for the tenant (each job, each POST /v1/score), so a key stored through one

@@ -26,9 +26,9 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/service/redact"
+	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
-	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -134,7 +134,7 @@ type Config struct {
 	// record before it is complete and the runs that need the whole trace are made
 	// (CompleteTraces). Optional. Default is DefaultTraceQuiet.
 	TraceQuiet time.Duration
-	// Secrets seals the API keys tenants store for judge endpoints (service/secrets),
+	// Secrets seals the API keys tenants store for judge endpoints (internal/service/secrets),
 	// with the operator's secret key. Optional. Default is none: a tenant cannot store a
 	// key, and a key stored earlier is not used (that tenant's calls there fail with the
 	// reason; they never go out with the operator's key instead).

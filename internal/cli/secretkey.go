@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/secrets"
 )
 
 // secretKeyCommand makes the operator's secret key, which seals the API keys tenants

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/secrets"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -7,7 +7,7 @@ import (
 )
 
 // JudgeKey is a tenant's own key for a judge endpoint as the store keeps it: sealed
-// (service/secrets), never in the clear.
+// (internal/service/secrets), never in the clear.
 type JudgeKey struct {
 	TenantID  int64
 	Endpoint  string

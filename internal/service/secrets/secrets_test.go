@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorekit/scorekit/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/secrets"
 )
 
 func keyring(t *testing.T, current string, old ...string) *secrets.Keyring {
