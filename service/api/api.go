@@ -33,8 +33,8 @@ import (
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
+	"github.com/scorekit/scorekit/internal/service/otlpcheck"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/otlpcheck"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/grpc/codes"
 
+	"github.com/scorekit/scorekit/internal/service/otlpcheck"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/otlpcheck"
 	"github.com/scorekit/scorekit/service/store"
 )
 

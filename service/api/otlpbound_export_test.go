@@ -3,7 +3,7 @@ package api
 import (
 	"fmt"
 
-	"github.com/scorekit/scorekit/service/otlpcheck"
+	"github.com/scorekit/scorekit/internal/service/otlpcheck"
 )
 
 // HoldTraceBytes takes n bytes of s's MaxTraceBytesInFlight, as a request being taken

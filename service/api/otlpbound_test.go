@@ -14,9 +14,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service/api"
-	"github.com/scorekit/scorekit/service/otlpcheck/otlpchecktest"
 	"github.com/scorekit/scorekit/service/store"
 )
 

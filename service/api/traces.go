@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/scorekit/scorekit/service/otlpcheck"
+	"github.com/scorekit/scorekit/internal/service/otlpcheck"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/service/otlpcheck/otlpchecktest"
+	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
 )
 
 // BenchmarkCheck is the walk's cost beside pdata's decoding of the same body, on an

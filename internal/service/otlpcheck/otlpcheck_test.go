@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/scorekit/scorekit/service/otlpcheck/otlpchecktest"
+	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
 )
 
 // encodings are the two OTLP/HTTP encodings, each with its walk and pdata's decoder.
