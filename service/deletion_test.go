@@ -19,11 +19,11 @@ import (
 
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/seed"
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/agreement"
-	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )
@@ -88,7 +88,7 @@ func TestPromotionGate(t *testing.T) {
 			t.Fatalf("after the refusal: %+v; want @1 still promoted", vs)
 		}
 		// Both kappas were measured: the insights read them (a version under 0.4 raises
-		// no critical insight, service/insights TestLowAgreement).
+		// no critical insight, internal/service/insights TestLowAgreement).
 		cfg, err := jobs.InsightConfig(ctx, env.Store, gated.ID, "bot")
 		if err != nil || len(cfg.Agreements) != 2 || cfg.Agreements[0] != (insights.Agreement{Scorer: "matcher", Version: "2", Kappa: cfg.Agreements[0].Kappa, Runs: 40}) ||
 			cfg.Agreements[0].Kappa >= 1 || cfg.Agreements[1] != (insights.Agreement{Scorer: "matcher", Version: "1", Kappa: 1, Runs: 40}) {

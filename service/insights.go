@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/store"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
 // Confusion counts runs by the person's verdict (Want) and the scorer's (Got).

@@ -11,7 +11,7 @@
 // are capped (429 and 503 with Retry-After).
 //
 // The insights (GET /v1/agents/{agent}/insights, GET /v1/insights) show what the insight
-// engine (service/insights) found, with its evidence.
+// engine (internal/service/insights) found, with its evidence.
 package api
 
 //go:generate go run ./internal/genopenapi -out ../../openapi.json

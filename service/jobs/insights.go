@@ -19,14 +19,14 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // InsightsArgs is one insight update: the insights of one (tenant, agent, scorer)
-// recomputed from its latest results (service/insights). The job is unique while it
+// recomputed from its latest results (internal/service/insights). The job is unique while it
 // waits or runs: results stored meanwhile by many chunks cost one update, not one each.
 type InsightsArgs struct {
 	TenantID int64  `json:"tenant"`

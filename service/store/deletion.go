@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
 // TombstoneTTL is how long a deleted run's id is remembered: a retried import (or any

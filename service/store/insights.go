@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
 // Insight is a stored insight: the engine's insight with the store's ids. Its JSON is how

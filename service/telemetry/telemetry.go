@@ -31,9 +31,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 )
 
 // Options configure a T. Zero fields take the defaults.

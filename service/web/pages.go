@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/insights"
 	"github.com/scorekit/scorekit/service/store"
 )
 

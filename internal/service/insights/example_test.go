@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 )
 
 // The service's loop: after results of an (agent, scorer) are stored, load the latest

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
 // Alarms counts what the engine raised on healthy streams of one source.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/scorekit/scorekit/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
 // TestFalseAlarms runs 10 healthy streams per source (1,000 full windows each) with a seed

@@ -15,10 +15,10 @@ import (
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/seed"
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/relevancy"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 )
 
 // platform is the seed platform's scorers, opened through the host: prescreen, relevancy

@@ -14,9 +14,9 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/seed"
+	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/insights"
 )
 
 // Scorer and Agent name the simulated series.

@@ -1,9 +1,9 @@
 // Command simulate measures the insight engine on simulated streams of prescreen results
-// (service/insights/internal/sim): false alarms on correct runs from every public source
+// (internal/service/insights/internal/sim): false alarms on correct runs from every public source
 // and the seed agents, and the delay to catch breakages of several kinds and rates.
 //
-//	go run ./service/insights/simulate                  # the tables in QUALITY.md
-//	go run ./service/insights/simulate -trials 100 -seed 7
+//	go run ./internal/service/insights/simulate                  # the tables in QUALITY.md
+//	go run ./internal/service/insights/simulate -trials 100 -seed 7
 package main
 
 import (
@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/scorekit/scorekit/service/insights"
-	"github.com/scorekit/scorekit/service/insights/internal/sim"
+	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/insights/internal/sim"
 )
 
 func main() {
