@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/internal/service/insights"
-	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/store"
 )
 
@@ -193,7 +193,7 @@ func (set labelSet) reference() (passed map[int64]bool, scores map[int64]float64
 // ScorerAgreement measures how well a scorer version agrees with the tenant's labels:
 // for pass/fail labels accuracy, Cohen's kappa, the precision and recall of the failure
 // class and the confusion matrix; for scores Spearman's rho, Kendall's tau and the mean
-// absolute error; each with its 95% interval and N (service/agreement). Beside them, how
+// absolute error; each with its 95% interval and N (internal/service/agreement). Beside them, how
 // well each two labellers agree with each other, and how many labelled runs the version
 // has not scored, with the judge cost of scoring them. The promotion gate holds a
 // candidate version against the current one with VersionTriples.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/scorers"
 	"github.com/scorekit/scorekit/service/store"
 )

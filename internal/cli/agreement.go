@@ -18,8 +18,8 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/agreement"
 )
 
 // agreementOptions are the flags of `scorekit agreement`.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/judgetest"
-	"github.com/scorekit/scorekit/service/agreement"
+	"github.com/scorekit/scorekit/internal/service/agreement"
 )
 
 // labelJudge scripts the test judge to answer every judged run of sets from its label, the

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/agreement"
 	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/store"
 )

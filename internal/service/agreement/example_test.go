@@ -3,7 +3,7 @@ package agreement_test
 import (
 	"fmt"
 
-	"github.com/scorekit/scorekit/service/agreement"
+	"github.com/scorekit/scorekit/internal/service/agreement"
 )
 
 // A scorer's pass/fail verdicts against a person's labels, and a second person's labels
