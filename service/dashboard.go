@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // RunRow is a run in an agent's listing, with the latest result of each scorer.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/internal/service/insights"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // ErrGate: the tenant's agreement gate refused a promotion; the message gives both

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host/broker"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // A tenant's judge: the endpoint and model its agents' runs are judged with (an agent

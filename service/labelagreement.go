@@ -9,8 +9,8 @@ import (
 	"strconv"
 
 	"github.com/scorekit/scorekit/internal/service/agreement"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // AgreementRequest says which scorer version to hold against which labels.

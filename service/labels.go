@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // Limits of a label's text.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

@@ -12,10 +12,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // RunView is a stored run with every result it ever had, oldest first.

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/service/redact"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

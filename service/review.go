@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // Why a run is worth a look, in the order a review walks them.

@@ -3,7 +3,7 @@
 // a per-agent policy), and answers with results, summaries and each result's history.
 //
 // It is the facade the HTTP API (service/api) and the command line (scorekit tenants,
-// keys, runs import, eval) share, over three rooms each testable alone: service/store (the
+// keys, runs import, eval) share, over three rooms each testable alone: internal/service/store (the
 // data, SQLite or PostgreSQL), service/jobs (evaluation work on River) and
 // service/scorers (scorers opened once per tenant, scorer and config).
 //
@@ -27,9 +27,9 @@ import (
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/internal/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service/jobs"
 	"github.com/scorekit/scorekit/service/scorers"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // Errors callers branch on; the HTTP API maps each to a status and a stable code.

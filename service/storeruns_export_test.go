@@ -3,8 +3,8 @@ package service
 import (
 	"context"
 
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // StoreTypedRuns stores runs as the OTLP path does: typed, never encoded as an import.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/service/redact"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // TestTypedRunsMeetImportRules: the runs OTLP makes go to the store typed, never as

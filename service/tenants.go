@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/service/redact"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // OpenTenant is the tenant of a service that runs open (no keys, loopback only).

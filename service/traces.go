@@ -13,8 +13,8 @@ import (
 
 	"github.com/scorekit/scorekit/ingest"
 	"github.com/scorekit/scorekit/internal/service/redact"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // TracesResult says what IngestTraces did with the spans of one request.

@@ -10,7 +10,7 @@
 // Runs are the repository's labelled public runs (testdata/), cycled with fresh ids, so
 // their sizes are real ones; each agent's runs are evaluated in groups of -eval-runs by
 // prescreen, with the result the scorer really gives each run. The plans of the same
-// queries are asserted in CI (service/store's TestServiceQueriesUseIndexes).
+// queries are asserted in CI (internal/service/store's TestServiceQueriesUseIndexes).
 package main
 
 import (
@@ -33,9 +33,9 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // scorekit insights after the example runs and after the broken deploy; the webhook and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // cliActor is who the audit log records for a command: the local user and host (a

@@ -13,9 +13,9 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // Rotating the operator's secret key: a key a tenant stored under the old one is sealed

@@ -34,8 +34,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/scorekit/scorekit/internal/service/otlpcheck"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // Defaults of Options.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 func exampleRuns(t *testing.T, name string) []byte {

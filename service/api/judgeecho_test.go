@@ -8,8 +8,8 @@ import (
 
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // A judge that answers with the Authorization header it got, as the choice a rubric asks

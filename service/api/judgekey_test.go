@@ -24,11 +24,11 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/service/secrets"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

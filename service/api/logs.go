@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/scorekit/scorekit/internal/service/otlpcheck"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // opExportLogs is the operation id of POST /v1/logs.

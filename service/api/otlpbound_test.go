@@ -15,9 +15,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service/api"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // boundServer serves a service with one tenant, acme, with o; it returns the server, its

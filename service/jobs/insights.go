@@ -20,8 +20,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/wasm"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // Errors of published scorers callers branch on.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // ErrNotAllowed is wrapped when a tenant's policy does not let it run a scorer.

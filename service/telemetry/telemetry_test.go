@@ -20,11 +20,11 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/telemetry"
 )
 

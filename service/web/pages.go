@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 // Page sizes.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/store"
 	"github.com/scorekit/scorekit/service/web"
 )
 

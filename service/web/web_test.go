@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/pgtest"
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/service/web"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // Deleting a run deletes its labels (the foreign key cascades, on both backends), and

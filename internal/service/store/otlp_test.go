@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/service/store"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // TestOpenLogsAndTraces: kept log records are the tenant's alone, kept once per key (a

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/store"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
