@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/scorers"
 )
 
 // Defaults of the publish check's bounds (PublishConfig).

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/scorers"
 )
 
 // moduleFiles is what a process keeps on disk of tenants' published modules, under
