@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/telemetry"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 )
 
 // Why spans and log records taken over OTLP made or joined no run: the reasons of the

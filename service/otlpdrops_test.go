@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
 	"github.com/scorekit/scorekit/service/jobs"
-	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // chatSpan is a span of trace tid: id, parent (0: a root), name, operation and, when in

@@ -17,7 +17,7 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/host/wasm"
-	"github.com/scorekit/scorekit/service/telemetry"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 )
 
 // requireSandboxFlag adds --require-sandbox to cmd.

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/scorekit/scorekit/service/telemetry"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 )
 
 // telemetryFlags are the metrics and tracing settings serve and worker share.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/service/telemetry"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 )
 
 // --otlp-endpoint sends spans over OTLP/HTTP, flushed when the command stops; a bad URL

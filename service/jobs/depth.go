@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/scorekit/scorekit/service/telemetry"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 )
 
 // depthQuery counts the jobs that wait or run, by kind and state, in River's own table.

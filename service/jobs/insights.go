@@ -21,8 +21,8 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // InsightsArgs is one insight update: the insights of one (tenant, agent, scorer)

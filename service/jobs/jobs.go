@@ -41,8 +41,8 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // FlagTextRepaired flags a result stored with U+FFFD in place of text no database stores

@@ -7,8 +7,8 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service/telemetry"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/telemetry"
 )
 
 // plainJudge is a judge that does not meter its calls.
