@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // ActorRetention is the periodic retention job in the audit log.

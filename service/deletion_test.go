@@ -20,12 +20,12 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/seed"
 	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // seeded is a tenant with something in every table a tenant fills.

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // example reads one of the checked-in example files of runs.

@@ -4,7 +4,7 @@
 //
 // It is the facade the HTTP API (service/api) and the command line (scorekit tenants,
 // keys, runs import, eval) share, over three rooms each testable alone: internal/service/store (the
-// data, SQLite or PostgreSQL), service/jobs (evaluation work on River) and
+// data, SQLite or PostgreSQL), internal/service/jobs (evaluation work on River) and
 // internal/service/scorers (scorers opened once per tenant, scorer and config).
 //
 // Every method that reads or writes tenant data takes the tenant: another tenant's run,
@@ -25,11 +25,11 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/redact"
 	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // Errors callers branch on; the HTTP API maps each to a status and a stable code.

@@ -4,7 +4,7 @@
 // -> judge call, with the evaluator's telemetry (scores per dimension, clamps fired,
 // duration, judge usage) as attributes.
 //
-// A nil *T is valid and does nothing, so the rooms that report (service/jobs, the judge)
+// A nil *T is valid and does nothing, so the rooms that report (internal/service/jobs, the judge)
 // need no switch of their own.
 //
 // Label cardinality is bounded: series are labelled by scorer, status, runtime, job kind

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // TestTraceSweepsLeaveNoRows: the trace sweep runs every few seconds, and River keeps a

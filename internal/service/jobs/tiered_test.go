@@ -8,10 +8,10 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // A tiered evaluation that also selects the pre-screen asks it once per run: its result

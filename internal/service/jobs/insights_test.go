@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/insights"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // riverJobs counts River's jobs of kind (any state).

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // slowScorer takes 100 ms a run, returning early when its context ends, and counts the

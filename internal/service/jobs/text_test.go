@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service/jobs"
 )
 
 // badText is a scorer whose reason and steps hold invalid UTF-8 as its Go strings carry
