@@ -2,7 +2,7 @@
 // every tenant, evaluates them on request (an agent's last N runs) or as they arrive (by
 // a per-agent policy), and answers with results, summaries and each result's history.
 //
-// It is the facade the HTTP API (service/api) and the command line (scorekit tenants,
+// It is the facade the HTTP API (internal/service/api) and the command line (scorekit tenants,
 // keys, runs import, eval) share, over three rooms each testable alone: internal/service/store (the
 // data, SQLite or PostgreSQL), internal/service/jobs (evaluation work on River) and
 // internal/service/scorers (scorers opened once per tenant, scorer and config).

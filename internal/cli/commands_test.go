@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/internal/service/api"
 )
 
 func TestScorersCommand(t *testing.T) {

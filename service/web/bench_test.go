@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/web"
 )
 

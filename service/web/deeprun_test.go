@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/web"
 )
 

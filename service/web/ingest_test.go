@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/web"
 )
 

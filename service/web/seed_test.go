@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/pgtest"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 	"github.com/scorekit/scorekit/service/web"
 )
 

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // boundServer serves a service with one tenant, acme, with o; it returns the server, its

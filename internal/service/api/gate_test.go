@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/agreement"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // TestPromotionGateOverHTTP: with the tenant's promotion_gate set, promoting a version

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // TestSlowBodiesCannotLockOutOtherTenants: tenant A opens as many requests as the server

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // apiScopes is the API table: the scope each operation needs. An operation registered

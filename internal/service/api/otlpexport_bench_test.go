@@ -9,8 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // BenchmarkExportTraces: POST /v1/traces of an SDK's batch (512 spans of 20 attributes,

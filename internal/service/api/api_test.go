@@ -14,11 +14,11 @@ import (
 	"github.com/scorekit/scorekit/host/wasm"
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/seed"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // TestMain runs a module's check when the tests' publish started this binary as its child
@@ -39,9 +39,9 @@ func TestOpenAPIFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../openapi.json")
+	got, err := os.ReadFile("../../../openapi.json")
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("openapi.json is stale (%v): regenerate it with go generate ./service/api (or make generate) and commit it", err)
+		t.Fatalf("openapi.json is stale (%v): regenerate it with go generate ./internal/service/api (or make generate) and commit it", err)
 	}
 }
 

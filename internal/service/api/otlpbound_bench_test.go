@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // BenchmarkTraceMemory measures the heap a POST /v1/traces request takes at its peak

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 func exampleRuns(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "service", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "service", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // serveReal serves the API of an open service on a real socket with o, and stops it

@@ -14,7 +14,7 @@
 // engine (internal/service/insights) found, with its evidence.
 package api
 
-//go:generate go run ./internal/genopenapi -out ../../openapi.json
+//go:generate go run ./internal/genopenapi -out ../../../openapi.json
 
 import (
 	"context"

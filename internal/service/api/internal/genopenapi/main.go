@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/scorekit/scorekit/service/api"
+	"github.com/scorekit/scorekit/internal/service/api"
 )
 
 func main() {

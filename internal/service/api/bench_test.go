@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // BenchmarkArrivals: 32 clients each POST /v1/runs one email-sized run a request, on

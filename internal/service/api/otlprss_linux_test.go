@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck/otlpchecktest"
-	"github.com/scorekit/scorekit/service/api"
 )
 
 // The resident memory a serve may grow by while it refuses otlpRSSRequests requests of
