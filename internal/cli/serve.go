@@ -11,8 +11,8 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck"
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 func (e *env) serveCommand() *cobra.Command {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 // TestVersionsSideBySide: an evaluation of two versions of a tenant's scorer shows, on its

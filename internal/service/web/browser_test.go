@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 // Chromium is Debian's chromium, which the browser test drives.
@@ -25,7 +25,7 @@ const Chromium = "/usr/bin/chromium"
 var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/dashboard.png (the README's screenshot) from the agent page")
 
 // screenshots is where each page's screenshot is kept (a CI artifact; git-ignored).
-var screenshots = filepath.Join("..", "..", "build", "dashboard")
+var screenshots = filepath.Join("..", "..", "..", "build", "dashboard")
 
 // The dashboard in a real browser (Debian's headless chromium, driven over the DevTools
 // protocol): sign in with a key through the form, then load each page of a seeded
@@ -147,7 +147,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "dashboard.png"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("..", "..", "..", "docs", "dashboard.png"), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

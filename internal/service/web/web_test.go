@@ -13,7 +13,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/pgtest"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service/web"
+	"github.com/scorekit/scorekit/internal/service/web"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

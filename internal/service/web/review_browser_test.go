@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/scorekit/scorekit/service/web"
+	"github.com/scorekit/scorekit/internal/service/web"
 )
 
 // The review page in a real browser, from the keyboard: the name typed into the focused

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)

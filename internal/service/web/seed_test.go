@@ -17,9 +17,9 @@ import (
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/service"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 // instance is a seeded service behind the dashboard: tenant a has the example runs
@@ -40,7 +40,7 @@ const loadAgent = "load-test"
 
 func examples(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "service", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "service", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service/api"
+	"github.com/scorekit/scorekit/internal/service/web"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service/web"
 )
 
 // BenchmarkAgentPage renders an agent's page (its trend over up to 10,000 runs, a page of
