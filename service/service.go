@@ -1,14 +1,40 @@
-// Package service is scorekit's evaluation service: it keeps the runs of every agent of
-// every tenant, evaluates them on request (an agent's last N runs) or as they arrive (by
-// a per-agent policy), and answers with results, summaries and each result's history.
+// Package service is scorekit's evaluation service for a Go program that embeds it: a
+// platform that keeps its agents' runs in its own database, evaluates them with scorekit's
+// scorers and serves the results, in its own process. It is what `scorekit serve` runs,
+// behind a small API:
 //
-// It is the facade the HTTP API (internal/service/api) and the command line (scorekit tenants,
-// keys, runs import, eval) share, over three rooms each testable alone: internal/service/store (the
-// data, SQLite or PostgreSQL), internal/service/jobs (evaluation work on River) and
-// internal/service/scorers (scorers opened once per tenant, scorer and config).
+//  1. [Open] the service with a [Config]: the database (a SQLite file or PostgreSQL), the
+//     host that runs the scorers (package host, with plugins/builtin's scorers and any of
+//     your own) and, optionally, the judge broker (host/broker) for the scorers that use an
+//     LLM judge. Open migrates the database and starts the evaluation workers.
+//  2. Serve [Service.Handler]: the HTTP API that docs/SERVICE.md describes and the
+//     repository's openapi.json specifies (runs, evaluations, OTLP traces, insights,
+//     labels, published scorers), and the dashboard if asked for.
+//  3. Or call it directly: [Service.ImportRuns] stores runs, [Service.CreateEvaluation]
+//     evaluates an agent's newest runs, [Service.Evaluation] reads an evaluation, its
+//     per-scorer summary and its results.
+//  4. [Service.Close] stops the workers and closes the database; the host and the judge
+//     stay the caller's.
 //
-// Every method that reads or writes tenant data takes the tenant: another tenant's run,
-// agent or evaluation is [ErrNotFound], never data.
+// Every method that reads or writes runs takes the tenant's name; "" is the open tenant,
+// the one a handler with [HandlerOptions.Open] serves every request as. Another tenant's
+// run or evaluation is [ErrNotFound], never data.
+//
+// The service checks a WASM module a tenant publishes (POST /v1/scorers) in a child process
+// that is this program run again (host/wasm's Vet). A program that serves the handler
+// calls wasm.VetChild first in its main, which runs that check when the program was
+// started for it:
+//
+//	func main() {
+//		if code, ok := wasm.VetChild(); ok {
+//			os.Exit(code)
+//		}
+//		...
+//	}
+//
+// The rest of the service (its store, jobs, telemetry, the command line's operations on
+// tenants, keys, retention and labels) is internal: the command line uses all of it, and
+// a Go program reaches it through the HTTP API, which is the service's contract.
 package service
 
 import (
@@ -17,363 +43,285 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sync"
+	"net/http"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
-	"github.com/scorekit/scorekit/host/wasm"
+	impl "github.com/scorekit/scorekit/internal/service"
+	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/jobs"
-	"github.com/scorekit/scorekit/internal/service/redact"
-	"github.com/scorekit/scorekit/internal/service/scorers"
-	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/service/web"
 )
 
-// Errors callers branch on; the HTTP API maps each to a status and a stable code.
+// Errors callers branch on, with errors.Is; each message says what is wrong.
 var (
-	// ErrNotFound: no such run, agent, evaluation or policy for this tenant.
-	ErrNotFound = store.ErrNotFound
+	// ErrNotFound: no such tenant, run, agent or evaluation (or another tenant's).
+	ErrNotFound = impl.ErrNotFound
 	// ErrExists: the tenant exists already.
-	ErrExists = store.ErrExists
-	// ErrUnauthorized: no key, or a key that is unknown or revoked.
-	ErrUnauthorized = errors.New("unauthorized")
+	ErrExists = impl.ErrExists
 	// ErrInvalid: the request is malformed or out of range; the message says what to fix.
-	ErrInvalid = errors.New("invalid request")
-	// ErrUnknownScorer: no scorer of that name.
-	ErrUnknownScorer = host.ErrUnknownScorer
-	// ErrNotAllowed: the tenant's policy does not allow the scorer.
-	ErrNotAllowed = scorers.ErrNotAllowed
+	ErrInvalid = impl.ErrInvalid
+	// ErrUnknownScorer: the host has no scorer of that name.
+	ErrUnknownScorer = impl.ErrUnknownScorer
 	// ErrInvalidConfig: a scorer config does not match the scorer's config schema.
-	ErrInvalidConfig = host.ErrInvalidConfig
-	// ErrInsufficientScope: the caller's key may not do this (a label key writing another
-	// labeller's label); the message says which key would.
-	ErrInsufficientScope = errors.New("insufficient scope")
-	// ErrUnavailable: the service is not set up for the request (a tenant's key with no
-	// operator secret key to seal it); the message says what the operator must do.
-	ErrUnavailable = errors.New("unavailable")
+	ErrInvalidConfig = impl.ErrInvalidConfig
 )
 
-// invalid returns an error wrapping ErrInvalid with a message that says what to fix.
-func invalid(format string, args ...any) error {
-	return &Error{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
-}
-
-// Error is an error whose message is meant for the caller as it is (no prefixes).
-type Error struct {
-	kind error
-	msg  string
-}
-
-func (e *Error) Error() string { return e.msg }
-func (e *Error) Unwrap() error { return e.kind }
-
-// Defaults of Config.
-const (
-	DefaultMaxRunsPerEvaluation = 10000
-	DefaultMaxRunBytes          = 1 << 20
-	// An arrival evaluation takes an agent's arriving runs until it has
-	// DefaultArrivalMaxRuns of them or is DefaultArrivalMaxAge old (RATIONALE.md,
-	// "Arrivals coalesced").
-	DefaultArrivalMaxRuns = 1000
-	DefaultArrivalMaxAge  = time.Hour
-	// DefaultTraceWindow is Config.TraceWindow's default.
-	DefaultTraceWindow = time.Hour
-	// DefaultMaxOpenSpanBytes is Config.MaxOpenSpanBytes's default.
-	DefaultMaxOpenSpanBytes = 64 << 20
-)
-
-// Config is what [Open] assembles a service from: its parts, each given explicitly. The
-// command line (serve, worker, eval, tenants, keys, runs) maps its flags to a Config, and
-// the tests build theirs the same way, so the wiring tested is the wiring shipped.
+// Config is what [Open] opens a service with.
 type Config struct {
-	// DB is the store: a SQLite file, or a postgres:// URL. Open migrates it. Required.
+	// DB is the database: a SQLite file, or a postgres:// URL. Open migrates it. Required.
 	DB string
 	// Host runs the scorers; its registry is what tenants choose from. Required.
 	Host *host.Host
-	// Judge is the judge broker behind Host's judge (given to it with host.WithJudge,
-	// directly or wrapped, as telemetry's tracing does). The service gives it each
-	// tenant's judge limits and records its model on the results of the scorers that use
-	// it. Optional. Default is none: scorers that need a judge are skipped with a reason.
+	// Judge is the judge broker behind Host's judge (given to it with host.WithJudge). The
+	// service gives it each tenant's judge limits and records its model on the results of
+	// the scorers that use it. Optional. Default is none: scorers that need a judge are
+	// skipped with a reason.
 	Judge *broker.Broker
-	// Jobs configures the evaluation jobs; with Jobs.Workers > 0 this process works them.
-	// Leave Jobs.JudgeModel empty: it is Judge's model. Optional. Zero fields take the
-	// jobs package's defaults.
-	Jobs jobs.Options
-	// ScorerCacheSize caps the scorers kept open, one per tenant, scorer and config.
-	// Optional. Default is scorers.DefaultSize.
-	ScorerCacheSize int
-	// MaxRunsPerEvaluation caps an evaluation's limit unless the tenant's policy sets
-	// its own. Optional. Default is DefaultMaxRunsPerEvaluation.
-	MaxRunsPerEvaluation int
-	// MaxRunBytes caps one run's JSON unless the tenant's policy sets its own. Optional.
-	// Default is DefaultMaxRunBytes.
-	MaxRunBytes int
-	// DefaultScorers are evaluated when a request names none and the agent has no
-	// policy. Optional. Default is prescreen.
-	DefaultScorers []string
-	// Publish says what tenants may publish as their own scorers. Optional. Zero fields
-	// take PublishConfig's defaults.
-	Publish PublishConfig
-	// ArrivalMaxRuns and ArrivalMaxAge close an agent's open arrival evaluation: runs
-	// arriving after it holds ArrivalMaxRuns runs or is ArrivalMaxAge old open the next.
-	// Optional. Defaults are DefaultArrivalMaxRuns and DefaultArrivalMaxAge.
-	ArrivalMaxRuns int
-	ArrivalMaxAge  time.Duration
-	// TraceWindow is how long the spans of an open trace that came in over OTLP are kept
-	// after the trace's last span arrived, waiting for their agent span (IngestTraces).
-	// Optional. Default is DefaultTraceWindow.
-	TraceWindow time.Duration
-	// MaxOpenSpanBytes caps the spans and log records of open traces one tenant keeps;
-	// those beyond it are rejected (IngestTraces, IngestLogs). Optional. Default is
-	// DefaultMaxOpenSpanBytes.
-	MaxOpenSpanBytes int64
-	// TraceQuiet is how long a trace whose root span came must go without a span or log
-	// record before it is complete and the runs that need the whole trace are made
-	// (CompleteTraces). Optional. Default is DefaultTraceQuiet.
-	TraceQuiet time.Duration
-	// Secrets seals the API keys tenants store for judge endpoints (internal/service/secrets),
-	// with the operator's secret key. Optional. Default is none: a tenant cannot store a
-	// key, and a key stored earlier is not used (that tenant's calls there fail with the
-	// reason; they never go out with the operator's key instead).
-	Secrets *secrets.Keyring
+	// Workers is how many evaluation jobs this process works at once. Optional. Default is
+	// 4, as `scorekit serve`'s; a negative number works none, leaving the jobs to other
+	// processes on the same database (`scorekit worker`).
+	Workers int
+	// Logger logs what goes wrong inside the jobs and the handler. Optional. Default is
+	// slog.Default().
+	Logger *slog.Logger
 }
 
-// Service is the evaluation service. It is safe for concurrent use.
+// defaultWorkers is Config.Workers's default.
+const defaultWorkers = 4
+
+// Service is an open evaluation service. It is safe for concurrent use.
 type Service struct {
-	st   *store.Store
-	eng  *jobs.Engine
-	sc   *scorers.Cache
-	wasm *wasm.Engine // runs tenants' published modules
-	opts Config
-	// checks bounds the checks of published modules running at once; files keeps the
-	// modules and their compiled code on disk.
-	checks *checkSlots
-	files  *moduleFiles
-
-	closeOnce sync.Once
-	closeErr  error
-
-	// redactors are the tenants' redaction rules compiled, by their JSON.
-	redactorsMu sync.Mutex
-	redactors   map[string]*redact.Redactor
-
-	// tallies are the OTLP counts of this process not yet in the store, by tenant id
-	// (flushTallies); stopTallies ends the goroutine that flushes them, tallyDone closes
-	// when it has.
-	talliesMu   sync.Mutex
-	tallies     map[int64]*ingestTally
-	stopTallies chan struct{}
-	tallyDone   chan struct{}
-
-	// afterGate, when set (by tests), runs in Promote between the agreement gate's
-	// measure and the transaction that records the promotion.
-	afterGate func()
+	svc    *impl.Service
+	logger *slog.Logger
 }
 
-// Open opens the store at c.DB (migrating it), the scorer cache over c.Host and c.Judge,
-// and the job engine, and starts the engine: its workers when c.Jobs.Workers > 0. Close
-// releases what Open opened; the host and the judge stay the caller's.
+// Open opens the database at c.DB (migrating it) and starts c.Workers evaluation workers.
+// Close releases what Open opened.
 func Open(ctx context.Context, c Config) (*Service, error) {
+	workers := c.Workers
 	switch {
-	case c.DB == "":
-		return nil, errors.New("service: Config.DB is empty; give a SQLite file or a postgres:// URL")
-	case c.Host == nil:
-		return nil, errors.New("service: Config.Host is nil; give the host that runs the scorers")
-	case c.Jobs.JudgeModel != "":
-		return nil, fmt.Errorf("service: Config.Jobs.JudgeModel is %q: leave it empty, the model recorded is Config.Judge's", c.Jobs.JudgeModel)
+	case workers == 0:
+		workers = defaultWorkers
+	case workers < 0:
+		workers = 0
 	}
-	if c.MaxRunsPerEvaluation <= 0 {
-		c.MaxRunsPerEvaluation = DefaultMaxRunsPerEvaluation
+	logger := c.Logger
+	if logger == nil {
+		logger = slog.Default()
 	}
-	if c.MaxRunBytes <= 0 {
-		c.MaxRunBytes = DefaultMaxRunBytes
-	}
-	if c.ArrivalMaxRuns <= 0 {
-		c.ArrivalMaxRuns = DefaultArrivalMaxRuns
-	}
-	if c.ArrivalMaxAge <= 0 {
-		c.ArrivalMaxAge = DefaultArrivalMaxAge
-	}
-	if c.TraceWindow <= 0 {
-		c.TraceWindow = DefaultTraceWindow
-	}
-	if c.MaxOpenSpanBytes <= 0 {
-		c.MaxOpenSpanBytes = DefaultMaxOpenSpanBytes
-	}
-	if c.TraceQuiet <= 0 {
-		c.TraceQuiet = DefaultTraceQuiet
-	}
-	if len(c.DefaultScorers) == 0 {
-		c.DefaultScorers = []string{jobs.PrescreenScorer}
-	}
-	st, err := store.Open(ctx, c.DB)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	// A nil *broker.Broker in the interface would look like a judge.
-	var (
-		lim scorers.JudgeLimiter
-		svc *Service // set below, before any worker starts
-	)
-	jo := c.Jobs
-	jo.CompleteTraces = func(ctx context.Context, now time.Time) error { _, err := svc.CompleteTraces(ctx, now); return err }
-	if c.Judge != nil {
-		lim, jo.JudgeModel = c.Judge, c.Judge.Config().Model
-		jo.PrepareJudge = func(ctx context.Context, t store.Tenant) error { return svc.prepareJudge(ctx, t) }
-	}
-	pc, err := c.Publish.withDefaults()
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	c.Publish = pc
-	// Tenants' modules run in an engine of the service's own, whose ceilings are the
-	// publish ceilings, not those the operator's plugins were loaded under; each module
-	// compiles into its own folder of its tenant's (moduleFiles), none into the engine's.
-	files := &moduleFiles{root: pc.CacheDir, log: c.Jobs.Logger}
-	if files.log == nil {
-		files.log = slog.Default()
-	}
-	if err := files.sweep(ctx, st); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("service: published scorers' folder %s: %w; set Config.Publish.CacheDir", pc.CacheDir, err)
-	}
-	we, err := wasm.NewEngine(ctx, wasm.Options{CacheDir: "-", Ceilings: pc.Ceilings, Logger: c.Jobs.Logger})
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("service: published scorers: %w", err)
-	}
-	sc := scorers.New(c.Host, lim, c.ScorerCacheSize, scorers.WithPublished(scorers.Published{Source: st, Engine: we, ModuleDir: files.tenants()}))
-	eng, err := jobs.New(ctx, st, sc, jo)
-	if err != nil {
-		_ = sc.Close(ctx)
-		_ = we.Close(ctx)
-		st.Close()
-		return nil, err
-	}
-	s := &Service{st: st, eng: eng, sc: sc, wasm: we, opts: c, checks: newCheckSlots(pc), files: files,
-		stopTallies: make(chan struct{}), tallyDone: make(chan struct{})}
-	svc = s
-	go s.flushTalliesEvery(s.stopTallies, s.tallyDone)
-	if err := eng.Start(ctx); err != nil {
-		_ = s.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("start workers: %w", err)
-	}
-	return s, nil
-}
-
-// Close stops the workers, waiting for the jobs they run until ctx ends (a job cut off
-// then is rescued and runs again), then closes the scorers the service opened and the
-// store. Calls after the first return the first's error.
-func (s *Service) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		var errs []error
-		if err := s.eng.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stop workers: %w", err))
-		}
-		close(s.stopTallies)
-		<-s.tallyDone
-		errs = append(errs, s.sc.Close(ctx), s.wasm.Close(ctx))
-		s.st.Close()
-		s.closeErr = errors.Join(errs...)
-	})
-	return s.closeErr
-}
-
-// Store is the service's store.
-func (s *Service) Store() *store.Store { return s.st }
-
-// Scorers is the service's scorer cache.
-func (s *Service) Scorers() *scorers.Cache { return s.sc }
-
-// Engine is the service's job engine.
-func (s *Service) Engine() *jobs.Engine { return s.eng }
-
-func (s *Service) maxRuns(t store.Tenant) int {
-	if t.Policy.MaxRunsPerEvaluation > 0 {
-		return t.Policy.MaxRunsPerEvaluation
-	}
-	return s.opts.MaxRunsPerEvaluation
-}
-
-func (s *Service) maxRunBytes(t store.Tenant) int {
-	if t.Policy.MaxRunBytes > 0 {
-		return t.Policy.MaxRunBytes
-	}
-	return s.opts.MaxRunBytes
-}
-
-func (pc PublishConfig) withDefaults() (PublishConfig, error) {
-	if pc.CacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return pc, fmt.Errorf("service: no user cache dir (%w); set Config.Publish.CacheDir", err)
-		}
-		pc.CacheDir = filepath.Join(dir, "scorekit", "published")
-	}
-	if pc.MaxModuleBytes <= 0 {
-		pc.MaxModuleBytes = DefaultMaxModuleBytes
-	}
-	if pc.CompileTimeout <= 0 {
-		pc.CompileTimeout = DefaultCompileTimeout
-	}
-	if pc.CompileMemoryBytes <= 0 {
-		pc.CompileMemoryBytes = DefaultCompileMemoryBytes
-	}
-	if pc.MaxChecks <= 0 {
-		pc.MaxChecks = DefaultMaxChecks
-	}
-	if pc.MaxChecksPerTenant <= 0 {
-		pc.MaxChecksPerTenant = DefaultMaxChecksPerTenant
-	}
-	pc.MaxChecksPerTenant = min(pc.MaxChecksPerTenant, pc.MaxChecks)
-	if pc.CheckWait == 0 {
-		pc.CheckWait = DefaultCheckWait
-	}
-	d := wasm.DefaultCeilings()
-	for _, f := range []struct{ v, def *int }{
-		{&pc.Ceilings.MemoryMiB, &d.MemoryMiB}, {&pc.Ceilings.TimeoutMS, &d.TimeoutMS}, {&pc.Ceilings.MaxResultBytes, &d.MaxResultBytes},
-		{&pc.Ceilings.MaxOutputBytes, &d.MaxOutputBytes}, {&pc.Ceilings.PoolSize, &d.PoolSize}, {&pc.Ceilings.MaxCalls, &d.MaxCalls},
-		{&pc.Ceilings.StackKiB, &d.StackKiB},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return pc, nil
-}
-
-// maxRedactors bounds the compiled rules kept: past it they are compiled again.
-const maxRedactors = 1024
-
-// redactor returns the tenant's redaction rules compiled (nil when it has none); rules
-// are compiled once, whichever tenants share them.
-func (s *Service) redactor(t store.Tenant) (*redact.Redactor, error) {
-	c := t.Policy.Redact
-	if c.IsZero() {
-		return nil, nil
-	}
-	b, err := json.Marshal(c)
+	svc, err := impl.Open(ctx, impl.Config{DB: c.DB, Host: c.Host, Judge: c.Judge,
+		Jobs: jobs.Options{Workers: workers, Logger: logger}})
 	if err != nil {
 		return nil, err
 	}
-	s.redactorsMu.Lock()
-	defer s.redactorsMu.Unlock()
-	if r, ok := s.redactors[string(b)]; ok {
-		return r, nil
+	return &Service{svc: svc, logger: logger}, nil
+}
+
+// Close stops the workers (a job cut off runs again on the next start) and closes the
+// database. The host and the judge stay open: they are the caller's.
+func (s *Service) Close(ctx context.Context) error { return s.svc.Close(ctx) }
+
+// HandlerOptions say what [Service.Handler] serves.
+type HandlerOptions struct {
+	// Open serves every request as the open tenant, without a key: one user, on a loopback
+	// address. Optional. Default is false: every /v1 request carries a tenant's key
+	// (Authorization: Bearer KEY; [Service.CreateKey]).
+	Open bool
+	// Dashboard serves the dashboard at / beside the API. Optional. Default is the API
+	// alone.
+	Dashboard bool
+}
+
+// Handler returns the service's HTTP API (and its dashboard when o.Dashboard), with the
+// body caps, timeouts and per-tenant limits of `scorekit serve`'s defaults. Serve it with
+// an http.Server of your own; it may be mounted beside other handlers.
+func (s *Service) Handler(o HandlerOptions) (http.Handler, error) {
+	h := http.Handler(api.New(s.svc, api.Options{Open: o.Open, Logger: s.logger}))
+	if !o.Dashboard {
+		return h, nil
 	}
-	r, err := redact.Compile(c)
+	d, err := web.New(s.svc, web.Options{Open: o.Open, Next: h, Logger: s.logger})
 	if err != nil {
-		// Policies are checked when saved; one stored otherwise must not let runs in
-		// unredacted.
-		return nil, invalid("tenant %q: its policy's redaction rules do not compile (%v): fix them with scorekit tenants set-policy", t.Name, err)
+		return nil, err
 	}
-	if s.redactors == nil || len(s.redactors) >= maxRedactors {
-		s.redactors = map[string]*redact.Redactor{}
+	return d, nil
+}
+
+// CreateTenant creates a tenant. Names are 1-63 lower-case letters, digits, '.', '_' or
+// '-', starting with a letter or digit; a name taken is [ErrExists].
+func (s *Service) CreateTenant(ctx context.Context, name string) error {
+	_, err := s.svc.CreateTenant(ctx, name, store.Policy{})
+	return err
+}
+
+// CreateKey makes a new API key of the tenant, which may do everything the API offers
+// for that tenant, and returns it. Only its hash is stored: this is the one time it can be
+// read.
+func (s *Service) CreateKey(ctx context.Context, tenant string) (string, error) {
+	key, _, err := s.svc.CreateKey(ctx, tenant)
+	return key, err
+}
+
+// ImportOptions say how [Service.ImportRuns] reads runs.
+type ImportOptions struct {
+	// Agent is given to runs that name none; a run that names another agent is rejected.
+	// Optional. Default is none: every run names its agent.
+	Agent string
+}
+
+// ImportResult says what an import stored.
+type ImportResult struct {
+	Stored int `json:"stored"`
+	// Duplicates are runs the tenant has already (by id), which are kept as they were.
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
+	// Errors say, for each run rejected, its line and what is wrong with it.
+	Errors []string `json:"errors,omitempty"`
+	// Evaluations are the ids of the evaluations the runs joined on arrival (an agent's
+	// policy set through the API).
+	Evaluations []string `json:"evaluations,omitempty"`
+}
+
+// ImportRuns stores the tenant's runs from body: one run, a JSON array of runs, or JSON
+// Lines (one run a line). Each run is checked against the run contract and the run limits;
+// a bad run is rejected with its line and the reason, and the good ones are kept. A run
+// without an id gets one derived from its content, so sending it again stores it once.
+func (s *Service) ImportRuns(ctx context.Context, tenant string, body []byte, o ImportOptions) (ImportResult, error) {
+	t, err := s.tenant(ctx, tenant)
+	if err != nil {
+		return ImportResult{}, err
 	}
-	s.redactors[string(b)] = r
-	return r, nil
+	r, err := s.svc.ImportRuns(ctx, t, body, impl.ImportOptions{Agent: o.Agent})
+	if err != nil {
+		return ImportResult{}, err
+	}
+	out := ImportResult{Stored: r.Stored, Duplicates: r.Duplicates, Rejected: r.Rejected, Evaluations: r.Evaluations}
+	for _, run := range r.Runs {
+		if run.Status == impl.RunRejected {
+			out.Errors = append(out.Errors, fmt.Sprintf("line %d: %s", run.Line, run.Error))
+		}
+	}
+	return out, nil
+}
+
+// EvaluationRequest says what [Service.CreateEvaluation] evaluates.
+type EvaluationRequest struct {
+	// Limit is how many of the agent's newest runs (by the run's time) to evaluate.
+	// Required.
+	Limit int
+	// Scorers are the scorers to run. Optional. Default is the agent policy's, else
+	// prescreen.
+	Scorers []string
+	// Config maps a scorer to its config. Optional.
+	Config map[string]json.RawMessage
+}
+
+// Evaluation is an evaluation with its progress, a summary per scorer and, when read with
+// [ReadOptions.Results], every result.
+type Evaluation struct {
+	ID    string `json:"id"`
+	Agent string `json:"agent"`
+	// Status is running until every result is stored, then done.
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	// Runs is how many runs the evaluation covers; ExpectedResults is runs x scorers,
+	// DoneResults how many of them are stored.
+	Runs            int64           `json:"runs"`
+	ExpectedResults int64           `json:"expected_results"`
+	DoneResults     int64           `json:"done_results"`
+	Scorers         []ScorerSummary `json:"scorers"`
+	Results         []Result        `json:"results,omitempty"`
+}
+
+// ScorerSummary sums up one scorer's results. The mean and the pass rate count scored
+// results only: a skipped or failed result is never a score of 0.
+type ScorerSummary struct {
+	Name     string   `json:"name"`
+	Version  string   `json:"version"`
+	Scored   int64    `json:"scored"`
+	Skipped  int64    `json:"skipped"`
+	Failed   int64    `json:"failed"`
+	Pending  int64    `json:"pending"`
+	Mean     *float64 `json:"mean"`
+	PassRate *float64 `json:"pass_rate"`
+}
+
+// Result is one scorer's result on one run.
+type Result struct {
+	RunID         string `json:"run_id"`
+	Scorer        string `json:"scorer"`
+	ScorerVersion string `json:"scorer_version"`
+	// Status is scored, skipped or failed; Score and Passed are set when scored.
+	Status string   `json:"status"`
+	Score  *float64 `json:"score"`
+	Passed *bool    `json:"passed"`
+	Flags  []string `json:"flags,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// CreateEvaluation starts evaluating the agent's newest runs with the scorers asked for,
+// checking each scorer and its config first, and returns the evaluation as it starts. The
+// workers store its results; [Service.Evaluation] reads them.
+func (s *Service) CreateEvaluation(ctx context.Context, tenant, agent string, req EvaluationRequest) (Evaluation, error) {
+	t, err := s.tenant(ctx, tenant)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	v, err := s.svc.CreateEvaluation(ctx, t, agent, impl.EvaluationRequest{Limit: req.Limit, Scorers: req.Scorers, Config: req.Config})
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return evaluation(v), nil
+}
+
+// ReadOptions say how [Service.Evaluation] reads an evaluation.
+type ReadOptions struct {
+	// Wait is how long to wait for the evaluation to be done before answering. Optional.
+	// Default is 0: the evaluation as it is.
+	Wait time.Duration
+	// Results includes every result. Optional. Default is the summary alone.
+	Results bool
+}
+
+// Evaluation returns the tenant's evaluation id.
+func (s *Service) Evaluation(ctx context.Context, tenant, id string, o ReadOptions) (Evaluation, error) {
+	t, err := s.tenant(ctx, tenant)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	v, err := s.svc.WaitEvaluation(ctx, t, id, o.Wait, impl.ViewOptions{Results: o.Results})
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return evaluation(v), nil
+}
+
+// tenant is the tenant of name: the open tenant for "".
+func (s *Service) tenant(ctx context.Context, name string) (store.Tenant, error) {
+	if name == "" {
+		return s.svc.Open(ctx)
+	}
+	t, err := s.svc.Tenant(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, fmt.Errorf("no tenant %q (create it with CreateTenant): %w", name, ErrNotFound)
+	}
+	return t, err
+}
+
+// evaluation is the facade's view of the service's.
+func evaluation(v impl.EvaluationView) Evaluation {
+	e := Evaluation{ID: v.ID, Agent: v.Agent, Status: v.Status, CreatedAt: v.CreatedAt,
+		Runs: v.Runs, ExpectedResults: v.ExpectedResults, DoneResults: v.DoneResults}
+	for _, sc := range v.Scorers {
+		e.Scorers = append(e.Scorers, ScorerSummary{Name: sc.Name, Version: sc.Version, Scored: sc.Scored, Skipped: sc.Skipped,
+			Failed: sc.Failed, Pending: sc.Pending, Mean: sc.Mean, PassRate: sc.PassRate})
+	}
+	for _, r := range v.Results {
+		e.Results = append(e.Results, Result{RunID: r.RunID, Scorer: r.Scorer, ScorerVersion: r.ScorerVersion,
+			Status: r.Status, Score: r.Score, Passed: r.Passed, Flags: r.Flags, Reason: r.Reason})
+	}
+	return e
 }

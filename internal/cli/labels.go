@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/agreement"
-	"github.com/scorekit/scorekit/service"
 )
 
 // EnvKey is the environment variable --key-env names by default: the API key of a

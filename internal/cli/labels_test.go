@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
-	"github.com/scorekit/scorekit/service"
 )
 
 // labels import and agreement tenant against the database and against a running service:

@@ -19,7 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 // TestServeTakesOTLP: a platform's OpenTelemetry SDK, configured only by the environment

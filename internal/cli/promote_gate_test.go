@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
-	"github.com/scorekit/scorekit/service"
 )
 
 // scorers promote under a tenant policy's promotion_gate: the refusal names both figures,

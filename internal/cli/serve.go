@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck"
 	"github.com/scorekit/scorekit/internal/service/web"
-	"github.com/scorekit/scorekit/service"
 )
 
 func (e *env) serveCommand() *cobra.Command {

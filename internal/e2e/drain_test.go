@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 // serve drains on SIGTERM and on SIGINT: a request in flight (a GET that waits 3 s on an

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/buildtest"
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 // A tenant publishes, compares, promotes and rolls back its own WASM scorer on a service

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // One API process and two worker processes on one PostgreSQL evaluate 5,000 runs; one

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/agreement"
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestPromotionGateOverHTTP: with the tenant's promotion_gate set, promoting a version

@@ -11,9 +11,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // MaxScoreBodyBytes caps a POST /v1/score body (one run).

@@ -7,8 +7,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/scorekit/scorekit/host/broker"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service"
 )
 
 // JudgeRoute is a tenant's choice of judge: an endpoint the operator allows and a model

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service"
 )
 
 // A judge that answers with the Authorization header it got, as the choice a rubric asks

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // Labels over HTTP: recorded, replaced, listed a page at a time, imported from JSONL with

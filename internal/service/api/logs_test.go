@@ -16,10 +16,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestOTLPLogs: POST /v1/logs takes the OpenTelemetry OpenAI instrumentation's log

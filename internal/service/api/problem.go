@@ -11,7 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 // Problem is an error answer: RFC 9457 problem details (application/problem+json) with a

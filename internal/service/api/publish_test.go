@@ -16,9 +16,9 @@ import (
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/buildtest"
 	"github.com/scorekit/scorekit/internal/judgetest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // wordRuns are n runs of agent, the i-th answering with words(i) words, a minute apart.

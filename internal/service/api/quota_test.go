@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/api"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestPublishQuotas: a tenant's scorers, versions and stored module bytes each stop at

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // A tenant deletes a run, an agent and itself through the API, exporting first; each

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestRunsWithBadText: POST /v1/runs with a good run and one holding text PostgreSQL

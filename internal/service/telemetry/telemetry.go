@@ -137,7 +137,7 @@ func New(o Options) *T {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
 	}
-	t := &T{reg: prometheus.NewRegistry(), tracer: tp.Tracer("github.com/scorekit/scorekit/service"), tenantLabels: o.TenantLabels,
+	t := &T{reg: prometheus.NewRegistry(), tracer: tp.Tracer("github.com/scorekit/scorekit/internal/service"), tenantLabels: o.TenantLabels,
 		tenants: map[string]Tenant{}}
 	if o.ProcessMetrics {
 		t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

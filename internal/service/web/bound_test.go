@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 func chain(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/web"
-	"github.com/scorekit/scorekit/service"
 )
 
 // Chromium is Debian's chromium, which the browser test drives.

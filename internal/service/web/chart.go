@@ -6,7 +6,7 @@ import (
 	"html/template"
 	"strings"
 
-	"github.com/scorekit/scorekit/service"
+	"github.com/scorekit/scorekit/internal/service"
 )
 
 // chart is the geometry of one trend chart.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/web"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestVersionsSideBySide: an evaluation of two versions of a tenant's scorer shows, on its

@@ -3,8 +3,8 @@ package web
 import (
 	"net/http"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service"
 )
 
 type ingestData struct {

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service"
 )
 
 // The review walks the runs worth a look for a scorer one at a time and takes a person's

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/service/web"
-	"github.com/scorekit/scorekit/service"
 )
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)

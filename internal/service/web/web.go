@@ -41,8 +41,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
-	"github.com/scorekit/scorekit/service"
 )
 
 //go:embed templates static

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // BenchmarkRefusedSpans: the repro, scaled: three concurrent batches of 20,000

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/otellibstest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestOTelLibsMakeRuns: each library's captured export, sent to the service as its

@@ -12,10 +12,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/scorekit/scorekit/ingest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // benchTraces returns n agent turns as OTLP traces, each an agent span with a model call

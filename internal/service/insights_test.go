@@ -15,17 +15,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // example reads one of the checked-in example files of runs.
 func example(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "examples", "service", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "service", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // A tiered evaluation needs the pre-screen to gate the judge scorers. When the tenant's

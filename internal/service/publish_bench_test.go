@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/buildtest"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // builtinModule is the WASM build of the built-in scorers (make wasm-plugins).

@@ -19,13 +19,13 @@ import (
 
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/seed"
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/jobs"
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // seeded is a tenant with something in every table a tenant fills.
@@ -758,7 +758,7 @@ func TestExportIsOneSnapshot(t *testing.T) {
 func okModule(t *testing.T) []byte {
 	t.Helper()
 	okWasm := filepath.Join(t.TempDir(), "ok.wasm")
-	if out, err := exec.Command("wat2wasm", filepath.Join("..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
+	if out, err := exec.Command("wat2wasm", filepath.Join("..", "..", "host", "wasm", "testdata", "ok.wat"), "-o", okWasm).CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm (apt-get install wabt): %v\n%s", err, out)
 	}
 	module, err := os.ReadFile(okWasm)

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
 	"github.com/scorekit/scorekit/sdk"
-	"github.com/scorekit/scorekit/service"
 )
 
 // TestImportRepairsText: text a database cannot hold (NUL, invalid UTF-8, a lone

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
-	"github.com/scorekit/scorekit/service"
 )
 
 // A promotion and a deletion of the same version at once: one of them wins and the other
