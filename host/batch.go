@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/scorekit/scorekit/host/citation"
+	"github.com/scorekit/scorekit/internal/citation"
 	"github.com/scorekit/scorekit/sdk"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scorekit/scorekit/host/citation"
+	"github.com/scorekit/scorekit/internal/citation"
 	"github.com/scorekit/scorekit/sdk"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/citation"
 	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/citation"
 	"github.com/scorekit/scorekit/plugins/builtin"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/serve"

@@ -3,7 +3,7 @@ package citation_test
 import (
 	"fmt"
 
-	"github.com/scorekit/scorekit/host/citation"
+	"github.com/scorekit/scorekit/internal/citation"
 	"github.com/scorekit/scorekit/sdk"
 )
 
