@@ -278,7 +278,7 @@ func TestNumbersStepMatchesEncodingJSON(t *testing.T) {
 
 // refKeywords is keyword coverage as it was written first: every word through the stop
 // list into a set, the output's words into a set of their own.
-func refKeywords(k *KeywordCoverage, s string) (out []string, set map[string]struct{}) {
+func refKeywords(k *keywordCoverageScorer, s string) (out []string, set map[string]struct{}) {
 	set = map[string]struct{}{}
 	eachJSWord(stripTags(s), func(w string) bool {
 		url := strings.IndexByte(w, ':') >= 0 && (strings.Contains(w, "http://") || strings.Contains(w, "https://"))
@@ -308,7 +308,7 @@ func refKeywords(k *KeywordCoverage, s string) (out []string, set map[string]str
 // them, on texts of tricky words: upper case, URLs, punctuation, curly quotes, digits,
 // stop words, non-ASCII upper case, invalid UTF-8, and more than 16 keywords.
 func TestKeywordsMatchTheSetVersion(t *testing.T) {
-	k := NewKeywordCoverage().(*KeywordCoverage)
+	k := NewKeywordCoverage().(*keywordCoverageScorer)
 	r := rand.New(rand.NewPCG(13, 14))
 	words := []string{"The", "the", "QUICK", "quick,", "Fox.", "fox", "(fox)", "'fox'", "“Fox”", "don't", "2024", "42x",
 		"https://Example.com/A", "https://example.com/a", "http://x.org:80", "a:b", "_", "@", "x_y", "Élan", "élan", "İstanbul",
@@ -345,7 +345,7 @@ func TestKeywordsMatchTheSetVersion(t *testing.T) {
 // TestToneMatchesTheSplitVersion holds the tokenizer that streams tokens to the one that
 // split them into a slice (oldSentimentTokens, as first written), by comparative score.
 func TestToneMatchesTheSplitVersion(t *testing.T) {
-	tone := NewTone().(*Tone)
+	tone := NewTone().(*toneScorer)
 	r := rand.New(rand.NewPCG(15, 16))
 	pieces := []string{"good", "Good", "GREAT", "not", "don't", "bad", "terrible", "love", "hate", "x", " ", "  ", "\t", "\n",
 		"\u00a0", "\ufeff", "\u0085", ".", "!", "?", ",", "(", ")", "#", "_", "É", "ÉLAN", "\xff", "İ", "wonderful", "\v", "\r\n",
@@ -533,7 +533,7 @@ func TestTextMatchesFmt(t *testing.T) {
 // TestToneWordsHoldTheLexicon holds the tokenizer's table to the lexicon map and the
 // negator list: every word found with its valence and flag, near misses not found.
 func TestToneWordsHoldTheLexicon(t *testing.T) {
-	tone := NewTone().(*Tone)
+	tone := NewTone().(*toneScorer)
 	find := func(w string) (float64, bool, bool) {
 		v, neg, ok := tone.words.find([]byte(w)[:min(len(w), toneMaxWord)], len(w))
 		// The same token read in place from the text (lower-cased as it is read), in any
@@ -575,7 +575,7 @@ func TestToneWordsHoldTheLexicon(t *testing.T) {
 // TestToneScanSplitsAsTheRegexp holds the one-pass sentence split of scan to the scores of
 // the sentences splitSentences cuts (the matches of /[^.!?]+[.!?]+/g), one by one.
 func TestToneScanSplitsAsTheRegexp(t *testing.T) {
-	tone := NewTone().(*Tone)
+	tone := NewTone().(*toneScorer)
 	r := rand.New(rand.NewPCG(17, 18))
 	pieces := []string{"good", "not", "bad", "love", " ", "  ", "\t", "\n", "\u00a0", ".", "..", "!", "?", "?!", ",", "É", "x"}
 	for n := range 20000 {

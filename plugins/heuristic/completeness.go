@@ -10,7 +10,15 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Completeness measures how many of the input's terms the output covers, as Mastra's
+// completenessScorer is the scorer NewCompleteness returns.
+type completenessScorer struct{}
+
+var _ sdk.Scorer = (*completenessScorer)(nil)
+
+// NewCompleteness returns the completeness scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It measures how many of the input's terms the output covers, as Mastra's
 // completeness scorer does: both texts are reduced to sets of lower-cased, accent-folded
 // words with verbs in their base form; an input term of up to 3 characters is covered only by
 // the same term, a longer one by an output term that contains it or is contained in it with
@@ -23,16 +31,10 @@ import (
 // phrases with a small rule set instead (irregular verbs, -ed/-ing/-s forms, modals,
 // negations, contractions), which stays within the standard library for the WASM build;
 // BENCHMARKS.md reports how often the two agree (86% of runs within 0.01).
-type Completeness struct{}
-
-var _ sdk.Scorer = (*Completeness)(nil)
-
-// NewCompleteness returns the completeness scorer.
-// A turn whose only output is its tool calls is skipped: there is no text to compare.
-func NewCompleteness() sdk.Scorer { return &Completeness{} }
+func NewCompleteness() sdk.Scorer { return &completenessScorer{} }
 
 // Info describes the scorer.
-func (*Completeness) Info() sdk.Info {
+func (*completenessScorer) Info() sdk.Info {
 	return describe("completeness",
 		"Share of the input's terms (nouns, verbs in base form, other words) that the output covers; "+
 			"short terms must match exactly, longer ones by substantial overlap. Mastra's completeness scorer.",
@@ -40,7 +42,7 @@ func (*Completeness) Info() sdk.Info {
 }
 
 // Score grades call.Run: coverage of the input's terms in the output.
-func (*Completeness) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (*completenessScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("completeness", &call.Run); ok {
 		return r, nil
 	}

@@ -6,31 +6,31 @@ package heuristic
 // it may call them on the caller's goroutine without a watchdog.
 
 // ObservesContext reports true: see the package's cost limits.
-func (*Completeness) ObservesContext() bool { return true }
+func (*completenessScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*ContentSimilarity) ObservesContext() bool { return true }
+func (*contentSimilarityScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*KeywordCoverage) ObservesContext() bool { return true }
+func (*keywordCoverageScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*TextualDifference) ObservesContext() bool { return true }
+func (*textualDifferenceScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*Tone) ObservesContext() bool { return true }
+func (*toneScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*ExactMatch) ObservesContext() bool { return true }
+func (*exactMatchScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*Levenshtein) ObservesContext() bool { return true }
+func (*levenshteinScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*NumericDiff) ObservesContext() bool { return true }
+func (*numericDiffScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*JSONValid) ObservesContext() bool { return true }
+func (*jsonValidScorer) ObservesContext() bool { return true }
 
 // ObservesContext reports true: see the package's cost limits.
-func (*ListContains) ObservesContext() bool { return true }
+func (*listContainsScorer) ObservesContext() bool { return true }

@@ -15,7 +15,24 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// TextualDifference measures how much of the input survives in the output, as Mastra's
+// textualDifferenceScorer is the scorer NewTextualDifference returns.
+type textualDifferenceScorer struct {
+	// scratch holds *diffScratch, so concurrent calls each reuse their own buffers.
+	scratch sync.Pool
+}
+
+// diffScratch is what one call of TextualDifference reuses from the last.
+type diffScratch struct {
+	wa, wb []string
+	left   map[string]int32
+}
+
+var _ sdk.Scorer = (*textualDifferenceScorer)(nil)
+
+// NewTextualDifference returns the textual difference scorer.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It measures how much of the input survives in the output, as Mastra's
 // textual difference scorer does: the score is 2 x LCS / (characters of input + output),
 // where LCS is the longest common subsequence of characters (the ratio difflib's
 // SequenceMatcher approximates). Identical texts score 1, one empty text against a
@@ -28,25 +45,10 @@ import (
 // is computed within a band around the diagonal: exact when the texts differ by fewer
 // insertions and deletions than the band is wide, otherwise a lower bound, and the result
 // is flagged approximated.
-type TextualDifference struct {
-	// scratch holds *diffScratch, so concurrent calls each reuse their own buffers.
-	scratch sync.Pool
-}
-
-// diffScratch is what one call of TextualDifference reuses from the last.
-type diffScratch struct {
-	wa, wb []string
-	left   map[string]int32
-}
-
-var _ sdk.Scorer = (*TextualDifference)(nil)
-
-// NewTextualDifference returns the textual difference scorer.
-// A turn whose only output is its tool calls is skipped: there is no text to compare.
-func NewTextualDifference() sdk.Scorer { return &TextualDifference{} }
+func NewTextualDifference() sdk.Scorer { return &textualDifferenceScorer{} }
 
 // Info describes the scorer.
-func (*TextualDifference) Info() sdk.Info {
+func (*textualDifferenceScorer) Info() sdk.Info {
 	return describe("textual_difference",
 		"Similarity ratio of input and output, 2 x longest common subsequence / total length, with the count "+
 			"of changed words and the length difference. Mastra's textual difference scorer.",
@@ -54,7 +56,7 @@ func (*TextualDifference) Info() sdk.Info {
 }
 
 // Score grades call.Run: the similarity ratio of input and output.
-func (t *TextualDifference) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (t *textualDifferenceScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("textual_difference", &call.Run); ok {
 		return r, nil
 	}

@@ -8,11 +8,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// ExactMatch scores 1 when the output equals the reference and 0 otherwise, as autoevals'
-// ExactMatch does for strings. The reference is run.expected unless expected_from says
-// otherwise; a run without one is skipped. ignore_case and trim relax the comparison; both
-// are off by default, which is autoevals' behaviour.
-type ExactMatch struct {
+// exactMatchScorer is the scorer NewExactMatch returns.
+type exactMatchScorer struct {
 	cfg exactConfig
 }
 
@@ -23,13 +20,18 @@ type exactConfig struct {
 }
 
 var (
-	_ sdk.Scorer     = (*ExactMatch)(nil)
-	_ sdk.Configurer = (*ExactMatch)(nil)
+	_ sdk.Scorer     = (*exactMatchScorer)(nil)
+	_ sdk.Configurer = (*exactMatchScorer)(nil)
 )
 
 // NewExactMatch returns the exact match scorer with its default config.
 // A turn whose only output is its tool calls is skipped: there is no text to compare.
-func NewExactMatch() sdk.Scorer { return &ExactMatch{cfg: exactConfig{ExpectedFrom: "expected"}} }
+//
+// It scores 1 when the output equals the reference and 0 otherwise, as autoevals'
+// ExactMatch does for strings. The reference is run.expected unless expected_from says
+// otherwise; a run without one is skipped. ignore_case and trim relax the comparison; both
+// are off by default, which is autoevals' behaviour.
+func NewExactMatch() sdk.Scorer { return &exactMatchScorer{cfg: exactConfig{ExpectedFrom: "expected"}} }
 
 const exactSchema = `{"type": "object", "additionalProperties": false, "properties": {
 	"ignore_case": {"type": "boolean", "description": "Compare case-insensitively. Optional. Default is false."},
@@ -37,14 +39,14 @@ const exactSchema = `{"type": "object", "additionalProperties": false, "properti
 	` + expectedFromSchema + `}}`
 
 // Info describes the scorer.
-func (*ExactMatch) Info() sdk.Info {
+func (*exactMatchScorer) Info() sdk.Info {
 	return describe("exact_match",
 		"1 when the output equals the expected answer, else 0. autoevals' ExactMatch.",
 		1, exactSchema, `{"ignore_case": false, "trim": false, "expected_from": "expected"}`)
 }
 
 // Configure applies the config.
-func (e *ExactMatch) Configure(raw json.RawMessage) error {
+func (e *exactMatchScorer) Configure(raw json.RawMessage) error {
 	cfg := exactConfig{}
 	if err := decodeConfig("exact_match", e.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -57,7 +59,7 @@ func (e *ExactMatch) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: output == reference.
-func (e *ExactMatch) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (e *exactMatchScorer) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
 	want, skip := reference("exact_match", e.cfg.ExpectedFrom, &call.Run)
 	if skip != nil {
 		return *skip, nil

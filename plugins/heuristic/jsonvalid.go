@@ -10,7 +10,24 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// JSONValid scores 1 when the output is valid JSON and 0 otherwise, as autoevals' ValidJSON
+// jsonValidScorer is the scorer NewJSONValid returns.
+type jsonValidScorer struct {
+	schema *jsonsubset.Schema
+}
+
+type jsonValidConfig struct {
+	Schema json.RawMessage `json:"schema"`
+}
+
+var (
+	_ sdk.Scorer     = (*jsonValidScorer)(nil)
+	_ sdk.Configurer = (*jsonValidScorer)(nil)
+)
+
+// NewJSONValid returns the JSON validity scorer with no schema.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It scores 1 when the output is valid JSON and 0 otherwise, as autoevals' ValidJSON
 // does: without a schema the output must parse to an object or an array (a bare number or
 // string scores 0); with a schema in the config it must satisfy the schema, whatever its type.
 //
@@ -20,35 +37,20 @@ import (
 // exclusiveMinimum, exclusiveMaximum, multipleOf, allOf, anyOf, oneOf, not) and ignores
 // annotations ($schema, $id, $comment, title, description, default, examples). Any other
 // keyword ($ref, format, if/then/else, ...) is a config error.
-type JSONValid struct {
-	schema *jsonsubset.Schema
-}
-
-type jsonValidConfig struct {
-	Schema json.RawMessage `json:"schema"`
-}
-
-var (
-	_ sdk.Scorer     = (*JSONValid)(nil)
-	_ sdk.Configurer = (*JSONValid)(nil)
-)
-
-// NewJSONValid returns the JSON validity scorer with no schema.
-// A turn whose only output is its tool calls is skipped: there is no text to compare.
-func NewJSONValid() sdk.Scorer { return &JSONValid{} }
+func NewJSONValid() sdk.Scorer { return &jsonValidScorer{} }
 
 const jsonValidSchema = `{"type": "object", "additionalProperties": false, "properties": {
 	"schema": {"type": ["object", "boolean", "null"], "description": "A JSON Schema (draft-07 subset: type, enum, const, properties, required, additionalProperties, minProperties, maxProperties, items, minItems, maxItems, uniqueItems, minLength, maxLength, pattern, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, allOf, anyOf, oneOf, not) the output must satisfy. Optional. Default is none: the output must be a JSON object or array."}}}`
 
 // Info describes the scorer.
-func (*JSONValid) Info() sdk.Info {
+func (*jsonValidScorer) Info() sdk.Info {
 	return describe("json_valid",
 		"1 when the output is a JSON object or array (or satisfies the configured JSON Schema), else 0. autoevals' ValidJSON.",
 		1, jsonValidSchema, `{"schema": null}`)
 }
 
 // Configure compiles the schema, if any.
-func (j *JSONValid) Configure(raw json.RawMessage) error {
+func (j *jsonValidScorer) Configure(raw json.RawMessage) error {
 	cfg := jsonValidConfig{}
 	if err := decodeConfig("json_valid", j.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -65,7 +67,7 @@ func (j *JSONValid) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: is the output valid JSON (of the schema)?
-func (j *JSONValid) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (j *jsonValidScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("json_valid", &call.Run); ok {
 		return r, nil
 	}

@@ -13,23 +13,25 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// KeywordCoverage measures the share of the input's keywords that also occur in the output,
-// as Mastra's keyword coverage scorer does with the keyword-extractor package: the text is
-// stripped of HTML tags and split on white space; each word loses sentence punctuation
-// (. , ; ! ? ( ) : and quotes) unless it is a URL; words made only of digits and words in
-// the SMART English stop list are dropped; the rest, lower-cased and de-duplicated, are the
-// keywords. The score is matched / input keywords, and 1 when the input has no keywords.
-type KeywordCoverage struct {
+// keywordCoverageScorer is the scorer NewKeywordCoverage returns.
+type keywordCoverageScorer struct {
 	stop map[string]struct{}
 }
 
-var _ sdk.Scorer = (*KeywordCoverage)(nil)
+var _ sdk.Scorer = (*keywordCoverageScorer)(nil)
 
 //go:embed stopwords_en.txt
 var stopwordsEN string
 
 // NewKeywordCoverage returns the keyword coverage scorer.
 // A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It measures the share of the input's keywords that also occur in the output,
+// as Mastra's keyword coverage scorer does with the keyword-extractor package: the text is
+// stripped of HTML tags and split on white space; each word loses sentence punctuation
+// (. , ; ! ? ( ) : and quotes) unless it is a URL; words made only of digits and words in
+// the SMART English stop list are dropped; the rest, lower-cased and de-duplicated, are the
+// keywords. The score is matched / input keywords, and 1 when the input has no keywords.
 func NewKeywordCoverage() sdk.Scorer {
 	stop := map[string]struct{}{}
 	sc := bufio.NewScanner(strings.NewReader(stopwordsEN))
@@ -38,11 +40,11 @@ func NewKeywordCoverage() sdk.Scorer {
 			stop[w] = struct{}{}
 		}
 	}
-	return &KeywordCoverage{stop: stop}
+	return &keywordCoverageScorer{stop: stop}
 }
 
 // Info describes the scorer.
-func (*KeywordCoverage) Info() sdk.Info {
+func (*keywordCoverageScorer) Info() sdk.Info {
 	return describe("keyword_coverage",
 		"Share of the input's keywords (words outside a stop list, digits dropped) that occur in the output; "+
 			"1 when the input has none. Mastra's keyword coverage scorer.",
@@ -50,7 +52,7 @@ func (*KeywordCoverage) Info() sdk.Info {
 }
 
 // Score grades call.Run: keyword coverage of the input by the output.
-func (k *KeywordCoverage) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (k *keywordCoverageScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("keyword_coverage", &call.Run); ok {
 		return r, nil
 	}
@@ -82,7 +84,7 @@ func (k *KeywordCoverage) Score(ctx context.Context, call sdk.Call) (sdk.Result,
 }
 
 // keywords extracts the distinct keywords of s, in order.
-func (k *KeywordCoverage) keywords(s string, buf *[]byte) []string {
+func (k *keywordCoverageScorer) keywords(s string, buf *[]byte) []string {
 	var out []string
 	var seen map[string]struct{} // past a few keywords; a scan of out before
 	eachJSWord(stripTags(s), func(w string) bool {
@@ -119,7 +121,7 @@ func (k *KeywordCoverage) keywords(s string, buf *[]byte) []string {
 // words go through the same normalization as the input's, but need no stop list (no
 // keyword is a stop word) and no set of their own; the scan ends once every keyword is
 // found.
-func (k *KeywordCoverage) find(s string, ref []string, buf *[]byte) []bool {
+func (k *keywordCoverageScorer) find(s string, ref []string, buf *[]byte) []bool {
 	found := make([]bool, len(ref))
 	left := len(ref)
 	var index map[string]int

@@ -9,17 +9,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Levenshtein scores 1 - edit distance / length of the longer text, comparing the output
-// with the reference character by character, as autoevals' Levenshtein does; two empty texts
-// score 1.
-//
-// The distance is computed with Myers' bit-parallel algorithm (64 characters per machine
-// word). Beyond alignBudget word steps (both texts longer than about 32,000 characters) it is
-// computed within a band around the diagonal: exact when the texts differ by fewer edits than
-// the band is wide, otherwise an upper bound (so the score is a lower bound), and the result
-// is flagged approximated. The reference is run.expected unless expected_from says otherwise; a run without
-// one is skipped.
-type Levenshtein struct {
+// levenshteinScorer is the scorer NewLevenshtein returns.
+type levenshteinScorer struct {
 	cfg levenshteinConfig
 }
 
@@ -29,14 +20,25 @@ type levenshteinConfig struct {
 }
 
 var (
-	_ sdk.Scorer     = (*Levenshtein)(nil)
-	_ sdk.Configurer = (*Levenshtein)(nil)
+	_ sdk.Scorer     = (*levenshteinScorer)(nil)
+	_ sdk.Configurer = (*levenshteinScorer)(nil)
 )
 
 // NewLevenshtein returns the Levenshtein scorer with its default config.
 // A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It scores 1 - edit distance / length of the longer text, comparing the output
+// with the reference character by character, as autoevals' Levenshtein does; two empty texts
+// score 1.
+//
+// The distance is computed with Myers' bit-parallel algorithm (64 characters per machine
+// word). Beyond alignBudget word steps (both texts longer than about 32,000 characters) it is
+// computed within a band around the diagonal: exact when the texts differ by fewer edits than
+// the band is wide, otherwise an upper bound (so the score is a lower bound), and the result
+// is flagged approximated. The reference is run.expected unless expected_from says otherwise; a run without
+// one is skipped.
 func NewLevenshtein() sdk.Scorer {
-	return &Levenshtein{cfg: levenshteinConfig{ExpectedFrom: "expected"}}
+	return &levenshteinScorer{cfg: levenshteinConfig{ExpectedFrom: "expected"}}
 }
 
 const levenshteinSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -44,14 +46,14 @@ const levenshteinSchema = `{"type": "object", "additionalProperties": false, "pr
 	` + expectedFromSchema + `}}`
 
 // Info describes the scorer.
-func (*Levenshtein) Info() sdk.Info {
+func (*levenshteinScorer) Info() sdk.Info {
 	return describe("levenshtein",
 		"1 - Levenshtein edit distance / length of the longer of output and expected answer. autoevals' Levenshtein.",
 		0.5, levenshteinSchema, `{"ignore_case": false, "expected_from": "expected"}`)
 }
 
 // Configure applies the config.
-func (l *Levenshtein) Configure(raw json.RawMessage) error {
+func (l *levenshteinScorer) Configure(raw json.RawMessage) error {
 	cfg := levenshteinConfig{}
 	if err := decodeConfig("levenshtein", l.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -64,7 +66,7 @@ func (l *Levenshtein) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: normalized edit similarity of output and reference.
-func (l *Levenshtein) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (l *levenshteinScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	want, skip := reference("levenshtein", l.cfg.ExpectedFrom, &call.Run)
 	if skip != nil {
 		return *skip, nil

@@ -12,7 +12,26 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// ListContains measures the overlap of two lists of strings, as autoevals' ListContains
+// listContainsScorer is the scorer NewListContains returns.
+type listContainsScorer struct {
+	cfg listConfig
+}
+
+type listConfig struct {
+	AllowExtraEntities bool   `json:"allow_extra_entities"`
+	Format             string `json:"format"`
+	ExpectedFrom       string `json:"expected_from"`
+}
+
+var (
+	_ sdk.Scorer     = (*listContainsScorer)(nil)
+	_ sdk.Configurer = (*listContainsScorer)(nil)
+)
+
+// NewListContains returns the list overlap scorer with its default config.
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It measures the overlap of two lists of strings, as autoevals' ListContains
 // does: every output item is compared with every expected item by Levenshtein similarity,
 // the best one-to-one pairing is found (linear sum assignment), and the score is the sum of
 // the paired similarities over the length of the longer list (over the expected list's
@@ -31,25 +50,8 @@ import (
 // array; non-string items are compared as their JSON), lines (one item a line, list bullets
 // and numbering removed) or auto (json when the text is a JSON array, else lines, and a
 // single line is split on commas).
-type ListContains struct {
-	cfg listConfig
-}
-
-type listConfig struct {
-	AllowExtraEntities bool   `json:"allow_extra_entities"`
-	Format             string `json:"format"`
-	ExpectedFrom       string `json:"expected_from"`
-}
-
-var (
-	_ sdk.Scorer     = (*ListContains)(nil)
-	_ sdk.Configurer = (*ListContains)(nil)
-)
-
-// NewListContains returns the list overlap scorer with its default config.
-// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewListContains() sdk.Scorer {
-	return &ListContains{cfg: listConfig{Format: "auto", ExpectedFrom: "expected"}}
+	return &listContainsScorer{cfg: listConfig{Format: "auto", ExpectedFrom: "expected"}}
 }
 
 const listSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -58,14 +60,14 @@ const listSchema = `{"type": "object", "additionalProperties": false, "propertie
 	` + expectedFromSchema + `}}`
 
 // Info describes the scorer.
-func (*ListContains) Info() sdk.Info {
+func (*listContainsScorer) Info() sdk.Info {
 	return describe("list_contains",
 		"Overlap of the output list with the expected list: best one-to-one pairing by Levenshtein similarity. autoevals' ListContains.",
 		0.5, listSchema, `{"allow_extra_entities": false, "format": "auto", "expected_from": "expected"}`)
 }
 
 // Configure applies the config.
-func (l *ListContains) Configure(raw json.RawMessage) error {
+func (l *listContainsScorer) Configure(raw json.RawMessage) error {
 	cfg := listConfig{}
 	if err := decodeConfig("list_contains", l.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -83,7 +85,7 @@ func (l *ListContains) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: list overlap of output and reference.
-func (l *ListContains) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (l *listContainsScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	ref, skip := reference("list_contains", l.cfg.ExpectedFrom, &call.Run)
 	if skip != nil {
 		return *skip, nil

@@ -193,14 +193,14 @@ func TestSentimentTokens(t *testing.T) {
 			t.Errorf("sentimentTokens(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	tone := NewTone().(*Tone)
+	tone := NewTone().(*toneScorer)
 	if got := tone.comparative("this is not good"); got != -2.0/4 {
 		t.Errorf("negated comparative = %v, want %v", got, -2.0/4)
 	}
 }
 
 func TestKeywords(t *testing.T) {
-	k := NewKeywordCoverage().(*KeywordCoverage)
+	k := NewKeywordCoverage().(*keywordCoverageScorer)
 	for _, tc := range []struct {
 		in   string
 		want []string

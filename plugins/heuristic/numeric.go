@@ -12,12 +12,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// NumericDiff scores how close the output's number is to the reference's, as autoevals'
-// NumericDiff does: 1 - |expected - output| / (|expected| + |output|), and 1 when both are 0.
-// Both texts must be plain numbers after trimming white space (strconv.ParseFloat syntax).
-// A reference that is absent or not a number skips the run; an output that is not a number
-// scores 0 with the not_a_number flag, since the answer itself is wrong.
-type NumericDiff struct {
+// numericDiffScorer is the scorer NewNumericDiff returns.
+type numericDiffScorer struct {
 	cfg numericConfig
 }
 
@@ -26,26 +22,34 @@ type numericConfig struct {
 }
 
 var (
-	_ sdk.Scorer     = (*NumericDiff)(nil)
-	_ sdk.Configurer = (*NumericDiff)(nil)
+	_ sdk.Scorer     = (*numericDiffScorer)(nil)
+	_ sdk.Configurer = (*numericDiffScorer)(nil)
 )
 
 // NewNumericDiff returns the numeric difference scorer with its default config.
 // A turn whose only output is its tool calls is skipped: there is no text to compare.
-func NewNumericDiff() sdk.Scorer { return &NumericDiff{cfg: numericConfig{ExpectedFrom: "expected"}} }
+//
+// It scores how close the output's number is to the reference's, as autoevals'
+// NumericDiff does: 1 - |expected - output| / (|expected| + |output|), and 1 when both are 0.
+// Both texts must be plain numbers after trimming white space (strconv.ParseFloat syntax).
+// A reference that is absent or not a number skips the run; an output that is not a number
+// scores 0 with the not_a_number flag, since the answer itself is wrong.
+func NewNumericDiff() sdk.Scorer {
+	return &numericDiffScorer{cfg: numericConfig{ExpectedFrom: "expected"}}
+}
 
 const numericSchema = `{"type": "object", "additionalProperties": false, "properties": {
 	` + expectedFromSchema + `}}`
 
 // Info describes the scorer.
-func (*NumericDiff) Info() sdk.Info {
+func (*numericDiffScorer) Info() sdk.Info {
 	return describe("numeric_diff",
 		"1 - |expected - output| / (|expected| + |output|) for numeric output and expected answer. autoevals' NumericDiff.",
 		0.5, numericSchema, `{"expected_from": "expected"}`)
 }
 
 // Configure applies the config.
-func (n *NumericDiff) Configure(raw json.RawMessage) error {
+func (n *numericDiffScorer) Configure(raw json.RawMessage) error {
 	cfg := numericConfig{}
 	if err := decodeConfig("numeric_diff", n.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -58,7 +62,7 @@ func (n *NumericDiff) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: relative difference of output and reference.
-func (n *NumericDiff) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
+func (n *numericDiffScorer) Score(_ context.Context, call sdk.Call) (sdk.Result, error) {
 	ref, skip := reference("numeric_diff", n.cfg.ExpectedFrom, &call.Run)
 	if skip != nil {
 		return *skip, nil

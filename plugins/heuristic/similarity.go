@@ -12,14 +12,8 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// ContentSimilarity compares the input and the output text with the Dice coefficient over
-// character bigrams (the string-similarity algorithm Mastra's content similarity scorer
-// uses): 2 x shared bigrams / (bigrams of the input + bigrams of the output), counting
-// repeated bigrams as often as both sides have them. White space is removed before the
-// bigrams are taken; by default case is ignored and runs of white space collapsed first.
-// Identical texts (including two empty ones) score 1; a text shorter than 2 characters
-// against a different one scores 0.
-type ContentSimilarity struct {
+// contentSimilarityScorer is the scorer NewContentSimilarity returns.
+type contentSimilarityScorer struct {
 	cfg similarityConfig
 	// counts holds *simScratch: zeroed tables for diceRunes and fold buffers, so concurrent
 	// calls each have their own.
@@ -32,14 +26,22 @@ type similarityConfig struct {
 }
 
 var (
-	_ sdk.Scorer     = (*ContentSimilarity)(nil)
-	_ sdk.Configurer = (*ContentSimilarity)(nil)
+	_ sdk.Scorer     = (*contentSimilarityScorer)(nil)
+	_ sdk.Configurer = (*contentSimilarityScorer)(nil)
 )
 
 // NewContentSimilarity returns the content similarity scorer with its default config.
 // A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It compares the input and the output text with the Dice coefficient over
+// character bigrams (the string-similarity algorithm Mastra's content similarity scorer
+// uses): 2 x shared bigrams / (bigrams of the input + bigrams of the output), counting
+// repeated bigrams as often as both sides have them. White space is removed before the
+// bigrams are taken; by default case is ignored and runs of white space collapsed first.
+// Identical texts (including two empty ones) score 1; a text shorter than 2 characters
+// against a different one scores 0.
 func NewContentSimilarity() sdk.Scorer {
-	return &ContentSimilarity{cfg: similarityConfig{IgnoreCase: true, IgnoreWhitespace: true}}
+	return &contentSimilarityScorer{cfg: similarityConfig{IgnoreCase: true, IgnoreWhitespace: true}}
 }
 
 const similaritySchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -47,14 +49,14 @@ const similaritySchema = `{"type": "object", "additionalProperties": false, "pro
 	"ignore_whitespace": {"type": "boolean", "description": "Collapse runs of white space and trim before comparing. Optional. Default is true."}}}`
 
 // Info describes the scorer.
-func (*ContentSimilarity) Info() sdk.Info {
+func (*contentSimilarityScorer) Info() sdk.Info {
 	return describe("content_similarity",
 		"Dice coefficient over character bigrams of the input and the output; 1 for identical text. Mastra's content similarity scorer.",
 		0.5, similaritySchema, `{"ignore_case": true, "ignore_whitespace": true}`)
 }
 
 // Configure applies the config.
-func (s *ContentSimilarity) Configure(raw json.RawMessage) error {
+func (s *contentSimilarityScorer) Configure(raw json.RawMessage) error {
 	cfg := similarityConfig{}
 	if err := decodeConfig("content_similarity", s.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -64,7 +66,7 @@ func (s *ContentSimilarity) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: bigram similarity of input and output.
-func (s *ContentSimilarity) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (s *contentSimilarityScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("content_similarity", &call.Run); ok {
 		return r, nil
 	}

@@ -17,7 +17,30 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Tone measures sentiment consistency, as Mastra's tone scorer does with the sentiment
+// toneScorer is the scorer NewTone returns.
+type toneScorer struct {
+	cfg     toneConfig
+	lexicon map[string]float64
+	words   toneWords // the lexicon and the negators, for the tokenizer's lookups
+}
+
+type toneConfig struct {
+	ReferenceTone string `json:"reference_tone"`
+	CompareInput  bool   `json:"compare_input"`
+}
+
+var (
+	_ sdk.Scorer     = (*toneScorer)(nil)
+	_ sdk.Configurer = (*toneScorer)(nil)
+)
+
+//go:embed tone_lexicon.txt
+var toneLexicon string
+
+// NewTone returns the tone scorer with its default config (stability of the output's tone).
+// A turn whose only output is its tool calls is skipped: there is no text to compare.
+//
+// It measures sentiment consistency, as Mastra's tone scorer does with the sentiment
 // package. A text's sentiment is its comparative score: the sum of its words' valences
 // (sign flipped after a negator such as "not" or "don't") divided by its number of tokens.
 //
@@ -30,27 +53,6 @@ import (
 // (tone_lexicon.txt, about 400 common words), not AFINN, so sentiments differ where a text's
 // sentiment words are missing from one list or rated differently. BENCHMARKS.md reports the
 // agreement.
-type Tone struct {
-	cfg     toneConfig
-	lexicon map[string]float64
-	words   toneWords // the lexicon and the negators, for the tokenizer's lookups
-}
-
-type toneConfig struct {
-	ReferenceTone string `json:"reference_tone"`
-	CompareInput  bool   `json:"compare_input"`
-}
-
-var (
-	_ sdk.Scorer     = (*Tone)(nil)
-	_ sdk.Configurer = (*Tone)(nil)
-)
-
-//go:embed tone_lexicon.txt
-var toneLexicon string
-
-// NewTone returns the tone scorer with its default config (stability of the output's tone).
-// A turn whose only output is its tool calls is skipped: there is no text to compare.
 func NewTone() sdk.Scorer {
 	lex := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(toneLexicon))
@@ -63,7 +65,7 @@ func NewTone() sdk.Scorer {
 			lex[word] = v
 		}
 	}
-	return &Tone{lexicon: lex, words: newToneWords(lex, toneNegators)}
+	return &toneScorer{lexicon: lex, words: newToneWords(lex, toneNegators)}
 }
 
 const toneSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -71,7 +73,7 @@ const toneSchema = `{"type": "object", "additionalProperties": false, "propertie
 	"compare_input": {"type": "boolean", "description": "Use the run's input as the reference tone. Optional. Default is false."}}}`
 
 // Info describes the scorer.
-func (*Tone) Info() sdk.Info {
+func (*toneScorer) Info() sdk.Info {
 	return describe("tone",
 		"Sentiment consistency: closeness of the output's sentiment to a reference tone (reference_tone, or the input "+
 			"with compare_input), else stability of the tone across the output's sentences. Mastra's tone scorer.",
@@ -79,7 +81,7 @@ func (*Tone) Info() sdk.Info {
 }
 
 // Configure applies the config.
-func (t *Tone) Configure(raw json.RawMessage) error {
+func (t *toneScorer) Configure(raw json.RawMessage) error {
 	cfg := toneConfig{}
 	if err := decodeConfig("tone", t.Info().Defaults, raw, &cfg); err != nil {
 		return err
@@ -92,7 +94,7 @@ func (t *Tone) Configure(raw json.RawMessage) error {
 }
 
 // Score grades call.Run: tone consistency of the output.
-func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (t *toneScorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if r, ok := skipToolOnly("tone", &call.Run); ok {
 		return r, nil
 	}
@@ -134,7 +136,7 @@ func (t *Tone) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 
 // comparative is the sentiment package's comparative score of s: the sum of its token
 // valences (negated after a negator) over its number of tokens.
-func (t *Tone) comparative(s string) float64 {
+func (t *toneScorer) comparative(s string) float64 {
 	var one [1]float64
 	scores, _ := t.scan(context.Background(), s, false, one[:0])
 	return scores[0]
@@ -149,7 +151,7 @@ func (t *Tone) comparative(s string) float64 {
 // only its length is counted. A sentence's terminators become spaces at its end, which the
 // tokenizer trims, so a sentence scores as the text before its first terminator; leading
 // terminators are white space before the first sentence.
-func (t *Tone) scan(ctx context.Context, s string, split bool, scores []float64) ([]float64, error) {
+func (t *toneScorer) scan(ctx context.Context, s string, split bool, scores []float64) ([]float64, error) {
 	var tok [toneMaxWord]byte
 	sum, n := 0.0, 0
 	prevNeg := false // the previous token is a negator
