@@ -73,19 +73,19 @@ const configSchema = `{
 
 const defaults = `{"mode": "judge", "context_path": "", "reference_path": "reference_contexts", "threshold": 0.5, "repair": true}`
 
-// Scorer is the context precision scorer.
-type Scorer struct {
+// scorer is the context precision scorer.
+type scorer struct {
 	cfg Config
 }
 
 var (
-	_ sdk.Scorer     = (*Scorer)(nil)
-	_ sdk.Configurer = (*Scorer)(nil)
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
 )
 
 // New returns a context precision scorer with the default config.
 func New() sdk.Scorer {
-	s := &Scorer{}
+	s := &scorer{}
 	if err := json.Unmarshal([]byte(defaults), &s.cfg); err != nil {
 		panic(err) // the defaults are a constant
 	}
@@ -96,10 +96,10 @@ func New() sdk.Scorer {
 // end with their context, and its own work between them is short. A host
 // (host.ContextObserver) then does not count its calls against the few it allows native
 // code that cannot be stopped, which would cap a worker's judge calls at one per core.
-func (*Scorer) ObservesContext() bool { return true }
+func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
-func (s *Scorer) Info() sdk.Info {
+func (s *scorer) Info() sdk.Info {
 	return sdk.Info{
 		Name:         Name,
 		Version:      "1.0.0",
@@ -114,7 +114,7 @@ func (s *Scorer) Info() sdk.Info {
 }
 
 // Configure takes the validated config.
-func (s *Scorer) Configure(raw json.RawMessage) error {
+func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := s.cfg
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
@@ -131,7 +131,7 @@ func (s *Scorer) Configure(raw json.RawMessage) error {
 }
 
 // Score grades the ranking of the run's passages.
-func (s *Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	passages, source, err := s.passages(run)
 	if err != nil {
@@ -241,7 +241,7 @@ func noReference(run *sdk.Run) (sdk.Result, bool) {
 }
 
 // passages returns the passages to grade and names where they came from.
-func (s *Scorer) passages(run *sdk.Run) ([]sdk.Passage, string, error) {
+func (s *scorer) passages(run *sdk.Run) ([]sdk.Passage, string, error) {
 	if s.cfg.ContextPath == "" {
 		return run.Context, "context", nil
 	}
@@ -258,7 +258,7 @@ func (s *Scorer) passages(run *sdk.Run) ([]sdk.Passage, string, error) {
 }
 
 // references returns the reference passages for similarity mode and names their source.
-func (s *Scorer) references(run *sdk.Run) ([]string, string) {
+func (s *scorer) references(run *sdk.Run) ([]string, string) {
 	if s.cfg.ReferencePath != "" {
 		if v, ok := lookup(run.Metadata, s.cfg.ReferencePath); ok {
 			if ps, err := toPassages(v); err == nil && len(ps) > 0 {

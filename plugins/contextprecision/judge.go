@@ -39,7 +39,7 @@ type judgeAnswer struct {
 
 // judgeVerdicts makes the one judge call of Mastra's method, with one repair prompt when the
 // verdicts do not match the passages. A failed result is returned in the second value.
-func (s *Scorer) judgeVerdicts(ctx context.Context, j sdk.Judge, question, reference string, ps []sdk.Passage) ([]bool, sdk.Result) {
+func (s *scorer) judgeVerdicts(ctx context.Context, j sdk.Judge, question, reference string, ps []sdk.Passage) ([]bool, sdk.Result) {
 	var res sdk.Result
 	prompt := judgePrompt(question, reference, ps)
 	attempts := 1

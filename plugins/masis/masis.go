@@ -77,22 +77,22 @@ var dimensions = []sdk.Dimension{
 	{Name: ReasoningQuality, Weight: 0.15, Description: "the reasoning is sound and follows from the evidence"},
 }
 
-// Scorer is the MASIS evaluator. It holds no state and is safe for concurrent use.
-type Scorer struct{}
+// scorer is the MASIS evaluator. It holds no state and is safe for concurrent use.
+type scorer struct{}
 
-var _ sdk.Scorer = (*Scorer)(nil)
+var _ sdk.Scorer = (*scorer)(nil)
 
 // New returns the MASIS evaluator.
-func New() sdk.Scorer { return &Scorer{} }
+func New() sdk.Scorer { return &scorer{} }
 
 // ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
 // end with their context, and its own work between them is short. A host
 // (host.ContextObserver) then does not count its calls against the few it allows native
 // code that cannot be stopped, which would cap a worker's judge calls at one per core.
-func (*Scorer) ObservesContext() bool { return true }
+func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the evaluator.
-func (*Scorer) Info() sdk.Info {
+func (*scorer) Info() sdk.Info {
 	return sdk.Info{
 		Name:       Name,
 		Version:    "1.0.0",
@@ -127,7 +127,7 @@ const (
 
 // Score grades call.Run with one judge call, or with none when the output is empty or an
 // error (see the package documentation).
-func (*Scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+func (*scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if res, ok := unanswered(run); ok {
 		return res, nil

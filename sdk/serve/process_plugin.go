@@ -8,5 +8,5 @@ import "github.com/scorekit/scorekit/internal/pluginrpc"
 // process plugin speaking gRPC: the host starts it, negotiates the protocol version, and
 // calls it until it closes the plugin. Run by hand, it says it is a plugin and exits.
 func Main() {
-	pluginrpc.Serve(Factories(), pluginrpc.ProtocolVersion)
+	pluginrpc.Serve(factories(), pluginrpc.ProtocolVersion)
 }

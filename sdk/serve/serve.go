@@ -51,5 +51,5 @@ func Register(factories ...func() sdk.Scorer) struct{} {
 	return struct{}{}
 }
 
-// Factories returns the registered scorer factories, in registration order.
-func Factories() []func() sdk.Scorer { return scorers }
+// factories returns the registered scorer factories, in registration order.
+func factories() []func() sdk.Scorer { return scorers }
