@@ -40,10 +40,6 @@ type BatchItem struct {
 	Elapsed time.Duration
 }
 
-// ErrRunDeadline is wrapped by the error of a batch's run that ran past the timeout its
-// caller gave ScoreBatch.
-var ErrRunDeadline = errors.New("run deadline")
-
 // ScoreBatch runs the host pipeline on each of runs, as Score does one by one, and
 // returns their results in order. A backend that scores batches (a WASM guest of ABI v2)
 // gets them in one call; any other is called once per run. Either way each run keeps its

@@ -273,7 +273,7 @@ func newPlan(info *sdk.Info) (plan, error) {
 		}
 		seen[d.Name] = true
 		sum += d.Weight
-		if d.Name == Faithfulness {
+		if d.Name == faithfulness {
 			p.faithfulness = true
 		}
 	}
@@ -283,8 +283,8 @@ func newPlan(info *sdk.Info) (plan, error) {
 	return p, nil
 }
 
-// Faithfulness is the dimension the citation-audit clamps apply to.
-const Faithfulness = "faithfulness"
+// faithfulness is the dimension the citation-audit clamps apply to.
+const faithfulness = "faithfulness"
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 

@@ -79,9 +79,6 @@ func (l *Loaded) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ErrNotManifest: a path given to [LoadPlugins] is neither a folder nor a manifest.
-var ErrNotManifest = errors.New("not a plugin manifest")
-
 // LoadPlugins loads the plugins whose manifests are at paths (each a manifest file, or a
 // folder whose *.plugin.json files are read in name order) and registers their scorers in
 // reg, in that order:
@@ -213,7 +210,7 @@ func manifestFiles(paths []string) ([]string, error) {
 			out = append(out, path)
 			continue
 		}
-		found, err := ManifestsIn(path)
+		found, err := manifestsIn(path)
 		if err != nil {
 			return nil, err
 		}

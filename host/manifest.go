@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,10 +89,6 @@ func (l *Limits) fields() [8]struct {
 	}
 }
 
-// ErrOverCeiling is wrapped by [Limits.Within] when a plugin asks for more than the host
-// allows.
-var ErrOverCeiling = errors.New("limit above the host's ceiling")
-
 // Within returns l with every zero field taken from ceil, or an error wrapping
 // [ErrOverCeiling] that names the first field where l asks for more than ceil allows. A
 // zero field of ceil sets no ceiling. A manifest may ask for less than the host allows,
@@ -127,9 +122,6 @@ func (l Limits) Lower(t Limits) Limits {
 	}
 	return out
 }
-
-// ErrHashMismatch: the artifact's sha256 differs from the manifest's.
-var ErrHashMismatch = errors.New("artifact sha256 mismatch")
 
 // ReadManifest reads and checks a manifest file. It does not read the artifact.
 func ReadManifest(path string) (Manifest, error) {
@@ -211,8 +203,8 @@ func (m *Manifest) checkSum(sum [32]byte) error {
 	return nil
 }
 
-// ManifestsIn returns the manifest files in dir, sorted.
-func ManifestsIn(dir string) ([]string, error) {
+// manifestsIn returns the manifest files in dir, sorted.
+func manifestsIn(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*"+ManifestSuffix))
 	if err != nil {
 		return nil, err

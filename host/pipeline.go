@@ -273,9 +273,9 @@ func (s *Scorer) finish(run *sdk.Run, res sdk.Result) sdk.Result {
 	if p.faithfulness && run.CitationAudit != nil {
 		a := *run.CitationAudit
 		res.CitationAudit = &a
-		_, skipped := res.SkippedDimensions[Faithfulness]
-		if f, ok := dims[Faithfulness]; ok && !skipped {
-			dims[Faithfulness] = clamp(&res, &a, f)
+		_, skipped := res.SkippedDimensions[faithfulness]
+		if f, ok := dims[faithfulness]; ok && !skipped {
+			dims[faithfulness] = clamp(&res, &a, f)
 		}
 	}
 	if len(p.dims) > 0 {
@@ -438,7 +438,7 @@ func clamp(res *sdk.Result, a *sdk.CitationAudit, f float64) float64 {
 			continue
 		}
 		to := min(f, c.cap)
-		res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: c.rule, Target: Faithfulness, From: f, To: to})
+		res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: c.rule, Target: faithfulness, From: f, To: to})
 		f = to
 	}
 	return f

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -68,15 +67,15 @@ func checkName(info sdk.Info) error {
 	if !namePattern.MatchString(info.Name) {
 		return fmt.Errorf("register: scorer name %q: want lower case letters, digits, '_' or '-', starting with a letter", info.Name)
 	}
-	if err := CheckABI(info); err != nil {
+	if err := checkABI(info); err != nil {
 		return fmt.Errorf("register %s: %w", info.Name, err)
 	}
 	return nil
 }
 
-// CheckABI checks that a scorer speaks the host's contract version. A missing version (0)
+// checkABI checks that a scorer speaks the host's contract version. A missing version (0)
 // gets a message that says how to declare it; another version wraps [ErrABIMismatch].
-func CheckABI(info sdk.Info) error {
+func checkABI(info sdk.Info) error {
 	switch info.ABIVersion {
 	case sdk.ABIVersion:
 		return nil
@@ -148,17 +147,3 @@ func (r *Registry) Names() []string {
 	sort.Strings(out)
 	return out
 }
-
-// Errors callers branch on.
-var (
-	// ErrUnknownScorer: no scorer is registered under that name.
-	ErrUnknownScorer = errors.New("unknown scorer")
-	// ErrUnavailable: the scorer's plugin failed to load.
-	ErrUnavailable = errors.New("scorer unavailable")
-	// ErrDuplicate: a scorer with that name is registered already.
-	ErrDuplicate = errors.New("scorer already registered")
-	// ErrABIMismatch: the scorer was built for another contract version.
-	ErrABIMismatch = errors.New("ABI version mismatch")
-	// ErrInvalidConfig: the config does not match the scorer's config schema.
-	ErrInvalidConfig = errors.New("invalid config")
-)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/scorekit/scorekit/sdk"
@@ -47,9 +46,6 @@ const (
 	DefaultMaxPassages      = 1000
 	DefaultMaxMetadataDepth = 32
 )
-
-// ErrLimitExceeded is wrapped by the errors of [RunLimits.Check] and [RunLimits.CheckSize].
-var ErrLimitExceeded = errors.New("run over a limit")
 
 // fields lists l's fields with their JSON names and defaults.
 func (l *RunLimits) fields() [5]struct {
@@ -114,17 +110,18 @@ func (l RunLimits) CheckSize(n int64) error {
 	return nil
 }
 
-// ContractDepth is how many levels the run contract's own structure takes above a
+// contractDepth is how many levels the run contract's own structure takes above a
 // free-form value: a tool call's arguments in a conversation sit at
 // conversation[turn{tool_calls[call{function{arguments. [RunLimits.CheckJSON] lets a
 // field other than metadata nest this much deeper than MaxMetadataDepth.
-const ContractDepth = 5
+const contractDepth = 5
 
 // CheckJSON checks a run's JSON before it is decoded: its size against MaxRunBytes, and
 // how deep each of its fields nests: metadata against MaxMetadataDepth ({"metadata":
 // {"a": 1}} is 1 deep, as [RunLimits.Check] counts), any other field (a conversation, a
 // tool call's arguments or result, a field the contract does not name) against
-// MaxMetadataDepth + [ContractDepth]. Zero fields take the defaults. The error wraps
+// MaxMetadataDepth + 5, the levels the contract's own structure takes above a free-form
+// value (contractDepth). Zero fields take the defaults. The error wraps
 // [ErrLimitExceeded] and names the field and the setting.
 //
 // It reads raw once, without decoding it: it stops at the first level past a limit and
@@ -145,11 +142,11 @@ func (l RunLimits) CheckJSON(raw []byte) error {
 		return l.exceeded("metadata", fmt.Sprintf("nests %d or more levels deep", depth), "max_metadata_depth", limit, false)
 	}
 	return fmt.Errorf("%w: %q nests %d or more levels deep, above the limit of %d (run_limits.max_metadata_depth, %d, plus the %d levels the run contract takes); "+
-		"shorten it, or raise the limit in the config or the tenant's policy", ErrLimitExceeded, field, depth, limit, l.MaxMetadataDepth, ContractDepth)
+		"shorten it, or raise the limit in the config or the tenant's policy", ErrLimitExceeded, field, depth, limit, l.MaxMetadataDepth, contractDepth)
 }
 
 // jsonNesting scans the JSON object raw for the first member whose value nests deeper
-// than its limit (metadata's maxMeta, any other's maxMeta+ContractDepth) and returns its
+// than its limit (metadata's maxMeta, any other's maxMeta+contractDepth) and returns its
 // name, the depth it reached and the limit; field is "" when none does. A value's depth
 // counts its objects and arrays: 1 for {"a": 1}, 0 for a string.
 func jsonNesting(raw []byte, maxMeta int) (field string, depth, limit int) {
@@ -191,7 +188,7 @@ func jsonNesting(raw []byte, maxMeta int) (field string, depth, limit int) {
 				name = raw[i] == '{'
 				continue
 			}
-			limit = maxMeta + ContractDepth
+			limit = maxMeta + contractDepth
 			if string(member) == "metadata" {
 				limit = maxMeta
 			}

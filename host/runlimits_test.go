@@ -173,7 +173,7 @@ func nested(n int, v string) string {
 }
 
 // TestRunLimitsCheckJSON holds the check before decoding in allowed/denied pairs: metadata
-// to max_metadata_depth, any other field to ContractDepth more, the size to max_run_bytes.
+// to max_metadata_depth, any other field to contractDepth more, the size to max_run_bytes.
 func TestRunLimitsCheckJSON(t *testing.T) {
 	l := RunLimits{MaxMetadataDepth: 3, MaxRunBytes: 1 << 10}
 	cases := []struct {

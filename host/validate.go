@@ -22,10 +22,6 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// ErrInvalidInfo is wrapped by the errors of [DecodeInfo] and by Open when a scorer's Info
-// cannot be honoured (an empty range, negative weights).
-var ErrInvalidInfo = errors.New("invalid scorer info")
-
 // ValidationError says why a JSON document does not match its schema. Its message names
 // the document, the place in it and what is wrong:
 //
