@@ -31,7 +31,7 @@ const maxBatchBytes = 1 << 20
 // batchState is what the result import needs of the batch in progress. The fields the
 // timer reads (start, expired, timer) are guarded by the instance's mu.
 type batchState struct {
-	b     *Backend
+	b     *backend
 	inst  *instance
 	items []host.BatchItem
 	// next is the run in progress: the results before it are settled.
@@ -51,14 +51,14 @@ type batchState struct {
 
 // ObservesContext reports true: a guest is stopped at its context's end by the host's
 // checks, so the host calls it on the caller's goroutine (host.ContextObserver).
-func (b *Backend) ObservesContext() bool { return true }
+func (b *backend) ObservesContext() bool { return true }
 
-var _ host.BatchBackend = (*Backend)(nil)
+var _ host.BatchBackend = (*backend)(nil)
 
 // ScoreBatch scores items in order (host.BatchBackend). A v2 guest gets them in batches,
 // a v1 guest one call each; either way each run is bounded by timeout (from its start)
 // and by limits.timeout_ms, and fails alone.
-func (b *Backend) ScoreBatch(ctx context.Context, items []host.BatchItem, timeout time.Duration) {
+func (b *backend) ScoreBatch(ctx context.Context, items []host.BatchItem, timeout time.Duration) {
 	limit, hostBound := b.pool.timeout(), false
 	if timeout > 0 && timeout <= limit {
 		limit, hostBound = timeout, true
@@ -92,7 +92,7 @@ func (b *Backend) ScoreBatch(ctx context.Context, items []host.BatchItem, timeou
 // returns how many it settled (at least one). limit bounds each run (0: ctx alone, for a
 // batch of one), hostBound says the limit is the caller's timeout rather than the
 // scorer's limits.timeout_ms.
-func (b *Backend) batch(ctx context.Context, items []host.BatchItem, limit time.Duration, hostBound bool) int {
+func (b *backend) batch(ctx context.Context, items []host.BatchItem, limit time.Duration, hostBound bool) int {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if limit > 0 {
 		actx, cancel = context.WithTimeout(ctx, limit)
@@ -155,7 +155,7 @@ func (b *Backend) batch(ctx context.Context, items []host.BatchItem, limit time.
 
 // callBatch calls the guest's batch export on items, already encoded in inst.payload,
 // and returns how many runs it settled and whether the instance may be kept.
-func (b *Backend) callBatch(ctx context.Context, inst *instance, items []host.BatchItem, limit time.Duration, hostBound bool) (settled int, keep bool) {
+func (b *backend) callBatch(ctx context.Context, inst *instance, items []host.BatchItem, limit time.Duration, hostBound bool) (settled int, keep bool) {
 	bs := &inst.bs
 	*bs = batchState{b: b, inst: inst, items: items, start: time.Now()}
 	if len(items) > 1 {

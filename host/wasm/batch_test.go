@@ -220,7 +220,7 @@ func TestBatchV1Guest(t *testing.T) {
 	}
 	runs := []sdk.Run{{Output: "It is PARIS.", Expected: "Paris"}, {Output: "Lyon", Expected: "Paris"}, {Output: "x"},
 		{Output: "caf\u00e9 \"x\"", Expected: "\"X\""}, {Output: "no", Expected: "yes", Metadata: map[string]any{"output": "yes"}}}
-	batch := func(b *Backend) []string {
+	batch := func(b *backend) []string {
 		items := make([]host.BatchItem, len(runs))
 		for i := range runs {
 			items[i].Run = &runs[i]

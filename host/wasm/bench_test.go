@@ -114,7 +114,7 @@ func cpuTime() time.Duration {
 func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
 	e := newEngine(b, nil)
-	be := openPrescreen(b, e).(*Backend)
+	be := openPrescreen(b, e).(*backend)
 	var mem int
 	for b.Loop() {
 		inst, err := be.newInstance(ctx)
@@ -189,7 +189,7 @@ func BenchmarkSmallCall(b *testing.B) {
 	e := newEngine(b, nil)
 	guests := []struct {
 		name string
-		be   *Backend
+		be   *backend
 	}{
 		{"go", open(b, e, goGuest(b, "goguest", goGuestPkg), host.Limits{}, "tester", "bench")},
 		{"c", open(b, e, cGuest(b), host.Limits{}, "c_contains", "bench")},

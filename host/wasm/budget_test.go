@@ -76,7 +76,7 @@ func TestMemoryBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEngineWith(t, Options{MemoryBudgetBytes: tt.budget})
-			backends := make([]*Backend, tenants)
+			backends := make([]*backend, tenants)
 			for i, p := range paths {
 				backends[i] = open(t, e, p, host.Limits{MemoryMiB: 4}, "ok", fmt.Sprintf("tenant-%d", i))
 			}

@@ -67,7 +67,7 @@ func BenchmarkCorpus(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		be := wb.(*Backend)
+		be := wb.(*backend)
 		start := float64(be.Stats().MemoryBytes) / (1 << 20)
 		pass := func(bk host.Backend) func() error {
 			return func() error {

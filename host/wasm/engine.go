@@ -121,16 +121,6 @@ type Engine struct {
 	closed bool
 }
 
-// Errors callers branch on. Load errors wrap them and say what fixes the problem.
-var (
-	// ErrForbiddenImport: the module imports something the sandbox does not grant.
-	ErrForbiddenImport = errors.New("forbidden import")
-	// ErrMissingExport: the module lacks an export ABI v1 requires.
-	ErrMissingExport = errors.New("missing export")
-	// ErrClosed: the engine, plugin or backend was closed.
-	ErrClosed = errors.New("closed")
-)
-
 // NewEngine returns an engine whose compiled code is cached in opts.CacheDir.
 func NewEngine(_ context.Context, opts Options) (*Engine, error) {
 	if opts.Logger == nil {

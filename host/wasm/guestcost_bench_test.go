@@ -46,14 +46,14 @@ func abCorpus(b *testing.B, base, variant abSide) {
 	var total [2]float64
 	for _, f := range heuristic.Factories() {
 		name := f().Info().Name
-		var backends [2]*Backend
+		var backends [2]*backend
 		for i, ps := range sides {
 			be, err := ps[name].Open(ctx, host.Tenant{Name: "bench"}, ps[name].Info().Defaults)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close(ctx)
-			backends[i] = be.(*Backend)
+			backends[i] = be.(*backend)
 		}
 		b.Run(name, func(b *testing.B) {
 			var cpu [2]float64

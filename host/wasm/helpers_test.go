@@ -159,7 +159,7 @@ func newEngineWith(t testing.TB, opts Options) *Engine {
 }
 
 // open loads the artifact at path and opens its scorer called scorer for tenant.
-func open(t testing.TB, e *Engine, path string, limits host.Limits, scorer, tenant string) *Backend {
+func open(t testing.TB, e *Engine, path string, limits host.Limits, scorer, tenant string) *backend {
 	t.Helper()
 	ps, err := e.Load(context.Background(), manifestFor(t, path, limits))
 	if err != nil {
@@ -172,7 +172,7 @@ func open(t testing.TB, e *Engine, path string, limits host.Limits, scorer, tena
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { b.Close(context.Background()) })
-			return b.(*Backend)
+			return b.(*backend)
 		}
 	}
 	t.Fatalf("%s carries no scorer %q", path, scorer)

@@ -51,9 +51,6 @@ const (
 	straightLine = 1000
 )
 
-// ErrReservedExport: the module exports a name the host reserves for itself.
-var ErrReservedExport = errors.New("reserved export")
-
 // errUnsupportedInstruction is wrapped when a body holds an instruction outside
 // WebAssembly 2.0 (the features wazero enables by default); wazero would refuse it too.
 var errUnsupportedInstruction = errors.New("instruction outside WebAssembly 2.0")

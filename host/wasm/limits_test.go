@@ -65,13 +65,13 @@ func TestTenantLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	tester := byName(t, ps, "tester")
-	openFor := func(tn host.Tenant) *Backend {
+	openFor := func(tn host.Tenant) *backend {
 		b, err := tester.Open(context.Background(), tn, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close(context.Background()) })
-		return b.(*Backend)
+		return b.(*backend)
 	}
 	small := openFor(host.Tenant{Name: "small", Limits: host.Limits{MemoryMiB: 24}})
 	hasty := openFor(host.Tenant{Name: "hasty", Limits: host.Limits{TimeoutMS: 200}})

@@ -49,7 +49,7 @@ func (p *plugin) Open(ctx context.Context, t host.Tenant, config json.RawMessage
 	if err != nil {
 		return nil, fmt.Errorf("open %s for tenant %q: %w", p.info.Name, tenant, err)
 	}
-	b := &Backend{
+	b := &backend{
 		p:      p,
 		pool:   pl,
 		config: string(config),
@@ -154,9 +154,9 @@ func (pl *pool) forget(inst *instance) {
 	pl.a.budget.drop(inst)
 }
 
-// Backend is one tenant's configured scorer. It draws instances from the tenant's pool
+// backend is one tenant's configured scorer. It draws instances from the tenant's pool
 // for the scorer's artifact; each instance serves one call at a time.
-type Backend struct {
+type backend struct {
 	p      *plugin
 	pool   *pool
 	config string
@@ -166,7 +166,7 @@ type Backend struct {
 	closed bool
 }
 
-var _ host.Backend = (*Backend)(nil)
+var _ host.Backend = (*backend)(nil)
 
 // PoolStats counts what a pool (one tenant's instances of one artifact) did.
 type PoolStats struct {
@@ -184,7 +184,7 @@ type PoolStats struct {
 }
 
 // Stats returns the counters of the backend's pool.
-func (b *Backend) Stats() PoolStats {
+func (b *backend) Stats() PoolStats {
 	pl := b.pool
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -196,7 +196,7 @@ func (b *Backend) Stats() PoolStats {
 // Score runs the guest on run under the pool's deadline (or ctx's, if earlier). A trap,
 // deadline or invalid reply is returned as an *sdk.Error with its code, and the instance
 // that produced it is discarded.
-func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
+func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.pool.timeout())
 	defer cancel()
 	if b.p.a.batch {
@@ -226,7 +226,7 @@ func (b *Backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 	return res, err
 }
 
-func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judge sdk.Judge) (res sdk.Result, keep bool, err error) {
+func (b *backend) call(ctx context.Context, inst *instance, payload []byte, judge sdk.Judge) (res sdk.Result, keep bool, err error) {
 	inst.calls++
 	inst.state.judge, inst.state.info, inst.state.tenant = judge, &b.p.info, b.pool.key.tenant
 	defer func() { inst.state.judge = nil; b.flushOutput(ctx, inst) }()
@@ -251,7 +251,7 @@ func (b *Backend) call(ctx context.Context, inst *instance, payload []byte, judg
 // decode reads and checks the result packed in v, reporting whether the instance may be
 // kept: a reply over the size limit, outside memory or undecodable discards it; a
 // well-formed but invalid result is the scorer's failure alone.
-func (b *Backend) decode(inst *instance, v uint64) (res sdk.Result, keep bool, err error) {
+func (b *backend) decode(inst *instance, v uint64) (res sdk.Result, keep bool, err error) {
 	view, err := inst.reply(v, b.pool.limits.MaxResultBytes)
 	if err != nil {
 		return res, false, err
@@ -292,7 +292,7 @@ func (inst *instance) failure(err error, output string) *sdk.Error {
 
 // fail describes a failed guest call for the caller (inst.failure, with the scorer named
 // on a timeout).
-func (b *Backend) fail(inst *instance, err error) error {
+func (b *backend) fail(inst *instance, err error) error {
 	kept, _ := inst.out.take()
 	e := inst.failure(err, kept)
 	if e.Code == sdk.CodeTimeout {
@@ -302,7 +302,7 @@ func (b *Backend) fail(inst *instance, err error) error {
 }
 
 // flushOutput logs what the guest wrote to stdout/stderr during the call, capped.
-func (b *Backend) flushOutput(ctx context.Context, inst *instance) {
+func (b *backend) flushOutput(ctx context.Context, inst *instance) {
 	kept, total := inst.out.take()
 	if total == 0 {
 		return
@@ -317,7 +317,7 @@ func (b *Backend) flushOutput(ctx context.Context, inst *instance) {
 // acquire takes a slot of the pool and an instance configured for this backend's scorer
 // and config: an idle one that serves them already, else an idle one that has not served
 // this scorer (configured now), else a new one.
-func (b *Backend) acquire(ctx context.Context) (*instance, error) {
+func (b *backend) acquire(ctx context.Context) (*instance, error) {
 	pl := b.pool
 	select {
 	case pl.slots <- struct{}{}:
@@ -362,7 +362,7 @@ func (b *Backend) acquire(ctx context.Context) (*instance, error) {
 
 // take picks an idle instance for the backend (nil: make one) and, when every idle
 // instance serves this scorer with another config, one to discard to make room.
-func (b *Backend) take() (inst, stale *instance, err error) {
+func (b *backend) take() (inst, stale *instance, err error) {
 	pl := b.pool
 	b.mu.Lock()
 	closed := b.closed
@@ -400,7 +400,7 @@ func (b *Backend) take() (inst, stale *instance, err error) {
 
 // configure configures inst for the backend's scorer; a config the scorer rejects is an
 // invalid config, anything else is the guest's failure.
-func (b *Backend) configure(ctx context.Context, inst *instance) error {
+func (b *backend) configure(ctx context.Context, inst *instance) error {
 	err := inst.configureWith(ctx, b.p.index, []byte(b.config))
 	if err == nil {
 		return nil
@@ -411,7 +411,7 @@ func (b *Backend) configure(ctx context.Context, inst *instance) error {
 	return fmt.Errorf("configure %s: %w", b.p.info.Name, b.fail(inst, err))
 }
 
-func (b *Backend) newInstance(ctx context.Context) (*instance, error) {
+func (b *backend) newInstance(ctx context.Context) (*instance, error) {
 	pl := b.pool
 	// Room for the new instance's initial memory and its call stack's bound; what its
 	// memory grows to is counted after each call.
@@ -441,7 +441,7 @@ func (pl *pool) discard(ctx context.Context, inst *instance) {
 // release returns inst to the pool, or closes it after a failure or an interrupt, after
 // limits.max_calls calls, when its memory grew past three quarters of its limit, or when
 // the pool closed.
-func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
+func (b *backend) release(ctx context.Context, inst *instance, keep bool) {
 	pl := b.pool
 	mem := inst.memoryBytes()
 	inst.lin.unhold()
@@ -468,7 +468,7 @@ func (b *Backend) release(ctx context.Context, inst *instance, keep bool) {
 
 // Close releases the backend. The pool's idle instances close with its last backend;
 // instances in use close when their call returns.
-func (b *Backend) Close(ctx context.Context) error {
+func (b *backend) Close(ctx context.Context) error {
 	b.mu.Lock()
 	closed := b.closed
 	b.closed = true

@@ -17,7 +17,7 @@ import (
 const goGuestPkg = "./testdata/goguest"
 
 // score runs one call and returns the result or the *sdk.Error the backend returned.
-func score(t *testing.T, b *Backend, input string, judge sdk.Judge) (sdk.Result, *sdk.Error) {
+func score(t *testing.T, b *backend, input string, judge sdk.Judge) (sdk.Result, *sdk.Error) {
 	t.Helper()
 	res, err := b.Score(context.Background(), &sdk.Run{Input: input, Output: "one two three"}, judge)
 	if err == nil {

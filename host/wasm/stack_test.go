@@ -105,7 +105,7 @@ func TestStackLimit(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer hb.Close(context.Background())
-					b := hb.(*Backend)
+					b := hb.(*backend)
 					res, se := score(t, b, "", nil)
 					if !c.fits {
 						wantCode(t, se, sdk.CodeLimitExceeded, fmt.Sprintf("call stack limit of %d KiB", tt.kib))

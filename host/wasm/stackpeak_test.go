@@ -63,7 +63,7 @@ func TestStackPeak(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := hb.(*Backend)
+			b := hb.(*backend)
 			for i := range runs {
 				r := runs[i]
 				if p.Info().Name == "tester" {

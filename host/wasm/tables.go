@@ -35,9 +35,6 @@ const (
 	secElement = 9
 )
 
-// ErrTooLarge: the module declares more than an instance may hold.
-var ErrTooLarge = errors.New("module too large for its limits")
-
 // tableBytes is the host memory n table entries take in wazero (a uintptr each).
 func tableBytes(n int) int { return n * 8 }
 

@@ -51,17 +51,6 @@ type VetOptions struct {
 // much less.
 const DefaultMaxModuleBytes = 32 << 20
 
-// Errors Vet's callers branch on.
-var (
-	// ErrRefused: the module is refused; the message says why and what fixes it, names
-	// no host path, and may be shown to whoever uploaded the module. Any other error
-	// from Vet is the host's (a child that could not start, a cache that cannot be
-	// written) and is for the operator's log.
-	ErrRefused = errors.New("module refused")
-	// ErrUploadTooLarge: the module is over VetOptions.MaxBytes (wrapped with ErrRefused).
-	ErrUploadTooLarge = errors.New("upload too large")
-)
-
 // vetEnv carries a vetRequest to the child process Vet starts; VetChild, called first in
 // the program's main, sees it and runs the child's part instead of the program.
 const vetEnv = "SCOREKIT_WASM_VET"
