@@ -79,9 +79,9 @@ func (b *backend) Score(ctx context.Context, run *sdk.Run, judge sdk.Judge) (sdk
 	if err != nil {
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeInvalidRun, Message: "encode run: " + err.Error()}
 	}
-	if max := b.sp.a.maxRun; len(runJSON) > max {
+	if max := b.sp.a.maxCall; len(runJSON) > max {
 		return sdk.Result{}, &sdk.Error{Code: sdk.CodeLimitExceeded, Message: fmt.Sprintf(
-			"%s: the run is %d bytes encoded, over the host's limit of %d for process plugins (process.Options.MaxRunBytes)", name, len(runJSON), max)}
+			"%s: the run is %d bytes encoded, over the host's limit of %d for process plugins (process.Options.MaxCallBytes)", name, len(runJSON), max)}
 	}
 	pr, err := b.pool.acquire(ctx)
 	if err != nil {

@@ -59,7 +59,7 @@ const (
 // maxRecv is the largest message the host accepts from a plugin under lim: a result, or a
 // judge request (whose prompts may quote the run).
 func (a *artifact) maxRecv(lim host.Limits) int {
-	return max(lim.MaxResultBytes, a.maxRun)
+	return max(lim.MaxResultBytes, a.maxCall)
 }
 
 // start starts the artifact under lim and connects to it. The artifact's sha256 is checked
@@ -102,7 +102,7 @@ func (a *artifact) start(lim host.Limits, log *slog.Logger) (*proc, error) {
 		Logger:           hclogFor(log),
 		SyncStdout:       &lineWriter{log: log, stream: "stdout", out: out},
 		SyncStderr:       &lineWriter{log: log, stream: "stderr", out: out},
-		GRPCDialOptions:  pluginrpc.DialOptions(a.maxRun, a.maxRecv(lim)),
+		GRPCDialOptions:  pluginrpc.DialOptions(a.maxCall, a.maxRecv(lim)),
 	})
 	pr := &proc{client: client, r: r, out: out, log: log, recv: a.maxRecv(lim), instances: map[*backend]uint64{}}
 	rpc, err := client.Client()

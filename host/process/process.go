@@ -45,7 +45,7 @@
 //   - A call that misses its deadline kills its process group (SIGKILL): the plugin may be
 //     spinning and a graceful shutdown would wait. The call fails at its deadline; the
 //     pool slot returns once the process is gone, and the next call starts a fresh one.
-//   - Messages are capped both ways at the host's limits (Options.MaxRunBytes, the result
+//   - Messages are capped both ways at the host's limits (Options.MaxCallBytes, the result
 //     limit): a plugin cannot make the host buffer a 50 MB answer.
 package process
 
@@ -84,9 +84,9 @@ type Options struct {
 	// naming the ceiling), and a tenant's limits lower them further at Open. Optional.
 	// Zero fields take DefaultLimits().
 	Limits host.Limits
-	// MaxRunBytes caps the encoded run the host sends in one call; a larger run fails with
-	// limit_exceeded before it reaches the plugin. Optional. Default is DefaultMaxRunBytes.
-	MaxRunBytes int
+	// MaxCallBytes caps the encoded run the host sends in one call; a larger run fails with
+	// limit_exceeded before it reaches the plugin. Optional. Default is DefaultMaxCallBytes.
+	MaxCallBytes int
 	// Confine says how far plugins are confined. Optional. Default is ConfineAuto.
 	Confine Confinement
 	// Bwrap is the bubblewrap executable. Optional. Default is "bwrap" looked up in PATH.
@@ -115,9 +115,10 @@ const DefaultMaxProcessesTotal = 4096
 // DefaultStartTimeout is the start timeout when Options.StartTimeout is zero.
 const DefaultStartTimeout = 10 * time.Second
 
-// DefaultMaxRunBytes is the largest encoded run sent to a plugin when Options.MaxRunBytes
-// is zero: above the 8 MiB `scorekit serve` accepts in a request.
-const DefaultMaxRunBytes = 16 << 20
+// DefaultMaxCallBytes is the largest encoded run sent to a plugin in one call when
+// Options.MaxCallBytes is zero: a transport cap above host.DefaultMaxRunBytes (8 MiB), so a
+// run the host's run limits accept is never refused here.
+const DefaultMaxCallBytes = 16 << 20
 
 // DefaultLimits are the host's ceilings for process plugins when Options.Limits leaves a
 // field zero; a manifest that asks for nothing runs under them.
@@ -156,7 +157,7 @@ type artifact struct {
 	conf    confinement
 	sandbox Sandbox
 	lim     host.Limits // the manifest's limits within the host's ceilings
-	maxRun  int
+	maxCall int
 	opts    Options
 	log     *slog.Logger
 	// session: the plugin offers the Session stream and Options.Unary is false.
@@ -182,8 +183,8 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	if opts.MaxRunBytes <= 0 {
-		opts.MaxRunBytes = DefaultMaxRunBytes
+	if opts.MaxCallBytes <= 0 {
+		opts.MaxCallBytes = DefaultMaxCallBytes
 	}
 	if opts.MaxProcesses <= 0 {
 		opts.MaxProcesses = DefaultMaxProcesses
@@ -212,7 +213,7 @@ func Load(ctx context.Context, m host.Manifest, opts Options) ([]host.Plugin, er
 	}
 	conf := probeConfinement(opts.Confine, opts.Bwrap, opts.NoCgroups)
 	a := &artifact{
-		m: m, exe: exe, reads: reads, conf: conf, sandbox: conf.sandbox(lim.MemoryMiB, opts.MaxProcesses, opts.MaxProcessesTotal), lim: lim, maxRun: opts.MaxRunBytes,
+		m: m, exe: exe, reads: reads, conf: conf, sandbox: conf.sandbox(lim.MemoryMiB, opts.MaxProcesses, opts.MaxProcessesTotal), lim: lim, maxCall: opts.MaxCallBytes,
 		opts: opts, log: opts.Logger.With("plugin", m.Name), pools: map[poolKey]*pool{},
 	}
 	if opts.Confine == ConfineRequired {

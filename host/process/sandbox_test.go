@@ -482,10 +482,10 @@ func TestCPULimit(t *testing.T) {
 
 // TestMessageLimits: a result over max_result_bytes (50 MB) is limit_exceeded and never
 // buffered whole; one under it passes. A run over gRPC's default 4 MiB reaches the plugin;
-// one over the host's MaxRunBytes does not.
+// one over the host's MaxCallBytes does not.
 func TestMessageLimits(t *testing.T) {
 	forTransports(t, func(t *testing.T, opts Options) {
-		opts.MaxRunBytes = 8 << 20
+		opts.MaxCallBytes = 8 << 20
 		b := open(t, loadProbesWith(t, testManifest(t, "serve"), opts)["probe"], "")
 		t.Run("result allowed", func(t *testing.T) {
 			if got := mustScore(t, b, "big:102400"); len(got) != 102400 {
@@ -509,8 +509,8 @@ func TestMessageLimits(t *testing.T) {
 		})
 		t.Run("run denied", func(t *testing.T) {
 			_, err := b.Score(context.Background(), &sdk.Run{Input: "q", Output: strings.Repeat("y", 9<<20)}, nil)
-			if codeOf(err) != sdk.CodeLimitExceeded || !strings.Contains(err.Error(), "MaxRunBytes") {
-				t.Fatalf("a 9 MiB run: err = %v, want limit_exceeded naming MaxRunBytes", err)
+			if codeOf(err) != sdk.CodeLimitExceeded || !strings.Contains(err.Error(), "MaxCallBytes") {
+				t.Fatalf("a 9 MiB run: err = %v, want limit_exceeded naming MaxCallBytes", err)
 			}
 		})
 	})

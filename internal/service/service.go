@@ -75,7 +75,7 @@ func (e *Error) Unwrap() error { return e.kind }
 // Defaults of Config.
 const (
 	DefaultMaxRunsPerEvaluation = 10000
-	DefaultMaxRunBytes          = 1 << 20
+	DefaultTenantMaxRunBytes    = 1 << 20
 	// An arrival evaluation takes an agent's arriving runs until it has
 	// DefaultArrivalMaxRuns of them or is DefaultArrivalMaxAge old (RATIONALE.md,
 	// "Arrivals coalesced").
@@ -110,8 +110,9 @@ type Config struct {
 	// MaxRunsPerEvaluation caps an evaluation's limit unless the tenant's policy sets
 	// its own. Optional. Default is DefaultMaxRunsPerEvaluation.
 	MaxRunsPerEvaluation int
-	// MaxRunBytes caps one run's JSON unless the tenant's policy sets its own. Optional.
-	// Default is DefaultMaxRunBytes.
+	// MaxRunBytes caps one run's JSON at import unless the tenant's policy sets its own
+	// (the host's run limits, host.DefaultMaxRunBytes, still apply beneath it). Optional.
+	// Default is DefaultTenantMaxRunBytes.
 	MaxRunBytes int
 	// DefaultScorers are evaluated when a request names none and the agent has no
 	// policy. Optional. Default is prescreen.
@@ -191,7 +192,7 @@ func Open(ctx context.Context, c Config) (*Service, error) {
 		c.MaxRunsPerEvaluation = DefaultMaxRunsPerEvaluation
 	}
 	if c.MaxRunBytes <= 0 {
-		c.MaxRunBytes = DefaultMaxRunBytes
+		c.MaxRunBytes = DefaultTenantMaxRunBytes
 	}
 	if c.ArrivalMaxRuns <= 0 {
 		c.ArrivalMaxRuns = DefaultArrivalMaxRuns
