@@ -46,20 +46,3 @@ func shortAnswer(t *screenText) bool {
 
 // noticeRunes is the longest output read as a product notice.
 const noticeRunes = 200
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
-
-// fnv64 is the 64-bit FNV-1a hash of s.
-func fnv64(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
