@@ -55,7 +55,7 @@ func rated(ratings []string, missing ...string) string {
 		Reason    string `json:"reason"`
 	}
 	out := struct {
-		Passages []p     `json:"passages"`
+		Passages []p      `json:"passages"`
 		Missing  []string `json:"missing"`
 	}{Missing: append([]string{}, missing...)}
 	for _, r := range ratings {
