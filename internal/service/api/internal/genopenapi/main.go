@@ -1,5 +1,5 @@
 // Command genopenapi writes the evaluation service's OpenAPI document (openapi.json at the
-// repository's root) from the API's Go types: go generate ./service/api.
+// repository's root) from the API's Go types: go generate ./internal/service/api.
 package main
 
 import (
