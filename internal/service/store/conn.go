@@ -51,47 +51,6 @@ type sqlConn interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-// numbered rewrites PostgreSQL's $N placeholders for SQLite. When they run $1, $2, ... in
-// order, each once (the batch inserts), they become plain ?: SQLite finds a named or
-// numbered parameter by scanning a list of those seen so far, which makes a 3,000-parameter
-// insert quadratic to prepare and to bind. Otherwise $N becomes ?N, the same argument.
-func numbered(q string) string {
-	if !strings.Contains(q, "$") {
-		return q
-	}
-	b := []byte(q)
-	sequential, next := true, 1
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] != '$' || b[i+1] < '0' || b[i+1] > '9' {
-			continue
-		}
-		b[i] = '?'
-		j := i + 1
-		n := 0
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			n = n*10 + int(b[j]-'0')
-			j++
-		}
-		if n != next {
-			sequential = false
-		}
-		next++
-	}
-	if !sequential {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		out = append(out, b[i])
-		if b[i] == '?' {
-			for i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '9' {
-				i++
-			}
-		}
-	}
-	return string(out)
-}
-
 // sqlQuerier runs statements on a pool or a transaction (SQLite). Its connections keep
 // the statements they run (cachingConn), so it prepares nothing itself.
 type sqlQuerier struct {
@@ -102,7 +61,6 @@ type sqlQuerier struct {
 }
 
 func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	q = numbered(q)
 	r, err := s.c.ExecContext(ctx, q, cleanArgs(args)...)
 	if err != nil {
 		return 0, err
@@ -111,7 +69,6 @@ func (s sqlQuerier) exec(ctx context.Context, q string, args ...any) (int64, err
 }
 
 func (s sqlQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
-	q = numbered(q)
 	c := s.c
 	if s.read != nil && strings.HasPrefix(q, "SELECT ") {
 		c = s.read

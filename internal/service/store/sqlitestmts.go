@@ -15,6 +15,10 @@ import (
 // parsing it). Every SQLite connection of the store therefore keeps the statements it
 // runs, by text, as pgx does on PostgreSQL: a statement run again is bound and stepped,
 // not parsed again, in a transaction or not.
+//
+// The store's queries are written with PostgreSQL's $N placeholders. A connection
+// rewrites them for SQLite (numbered) when it prepares a statement, keeping it under the
+// text it was given: a statement run again is neither parsed nor rewritten again.
 
 // sqliteConnector opens SQLite connections that keep their statements (cachingConn).
 type sqliteConnector struct{ inner driver.Connector }
@@ -83,10 +87,10 @@ func (c *cachingConn) stmt(ctx context.Context, query string) (*connStmt, bool, 
 			c.lru.MoveToFront(el)
 			return cs, true, nil
 		}
-		st, err := c.PrepareContext(ctx, query)
+		st, err := c.PrepareContext(ctx, numbered(query))
 		return &connStmt{query: query, st: st}, false, err
 	}
-	st, err := c.PrepareContext(ctx, query)
+	st, err := c.PrepareContext(ctx, numbered(query))
 	if err != nil {
 		return nil, false, err
 	}
@@ -158,4 +162,51 @@ func (r *connRows) Close() error {
 		}
 	}
 	return err
+}
+
+// numbered rewrites PostgreSQL's $N placeholders for SQLite. When they run $1, $2, ... in
+// order, each once (the batch inserts), they become plain ?: SQLite finds a named or
+// numbered parameter by scanning a list of those seen so far, which makes a 3,000-parameter
+// insert quadratic to prepare and to bind. Otherwise $N becomes ?N, the same argument. A
+// text without $N (River's, which number theirs ?N, and JSON paths such as '$.id') is
+// returned as it is.
+func numbered(q string) string {
+	var (
+		found      bool
+		sequential = true
+		next       = 1
+	)
+	for i := 0; i+1 < len(q); i++ {
+		if q[i] != '$' || q[i+1] < '0' || q[i+1] > '9' {
+			continue
+		}
+		found = true
+		n := 0
+		for i++; i < len(q) && q[i] >= '0' && q[i] <= '9'; i++ {
+			n = n*10 + int(q[i]-'0')
+		}
+		i--
+		if n != next {
+			sequential = false
+		}
+		next++
+	}
+	if !found {
+		return q
+	}
+	out := make([]byte, 0, len(q))
+	for i := 0; i < len(q); i++ {
+		if q[i] != '$' || i+1 == len(q) || q[i+1] < '0' || q[i+1] > '9' {
+			out = append(out, q[i])
+			continue
+		}
+		out = append(out, '?')
+		for i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9' {
+			i++
+			if !sequential {
+				out = append(out, q[i])
+			}
+		}
+	}
+	return string(out)
 }

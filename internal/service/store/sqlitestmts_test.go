@@ -97,3 +97,59 @@ func TestConnectionKeepsItsStatements(t *testing.T) {
 		t.Errorf("%d statements kept (%d by text) after %d texts; want the bound, %d", n, len(cc.stmts), maxConnStmts+13, maxConnStmts)
 	}
 }
+
+// numbered turns PostgreSQL's $N into SQLite's placeholders: plain ? when they run in
+// order, each once; ?N otherwise; and leaves alone a text without them.
+func TestNumbered(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)`, `INSERT INTO t (a, b) VALUES (?, ?), (?, ?)`},
+		{`SELECT $2 - $1`, `SELECT ?2 - ?1`},
+		{`SELECT a FROM t WHERE a = $1 OR b = $1`, `SELECT a FROM t WHERE a = ?1 OR b = ?1`},
+		{`SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11`, `SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`},
+		{`SELECT $1, $12`, `SELECT ?1, ?12`},
+		{`DELETE FROM river_job WHERE json_extract(args, '$.tenant') = $1`, `DELETE FROM river_job WHERE json_extract(args, '$.tenant') = ?`},
+		// River's own statements number their parameters ?N and hold JSON paths.
+		{`UPDATE river_job SET metadata = jsonb_set(metadata, '$.x', ?2) WHERE id = ?1`, `UPDATE river_job SET metadata = jsonb_set(metadata, '$.x', ?2) WHERE id = ?1`},
+		{`SELECT 1`, `SELECT 1`},
+		{`SELECT '$'`, `SELECT '$'`},
+	} {
+		if got := numbered(c.in); got != c.want {
+			t.Errorf("numbered(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// A connection takes the store's $N texts: it rewrites one when it prepares its
+// statement and keeps the statement under the text it was given, so that running the
+// text again finds it.
+func TestConnectionTakesNumberedPlaceholders(t *testing.T) {
+	ctx := context.Background()
+	conn, err := newSQLiteConnector("file:" + filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	const q = `SELECT $2 - $1, $1`
+	for range 3 {
+		var diff, first int
+		if err := db.QueryRowContext(ctx, q, 10, 3).Scan(&diff, &first); err != nil || diff != -7 || first != 10 {
+			t.Fatalf("%s with 10, 3: %d, %d, %v; want -7, 10", q, diff, first, err)
+		}
+	}
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Raw(func(dc any) error {
+		cc := dc.(*cachingConn)
+		if _, ok := cc.stmts[q]; !ok || cc.lru.Len() != 1 {
+			t.Errorf("statements kept: %d, under the text given: %v; want 1, true", cc.lru.Len(), ok)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
