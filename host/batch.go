@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/scorekit/scorekit/internal/citation"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -49,11 +48,22 @@ type BatchItem struct {
 // runs of a scorer whose time is the judge's go faster as concurrent Score calls (the
 // service makes those for scorers that declare the judge).
 func (s *Scorer) ScoreBatch(ctx context.Context, runs []sdk.Run) []sdk.Result {
-	out := make([]sdk.Result, len(runs))
+	return s.scoreBatch(ctx, len(runs), func(i int) sdk.Run { return runs[i] }, false)
+}
+
+// ScoreCheckedBatch is [Scorer.ScoreBatch] on runs the host checked already: the pipeline
+// does not check them again (see [CheckedRun]).
+func (s *Scorer) ScoreCheckedBatch(ctx context.Context, runs []CheckedRun) []sdk.Result {
+	return s.scoreBatch(ctx, len(runs), func(i int) sdk.Run { return runs[i].run }, true)
+}
+
+// scoreBatch scores the n runs run returns; checked says they were checked already.
+func (s *Scorer) scoreBatch(ctx context.Context, n int, run func(int) sdk.Run, checked bool) []sdk.Result {
+	out := make([]sdk.Result, n)
 	bb, ok := s.backend.(BatchBackend)
-	if !ok || len(runs) < 2 {
-		for i := range runs {
-			out[i] = s.Score(ctx, runs[i])
+	if !ok || n < 2 {
+		for i := range n {
+			out[i] = s.scoreOne(ctx, run(i), checked)
 		}
 		return out
 	}
@@ -63,26 +73,19 @@ func (s *Scorer) ScoreBatch(ctx context.Context, runs []sdk.Run) []sdk.Result {
 		item    int // index in items, -1 when settled before the call
 		elapsed time.Duration
 	}
-	entries := make([]entry, len(runs))
-	items := make([]BatchItem, 0, len(runs))
-	for i := range runs {
+	entries := make([]entry, n)
+	items := make([]BatchItem, 0, n)
+	for i := range n {
 		start := time.Now()
 		e := &entries[i]
-		e.run, e.finish, e.item = runs[i], func(*sdk.Result) {}, -1
+		e.run, e.finish, e.item = run(i), func(*sdk.Result) {}, -1
 		judge := s.judge
 		if m, ok := judge.(JudgeMeter); ok {
 			judge, e.finish = m.MeterJudge(ctx, s.tenant, s.info.Name)
 		}
-		if err := s.limits.Check(&e.run); err != nil {
-			out[i] = sdk.Failed(sdk.CodeLimitExceeded, err.Error())
-		} else if err := prepareRun(&e.run); err != nil {
-			out[i] = sdk.Failed(sdk.CodeInvalidRun, err.Error())
+		if res, ok := s.prepare(&e.run, checked); !ok {
+			out[i] = res
 		} else {
-			if s.plan.faithfulness && e.run.CitationAudit == nil {
-				if a, ok := citation.Audit(e.run.Output, e.run.Context); ok {
-					e.run.CitationAudit = &a
-				}
-			}
 			e.item = len(items)
 			items = append(items, BatchItem{Run: &e.run, Judge: judge})
 		}

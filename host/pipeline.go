@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +42,9 @@ var errHostDeadline = errors.New("host deadline")
 //
 //  1. check the run against the run limits (see [RunLimits]); a run over one is failed
 //     with limit_exceeded and the scorer is not called;
-//  2. validate the run (numbering context passages without an ID); an invalid run is
-//     failed with invalid_run and the scorer is not called;
+//  2. check the run (numbering context passages without an ID); an invalid run is failed
+//     with invalid_run and the scorer is not called. [Scorer.ScoreChecked] skips this
+//     step: its run was checked where it came in (see [CheckedRun]);
 //  3. for a scorer with a faithfulness dimension, attach the citation audit (the run's own,
 //     or one computed from the output's citation markers);
 //  4. call the backend under the host deadline; a deadline is failed with timeout, a panic
@@ -61,12 +61,23 @@ var errHostDeadline = errors.New("host deadline")
 // Every change is recorded in Result.Adjustments. Skipped and failed results never carry
 // a score or Passed.
 func (s *Scorer) Score(ctx context.Context, run sdk.Run) sdk.Result {
+	return s.scoreOne(ctx, run, false)
+}
+
+// ScoreChecked is [Scorer.Score] on a run the host checked already: the pipeline does not
+// check it again (step 2).
+func (s *Scorer) ScoreChecked(ctx context.Context, run CheckedRun) sdk.Result {
+	return s.scoreOne(ctx, run.run, true)
+}
+
+// scoreOne runs the pipeline on run; checked says the run was checked already.
+func (s *Scorer) scoreOne(ctx context.Context, run sdk.Run, checked bool) sdk.Result {
 	start := time.Now()
 	judge, finish := s.judge, func(*sdk.Result) {}
 	if m, ok := judge.(JudgeMeter); ok {
 		judge, finish = m.MeterJudge(ctx, s.tenant, s.info.Name)
 	}
-	res := s.score(ctx, &run, judge)
+	res := s.score(ctx, &run, judge, checked)
 	finish(&res)
 	res.Telemetry.DurationMS = float64(time.Since(start).Nanoseconds()) / 1e6
 	res.Telemetry.Runtime = s.runtime
@@ -86,17 +97,9 @@ type JudgeMeter interface {
 	MeterJudge(ctx context.Context, tenant, scorer string) (sdk.Judge, func(*sdk.Result))
 }
 
-func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge) sdk.Result {
-	if err := s.limits.Check(run); err != nil {
-		return sdk.Failed(sdk.CodeLimitExceeded, err.Error())
-	}
-	if err := prepareRun(run); err != nil {
-		return sdk.Failed(sdk.CodeInvalidRun, err.Error())
-	}
-	if s.plan.faithfulness && run.CitationAudit == nil {
-		if a, ok := citation.Audit(run.Output, run.Context); ok {
-			run.CitationAudit = &a
-		}
+func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge, checked bool) sdk.Result {
+	if res, ok := s.prepare(run, checked); !ok {
+		return res
 	}
 	res, err := s.call(ctx, run, judge)
 	if err != nil {
@@ -105,17 +108,24 @@ func (s *Scorer) score(ctx context.Context, run *sdk.Run, judge sdk.Judge) sdk.R
 	return s.finish(run, res)
 }
 
-// prepareRun numbers context passages and validates the run. The caller's passages are
-// shared with other scorers of the same run, so numbering happens on a copy.
-func prepareRun(r *sdk.Run) error {
-	for i := range r.Context {
-		if r.Context[i].ID == "" {
-			r.Context = slices.Clone(r.Context)
-			r.NumberContext()
-			break
+// prepare makes the pipeline's steps before the call (1 to 3) on run: it returns the
+// failed result and false for a run over the scorer's run limits or, unless checked, one
+// that is not valid.
+func (s *Scorer) prepare(run *sdk.Run, checked bool) (sdk.Result, bool) {
+	if err := s.limits.Check(run); err != nil {
+		return sdk.Failed(sdk.CodeLimitExceeded, err.Error()), false
+	}
+	if !checked {
+		if err := checkRun(run); err != nil {
+			return sdk.Failed(sdk.CodeInvalidRun, err.Error()), false
 		}
 	}
-	return r.Validate()
+	if s.plan.faithfulness && run.CitationAudit == nil {
+		if a, ok := citation.Audit(run.Output, run.Context); ok {
+			run.CitationAudit = &a
+		}
+	}
+	return sdk.Result{}, true
 }
 
 // outcome is what a backend call produced.

@@ -75,18 +75,25 @@ func (e *ValidationError) Unwrap() error { return e.kind }
 //
 // A line is read once, by a fast path that decodes what is plainly valid; a line it does
 // not accept is validated against the run schema, so that the error names the field.
+//
+// [DecodeCheckedRun] returns the run as the pipeline trusts it, checked here once.
 func DecodeRun(line []byte) (sdk.Run, error) {
 	line = bytes.TrimPrefix(line, utf8BOM)
-	if r, ok := decodeRunFast(line); ok {
-		if err := r.Validate(); err != nil {
-			return r, fmt.Errorf("run: %w", err)
+	r, ok := decodeRunFast(line)
+	if !ok {
+		var err error
+		if r, err = decodeRunChecked(line); err != nil {
+			return r, err
 		}
-		return r, nil
 	}
-	return decodeRunChecked(line)
+	if err := checkRun(&r); err != nil {
+		return r, fmt.Errorf("run: %w", err)
+	}
+	return r, nil
 }
 
-// decodeRunChecked is DecodeRun's slow path: the schema, then encoding/json.
+// decodeRunChecked is DecodeRun's slow path: the schema, then encoding/json. The run is
+// decoded, not yet checked (checkRun).
 func decodeRunChecked(line []byte) (sdk.Run, error) {
 	var r sdk.Run
 	c, err := contract()
@@ -98,9 +105,6 @@ func decodeRunChecked(line []byte) (sdk.Run, error) {
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
 		return r, &ValidationError{Doc: "run", Problem: err.Error(), kind: sdk.ErrInvalidRun}
-	}
-	if err := r.Validate(); err != nil {
-		return r, fmt.Errorf("run: %w", err)
 	}
 	return r, nil
 }
