@@ -30,6 +30,7 @@ type walker struct {
 	indirect []uint32
 
 	n        int64 // instructions read so far
+	height   int64 // the operand stack's height
 	frames   []frame
 	written  []int64 // each local's last write, as n; -1 for none
 	seenCall map[uint32]bool
@@ -87,126 +88,12 @@ func (w *walker) walk(g *callGraph, body []byte, t funcType, ref func(uint32)) e
 		w.written = append(w.written, -1)
 	}
 	w.vector = w.vector || strings.IndexByte(t.params+t.results, 0x7b) >= 0
-	h := int64(0)
 	w.frames = append(w.frames, frame{results: int64(len(t.results))})
 	w.mergeVals = int64(len(t.results))
-	pop := func(n int64) {
-		f := &w.frames[len(w.frames)-1]
-		h -= n
-		if h < f.base {
-			if !f.unreachable {
-				r.fail(errors.New("operand stack underflow"))
-			}
-			h = f.base
-		}
-	}
-	push := func(n int64) {
-		h += n
-		w.maxHeight = max(w.maxHeight, h)
-	}
-	halt := func() { // the rest of the block is unreachable
-		f := &w.frames[len(w.frames)-1]
-		h, f.unreachable = f.base, true
-	}
-	call := func(t funcType) {
-		pop(int64(len(t.params)))
-		push(int64(len(t.results)))
-		w.defs += int64(len(t.results))
-		w.outgoing = max(w.outgoing, slots(t.params)+slots(t.results))
-		w.vector = w.vector || strings.IndexByte(t.params+t.results, 0x7b) >= 0
-	}
 	for !r.empty() && len(w.frames) > 0 {
 		at := len(body) - len(r.b)
-		op := r.byte()
-		w.n++
-		switch op {
-		case 0x00, 0x0c, 0x0f: // unreachable, br, return
-			if op == 0x0c {
-				r.u32()
-			}
-			halt()
-		case 0x02, 0x03, 0x04: // block, loop, if
-			if op == 0x04 {
-				pop(1)
-			}
-			params, results, vector, err := g.blockType(&r)
-			if err != nil {
-				return fmt.Errorf("at byte %d: %w", at, err)
-			}
-			w.vector = w.vector || vector
-			pop(params)
-			w.frames = append(w.frames, frame{opened: w.n, base: h, params: params, results: results})
-			w.mergeVals += params + results
-			push(params)
-		case 0x05: // else
-			f := &w.frames[len(w.frames)-1]
-			h, f.unreachable = f.base, false
-			push(f.params)
-		case 0x0b: // end
-			f := w.frames[len(w.frames)-1]
-			w.frames = w.frames[:len(w.frames)-1]
-			h = f.base
-			push(f.results)
-		case 0x0d: // br_if
-			r.u32()
-			pop(1)
-		case 0x0e: // br_table
-			if err := r.immediates(op); err != nil {
-				return err
-			}
-			pop(1)
-			halt()
-		case 0x10: // call
-			f := r.u32()
-			if int(f) >= len(g.typeOf) {
-				return fmt.Errorf("at byte %d: call of function %d, of %d", at, f, len(g.typeOf))
-			}
-			if !w.seenCall[f] {
-				w.seenCall[f] = true
-				w.calls = append(w.calls, f)
-			}
-			call(g.types[g.typeOf[f]])
-		case 0x11: // call_indirect
-			ti := r.u32()
-			r.u32()
-			if int(ti) >= len(g.types) {
-				return fmt.Errorf("at byte %d: call_indirect of type %d, of %d", at, ti, len(g.types))
-			}
-			if !slices.Contains(w.indirect, ti) {
-				w.indirect = append(w.indirect, ti)
-			}
-			pop(1)
-			call(g.types[ti])
-		case 0x20: // local.get
-			r.u32()
-			push(1)
-		case 0x21, 0x22: // local.set, local.tee
-			x := r.u32()
-			if int64(x) >= int64(len(w.written)) {
-				return fmt.Errorf("at byte %d: local %d, of %d", at, x, len(w.written))
-			}
-			// The blocks opened since x was last written are counted now, and they are
-			// the top of the stack.
-			last := w.written[x]
-			i, _ := slices.BinarySearchFunc(w.frames, last+1, func(f frame, n int64) int { return cmp.Compare(f.opened, n) })
-			w.phis += int64(len(w.frames) - i)
-			w.written[x] = w.n
-			if op == 0x21 {
-				pop(1)
-			}
-		case 0xd2: // ref.func
-			ref(r.u32())
-			push(1)
-			w.defs++
-		default:
-			pops, pushes, vector, err := stackEffect(op, &r)
-			if err != nil {
-				return fmt.Errorf("at byte %d (opcode 0x%02x): %w", at, op, err)
-			}
-			w.vector = w.vector || vector
-			pop(pops)
-			push(pushes)
-			w.defs += pushes
+		if err := w.step(g, &r, at, ref); err != nil {
+			return err
 		}
 		if r.err != nil {
 			return fmt.Errorf("at byte %d: %w", at, r.err)
@@ -216,6 +103,137 @@ func (w *walker) walk(g *callGraph, body []byte, t funcType, ref func(uint32)) e
 		return errors.New("body does not end where its bytes do")
 	}
 	return nil
+}
+
+// step reads the instruction at byte at of the body and applies its effect: on the
+// operand stack's height, the open blocks, the locals written, and the calls made.
+func (w *walker) step(g *callGraph, r *reader, at int, ref func(uint32)) error {
+	op := r.byte()
+	w.n++
+	switch op {
+	case 0x00, 0x0c, 0x0f: // unreachable, br, return
+		if op == 0x0c {
+			r.u32()
+		}
+		w.halt()
+	case 0x02, 0x03, 0x04: // block, loop, if
+		if op == 0x04 {
+			w.pop(r, 1)
+		}
+		params, results, vector, err := g.blockType(r)
+		if err != nil {
+			return fmt.Errorf("at byte %d: %w", at, err)
+		}
+		w.vector = w.vector || vector
+		w.pop(r, params)
+		w.frames = append(w.frames, frame{opened: w.n, base: w.height, params: params, results: results})
+		w.mergeVals += params + results
+		w.push(params)
+	case 0x05: // else
+		f := &w.frames[len(w.frames)-1]
+		w.height, f.unreachable = f.base, false
+		w.push(f.params)
+	case 0x0b: // end
+		f := w.frames[len(w.frames)-1]
+		w.frames = w.frames[:len(w.frames)-1]
+		w.height = f.base
+		w.push(f.results)
+	case 0x0d: // br_if
+		r.u32()
+		w.pop(r, 1)
+	case 0x0e: // br_table
+		if err := r.immediates(op); err != nil {
+			return err
+		}
+		w.pop(r, 1)
+		w.halt()
+	case 0x10: // call
+		f := r.u32()
+		if int(f) >= len(g.typeOf) {
+			return fmt.Errorf("at byte %d: call of function %d, of %d", at, f, len(g.typeOf))
+		}
+		if !w.seenCall[f] {
+			w.seenCall[f] = true
+			w.calls = append(w.calls, f)
+		}
+		w.call(r, g.types[g.typeOf[f]])
+	case 0x11: // call_indirect
+		ti := r.u32()
+		r.u32()
+		if int(ti) >= len(g.types) {
+			return fmt.Errorf("at byte %d: call_indirect of type %d, of %d", at, ti, len(g.types))
+		}
+		if !slices.Contains(w.indirect, ti) {
+			w.indirect = append(w.indirect, ti)
+		}
+		w.pop(r, 1)
+		w.call(r, g.types[ti])
+	case 0x20: // local.get
+		r.u32()
+		w.push(1)
+	case 0x21, 0x22: // local.set, local.tee
+		x := r.u32()
+		if int64(x) >= int64(len(w.written)) {
+			return fmt.Errorf("at byte %d: local %d, of %d", at, x, len(w.written))
+		}
+		// The blocks opened since x was last written are counted now, and they are
+		// the top of the stack.
+		last := w.written[x]
+		i, _ := slices.BinarySearchFunc(w.frames, last+1, func(f frame, n int64) int { return cmp.Compare(f.opened, n) })
+		w.phis += int64(len(w.frames) - i)
+		w.written[x] = w.n
+		if op == 0x21 {
+			w.pop(r, 1)
+		}
+	case 0xd2: // ref.func
+		ref(r.u32())
+		w.push(1)
+		w.defs++
+	default:
+		pops, pushes, vector, err := stackEffect(op, r)
+		if err != nil {
+			return fmt.Errorf("at byte %d (opcode 0x%02x): %w", at, op, err)
+		}
+		w.vector = w.vector || vector
+		w.pop(r, pops)
+		w.push(pushes)
+		w.defs += pushes
+	}
+	return nil
+}
+
+// pop takes n values off the operand stack; below the block's start it fails r, unless
+// the rest of the block is unreachable (the stack is polymorphic there).
+func (w *walker) pop(r *reader, n int64) {
+	f := &w.frames[len(w.frames)-1]
+	w.height -= n
+	if w.height < f.base {
+		if !f.unreachable {
+			r.fail(errors.New("operand stack underflow"))
+		}
+		w.height = f.base
+	}
+}
+
+// push puts n values on the operand stack.
+func (w *walker) push(n int64) {
+	w.height += n
+	w.maxHeight = max(w.maxHeight, w.height)
+}
+
+// halt marks the rest of the block unreachable.
+func (w *walker) halt() {
+	f := &w.frames[len(w.frames)-1]
+	w.height, f.unreachable = f.base, true
+}
+
+// call takes a call's arguments off the operand stack and puts its results on.
+func (w *walker) call(r *reader, t funcType) {
+	w.pop(r, int64(len(t.params)))
+	w.push(int64(len(t.results)))
+	w.defs += int64(len(t.results))
+	w.outgoing = max(w.outgoing, slots(t.params)+slots(t.results))
+	w.vector = w.vector || strings.IndexByte(t.params+t.results, 0x7b) >= 0
 }
 
 // blockType reads a block type and returns how many values the block takes and leaves,
