@@ -1,0 +1,186 @@
+package corpus
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// MastraGroundingDir is the folder of testdata/ holding Mastra's own cases for its grounding
+// scorers, one JSON file per scorer (see its README).
+const MastraGroundingDir = "mastra-grounding"
+
+// MastraCase is one case of testdata/mastra-grounding, as its README describes it.
+type MastraCase struct {
+	// ID is the stable id, "<scorer>-NN".
+	ID string `json:"id"`
+	// Test is the name of Mastra's test; nil for a recording no stored test asserts.
+	Test *string `json:"test"`
+	// Edge is what makes the case an edge (empty_output, empty_context, no_expected ...),
+	// or "".
+	Edge string `json:"edge"`
+	// Run is the case as a scorekit run, its ID set to the case's; nil when the test
+	// builds no run (a constructor error).
+	Run *sdk.Run `json:"run"`
+	// Mastra is what the test passes to Mastra's scorer and what it asserts.
+	Mastra struct {
+		Options     map[string]any `json:"options"`
+		GroundTruth any            `json:"ground_truth"`
+		Expected    MastraExpected `json:"expected"`
+	} `json:"mastra"`
+	// Given is the analyze result a step_function case hands to generateScore.
+	Given json.RawMessage `json:"given"`
+	// Recorded is the judge's answers Mastra recorded, verbatim, or null; read the
+	// faithfulness and hallucination shape with [MastraCase.Claims].
+	Recorded json.RawMessage `json:"recorded"`
+}
+
+// MastraExpected is what a Mastra test asserts.
+type MastraExpected struct {
+	// Kind is scorer, step_function, mocked_run, throws or none.
+	Kind string `json:"kind"`
+	// Score is the asserted score, in Mastra's direction and scale; nil when none.
+	Score *float64 `json:"score"`
+	// Assert is the assertion as written.
+	Assert string `json:"assert"`
+	// AbsTolerance is what the assertion allows.
+	AbsTolerance float64 `json:"abs_tolerance"`
+	// Error is the error a throws case expects.
+	Error string `json:"error"`
+}
+
+// MastraClaims is the recording of a claim-based scorer (faithfulness, hallucination):
+// the claims Mastra's extract call returned, the analyze call's verdicts, the score Mastra
+// computed from them, and the judge calls with their token counts.
+type MastraClaims struct {
+	Claims   []string        `json:"claims"`
+	Verdicts []MastraVerdict `json:"verdicts"`
+	Score    *float64        `json:"score"`
+	Reason   string          `json:"reason"`
+	Calls    []MastraCall    `json:"calls"`
+}
+
+// MastraVerdict is one verdict of Mastra's analyze step: faithfulness names the claim
+// "claim", hallucination "statement".
+type MastraVerdict struct {
+	Claim     string `json:"claim"`
+	Statement string `json:"statement"`
+	Verdict   string `json:"verdict"`
+	Reason    string `json:"reason"`
+}
+
+// Text is the claim the verdict is about.
+func (v MastraVerdict) Text() string {
+	if v.Claim != "" {
+		return v.Claim
+	}
+	return v.Statement
+}
+
+// MastraCall is one recorded judge call: its step and the tokens the judge reported
+// (none when the recorder replayed an identical earlier request).
+type MastraCall struct {
+	Step             string `json:"step"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	Replayed         bool   `json:"replayed"`
+}
+
+// Claims reads the case's recording in the claim-based shape; nil when it has none.
+func (c MastraCase) Claims() (*MastraClaims, error) {
+	if len(c.Recorded) == 0 || string(c.Recorded) == "null" {
+		return nil, nil
+	}
+	var out MastraClaims
+	if err := json.Unmarshal(c.Recorded, &out); err != nil {
+		return nil, fmt.Errorf("case %s: recorded: %w", c.ID, err)
+	}
+	return &out, nil
+}
+
+// LoadMastraGrounding reads the cases of one scorer's file of testdata/mastra-grounding
+// ("faithfulness", "hallucination", "context_recall" ...), in file order. Each run's ID is
+// its case's.
+func LoadMastraGrounding(dir, scorer string) ([]MastraCase, error) {
+	var set struct {
+		Scorer string       `json:"scorer"`
+		Cases  []MastraCase `json:"cases"`
+	}
+	rel := MastraGroundingDir + "/" + scorer + ".json"
+	if err := readJSON(dir, rel, &set); err != nil {
+		return nil, err
+	}
+	if set.Scorer != scorer || len(set.Cases) == 0 {
+		return nil, fmt.Errorf("corpus: %s: scorer %q with %d cases, want %q with some", rel, set.Scorer, len(set.Cases), scorer)
+	}
+	for i := range set.Cases {
+		if r := set.Cases[i].Run; r != nil {
+			r.ID = set.Cases[i].ID
+		}
+	}
+	return set.Cases, nil
+}
+
+// mastraScored reads the cases of file whose test asserts the score Mastra's scorer computed
+// (kind scorer, with a score) as score verdicts. Mastra's scale option and, for a
+// lower-is-better file, its direction are undone: the label is the score in [0, 1],
+// higher is better.
+func mastraScored(file string, lowerIsBetter bool) func(string) ([]Judged, error) {
+	return func(dir string) ([]Judged, error) {
+		cases, err := LoadMastraGrounding(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		var out []Judged
+		for _, c := range cases {
+			e := c.Mastra.Expected
+			if e.Kind != "scorer" || e.Score == nil || c.Run == nil {
+				continue
+			}
+			score := *e.Score / mastraScale(c)
+			label := fmt.Sprintf("Mastra's test asserts %v (%s)", *e.Score, e.Assert)
+			if lowerIsBetter {
+				score = 1 - score
+				label = fmt.Sprintf("Mastra's test asserts %v hallucinated, %.2f free (%s)", *e.Score, score, e.Assert)
+			}
+			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score), Label: label})
+		}
+		return out, nil
+	}
+}
+
+// mastraMocked reads the cases of file whose test mocks the scorer's result (kind
+// mocked_run) as score verdicts: the score Mastra's authors wrote the case should have,
+// not one Mastra's scorer computed.
+func mastraMocked(file string) func(string) ([]Judged, error) {
+	return func(dir string) ([]Judged, error) {
+		cases, err := LoadMastraGrounding(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		var out []Judged
+		for _, c := range cases {
+			e := c.Mastra.Expected
+			if e.Kind != "mocked_run" || e.Score == nil || c.Run == nil {
+				continue
+			}
+			score := *e.Score / mastraScale(c)
+			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score),
+				Label: fmt.Sprintf("Mastra's test mocks %v (%s)", *e.Score, e.Assert)})
+		}
+		return out, nil
+	}
+}
+
+// mastraScale is the case's scale option (1 when absent or 0, where Mastra's score is 0
+// whatever the verdicts).
+func mastraScale(c MastraCase) float64 {
+	if s, ok := c.Mastra.Options["scale"].(float64); ok && s > 0 {
+		return s
+	}
+	return 1
+}
+
+func clampUnit(x float64) float64 { return math.Min(math.Max(x, 0), 1) }

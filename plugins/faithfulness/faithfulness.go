@@ -1,0 +1,236 @@
+// Package faithfulness is the faithfulness scorer: is every claim of the agent's output
+// backed by the passages it retrieved?
+//
+// One judge call breaks the output into claims and gives each a verdict against the
+// passages: supported (the passages state it or it follows from them directly),
+// contradicted (a passage states something incompatible), unverifiable (the passages are
+// silent on it, say it in part, or the claim hedges or judges what they do not settle).
+// Each claim names the passages that back or contradict it, so the result's steps show
+// which claim failed against which passage. The reason is composed from the verdicts.
+//
+// The config field "method" picks the formula over the same verdicts:
+//
+//	method    score                                       peer
+//	mastra    supported / claims                          Mastra's faithfulness (yes / verdicts; no and unsure count 0)
+//	ragas     supported / claims                          Ragas' faithfulness (binary verdicts: anything not supported is unfaithful)
+//	deepeval  (supported + unverifiable) / claims         DeepEval's FaithfulnessMetric (only a contradiction costs; idk counts as faithful)
+//
+// Mastra makes three calls (extract, analyze, reason), Ragas two, DeepEval four; this
+// scorer makes one. Mastra's yes/no/unsure are supported/contradicted/unverifiable.
+//
+// The passages are run.context (or the metadata path in "context_path"); a run without
+// passages but with tool results is checked against those (flag context_from_tools), as
+// Mastra's scorer reads a run's tool results. The result declares one dimension,
+// "faithfulness", so the host's citation audit clamps it as it does MASIS's.
+//
+// Statuses, never a 0 for what is not a grounding fact: no passages, an empty output, an
+// output with no claim (a question back, a greeting; flag no_claims), an error message in
+// place of an answer (flag error_text) and a turn whose only output is tool calls are
+// skipped with the reason (Mastra scores the first three 0, DeepEval an output without
+// claims 1, Ragas NaN); a judge answer that does not match the schema is failed with the
+// answer quoted.
+//
+// The package depends on the standard library, the sdk and internal/grounding: it
+// compiles to WASM.
+package faithfulness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Name is the scorer's name.
+const Name = "faithfulness"
+
+// Methods for Config.Method.
+const (
+	MethodMastra   = "mastra"
+	MethodRagas    = "ragas"
+	MethodDeepEval = "deepeval"
+)
+
+// Verdicts the judge gives each claim.
+const (
+	supported    = "supported"
+	contradicted = "contradicted"
+	unverifiable = "unverifiable"
+)
+
+var labels = []string{supported, contradicted, unverifiable}
+
+// Config is the scorer's config.
+type Config struct {
+	// Method is mastra, ragas or deepeval: the formula over the verdicts (see the package
+	// doc). Optional. Default is mastra.
+	Method string `json:"method"`
+	// ContextPath selects the passages from run.metadata by a dotted path (e.g.
+	// "retrieval.chunks"). Optional. Default is "": run.context.
+	ContextPath string `json:"context_path"`
+}
+
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
+      "description": "mastra and ragas: supported claims / claims; deepeval: claims not contradicted / claims."},
+    "context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."}
+  }
+}`
+
+const defaults = `{"method": "mastra", "context_path": ""}`
+
+type scorer struct {
+	cfg Config
+}
+
+var (
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
+)
+
+// New returns the faithfulness scorer with Mastra's method.
+func New() sdk.Scorer { return &scorer{cfg: Config{Method: MethodMastra}} }
+
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose
+// calls end with their context (see host.ContextObserver).
+func (*scorer) ObservesContext() bool { return true }
+
+// Info describes the scorer.
+func (s *scorer) Info() sdk.Info {
+	return sdk.Info{
+		Name:       Name,
+		Version:    "1.0.0",
+		ABIVersion: sdk.ABIVersion,
+		Description: "Faithfulness: the share of the output's claims that the retrieved passages support, from one judge call " +
+			"that extracts the claims and gives each a verdict. Methods: mastra (default), ragas, deepeval.",
+		Range:     sdk.Unit,
+		Threshold: 0.5,
+		Decimals:  2,
+		Dimensions: []sdk.Dimension{{Name: Name, Weight: 1,
+			Description: "Share of the output's claims the passages support; the host's citation audit clamps it."}},
+		ConfigSchema: json.RawMessage(configSchema),
+		Defaults:     json.RawMessage(defaults),
+		Capabilities: []sdk.Capability{sdk.CapJudge},
+	}
+}
+
+// Configure reads the config.
+func (s *scorer) Configure(raw json.RawMessage) error {
+	cfg := Config{Method: MethodMastra}
+	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
+	}
+	switch cfg.Method {
+	case MethodMastra, MethodRagas, MethodDeepEval:
+	default:
+		return fmt.Errorf("%s: config: method %q: want mastra, ragas or deepeval", Name, cfg.Method)
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// Formula is the score of verdicts under method, and false when there are none (the
+// scorer skips such a run): supported / verdicts for mastra and ragas, (supported +
+// unverifiable) / verdicts for deepeval.
+func Formula(method string, verdicts []string) (float64, bool) {
+	if len(verdicts) == 0 {
+		return 0, false
+	}
+	good := 0
+	for _, v := range verdicts {
+		if v == supported || (method == MethodDeepEval && v == unverifiable) {
+			good++
+		}
+	}
+	return float64(good) / float64(len(verdicts)), true
+}
+
+// Score grades call.Run.
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if res, ok := grounding.CheckOutput(run, Name); ok {
+		return res, nil
+	}
+	ev, err := grounding.Gather(run, s.cfg.ContextPath)
+	if err != nil {
+		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
+	}
+	if len(ev.Passages) == 0 {
+		return grounding.NoPassages("faithfulness checks the output's claims", ev), nil
+	}
+	if call.Judge == nil {
+		return sdk.NoJudge(Name), nil
+	}
+	ex, content, err := grounding.Ask(ctx, call.Judge, system, prompt(run, ev.Passages), schema)
+	if err != nil {
+		return ex.Fail(Name, err), nil
+	}
+	claims, unknown, err := grounding.ReadClaims(content, labels, grounding.IDs(ev.Passages))
+	if err != nil {
+		return ex.Fail(Name, err), nil
+	}
+	ex.Parsed = map[string]any{"claims": claims}
+	var flags []string
+	if ev.FromTools {
+		flags = append(flags, grounding.FlagContextFromTools)
+	}
+	if len(unknown) > 0 {
+		flags = append(flags, grounding.FlagUnknownPassage)
+	}
+	verdicts := make([]string, len(claims))
+	for i, c := range claims {
+		verdicts[i] = c.Verdict
+	}
+	score, ok := Formula(s.cfg.Method, verdicts)
+	if !ok {
+		res := sdk.Skipped(Name + ": the judge found no claim in the output to check against the passages " +
+			"(a question back, a greeting, an offer of help); there is nothing to ground")
+		res.Flags = append(flags, grounding.FlagNoClaims)
+		res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
+		return res, nil
+	}
+	n := grounding.Count(claims)
+	formula := "supported / claims"
+	if s.cfg.Method == MethodDeepEval {
+		formula = "(supported + unverifiable) / claims"
+	}
+	res := sdk.Scored(score, reason(s.cfg.Method, claims, n, ev, unknown))
+	res.Dimensions = map[string]float64{Name: score}
+	res.Flags = flags
+	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+		"method": s.cfg.Method, "formula": formula, "score": score, "claims": len(claims),
+		supported: n[supported], contradicted: n[contradicted], unverifiable: n[unverifiable],
+		"passages_from": ev.Source, "unknown_passages": unknown,
+	})}
+	res.Telemetry = ex.Telemetry
+	return res, nil
+}
+
+// reason composes the result's reason from the verdicts.
+func reason(method string, claims []grounding.Claim, n map[string]int, ev grounding.Evidence, unknown []string) string {
+	head := fmt.Sprintf("%d of %d claims supported by the passages", n[supported], len(claims))
+	if method == MethodDeepEval {
+		head = fmt.Sprintf("%d of %d claims not contradicted by the passages (%d supported, %d unverifiable; deepeval method)",
+			len(claims)-n[contradicted], len(claims), n[supported], n[unverifiable])
+	}
+	parts := []string{head}
+	for _, l := range []string{contradicted, unverifiable} {
+		if s := grounding.Listed(claims, l); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if ev.FromTools {
+		parts = append(parts, "the run has no context passages, so its tool results were the evidence")
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
+	}
+	return strings.Join(parts, "; ")
+}
