@@ -1,0 +1,216 @@
+// Package contextrecall is the context recall scorer: did retrieval bring what the answer
+// needed? It breaks the reference answer (run.expected) into claims and checks, for each,
+// whether the retrieved passages hold it; the score is the share that they do. It grades
+// the retriever, not the agent's output, which it does not read.
+//
+// One judge call returns the claims of the reference answer, each with a verdict
+// (attributed: a passage states it or it follows from them directly; not_attributed: no
+// passage holds it) and the ids of the passages that hold it, so the result's steps show
+// which piece of the reference the retriever missed. The reason is composed from the
+// verdicts.
+//
+// The config field "method" picks the peer's unit; the formula is the same in all three:
+//
+//	method    unit of the reference answer                       score                     peer
+//	mastra    atomic claims, extracted by the judge              attributed / claims       Mastra's context recall (3 calls)
+//	ragas     the same                                           attributed / claims       Ragas' context_recall (1 call; the question is shown, as Ragas does)
+//	deepeval  its sentences, split by the scorer and numbered    attributed / sentences    DeepEval's ContextualRecallMetric (2 calls)
+//
+// Mastra's and Ragas' methods are one computation here (Ragas' formula is Mastra's; the
+// prompt shows the question for both); ragas is accepted so that a config names the peer it
+// follows. With deepeval the judge must answer every sentence, in order.
+//
+// Statuses, never a 0 for what is not a retrieval fact: a run without a reference answer
+// (run.expected missing or blank) or without passages is skipped with the reason (Mastra
+// scores a missing reference 0 and refuses to build without passages); a reference answer
+// the judge finds no claim in is failed (it states something; the judge missed it). The
+// passages are run.context, or the metadata path in "context_path", or the run's tool
+// results when it has neither (flag context_from_tools).
+//
+// The package depends on the standard library, the sdk and internal/grounding: it
+// compiles to WASM.
+package contextrecall
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Name is the scorer's name.
+const Name = "context_recall"
+
+// Methods for Config.Method.
+const (
+	MethodMastra   = "mastra"
+	MethodRagas    = "ragas"
+	MethodDeepEval = "deepeval"
+)
+
+// Verdicts the judge gives each claim of the reference answer.
+const (
+	attributed    = "attributed"
+	notAttributed = "not_attributed"
+)
+
+var labels = []string{attributed, notAttributed}
+
+// Config is the scorer's config.
+type Config struct {
+	// Method is mastra, ragas or deepeval (see the package doc). Optional. Default is
+	// mastra.
+	Method string `json:"method"`
+	// ContextPath selects the passages from run.metadata by a dotted path (e.g.
+	// "retrieval.chunks"). Optional. Default is "": run.context.
+	ContextPath string `json:"context_path"`
+}
+
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
+      "description": "mastra and ragas: the judge splits the reference answer into claims; deepeval: the scorer splits it into sentences. Score: attributed / units."},
+    "context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."}
+  }
+}`
+
+const defaults = `{"method": "mastra", "context_path": ""}`
+
+type scorer struct {
+	cfg Config
+}
+
+var (
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
+)
+
+// New returns the context recall scorer with Mastra's method.
+func New() sdk.Scorer { return &scorer{cfg: Config{Method: MethodMastra}} }
+
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose
+// calls end with their context (see host.ContextObserver).
+func (*scorer) ObservesContext() bool { return true }
+
+// Info describes the scorer.
+func (s *scorer) Info() sdk.Info {
+	return sdk.Info{
+		Name:       Name,
+		Version:    "1.0.0",
+		ABIVersion: sdk.ABIVersion,
+		Description: "Context recall: the share of the reference answer's claims (run.expected) that the retrieved passages hold, " +
+			"from one judge call. Methods: mastra (default), ragas, deepeval (per sentence).",
+		Range:        sdk.Unit,
+		Threshold:    0.5,
+		Decimals:     2,
+		ConfigSchema: json.RawMessage(configSchema),
+		Defaults:     json.RawMessage(defaults),
+		Capabilities: []sdk.Capability{sdk.CapJudge},
+	}
+}
+
+// Configure reads the config.
+func (s *scorer) Configure(raw json.RawMessage) error {
+	cfg := Config{Method: MethodMastra}
+	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
+	}
+	switch cfg.Method {
+	case MethodMastra, MethodRagas, MethodDeepEval:
+	default:
+		return fmt.Errorf("%s: config: method %q: want mastra, ragas or deepeval", Name, cfg.Method)
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// Formula is attributed / verdicts, and false when there are none.
+func Formula(verdicts []string) (float64, bool) {
+	if len(verdicts) == 0 {
+		return 0, false
+	}
+	n := 0
+	for _, v := range verdicts {
+		if v == attributed {
+			n++
+		}
+	}
+	return float64(n) / float64(len(verdicts)), true
+}
+
+// Score grades call.Run.
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if strings.TrimSpace(run.Expected) == "" {
+		return sdk.Skipped(Name + " checks the reference answer's claims against the retrieved passages, and the run has " +
+			"no reference answer: put it in run.expected (what a correct answer says); no judge call was made"), nil
+	}
+	ev, err := grounding.Gather(run, s.cfg.ContextPath)
+	if err != nil {
+		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
+	}
+	if len(ev.Passages) == 0 {
+		return grounding.NoPassages("context_recall checks the reference answer's claims", ev), nil
+	}
+	if call.Judge == nil {
+		return sdk.NoJudge(Name), nil
+	}
+	var sentences []string
+	if s.cfg.Method == MethodDeepEval {
+		sentences = grounding.Sentences(run.Expected)
+	}
+	ex, content, err := grounding.Ask(ctx, call.Judge, system, prompt(run, ev.Passages, sentences), schema)
+	if err != nil {
+		return ex.Fail(Name, err), nil
+	}
+	claims, unknown, err := grounding.ReadClaims(content, labels, grounding.IDs(ev.Passages))
+	if err != nil {
+		return ex.Fail(Name, err), nil
+	}
+	ex.Parsed = map[string]any{"claims": claims}
+	switch {
+	case sentences != nil && len(claims) != len(sentences):
+		return ex.Fail(Name, fmt.Errorf("the judge gave %d verdicts for the %d sentences of the reference answer (deepeval method: one per sentence, in order)",
+			len(claims), len(sentences))), nil
+	case len(claims) == 0:
+		return ex.Fail(Name, fmt.Errorf("the judge found no claim in the reference answer, which is not blank (judge output: %s)",
+			grounding.Clip(content, 500))), nil
+	}
+	verdicts := make([]string, len(claims))
+	for i, c := range claims {
+		verdicts[i] = c.Verdict
+	}
+	score, _ := Formula(verdicts)
+	n := grounding.Count(claims)
+	unit := "claims"
+	if sentences != nil {
+		unit = "sentences"
+	}
+	parts := []string{fmt.Sprintf("the passages hold %d of the reference answer's %d %s", n[attributed], len(claims), unit)}
+	if l := grounding.Listed(claims, notAttributed); l != "" {
+		parts = append(parts, strings.Replace(l, "not attributed: ", "missing from the passages: ", 1))
+	}
+	var flags []string
+	if ev.FromTools {
+		flags = append(flags, grounding.FlagContextFromTools)
+		parts = append(parts, "the run has no context passages, so its tool results were the evidence")
+	}
+	if len(unknown) > 0 {
+		flags = append(flags, grounding.FlagUnknownPassage)
+		parts = append(parts, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
+	}
+	res := sdk.Scored(score, strings.Join(parts, "; "))
+	res.Flags = flags
+	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+		"method": s.cfg.Method, "formula": "attributed / " + unit, "score": score, unit: len(claims),
+		attributed: n[attributed], notAttributed: n[notAttributed], "passages_from": ev.Source, "unknown_passages": unknown,
+	})}
+	res.Telemetry = ex.Telemetry
+	return res, nil
+}
