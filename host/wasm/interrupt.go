@@ -76,40 +76,12 @@ func instrumentWith(bin []byte, o stackInstrumentation) (out []byte, hasStart bo
 		return s.id == secCustom && strings.HasPrefix(customName(s.payload), ".debug_")
 	})
 
-	importedGlobals, definedGlobals, hasMemory := 0, 0, false
-	var globalEntries []byte // the global section after its count
-	startFunc := uint32(0)
-	var exports [][]byte
-	for _, s := range secs {
-		switch s.id {
-		case secImport:
-			var memories int
-			if importedGlobals, memories, err = countImports(s.payload); err != nil {
-				return nil, false, fmt.Errorf("import section: %w", err)
-			}
-			hasMemory = hasMemory || memories > 0
-		case secMemory:
-			r := reader{b: s.payload}
-			hasMemory = hasMemory || r.u32() > 0
-		case secGlobal:
-			r := reader{b: s.payload}
-			definedGlobals, globalEntries = int(r.u32()), r.b
-			if r.err != nil {
-				return nil, false, fmt.Errorf("global section: %w", r.err)
-			}
-		case secExport:
-			if exports, err = exportEntries(s.payload); err != nil {
-				return nil, false, fmt.Errorf("export section: %w", err)
-			}
-		case secStart:
-			r := reader{b: s.payload}
-			startFunc, hasStart = r.u32(), true
-			if r.err != nil {
-				return nil, false, fmt.Errorf("start section: %w", r.err)
-			}
-		}
+	m, err := readSectionFacts(secs)
+	if err != nil {
+		return nil, false, err
 	}
-	fuel := uint32(importedGlobals + definedGlobals)
+	exports := m.exports
+	fuel := uint32(m.importedGlobals + m.definedGlobals)
 	st := stackCode{left: fuel + 2, low: fuel + 3, peak: o.peak}
 
 	// The new globals, mutable i32s: the fuel, initialized to checkPeriod, the stop flag
@@ -126,8 +98,8 @@ func instrumentWith(bin []byte, o stackInstrumentation) (out []byte, hasStart bo
 		globals = append(globals, 0x0b)
 		exports = append(exports, exportEntry(exportStackLow, 0x03, st.low))
 	}
-	if hasStart {
-		exports = append(exports, exportEntry(exportStart, 0x00, startFunc))
+	if m.hasStart {
+		exports = append(exports, exportEntry(exportStart, 0x00, m.startFunc))
 	}
 	blockTypes, extraTypes := graph.wrapTypes(charges)
 
@@ -141,13 +113,13 @@ func instrumentWith(bin []byte, o stackInstrumentation) (out []byte, hasStart bo
 				s.payload = appendVec(nil, int(n)+len(extraTypes), r.b, slices.Concat(extraTypes...))
 			}
 		case secGlobal:
-			s.payload = appendVec(nil, definedGlobals+added, globalEntries, globals)
+			s.payload = appendVec(nil, m.definedGlobals+added, m.globalEntries, globals)
 		case secExport:
 			s.payload = nil // rebuilt below
 		case secStart:
 			continue
 		case secCode:
-			if s.payload, err = instrumentCode(s.payload, checkCode(fuel, fuel+1, hasMemory), st, charges, blockTypes); err != nil {
+			if s.payload, err = instrumentCode(s.payload, checkCode(fuel, fuel+1, m.hasMemory), st, charges, blockTypes); err != nil {
 				return nil, false, fmt.Errorf("code section: %w", err)
 			}
 		}
@@ -170,7 +142,57 @@ func instrumentWith(bin []byte, o stackInstrumentation) (out []byte, hasStart bo
 		kept = insertSection(kept, section{secExport, exportPayload})
 	}
 
-	return joinSections(kept, len(bin)+len(bin)/16), hasStart, nil
+	return joinSections(kept, len(bin)+len(bin)/16), m.hasStart, nil
+}
+
+// sectionFacts is what instrumentWith reads of a module's sections before it rewrites
+// them.
+type sectionFacts struct {
+	importedGlobals, definedGlobals int
+	globalEntries                   []byte // the global section after its count
+	hasMemory                       bool
+	startFunc                       uint32
+	hasStart                        bool
+	exports                         [][]byte // the export section's entries
+}
+
+// readSectionFacts reads the globals and memories secs import and define, their exports
+// and their start function.
+func readSectionFacts(secs []section) (sectionFacts, error) {
+	var m sectionFacts
+	for _, s := range secs {
+		switch s.id {
+		case secImport:
+			globals, memories, err := countImports(s.payload)
+			if err != nil {
+				return m, fmt.Errorf("import section: %w", err)
+			}
+			m.importedGlobals = globals
+			m.hasMemory = m.hasMemory || memories > 0
+		case secMemory:
+			r := reader{b: s.payload}
+			m.hasMemory = m.hasMemory || r.u32() > 0
+		case secGlobal:
+			r := reader{b: s.payload}
+			m.definedGlobals, m.globalEntries = int(r.u32()), r.b
+			if r.err != nil {
+				return m, fmt.Errorf("global section: %w", r.err)
+			}
+		case secExport:
+			exports, err := exportEntries(s.payload)
+			if err != nil {
+				return m, fmt.Errorf("export section: %w", err)
+			}
+			m.exports = exports
+		case secStart:
+			r := reader{b: s.payload}
+			m.startFunc, m.hasStart = r.u32(), true
+			if r.err != nil {
+				return m, fmt.Errorf("start section: %w", r.err)
+			}
+		}
+	}
+	return m, nil
 }
 
 // countImports counts the globals and memories a module imports.
