@@ -251,20 +251,21 @@ func (p *pipeline) batchSize() int {
 	return int(min(max(int64(batchTarget)/ns, 1), maxBatchLines))
 }
 
-// scoreBatch scores a batch's lines: each line is decoded, then each scorer scores the
-// batch's valid runs in one host.Scorer.ScoreBatch, which a WASM guest of ABI v2 takes in
-// one call (one call per run cost a guest more than a cheap scorer's work).
+// scoreBatch scores a batch's lines: each line is decoded and checked once, then each
+// scorer scores the batch's valid runs in one host.Scorer.ScoreCheckedBatch, which a WASM
+// guest of ABI v2 takes in one call (one call per run cost a guest more than a cheap
+// scorer's work) and which does not check the runs again.
 func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 	start := time.Now()
 	b.out = make([]scoredLine, len(b.jobs))
-	runs := make([]sdk.Run, 0, len(b.jobs))
+	runs := make([]host.CheckedRun, 0, len(b.jobs))
 	at := make([]int, 0, len(b.jobs)) // the line of each run
 	for i, j := range b.jobs {
 		if ctx.Err() != nil {
 			b.out[i] = scoredLine{line: j.line, interrupted: true}
 			continue
 		}
-		var run sdk.Run
+		var run host.CheckedRun
 		var ok bool
 		b.out[i], run, ok = p.decodeLine(j, b.arena[j.start:j.end])
 		if ok {
@@ -276,7 +277,7 @@ func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 		if len(runs) == 0 || ctx.Err() != nil {
 			break
 		}
-		for r, res := range s.ScoreBatch(ctx, runs) {
+		for r, res := range s.ScoreCheckedBatch(ctx, runs) {
 			b.out[at[r]].results[k] = res
 		}
 	}
@@ -316,9 +317,9 @@ func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 
 // decodeLine reads a line's run; ok is false when the line is not one, and the line then
 // carries the failure as every scorer's result.
-func (p *pipeline) decodeLine(j lineJob, data []byte) (l scoredLine, run sdk.Run, ok bool) {
+func (p *pipeline) decodeLine(j lineJob, data []byte) (l scoredLine, run host.CheckedRun, ok bool) {
 	l = scoredLine{line: j.line}
-	fail := func(code string, err error) (scoredLine, sdk.Run, bool) {
+	fail := func(code string, err error) (scoredLine, host.CheckedRun, bool) {
 		l.runID = "line-" + strconv.Itoa(j.line)
 		l.bad = err
 		res := sdk.Failed(code, err.Error())
@@ -326,16 +327,16 @@ func (p *pipeline) decodeLine(j lineJob, data []byte) (l scoredLine, run sdk.Run
 		for i := range l.results {
 			l.results[i] = res
 		}
-		return l, sdk.Run{}, false
+		return l, host.CheckedRun{}, false
 	}
 	if j.tooLarge > 0 {
 		return fail(sdk.CodeLimitExceeded, host.RunLimits{MaxRunBytes: int(p.limit)}.CheckSize(j.tooLarge))
 	}
-	run, err := host.DecodeRun(data)
+	run, err := host.DecodeCheckedRun(data)
 	if err != nil {
 		return fail(sdk.CodeInvalidRun, err)
 	}
-	l.runID = run.ID
+	l.runID = run.Run().ID
 	if l.runID == "" {
 		l.runID = "line-" + strconv.Itoa(j.line)
 	}
