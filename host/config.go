@@ -226,12 +226,12 @@ func configRange(info *sdk.Info, config json.RawMessage) error {
 
 // plan is what the pipeline needs from a scorer's Info, checked and precomputed at Open.
 type plan struct {
-	min, span    float64 // native range
-	declared     bool    // the scorer declared its range (else 0-1 is assumed)
-	dims         []sdk.Dimension
-	faithfulness bool // the scorer has a faithfulness dimension: audit citations
-	decimals     float64
-	threshold    float64
+	min, span float64 // native range
+	declared  bool    // the scorer declared its range (else 0-1 is assumed)
+	dims      []sdk.Dimension
+	grounding []string // the scorer's grounding dimensions, in declared order: audit citations, clamp these
+	decimals  float64
+	threshold float64
 }
 
 // newPlan checks what the host relies on in info. Errors wrap ErrInvalidInfo.
@@ -273,8 +273,8 @@ func newPlan(info *sdk.Info) (plan, error) {
 		}
 		seen[d.Name] = true
 		sum += d.Weight
-		if d.Name == faithfulness {
-			p.faithfulness = true
+		if slices.Contains(groundingDimensions, d.Name) {
+			p.grounding = append(p.grounding, d.Name)
 		}
 	}
 	if len(info.Dimensions) > 0 && sum <= 0 {
@@ -283,8 +283,15 @@ func newPlan(info *sdk.Info) (plan, error) {
 	return p, nil
 }
 
-// faithfulness is the dimension the citation-audit clamps apply to.
-const faithfulness = "faithfulness"
+// groundingDimensions are the dimension names the citation audit applies to: for a scorer
+// that declares one, the host attaches the audit to the run before the call and clamps
+// each such dimension by it after (Scorer.Score, steps 3 and 7). A dimension so named says
+// how far the output is grounded in the run's passages, higher is better, which an output
+// citing a passage that does not exist, or leaving its claims uncited, cannot be:
+// faithfulness (MASIS's, the faithfulness scorer's) and hallucination_free (the share of
+// the output's claims grounded in the passages). A plugin opts in by naming a dimension so;
+// the contract carries no flag for it.
+var groundingDimensions = []string{"faithfulness", "hallucination_free"}
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 

@@ -17,13 +17,13 @@ import (
 const (
 	// RuleNormalizeRange: a value was mapped from the scorer's native range to [0, 1].
 	RuleNormalizeRange = "normalize_range"
-	// RuleClampHallucination: the citation audit detected hallucination; faithfulness <= 0.4.
+	// RuleClampHallucination: the citation audit detected hallucination; a grounding dimension <= 0.4.
 	RuleClampHallucination = "clamp_hallucination"
-	// RuleClampInvalidCitations: the output cites ids no passage has; faithfulness <= 0.4.
+	// RuleClampInvalidCitations: the output cites ids no passage has; a grounding dimension <= 0.4.
 	RuleClampInvalidCitations = "clamp_invalid_citations"
-	// RuleClampUncited5: at least 5 claims carry no citation; faithfulness <= 0.5.
+	// RuleClampUncited5: at least 5 claims carry no citation; a grounding dimension <= 0.5.
 	RuleClampUncited5 = "clamp_uncited_5"
-	// RuleClampUncited10: at least 10 claims carry no citation; faithfulness <= 0.3.
+	// RuleClampUncited10: at least 10 claims carry no citation; a grounding dimension <= 0.3.
 	RuleClampUncited10 = "clamp_uncited_10"
 	// RuleOverallWeighted: the overall score was replaced by the weighted mean of the
 	// dimensions.
@@ -45,8 +45,8 @@ var errHostDeadline = errors.New("host deadline")
 //  2. check the run (numbering context passages without an ID); an invalid run is failed
 //     with invalid_run and the scorer is not called. [Scorer.ScoreChecked] skips this
 //     step: its run was checked where it came in (see [CheckedRun]);
-//  3. for a scorer with a faithfulness dimension, attach the citation audit (the run's own,
-//     or one computed from the output's citation markers);
+//  3. for a scorer with a grounding dimension (faithfulness, hallucination_free), attach the
+//     citation audit (the run's own, or one computed from the output's citation markers);
 //  4. call the backend under the host deadline; a deadline is failed with timeout, a panic
 //     in a native scorer with scorer_error, a backend error with its code;
 //  5. validate the result; junk is failed with invalid_result, never a silent 0;
@@ -54,7 +54,7 @@ var errHostDeadline = errors.New("host deadline")
 //     values outside the range are failed with invalid_result (the host does not guess at
 //     another scale: reading a judge's 0-100 answer is the judge scorer's job, see
 //     sdk/verdict);
-//  7. clamp faithfulness by the citation audit;
+//  7. clamp each grounding dimension by the citation audit;
 //  8. for scorers with dimensions, recompute the overall score as their weighted mean;
 //  9. compute Passed, apply the caller's scale, round, and record telemetry.
 //
@@ -120,7 +120,7 @@ func (s *Scorer) prepare(run *sdk.Run, checked bool) (sdk.Result, bool) {
 			return sdk.Failed(sdk.CodeInvalidRun, err.Error()), false
 		}
 	}
-	if s.plan.faithfulness && run.CitationAudit == nil {
+	if len(s.plan.grounding) > 0 && run.CitationAudit == nil {
 		if a, ok := citation.Audit(run.Output, run.Context); ok {
 			run.CitationAudit = &a
 		}
@@ -280,12 +280,14 @@ func (s *Scorer) finish(run *sdk.Run, res sdk.Result) sdk.Result {
 	if err != nil {
 		return s.invalid("%v", err)
 	}
-	if p.faithfulness && run.CitationAudit != nil {
+	if len(p.grounding) > 0 && run.CitationAudit != nil {
 		a := *run.CitationAudit
 		res.CitationAudit = &a
-		_, skipped := res.SkippedDimensions[faithfulness]
-		if f, ok := dims[faithfulness]; ok && !skipped {
-			dims[faithfulness] = clamp(&res, &a, f)
+		for _, name := range p.grounding {
+			_, skipped := res.SkippedDimensions[name]
+			if f, ok := dims[name]; ok && !skipped {
+				dims[name] = clamp(&res, &a, name, f)
+			}
 		}
 	}
 	if len(p.dims) > 0 {
@@ -429,9 +431,10 @@ func (n *normalizer) value(target string, v float64) (float64, error) {
 	return x, nil
 }
 
-// clamp caps faithfulness f by the citation audit. Caps apply loosest first, so the
-// strictest applying cap wins and each one that binds is recorded.
-func clamp(res *sdk.Result, a *sdk.CitationAudit, f float64) float64 {
+// clamp caps f, the value of the grounding dimension target, by the citation audit. Caps
+// apply loosest first, so the strictest applying cap wins and each one that binds is
+// recorded.
+func clamp(res *sdk.Result, a *sdk.CitationAudit, target string, f float64) float64 {
 	caps := [...]struct {
 		rule    string
 		cap     float64
@@ -448,7 +451,7 @@ func clamp(res *sdk.Result, a *sdk.CitationAudit, f float64) float64 {
 			continue
 		}
 		to := min(f, c.cap)
-		res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: c.rule, Target: faithfulness, From: f, To: to})
+		res.Adjustments = append(res.Adjustments, sdk.Adjustment{Rule: c.rule, Target: target, From: f, To: to})
 		f = to
 	}
 	return f

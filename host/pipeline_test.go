@@ -204,7 +204,7 @@ func TestScoreCitationClamps(t *testing.T) {
 			for _, a := range res.Adjustments {
 				if strings.HasPrefix(a.Rule, "clamp_") {
 					clamps = append(clamps, a.Rule)
-					if a.Target != faithfulness || a.To > a.From {
+					if a.Target != "faithfulness" || a.To > a.From {
 						t.Errorf("adjustment %+v: want faithfulness lowered", a)
 					}
 				}

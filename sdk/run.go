@@ -47,7 +47,8 @@ type Run struct {
 	// a tool and may say what its arguments must be. Optional.
 	ExpectedToolCalls []ExpectedToolCall `json:"expected_tool_calls,omitempty"`
 	// CitationAudit is a citation audit computed upstream. Optional; when absent the host
-	// computes one for scorers with a faithfulness dimension.
+	// computes one for scorers with a grounding dimension (faithfulness,
+	// hallucination_free).
 	CitationAudit *CitationAudit `json:"citation_audit,omitempty"`
 	// Time is when the agent produced the run, in RFC 3339. Optional. The service orders an
 	// agent's runs by it ("the last 10 runs") and uses the time it received the run when

@@ -27,7 +27,8 @@ type Configurer interface {
 // Call is one scoring request.
 type Call struct {
 	// Run is what to grade. The host has validated it and numbered its context passages;
-	// for scorers with a faithfulness dimension it has filled Run.CitationAudit.
+	// for scorers with a grounding dimension (faithfulness, hallucination_free) it has
+	// filled Run.CitationAudit.
 	Run Run
 	// Judge gives LLM access through the host. Nil when no judge is configured or the
 	// scorer did not declare the judge capability; return [NoJudge] then.

@@ -1375,7 +1375,8 @@ export interface components {
             agent?: string;
             /**
              * @description CitationAudit is a citation audit computed upstream. Optional; when absent the host
-             *     computes one for scorers with a faithfulness dimension.
+             *     computes one for scorers with a grounding dimension (faithfulness,
+             *     hallucination_free).
              */
             citation_audit?: components["schemas"]["RunCitationAudit"];
             /** @description Context is the evidence the agent retrieved, in retrieval order. */

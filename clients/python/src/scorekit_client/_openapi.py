@@ -654,7 +654,8 @@ class Run(TypedDict):
     #: Agent names the agent that produced the run. Optional.
     agent: NotRequired[str]
     #: CitationAudit is a citation audit computed upstream. Optional; when absent the host
-    #: computes one for scorers with a faithfulness dimension.
+    #: computes one for scorers with a grounding dimension (faithfulness,
+    #: hallucination_free).
     citation_audit: NotRequired[RunCitationAudit]
     #: Context is the evidence the agent retrieved, in retrieval order.
     context: NotRequired[List[Union[str, RunContextItem]]]
