@@ -1,0 +1,280 @@
+// Package similarity is the answer-similarity scorer: does the agent's output say what the
+// reference answer in run.expected says?
+//
+// Two methods, chosen with the config field "method":
+//
+//   - judge (default), Mastra's answer similarity: the judge breaks the reference into units
+//     of meaning and matches each against the output (exact, semantic, partial or missing),
+//     and lists the output's contradictions of the reference and its extra units, all in one
+//     structured answer. Score = (sum over reference units of exact 1 + exact_match_bonus,
+//     semantic semantic_threshold, partial semantic_threshold / 2, missing -missing_penalty)
+//     / (units x (1 + exact_match_bonus)) - contradictions x contradiction_penalty -
+//     min(extra units x extra_info_penalty, 0.2), clamped to [0, 1]. The weights are config
+//     with Mastra's defaults, contradiction_penalty 1.0 included (the value its code has,
+//     though its comment says 0.3). Mastra asks three times (extract, match, reason); here
+//     the reason is composed from the matches.
+//   - embeddings, Ragas' semantic similarity: the cosine of the embeddings of the reference
+//     and the output, one embeddings request through the host's broker and no judge call.
+//     A negative cosine counts 0 (flag negative_cosine); with "threshold" set the score is 1
+//     at or above it and 0 below, as Ragas' threshold does. A judge without an embeddings
+//     endpoint skips the run, saying how to configure one.
+//
+// A run without a reference (run.expected empty or white space) is skipped with the fix
+// (Mastra scores 0, or throws when it requires one). An empty output, or an error message
+// in place of one, scores 0 without a call (flag empty_output or error_text): it says none
+// of what the reference says. A turn whose only output is tool calls is skipped: there is
+// no text to compare, and tool_calls grades actions against expected_tool_calls. A judge
+// that finds no unit in a non-blank reference, or answers with another shape, fails the
+// result (judge_error), never 0.
+//
+// The package depends on the standard library, the sdk and the shared grounding helpers
+// only: it also compiles to WASM.
+package similarity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/prescreen"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Name is the scorer's name.
+const Name = "answer_similarity"
+
+// Methods for Config.Method.
+const (
+	MethodJudge      = "judge"
+	MethodEmbeddings = "embeddings"
+)
+
+// Flags the scorer sets.
+const (
+	// FlagEmptyOutput: the output is empty; the score is 0.
+	FlagEmptyOutput = prescreen.FlagEmptyOutput
+	// FlagErrorText: the output is an error message, not an answer; the score is 0.
+	FlagErrorText = prescreen.FlagErrorText
+	// FlagNegativeCosine: the embeddings point away from each other; the cosine counts 0.
+	FlagNegativeCosine = "negative_cosine"
+)
+
+// noEmbeddingModel is how the host's broker says it has no embeddings endpoint (its
+// ErrNoEmbeddingModel, which crosses into a plugin as the message of an unavailable error).
+const noEmbeddingModel = "no embedding model configured"
+
+// Config is the scorer's config.
+type Config struct {
+	// Method is judge or embeddings. Optional. Default is judge.
+	Method string `json:"method"`
+	// SemanticThreshold is the credit of a semantic match, and twice that of a partial one
+	// (judge method; Mastra's semanticThreshold). Optional. Default is 0.8.
+	SemanticThreshold float64 `json:"semantic_threshold"`
+	// ExactMatchBonus is added to an exact match's credit of 1 (judge method; Mastra's
+	// exactMatchBonus). Optional. Default is 0.2.
+	ExactMatchBonus float64 `json:"exact_match_bonus"`
+	// MissingPenalty is subtracted per reference unit the output lacks (judge method;
+	// Mastra's missingPenalty). Optional. Default is 0.15.
+	MissingPenalty float64 `json:"missing_penalty"`
+	// ContradictionPenalty is subtracted per contradiction, after normalization (judge
+	// method; Mastra's contradictionPenalty). Optional. Default is 1.0.
+	ContradictionPenalty float64 `json:"contradiction_penalty"`
+	// ExtraInfoPenalty is subtracted per output unit the reference lacks, at most 0.2 in all
+	// (judge method; Mastra's extraInfoPenalty). Optional. Default is 0.05.
+	ExtraInfoPenalty float64 `json:"extra_info_penalty"`
+	// Threshold turns the cosine into 1 (at or above) or 0 (embeddings method; Ragas'
+	// threshold). Optional. Default is none: the score is the cosine.
+	Threshold *float64 `json:"threshold"`
+}
+
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "method": {"type": "string", "enum": ["judge", "embeddings"], "default": "judge",
+      "description": "judge: one call matching the reference's units against the output (Mastra's answer similarity); embeddings: the cosine of the two texts' embeddings (Ragas' semantic similarity), no judge call."},
+    "semantic_threshold": {"type": "number", "minimum": 0, "maximum": 2, "default": 0.8,
+      "description": "judge: credit of a semantic match; a partial match gets half (Mastra's semanticThreshold)."},
+    "exact_match_bonus": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
+      "description": "judge: added to an exact match's credit of 1 (Mastra's exactMatchBonus)."},
+    "missing_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
+      "description": "judge: subtracted per reference unit the output lacks (Mastra's missingPenalty)."},
+    "contradiction_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 1.0,
+      "description": "judge: subtracted per contradiction of the reference (Mastra's contradictionPenalty)."},
+    "extra_info_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05,
+      "description": "judge: subtracted per output unit the reference lacks, 0.2 at most (Mastra's extraInfoPenalty)."},
+    "threshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "default": null,
+      "description": "embeddings: score 1 when the cosine is at or above it, else 0 (Ragas' threshold). Default: the cosine itself."}
+  }
+}`
+
+const defaults = `{"method": "judge", "semantic_threshold": 0.8, "exact_match_bonus": 0.2, "missing_penalty": 0.15, "contradiction_penalty": 1.0, "extra_info_penalty": 0.05, "threshold": null}`
+
+func defaultConfig() Config {
+	w := mastraWeights
+	return Config{Method: MethodJudge, SemanticThreshold: w.SemanticThreshold, ExactMatchBonus: w.ExactMatchBonus,
+		MissingPenalty: w.MissingPenalty, ContradictionPenalty: w.ContradictionPenalty, ExtraInfoPenalty: w.ExtraInfoPenalty}
+}
+
+// scorer implements sdk.Scorer and sdk.Configurer.
+type scorer struct {
+	cfg Config
+}
+
+var (
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
+)
+
+// New returns the answer similarity scorer with the judge method and Mastra's weights.
+func New() sdk.Scorer { return &scorer{cfg: defaultConfig()} }
+
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
+// end with their context (see host.ContextObserver).
+func (*scorer) ObservesContext() bool { return true }
+
+// Info describes the scorer.
+func (s *scorer) Info() sdk.Info {
+	return sdk.Info{
+		Name:       Name,
+		Version:    "1.0.0",
+		ABIVersion: sdk.ABIVersion,
+		Description: "Answer similarity: does the output say what the reference answer in run.expected says? " +
+			"Methods: judge (default; Mastra's unit matching, one call), embeddings (Ragas' semantic similarity, one embeddings request).",
+		Range:        sdk.Unit,
+		Threshold:    0.5,
+		Decimals:     2,
+		ConfigSchema: json.RawMessage(configSchema),
+		Defaults:     json.RawMessage(defaults),
+		Capabilities: []sdk.Capability{sdk.CapJudge, sdk.CapEmbed},
+	}
+}
+
+// Configure reads the config. The host has validated it against the schema; Configure
+// checks again so that the scorer is safe to use without a host.
+func (s *scorer) Configure(raw json.RawMessage) error {
+	cfg := defaultConfig()
+	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
+	}
+	switch cfg.Method {
+	case MethodJudge, MethodEmbeddings:
+	default:
+		return fmt.Errorf("%s: config: method %q: want judge or embeddings", Name, cfg.Method)
+	}
+	for name, v := range map[string]float64{"exact_match_bonus": cfg.ExactMatchBonus, "missing_penalty": cfg.MissingPenalty,
+		"contradiction_penalty": cfg.ContradictionPenalty, "extra_info_penalty": cfg.ExtraInfoPenalty} {
+		if v < 0 || v > 1 {
+			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
+		}
+	}
+	if cfg.SemanticThreshold < 0 || cfg.SemanticThreshold > 2 {
+		return fmt.Errorf("%s: config: semantic_threshold %v: want a number from 0 to 2", Name, cfg.SemanticThreshold)
+	}
+	if t := cfg.Threshold; t != nil && (*t < 0 || *t > 1) {
+		return fmt.Errorf("%s: config: threshold %v: want a number from 0 to 1", Name, *t)
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// Score compares the output with run.expected.
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if strings.TrimSpace(run.Expected) == "" {
+		return sdk.Skipped(Name + " compares the output with a reference answer, and the run has none; " +
+			"record the reference answer in run.expected; no judge call was made"), nil
+	}
+	if prescreen.ToolOnly(run) {
+		return sdk.Skipped(Name + " compares the output's text with run.expected, and this turn's only output is its tool calls: " +
+			"there is no text to compare (tool_calls grades actions against expected_tool_calls); no judge call was made"), nil
+	}
+	if flag, why, ok := prescreen.Unanswered(run); ok {
+		res := sdk.Scored(0, why+", so it says none of what the reference says; no judge call was made")
+		res.Flags = []string{flag}
+		return res, nil
+	}
+	if call.Judge == nil {
+		return sdk.NoJudge(Name), nil
+	}
+	if s.cfg.Method == MethodEmbeddings {
+		return s.embeddings(ctx, call.Judge, run), nil
+	}
+	return s.judge(ctx, call.Judge, run), nil
+}
+
+// embeddings scores the cosine of the reference's and the output's embeddings.
+func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Result {
+	texts := []string{run.Expected, run.Output}
+	vecs, err := j.Embed(ctx, texts)
+	if err != nil {
+		var e *sdk.Error
+		if errors.As(err, &e) && e.Code == sdk.CodeUnavailable && strings.Contains(e.Message, noEmbeddingModel) {
+			return sdk.Skipped(Name + "'s embeddings method needs an embeddings endpoint, and the judge has none: set the judge's " +
+				"embedding model (judge.embedding_model in the config file, e.g. text-embedding-3-small), or use method judge")
+		}
+		return failEmbed(err)
+	}
+	if len(vecs) != len(texts) {
+		return failEmbed(fmt.Errorf("the judge returned %d embeddings for %d texts", len(vecs), len(texts)))
+	}
+	c, ok := cosine(vecs[0], vecs[1])
+	if !ok {
+		return failEmbed(fmt.Errorf("the embeddings are empty, zero or of different lengths (%d and %d dimensions)", len(vecs[0]), len(vecs[1])))
+	}
+	value, why := max(c, 0), fmt.Sprintf("cosine similarity %.2f between the embeddings of the reference and the output", c)
+	var flags []string
+	if c < 0 {
+		flags = append(flags, FlagNegativeCosine)
+		why += " (negative: counted 0)"
+	}
+	if t := s.cfg.Threshold; t != nil {
+		if c >= *t {
+			value, why = 1, why+fmt.Sprintf(", at or above the threshold %.2f", *t)
+		} else {
+			value, why = 0, why+fmt.Sprintf(", below the threshold %.2f", *t)
+		}
+	}
+	res := sdk.Scored(value, why)
+	res.Flags = flags
+	step := map[string]any{"method": MethodEmbeddings, "dimensions": len(vecs[0]), "cosine": c, "score": value}
+	if s.cfg.Threshold != nil {
+		step["threshold"] = *s.cfg.Threshold
+	}
+	res.Steps = []sdk.Step{grounding.ScoreStep(step)}
+	return res
+}
+
+// failEmbed is the failed result of the embeddings request: its code when it carries one,
+// judge_error otherwise.
+func failEmbed(err error) sdk.Result {
+	var e *sdk.Error
+	if errors.As(err, &e) {
+		return sdk.Failed(e.Code, Name+": embeddings: "+e.Message)
+	}
+	return sdk.Failed(sdk.CodeJudgeError, Name+": embeddings: "+err.Error())
+}
+
+// cosine is the cosine similarity of a and b; false when either is zero or they differ in
+// length.
+func cosine(a, b []float32) (float64, bool) {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0, false
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0, false
+	}
+	return max(-1, min(1, dot/math.Sqrt(na*nb))), true
+}
