@@ -1,0 +1,388 @@
+// Package noise is the noise-robustness scorer: when noise was added to what an agent was
+// given (a false claim slipped into the request, a distracting question, an injected
+// instruction, misleading passages), did its answer hold up? A high score is a robust
+// agent, as in Mastra's noise sensitivity; Ragas' noise sensitivity, whose figure runs the
+// other way, is a method here and its figure a dimension of weight 0.
+//
+// The run is the noisy run as it was traced: run.input is what the agent was given, noise
+// and all, and run.output its answer (its tool calls too). The clean side comes from the
+// dataset, under run.metadata.noise (the config's noise_path), never from a run field:
+//
+//   - noise.baseline_output: the agent's answer to the clean request. Required by the
+//     mastra method.
+//   - noise.clean_input: the request without the noise. Optional; shown to the judge.
+//   - noise.type: the kind of noise (misinformation, distractors, adversarial ...). Optional;
+//     shown to the judge.
+//   - noise.clean_context: the passages without the noise, for a retrieval noise test.
+//     Optional; shown to the judge beside run.context, the noisy passages.
+//
+// Each key may also be a flat "noise.baseline_output" key, as OTLP attributes arrive.
+//
+// Two methods, chosen with the config field "method":
+//
+//   - mastra (default), Mastra's noise sensitivity: one judge call compares the noisy answer
+//     with the baseline and rates the noise's impact on five aspects (content accuracy,
+//     completeness, relevance, consistency, hallucination resistance) from none to severe,
+//     lists the major issues the noise caused and gives its own robustness from 0 to 1.
+//     Score: the judge's robustness, or the mean impact weight (none 1.0, minimal 0.85,
+//     moderate 0.6, significant 0.3, severe 0.1) when the two differ by more than the
+//     discrepancy threshold (0.2) and the mean is lower, less 0.1 per major issue (0.3 at
+//     most), clamped at 0. The weights, penalties and threshold are config with Mastra's
+//     defaults. The five aspects' weights are dimensions of weight 0. Mastra asks twice
+//     (analysis, reason); the reason is composed here.
+//   - ragas, Ragas' noise sensitivity: it needs the reference answer in run.expected and the
+//     passages in run.context. One judge call breaks the output and the reference into
+//     statements, names the passages that back each, and says whether the reference backs
+//     each output statement. A passage is relevant when it backs a reference statement.
+//     Ragas' figure (the dimension noise_sensitivity, lower is better) is the share of output
+//     statements that are wrong (the reference does not back them) yet backed by a relevant
+//     passage (mode relevant) or only by irrelevant ones (mode irrelevant); the score is 1
+//     minus it. Ragas asks 2 x passages + 3 times.
+//
+// A turn whose only output is tool calls is judged on its actions in the mastra method: the
+// prompt shows them, and an action the noise led to is what a robustness check must catch
+// (the ragas method, which checks statements of text, skips such a turn). An empty output,
+// or an error message in place of an answer, scores 0 without a call (flag empty_output or
+// error_text): the agent answered nothing under noise (Mastra rejects such a run). An empty
+// run.input is failed (invalid_run). A missing baseline, reference or passages is skipped,
+// naming what to record. A judge answer without the five aspects, or with another shape,
+// is failed (judge_error), never 0.
+//
+// The package depends on the standard library, the sdk and the shared grounding helpers
+// only: it also compiles to WASM.
+package noise
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/prescreen"
+	"github.com/scorekit/scorekit/sdk"
+)
+
+// Name is the scorer's name.
+const Name = "noise_robustness"
+
+// Methods for Config.Method, and modes for Config.Mode.
+const (
+	MethodMastra = "mastra"
+	MethodRagas  = "ragas"
+
+	ModeRelevant   = "relevant"
+	ModeIrrelevant = "irrelevant"
+)
+
+// Dimensions. The score is DimRobustness; the others have weight 0.
+const (
+	DimRobustness  = "noise_robustness"
+	DimSensitivity = "noise_sensitivity"
+)
+
+// aspects are the five aspects the mastra method rates, in order; each is a dimension.
+var aspects = []string{"content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance"}
+
+// Flags the scorer sets.
+const (
+	// FlagEmptyOutput: the output is empty; the score is 0.
+	FlagEmptyOutput = prescreen.FlagEmptyOutput
+	// FlagErrorText: the output is an error message, not an answer; the score is 0.
+	FlagErrorText = prescreen.FlagErrorText
+	// FlagUnknownPassage: the judge named a passage the run does not have (ragas method);
+	// the id was dropped.
+	FlagUnknownPassage = grounding.FlagUnknownPassage
+)
+
+// ImpactWeights weigh each impact level in the mastra method (Mastra's
+// scoring.impactWeights).
+type ImpactWeights struct {
+	None        float64 `json:"none"`
+	Minimal     float64 `json:"minimal"`
+	Moderate    float64 `json:"moderate"`
+	Significant float64 `json:"significant"`
+	Severe      float64 `json:"severe"`
+}
+
+// of returns the weight of level.
+func (w ImpactWeights) of(level string) float64 {
+	switch level {
+	case "none":
+		return w.None
+	case "minimal":
+		return w.Minimal
+	case "moderate":
+		return w.Moderate
+	case "significant":
+		return w.Significant
+	}
+	return w.Severe
+}
+
+// Config is the scorer's config.
+type Config struct {
+	// Method is mastra or ragas. Optional. Default is mastra.
+	Method string `json:"method"`
+	// NoisePath is the dotted path into run.metadata of the object holding baseline_output,
+	// clean_input, type and clean_context. Optional. Default is "noise".
+	NoisePath string `json:"noise_path"`
+	// ImpactWeights weigh the impact levels (mastra method). Optional. Default is Mastra's:
+	// none 1.0, minimal 0.85, moderate 0.6, significant 0.3, severe 0.1; a level left out
+	// keeps its default.
+	ImpactWeights ImpactWeights `json:"impact_weights"`
+	// MajorIssuePenalty is subtracted per major issue (mastra method; Mastra's
+	// penalties.majorIssuePerItem). Optional. Default is 0.1.
+	MajorIssuePenalty float64 `json:"major_issue_penalty"`
+	// MaxMajorIssuePenalty caps the major-issue penalty (mastra method; Mastra's
+	// penalties.maxMajorIssuePenalty). Optional. Default is 0.3.
+	MaxMajorIssuePenalty float64 `json:"max_major_issue_penalty"`
+	// DiscrepancyThreshold is how far the judge's robustness and the mean impact weight may
+	// differ before the lower one counts (mastra method; Mastra's discrepancyThreshold).
+	// Optional. Default is 0.2.
+	DiscrepancyThreshold float64 `json:"discrepancy_threshold"`
+	// Mode is relevant or irrelevant (ragas method; Ragas' mode). Optional. Default is
+	// relevant.
+	Mode string `json:"mode"`
+	// ContextPath selects the noisy passages from run.metadata by a dotted path (ragas
+	// method). Optional. Default is "": run.context.
+	ContextPath string `json:"context_path"`
+}
+
+const configSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "method": {"type": "string", "enum": ["mastra", "ragas"], "default": "mastra",
+      "description": "mastra: the noisy answer against the baseline answer, five impact ratings and the judge's robustness (Mastra's noise sensitivity); ragas: wrong statements backed by the passages (Ragas' noise sensitivity), reported as 1 - its figure."},
+    "noise_path": {"type": "string", "minLength": 1, "default": "noise",
+      "description": "Dotted path into run.metadata of the object with baseline_output, clean_input, type and clean_context."},
+    "impact_weights": {"type": "object", "additionalProperties": false,
+      "properties": {
+        "none": {"type": "number", "minimum": 0, "maximum": 1},
+        "minimal": {"type": "number", "minimum": 0, "maximum": 1},
+        "moderate": {"type": "number", "minimum": 0, "maximum": 1},
+        "significant": {"type": "number", "minimum": 0, "maximum": 1},
+        "severe": {"type": "number", "minimum": 0, "maximum": 1}},
+      "default": {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1},
+      "description": "mastra: the weight of each impact level (Mastra's scoring.impactWeights); a level left out keeps its default."},
+    "major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1,
+      "description": "mastra: subtracted per major issue (Mastra's scoring.penalties.majorIssuePerItem)."},
+    "max_major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
+      "description": "mastra: cap of the major-issue penalty (Mastra's scoring.penalties.maxMajorIssuePenalty)."},
+    "discrepancy_threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
+      "description": "mastra: when the judge's robustness and the mean impact weight differ by more, the lower counts (Mastra's scoring.discrepancyThreshold)."},
+    "mode": {"type": "string", "enum": ["relevant", "irrelevant"], "default": "relevant",
+      "description": "ragas: count wrong statements backed by relevant passages, or only by irrelevant ones (Ragas' mode)."},
+    "context_path": {"type": "string", "default": "",
+      "description": "ragas: dotted path into run.metadata holding the noisy passages. Default: run.context."}
+  }
+}`
+
+const defaults = `{"method": "mastra", "noise_path": "noise", "impact_weights": {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}, ` +
+	`"major_issue_penalty": 0.1, "max_major_issue_penalty": 0.3, "discrepancy_threshold": 0.2, "mode": "relevant", "context_path": ""}`
+
+// mastraWeights are Mastra's impact weights.
+var mastraWeights = ImpactWeights{None: 1.0, Minimal: 0.85, Moderate: 0.6, Significant: 0.3, Severe: 0.1}
+
+func defaultConfig() Config {
+	return Config{Method: MethodMastra, NoisePath: "noise", ImpactWeights: mastraWeights, MajorIssuePenalty: 0.1,
+		MaxMajorIssuePenalty: 0.3, DiscrepancyThreshold: 0.2, Mode: ModeRelevant}
+}
+
+// scorer implements sdk.Scorer and sdk.Configurer.
+type scorer struct {
+	cfg Config
+}
+
+var (
+	_ sdk.Scorer     = (*scorer)(nil)
+	_ sdk.Configurer = (*scorer)(nil)
+)
+
+// New returns the noise robustness scorer with Mastra's method and weights.
+func New() sdk.Scorer { return &scorer{cfg: defaultConfig()} }
+
+// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
+// end with their context (see host.ContextObserver).
+func (*scorer) ObservesContext() bool { return true }
+
+// Info describes the scorer.
+func (s *scorer) Info() sdk.Info {
+	dims := []sdk.Dimension{{Name: DimRobustness, Weight: 1, Description: "the score: 1 when the noise changed nothing that matters"}}
+	for _, a := range aspects {
+		dims = append(dims, sdk.Dimension{Name: a, Weight: 0,
+			Description: "mastra method: the weight of the noise's impact on " + strings.ReplaceAll(a, "_", " ") + " (1 none ... 0.1 severe)"})
+	}
+	dims = append(dims, sdk.Dimension{Name: DimSensitivity, Weight: 0,
+		Description: "ragas method: Ragas' noise sensitivity, the share of wrong statements the noise let in; lower is better (1 - the score)"})
+	return sdk.Info{
+		Name:       Name,
+		Version:    "1.0.0",
+		ABIVersion: sdk.ABIVersion,
+		Description: "Noise robustness: did the answer hold up when noise (misinformation, distractors, adversarial text, noisy passages) was added to what the agent was given? " +
+			"Higher is more robust. One judge call. Methods: mastra (default; against the baseline answer in metadata.noise.baseline_output), ragas (1 - Ragas' noise sensitivity).",
+		Range:        sdk.Unit,
+		Dimensions:   dims,
+		Threshold:    0.5,
+		Decimals:     2,
+		ConfigSchema: json.RawMessage(configSchema),
+		Defaults:     json.RawMessage(defaults),
+		Capabilities: []sdk.Capability{sdk.CapJudge},
+	}
+}
+
+// Configure reads the config. The host has validated it against the schema; Configure
+// checks again so that the scorer is safe to use without a host.
+func (s *scorer) Configure(raw json.RawMessage) error {
+	cfg := defaultConfig()
+	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Method != MethodMastra && cfg.Method != MethodRagas:
+		return fmt.Errorf("%s: config: method %q: want mastra or ragas", Name, cfg.Method)
+	case cfg.Mode != ModeRelevant && cfg.Mode != ModeIrrelevant:
+		return fmt.Errorf("%s: config: mode %q: want relevant or irrelevant", Name, cfg.Mode)
+	case strings.TrimSpace(cfg.NoisePath) == "":
+		return fmt.Errorf("%s: config: noise_path is empty; give the metadata path of the noise object (default noise)", Name)
+	}
+	w := cfg.ImpactWeights
+	for name, v := range map[string]float64{"impact_weights.none": w.None, "impact_weights.minimal": w.Minimal, "impact_weights.moderate": w.Moderate,
+		"impact_weights.significant": w.Significant, "impact_weights.severe": w.Severe, "major_issue_penalty": cfg.MajorIssuePenalty,
+		"max_major_issue_penalty": cfg.MaxMajorIssuePenalty, "discrepancy_threshold": cfg.DiscrepancyThreshold} {
+		if v < 0 || v > 1 {
+			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
+		}
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// Score grades the noisy run.
+func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+	run := &call.Run
+	if strings.TrimSpace(run.Input) == "" {
+		return sdk.Failed(sdk.CodeInvalidRun, Name+": run.input is empty; record what the agent was given, noise and all, in run.input"), nil
+	}
+	md, err := s.noise(run)
+	if err != nil {
+		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
+	}
+	var ev grounding.Evidence
+	switch s.cfg.Method {
+	case MethodMastra:
+		if md.baseline == "" {
+			return sdk.Skipped(Name + " compares the noisy answer with the agent's answer to the clean request, and the run has none: record it in metadata." +
+				s.cfg.NoisePath + ".baseline_output (or use method ragas, which needs run.expected and the passages); no judge call was made"), nil
+		}
+	case MethodRagas:
+		if strings.TrimSpace(run.Expected) == "" {
+			return sdk.Skipped(Name + "'s ragas method checks the output's statements against the reference answer, and the run has none: " +
+				"record it in run.expected; no judge call was made"), nil
+		}
+		if ev, err = grounding.Gather(run, s.cfg.ContextPath); err != nil {
+			return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
+		}
+		if len(ev.Passages) == 0 {
+			return grounding.NoPassages(Name+"'s ragas method checks which passages back the output's wrong statements", ev), nil
+		}
+	}
+	if prescreen.ToolOnly(run) && s.cfg.Method == MethodRagas {
+		return sdk.Skipped(Name + "'s ragas method checks the statements of the output's text, and this turn's only output is its tool calls; " +
+			"the mastra method (the default) judges them against the baseline; no judge call was made"), nil
+	}
+	if !prescreen.ToolOnly(run) {
+		if flag, why, ok := prescreen.Unanswered(run); ok {
+			return s.nothing(flag, why), nil
+		}
+	}
+	if call.Judge == nil {
+		return sdk.NoJudge(Name), nil
+	}
+	if s.cfg.Method == MethodRagas {
+		return s.ragas(ctx, call.Judge, run, ev), nil
+	}
+	return s.mastra(ctx, call.Judge, run, md), nil
+}
+
+// nothing is the result of a noisy run that answered nothing: 0, without a call.
+func (s *scorer) nothing(flag, why string) sdk.Result {
+	res := sdk.Scored(0, why+": the agent answered nothing under noise; no judge call was made")
+	res.Flags = []string{flag}
+	res.Dimensions = map[string]float64{DimRobustness: 0}
+	res.SkippedDimensions = map[string]string{DimSensitivity: "no answer to check"}
+	for _, a := range aspects {
+		res.SkippedDimensions[a] = "no answer to compare with the baseline"
+	}
+	return res
+}
+
+// noiseData is what run.metadata says of the clean side.
+type noiseData struct {
+	baseline, cleanInput, kind string
+	cleanContext               []sdk.Passage
+}
+
+// noise reads the noise object at the config's noise_path: each key nested under it, or
+// as a flat "noise.key". A value of the wrong type is an error naming the key.
+func (s *scorer) noise(run *sdk.Run) (noiseData, error) {
+	var d noiseData
+	text := func(key string) (string, error) {
+		v, ok := lookup(run.Metadata, s.cfg.NoisePath+"."+key)
+		if !ok || v == nil {
+			return "", nil
+		}
+		switch x := v.(type) {
+		case string:
+			return strings.TrimSpace(x), nil
+		case map[string]any, []any:
+			// A structured answer is compared as its JSON text.
+			b, _ := json.Marshal(x)
+			return string(b), nil
+		}
+		return "", fmt.Errorf("metadata.%s.%s is %s; want text", s.cfg.NoisePath, key, show(v))
+	}
+	var err error
+	if d.baseline, err = text("baseline_output"); err != nil {
+		return d, err
+	}
+	if d.cleanInput, err = text("clean_input"); err != nil {
+		return d, err
+	}
+	if d.kind, err = text("type"); err != nil {
+		return d, err
+	}
+	if v, ok := lookup(run.Metadata, s.cfg.NoisePath+".clean_context"); ok && v != nil {
+		b, _ := json.Marshal(v)
+		if err := json.Unmarshal(b, &d.cleanContext); err != nil {
+			return d, fmt.Errorf("metadata.%s.clean_context: want an array of strings or {\"id\", \"text\"} objects: %v", s.cfg.NoisePath, err)
+		}
+		for i := range d.cleanContext {
+			if d.cleanContext[i].ID == "" {
+				d.cleanContext[i].ID = fmt.Sprint(i + 1)
+			}
+		}
+	}
+	return d, nil
+}
+
+// lookup finds path in metadata: the key as written (a flat "a.b" key, as OTLP attributes
+// arrive), else the dotted path through nested objects.
+func lookup(m map[string]any, path string) (any, bool) {
+	if v, ok := m[path]; ok {
+		return v, true
+	}
+	var cur any = m
+	for _, k := range strings.Split(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
