@@ -55,7 +55,9 @@ func TestMastraFormula(t *testing.T) {
 
 // TestRagasFormula holds sensitivity to Ragas' _compute_score on specified statements.
 func TestRagasFormula(t *testing.T) {
-	st := func(in bool, ids ...string) statement { return statement{Statement: "s", Passages: ids, InReference: in} }
+	st := func(in bool, ids ...string) statement {
+		return statement{Statement: "s", Passages: ids, InReference: in}
+	}
 	ref := []statement{{Statement: "r1", Passages: []string{"1"}}, {Statement: "r2", Passages: []string{"1", "2"}}}
 	tests := []struct {
 		name   string

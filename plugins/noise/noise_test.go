@@ -93,7 +93,7 @@ func TestMetadataShapes(t *testing.T) {
 		config string
 		want   string
 	}{
-		"flat keys, as OTLP attributes":   {flat, "", "<baseline_answer>\nWalking strengthens the heart.\n</baseline_answer>"},
+		"flat keys, as OTLP attributes":    {flat, "", "<baseline_answer>\nWalking strengthens the heart.\n</baseline_answer>"},
 		"elsewhere, a structured baseline": {elsewhere, `{"noise_path": "eval.noise"}`, `<baseline_answer>` + "\n" + `{"answer":"heart, bones"}`},
 	} {
 		t.Run(name, func(t *testing.T) {
