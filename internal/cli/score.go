@@ -168,32 +168,16 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 	if err != nil {
 		return err
 	}
-	var scale *float64
-	if o.scaleSet {
-		scale = &o.scale
-	}
-	scorers := make([]*host.Scorer, 0, len(names))
+	sel, openErr := openScorers(ctx, h, cfg, names, o)
 	defer func() {
-		for _, s := range scorers {
+		for _, s := range sel.scorers {
 			if cerr := s.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 				err = fmt.Errorf("score: close %s: %w", s.Info().Name, cerr)
 			}
 		}
 	}()
-	thresholds := make([]float64, 0, len(names))
-	// A scorer that needs a judge the command does not have did not run: the table and the
-	// gates say so rather than show the mean of what it grades without one.
-	hasJudge := cfg.Judge.merge(o.judge).URL != ""
-	noJudge := make([]bool, 0, len(names))
-	for _, n := range names {
-		s, err := h.Open(ctx, n, host.OpenOptions{Config: cfg.Scorers[n], Scale: scale})
-		if err != nil {
-			return fmt.Errorf("score: open %s: %w", n, err)
-		}
-		scorers = append(scorers, s)
-		thresholds = append(thresholds, s.Info().Threshold*o.scale)
-		info := s.Info()
-		noJudge = append(noJudge, !hasJudge && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)))
+	if openErr != nil {
+		return openErr
 	}
 
 	in, inName, total, err := e.openInput(path)
@@ -211,18 +195,10 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		}
 	}()
 
-	var sink resultSink
-	switch o.format {
-	case "jsonl":
-		sink = newJSONLSink(out, names, o.steps)
-	case "junit":
-		sink = newJUnitSink(out, names, thresholds)
-	default:
-		sink = newTableSink(out, names, o.worst, noJudge)
-	}
+	sink := newSink(out, names, o, sel)
 	bar := e.progress(total)
 	counts := newTally(names)
-	counts.noJudge = noJudge
+	counts.noJudge = sel.noJudge
 	bad, scoredLines := 0, 0
 	emit := func(l scoredLine) error {
 		if l.bad != nil {
@@ -239,7 +215,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		counts.add(l)
 		return sink.add(l)
 	}
-	p := pipeline{scorers: scorers, concurrency: o.concurrency, limit: int64(h.RunLimits().MaxRunBytes)}
+	p := pipeline{scorers: sel.scorers, concurrency: o.concurrency, limit: int64(h.RunLimits().MaxRunBytes)}
 	if s, ok := sink.(interface{ idle() error }); ok {
 		p.idle = s.idle
 	}
@@ -247,18 +223,8 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		p.prep = s
 	}
 	start := time.Now()
-	switch err := p.run(ctx, in, emit); {
-	case errors.Is(err, errNoRuns):
-		return fmt.Errorf("%w: %s has no runs (it is empty or blank); score wants JSON Lines, one run per line", errBadInput, inName)
-	case errors.Is(err, errJSONArray):
-		src := inName
-		if path == "-" {
-			src = "FILE.json"
-		}
-		return fmt.Errorf("%w: %s is a JSON array, not JSON Lines (one run per line); convert it with: jq -c '.[]' %s > runs.jsonl",
-			errBadInput, inName, src)
-	case err != nil:
-		return fmt.Errorf("score %s: %w", inName, err)
+	if err := p.run(ctx, in, emit); err != nil {
+		return datasetErr(err, path, inName)
 	}
 	if bar != nil {
 		_ = bar.Finish()
@@ -283,6 +249,72 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		return fmt.Errorf("%w: %d of the gates above failed", errGate, failedGates)
 	}
 	return nil
+}
+
+// selection is the scorers a `score` command opened, in the order of its --scorers, with
+// each one's pass threshold (scaled) and whether it needs a judge the command does not
+// have.
+type selection struct {
+	scorers    []*host.Scorer
+	thresholds []float64
+	// noJudge: the scorer needs a judge the command does not have, so it did not run: the
+	// table and the gates say so rather than show the mean of what it grades without one.
+	noJudge []bool
+}
+
+// openScorers opens the scorers names. On an error, the selection holds those opened
+// before it, for the caller to close.
+func openScorers(ctx context.Context, h *host.Host, cfg fileConfig, names []string, o scoreOptions) (selection, error) {
+	var scale *float64
+	if o.scaleSet {
+		scale = &o.scale
+	}
+	sel := selection{
+		scorers:    make([]*host.Scorer, 0, len(names)),
+		thresholds: make([]float64, 0, len(names)),
+		noJudge:    make([]bool, 0, len(names)),
+	}
+	hasJudge := cfg.Judge.merge(o.judge).URL != ""
+	for _, n := range names {
+		s, err := h.Open(ctx, n, host.OpenOptions{Config: cfg.Scorers[n], Scale: scale})
+		if err != nil {
+			return sel, fmt.Errorf("score: open %s: %w", n, err)
+		}
+		sel.scorers = append(sel.scorers, s)
+		sel.thresholds = append(sel.thresholds, s.Info().Threshold*o.scale)
+		info := s.Info()
+		sel.noJudge = append(sel.noJudge, !hasJudge && (info.Has(sdk.CapJudge) || info.Has(sdk.CapEmbed)))
+	}
+	return sel, nil
+}
+
+// newSink returns the sink of o.format for the selected scorers.
+func newSink(out io.Writer, names []string, o scoreOptions, sel selection) resultSink {
+	switch o.format {
+	case "jsonl":
+		return newJSONLSink(out, names, o.steps)
+	case "junit":
+		return newJUnitSink(out, names, sel.thresholds)
+	default:
+		return newTableSink(out, names, o.worst, sel.noJudge)
+	}
+}
+
+// datasetErr is the error of a dataset the pipeline could not read (path as given, name as
+// shown): one that is not JSON Lines at all says how to make it so.
+func datasetErr(err error, path, name string) error {
+	switch {
+	case errors.Is(err, errNoRuns):
+		return fmt.Errorf("%w: %s has no runs (it is empty or blank); score wants JSON Lines, one run per line", errBadInput, name)
+	case errors.Is(err, errJSONArray):
+		src := name
+		if path == "-" {
+			src = "FILE.json"
+		}
+		return fmt.Errorf("%w: %s is a JSON array, not JSON Lines (one run per line); convert it with: jq -c '.[]' %s > runs.jsonl",
+			errBadInput, name, src)
+	}
+	return fmt.Errorf("score %s: %w", name, err)
 }
 
 // checkScorers fails on a scorer the registry does not know, naming the known ones, and,
