@@ -47,12 +47,14 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 		mu.Unlock()
 	}
 	// The runs were decoded by host.DecodeRun when they were imported; the same one-read
-	// decoder gives the same runs back, a fraction of encoding/json's cost.
-	decoded := make([]sdk.Run, len(runs))
+	// decoder gives the same runs back, a fraction of encoding/json's cost. Each is checked
+	// here once (a row may be older than the rules, or written by hand), and every scorer
+	// of the chunk then takes it as checked (host.CheckedRun).
+	decoded := make([]host.CheckedRun, len(runs))
 	ok := make([]bool, len(runs))
 	for i := range runs {
 		r := &runs[i]
-		run, err := host.DecodeRun(r.Body)
+		run, err := host.DecodeCheckedRun(r.Body)
 		if err != nil {
 			for _, ref := range ev.Spec.Scorers {
 				if !stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
@@ -110,7 +112,7 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 
 // scoreEach scores the runs at idx with ref's scorer, JobConcurrency calls at once, and
 // hands each result to done with the scorer's version (empty when it could not open).
-func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, runs []store.Run, decoded []sdk.Run, idx []int, done func(i int, version string, res sdk.Result)) {
+func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, runs []store.Run, decoded []host.CheckedRun, idx []int, done func(i int, version string, res sdk.Result)) {
 	if len(idx) == 0 || ctx.Err() != nil {
 		return
 	}
@@ -147,27 +149,27 @@ func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store
 	wg.Wait()
 }
 
-// scoreGroup scores the runs at group with sc in one host.Scorer.ScoreBatch, each in a
+// scoreGroup scores the runs at group with sc in one host.Scorer.ScoreCheckedBatch, each in a
 // span of its own (telemetry.T.ScorerCall).
 func (e *Engine) scoreGroup(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, sc *host.Scorer, version string,
-	runs []store.Run, decoded []sdk.Run, group []int, done func(i int, version string, res sdk.Result)) {
+	runs []store.Run, decoded []host.CheckedRun, group []int, done func(i int, version string, res sdk.Result)) {
 	tsc := telemetry.Scorer{Tenant: telemetry.Tenant{ID: scorers.t.ID, Created: scorers.t.CreatedAt, Name: scorers.t.Name},
 		Name: ref.Name, Published: ref.Published > 0}
 	if len(group) == 1 {
 		i := group[0]
 		cctx, end := e.opts.Telemetry.ScorerCall(ctx, tsc, runs[i].ID)
-		res := sc.Score(cctx, decoded[i])
+		res := sc.ScoreChecked(cctx, decoded[i])
 		end(&res, version)
 		done(i, version, res)
 		return
 	}
-	batch := make([]sdk.Run, len(group))
+	batch := make([]host.CheckedRun, len(group))
 	ends := make([]func(*sdk.Result, string), len(group))
 	for k, i := range group {
 		batch[k] = decoded[i]
 		_, ends[k] = e.opts.Telemetry.ScorerCall(ctx, tsc, runs[i].ID)
 	}
-	for k, res := range sc.ScoreBatch(ctx, batch) {
+	for k, res := range sc.ScoreCheckedBatch(ctx, batch) {
 		ends[k](&res, version)
 		done(group[k], version, res)
 	}
