@@ -14,12 +14,7 @@ import (
 // name, tool_call_id, contents.K.message_content.text, tool_calls.M.tool_call.{id,
 // function.name, function.arguments}}. ok is false when there is none.
 func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
-	type slot struct {
-		turn  sdk.Turn
-		parts map[int]string
-		calls map[int]*sdk.ToolCall
-	}
-	slots := map[int]*slot{}
+	slots := map[int]*messageSlot{}
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		rest, ok := strings.CutPrefix(k, prefix)
 		if !ok {
@@ -33,7 +28,7 @@ func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
 		field = strings.TrimPrefix(field, "message.")
 		s := slots[n]
 		if s == nil {
-			s = &slot{parts: map[int]string{}, calls: map[int]*sdk.ToolCall{}}
+			s = &messageSlot{parts: map[int]string{}, calls: map[int]*sdk.ToolCall{}}
 			slots[n] = s
 		}
 		switch field {
@@ -81,6 +76,21 @@ func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
 	if len(slots) == 0 {
 		return nil, false
 	}
+	return slotTurns(slots), true
+}
+
+// messageSlot is one message of indexedMessages as its attributes are read: the turn, the
+// texts of its contents and its tool calls, by index.
+type messageSlot struct {
+	turn  sdk.Turn
+	parts map[int]string
+	calls map[int]*sdk.ToolCall
+}
+
+// slotTurns returns the slots' turns in index order: a turn without content takes its
+// contents' texts in order, its tool calls come in order, and a turn without a role is
+// the assistant's.
+func slotTurns(slots map[int]*messageSlot) []sdk.Turn {
 	idx := make([]int, 0, len(slots))
 	for n := range slots {
 		idx = append(idx, n)
@@ -114,7 +124,7 @@ func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
 		}
 		out = append(out, s.turn)
 	}
-	return out, true
+	return out
 }
 
 // indexed reads gen_ai.prompt.N.{role,content} and gen_ai.completion.N.{role,content,
