@@ -31,12 +31,12 @@
 package contextrelevance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -139,12 +139,8 @@ func (s *scorer) Info() sdk.Info {
 // checks again so that the scorer is safe to use without a host.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := defaultConfig()
-	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return fmt.Errorf("%s: config: %w", Name, err)
-		}
+	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
 	}
 	switch cfg.Method {
 	case MethodMastra, MethodDeepEval:
@@ -167,16 +163,19 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 // Score rates the run's passages in one judge call.
 func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
-	ps, source, err := passages(run, s.cfg.ContextPath)
+	ev, err := grounding.Gather(run, s.cfg.ContextPath)
 	if err != nil {
-		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()+"; give the passages as an array of strings or {\"id\", \"text\"} objects"), nil
+		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
 	}
-	if len(ps) == 0 {
-		return sdk.Skipped(Name + " rates the passages retrieved for the request, and the run has none in " + source +
-			"; record the retrieved passages in run.context (or point context_path at them)"), nil
+	ps := ev.Passages
+	if ev.FromTools || len(ps) == 0 {
+		// Unlike faithfulness, a tool's result does not stand in for a passage: grading
+		// retrieval needs what retrieval returned.
+		return sdk.Skipped(Name + " rates the passages retrieved for the request, and the run has none in " + s.source() +
+			"; record the retrieved passages in run.context (or point context_path at them); no judge call was made"), nil
 	}
 	if id, ok := repeatedID(ps); ok {
-		return sdk.Failed(sdk.CodeInvalidRun, fmt.Sprintf("%s: two passages in %s have the id %q, and the judge rates passages by id; give each passage its own id", Name, source, id)), nil
+		return sdk.Failed(sdk.CodeInvalidRun, fmt.Sprintf("%s: two passages in %s have the id %q, and the judge rates passages by id; give each passage its own id", Name, s.source(), id)), nil
 	}
 	if strings.TrimSpace(run.Input) == "" {
 		return sdk.Failed(sdk.CodeInvalidRun, Name+": run.input is empty, and relevance is relevance to the request; record the user's request in run.input"), nil
@@ -192,11 +191,10 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if flag, detail, ok := prescreen.Unanswered(run); ok && !prescreen.ToolOnly(run) {
 		noAnswer, why = flag, detail
 	}
-	j := &judgeCall{ctx: ctx, judge: call.Judge}
 	if s.cfg.Method == MethodDeepEval {
-		return s.deepEval(j, run, ps, noAnswer), nil
+		return s.deepEval(ctx, call.Judge, run, ps, noAnswer), nil
 	}
-	return s.mastra(j, run, ps, noAnswer, why), nil
+	return s.mastra(ctx, call.Judge, run, ps, noAnswer, why), nil
 }
 
 // withinLimits refuses a set of passages one judge answer cannot rate.
@@ -228,50 +226,10 @@ func repeatedID(ps []sdk.Passage) (string, bool) {
 	return "", false
 }
 
-// passages returns the passages to rate and names where they came from.
-func passages(run *sdk.Run, path string) ([]sdk.Passage, string, error) {
-	if path == "" {
-		return run.Context, "run.context", nil
+// source names where the passages are read from.
+func (s *scorer) source() string {
+	if s.cfg.ContextPath != "" {
+		return "metadata." + s.cfg.ContextPath
 	}
-	where := "metadata." + path
-	v, ok := lookup(run.Metadata, path)
-	if !ok || v == nil {
-		return nil, where, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, where, fmt.Errorf("%s: %w", where, err)
-	}
-	var ps []sdk.Passage
-	if err := json.Unmarshal(b, &ps); err != nil {
-		return nil, where, fmt.Errorf("%s: %w", where, err)
-	}
-	for i := range ps {
-		if ps[i].ID == "" {
-			ps[i].ID = fmt.Sprint(i + 1)
-		}
-		if strings.TrimSpace(ps[i].Text) == "" {
-			return nil, where, fmt.Errorf("%s[%d] (id %q) has empty text", where, i, ps[i].ID)
-		}
-	}
-	return ps, where, nil
-}
-
-// lookup finds path in metadata: the key as written (a flat "a.b" key, as OTLP attributes
-// arrive), else the dotted path through nested objects.
-func lookup(m map[string]any, path string) (any, bool) {
-	if v, ok := m[path]; ok {
-		return v, true
-	}
-	var cur any = m
-	for _, k := range strings.Split(path, ".") {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	return "run.context"
 }

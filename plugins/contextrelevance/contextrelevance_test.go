@@ -127,7 +127,7 @@ func TestPromptAndSchema(t *testing.T) {
 	j := &judge{reply: rated([]string{"1:high:used", "2:low:unused", "3:low:unused"})}
 	open(t, j, "").Score(berlin)
 	p := j.prompts[0]
-	for _, want := range []string{"<input>\nWhen did the Berlin Wall fall?\n</input>", "[1] The Berlin Wall fell on 9 November 1989.\n[2] Berlin", "<response>\nIt fell on 9 November 1989.\n</response>", `"relevance": "high|medium|low|none"`} {
+	for _, want := range []string{"<input>\nWhen did the Berlin Wall fall?\n</input>", "<passage id=\"1\">\nThe Berlin Wall fell on 9 November 1989.\n</passage>\n<passage id=\"2\">", "<response>\nIt fell on 9 November 1989.\n</response>", `"relevance": "high|medium|low|none"`} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, p)
 		}
@@ -166,6 +166,8 @@ func TestEveryPassageByID(t *testing.T) {
 func TestEdges(t *testing.T) {
 	noContext := berlin
 	noContext.Context = nil
+	toolsOnly := noContext
+	toolsOnly.ToolCalls = []sdk.ToolCall{{ID: "c1", Name: "search", Result: "The Berlin Wall fell in 1989."}}
 	noInput := berlin
 	noInput.Input = " "
 	sameID := berlin
@@ -185,6 +187,7 @@ func TestEdges(t *testing.T) {
 		want   string
 	}{
 		{"no passages", noContext, &judge{}, sdk.StatusSkipped, "", "record the retrieved passages in run.context"},
+		{"tool results are not retrieved passages", toolsOnly, &judge{}, sdk.StatusSkipped, "", "has none in run.context"},
 		{"no judge", berlin, nil, sdk.StatusSkipped, "", "needs an LLM judge"},
 		{"empty input", noInput, &judge{}, sdk.StatusFailed, sdk.CodeInvalidRun, "record the user's request in run.input"},
 		{"passages sharing an id", sameID, &judge{}, sdk.StatusFailed, sdk.CodeInvalidRun, `have the id "a"`},

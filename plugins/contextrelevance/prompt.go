@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -27,11 +28,11 @@ Used: true when the response (its text, or its actions where the agent called to
 
 Missing: short descriptions of facts the request needed that none of the passages gives. Leave it empty when the passages cover the request. List gaps in what was retrieved, not mistakes in the response.
 
-Rate each passage on what it says, wherever it sits in the list. Rate every passage exactly once, under its id as shown in brackets.
+Rate each passage on what it says, wherever it sits in the list. Rate every passage exactly once, under its id.
 
 Examples:
-- Input: "When did the Berlin Wall fall?" Passages: [1] "The Berlin Wall fell on 9 November 1989." [2] "Berlin is the capital of Germany." Response: "On 9 November 1989." Answer: passage 1 high, used; passage 2 low, not used; missing: none.
-- Input: "What does the premium plan cost, and can I cancel at any time?" Passages: [a] "The premium plan costs 20 euros a month." Response: "It costs 20 euros a month." Answer: passage a high, used; missing: ["whether and how the plan can be cancelled"].`
+- Input: "When did the Berlin Wall fall?" Passages: 1 "The Berlin Wall fell on 9 November 1989." 2 "Berlin is the capital of Germany." Response: "On 9 November 1989." Answer: passage 1 high, used; passage 2 low, not used; missing: none.
+- Input: "What does the premium plan cost, and can I cancel at any time?" Passage: a "The premium plan costs 20 euros a month." Response: "It costs 20 euros a month." Answer: passage a high, used; missing: ["whether and how the plan can be cancelled"].`
 
 // mastraFormat asks for the answer of mastraSchema.
 const mastraFormat = `Reply with JSON only: {"passages": [{"id": "<passage id>", "relevance": "high|medium|low|none", "used": true|false, "reason": "<one sentence>"}], "missing": ["<information no passage gives>"]}`
@@ -49,11 +50,11 @@ const deepEvalInstructions = `Split every retrieved PASSAGE into the separate st
 
 A statement is one piece of information: split a sentence that says two things, keep a sentence that says one. Take the statements from the passage as written; do not add any. A statement is relevant when a good answer to the input could use it; it is not relevant when it is about something else, even something nearby.
 
-Split every passage exactly once, under its id as shown in brackets.
+Split every passage exactly once, under its id.
 
 Examples:
-- Input: "When did the Berlin Wall fall?" Passage: [1] "The Berlin Wall fell on 9 November 1989, and it had been built in 1961." Answer: passage 1: "The Berlin Wall fell on 9 November 1989." relevant; "The Berlin Wall had been built in 1961." not relevant.
-- Input: "How much does the premium plan cost?" Passage: [a] "Premium costs 20 euros a month. Our office is in Lyon." Answer: passage a: "Premium costs 20 euros a month." relevant; "The office is in Lyon." not relevant.`
+- Input: "When did the Berlin Wall fall?" Passage: 1 "The Berlin Wall fell on 9 November 1989, and it had been built in 1961." Answer: passage 1: "The Berlin Wall fell on 9 November 1989." relevant; "The Berlin Wall had been built in 1961." not relevant.
+- Input: "How much does the premium plan cost?" Passage: a "Premium costs 20 euros a month. Our office is in Lyon." Answer: passage a: "Premium costs 20 euros a month." relevant; "The office is in Lyon." not relevant.`
 
 const deepEvalFormat = `Reply with JSON only: {"passages": [{"id": "<passage id>", "statements": [{"statement": "<one statement>", "relevant": true|false}]}]}`
 
@@ -71,11 +72,9 @@ func prompt(instructions, format string, run *sdk.Run, ps []sdk.Passage, withRes
 	b.WriteString(instructions)
 	b.WriteString("\n\nINPUT (the user's request):\n<input>\n")
 	b.WriteString(strings.TrimSpace(run.Input))
-	b.WriteString("\n</input>\n\nPASSAGES (what retrieval returned, each under its [id]):\n<passages>\n")
-	for _, p := range ps {
-		b.WriteString("[" + p.ID + "] " + strings.TrimSpace(p.Text) + "\n")
-	}
-	b.WriteString("</passages>\n\n")
+	b.WriteString("\n</input>\n\nPASSAGES (what retrieval returned, each in a tag with its id):\n")
+	b.WriteString(grounding.PassagesText(ps))
+	b.WriteString("\n\n")
 	if withResponse {
 		if actions := run.ToolCallsText(); actions != "" {
 			b.WriteString("ACTIONS (the tools the agent called, in order, and what each returned):\n<actions>\n")

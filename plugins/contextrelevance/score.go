@@ -1,12 +1,16 @@
 package contextrelevance
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/verdict"
 )
 
 // levelWeight is the weight of each relevance level: Mastra's.
@@ -72,10 +76,11 @@ type mastraAnswer struct {
 }
 
 // mastra runs the mastra method: one call, the score from the ratings, the reason composed.
-func (s *scorer) mastra(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer, why string) sdk.Result {
+func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer, why string) sdk.Result {
 	var ans mastraAnswer
-	if err := j.ask(system, prompt(mastraInstructions, mastraFormat, run, ps, true), compact(mastraSchema), &ans); err != nil {
-		return j.fail(err)
+	ex, err := ask(ctx, j, prompt(mastraInstructions, mastraFormat, run, ps, true), compact(mastraSchema), &ans)
+	if err != nil {
+		return ex.Fail(Name, err)
 	}
 	ids := make([]string, len(ans.Passages))
 	for i, p := range ans.Passages {
@@ -83,17 +88,17 @@ func (s *scorer) mastra(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer, 
 	}
 	order, err := matchIDs(ps, ids)
 	if err != nil {
-		return j.fail(err)
+		return ex.Fail(Name, err)
 	}
 	rs := make([]rating, len(ps))
 	for i, p := range ans.Passages {
 		level := strings.ToLower(strings.TrimSpace(p.Relevance))
 		if _, ok := levelWeight[level]; !ok {
-			return j.fail(fmt.Errorf("passage %s: relevance %q: want high, medium, low or none", ps[order[i]].ID, p.Relevance))
+			return ex.Fail(Name, fmt.Errorf("passage %s: relevance %q: want high, medium, low or none", ps[order[i]].ID, p.Relevance))
 		}
 		used, ok := readBool(p.Used)
 		if !ok {
-			return j.fail(fmt.Errorf("passage %s: used %v: want true or false", ps[order[i]].ID, p.Used))
+			return ex.Fail(Name, fmt.Errorf("passage %s: used %v: want true or false", ps[order[i]].ID, p.Used))
 		}
 		rs[order[i]] = rating{ID: ps[order[i]].ID, Relevance: level, Used: used && noAnswer == "", Reason: strings.TrimSpace(p.Reason)}
 	}
@@ -103,18 +108,16 @@ func (s *scorer) mastra(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer, 
 			missing = append(missing, m)
 		}
 	}
-	j.record(map[string]any{"passages": rs, "missing": missing})
+	ex.Parsed = map[string]any{"passages": rs, "missing": missing}
 	p := penalties{s.cfg.UnusedHighRelevancePenalty, s.cfg.MissingContextPenalty, s.cfg.MaxMissingContextPenalty}
 	b := mastraScore(rs, len(missing), p, noAnswer == "")
-	j.step("score", "", map[string]any{"method": MethodMastra, "weights": levelWeight, "penalties": map[string]float64{
-		"unused_high_relevance": p.unusedHigh, "missing_context": p.missingPerItem, "max_missing_context": p.maxMissing,
-	}, "breakdown": b})
 	reason := mastraReason(rs, missing, b)
 	if noAnswer != "" {
 		reason += "; " + why + ", so the passages' use was not judged"
-		return j.scored(b.Score, reason, noAnswer)
 	}
-	return j.scored(b.Score, reason)
+	return scored(ex, b.Score, reason, noAnswer, map[string]any{"method": MethodMastra, "weights": levelWeight, "penalties": map[string]float64{
+		"unused_high_relevance": p.unusedHigh, "missing_context": p.missingPerItem, "max_missing_context": p.maxMissing,
+	}, "breakdown": b})
 }
 
 // mastraReason tells the score from the ratings: the levels, the unused high-relevance
@@ -164,10 +167,11 @@ type deepEvalAnswer struct {
 }
 
 // deepEval runs DeepEval's method in one call: relevant statements / all statements.
-func (s *scorer) deepEval(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer string) sdk.Result {
+func (s *scorer) deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer string) sdk.Result {
 	var ans deepEvalAnswer
-	if err := j.ask(system, prompt(deepEvalInstructions, deepEvalFormat, run, ps, false), compact(deepEvalSchema), &ans); err != nil {
-		return j.fail(err)
+	ex, err := ask(ctx, j, prompt(deepEvalInstructions, deepEvalFormat, run, ps, false), compact(deepEvalSchema), &ans)
+	if err != nil {
+		return ex.Fail(Name, err)
 	}
 	ids := make([]string, len(ans.Passages))
 	for i, p := range ans.Passages {
@@ -175,7 +179,7 @@ func (s *scorer) deepEval(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer
 	}
 	order, err := matchIDs(ps, ids)
 	if err != nil {
-		return j.fail(err)
+		return ex.Fail(Name, err)
 	}
 	type passageStatements struct {
 		ID         string             `json:"id"`
@@ -195,7 +199,7 @@ func (s *scorer) deepEval(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer
 			}
 			rel, ok := readBool(st.Relevant)
 			if !ok {
-				return j.fail(fmt.Errorf("passage %s: statement %q: relevant %v: want true or false", ps[k].ID, text, st.Relevant))
+				return ex.Fail(Name, fmt.Errorf("passage %s: statement %q: relevant %v: want true or false", ps[k].ID, text, st.Relevant))
 			}
 			per[k].Statements = append(per[k].Statements, statementVerdict{text, rel})
 			total++
@@ -208,20 +212,36 @@ func (s *scorer) deepEval(j *judgeCall, run *sdk.Run, ps []sdk.Passage, noAnswer
 			irrelevant = append(irrelevant, ps[k].ID)
 		}
 	}
-	j.record(map[string]any{"passages": per})
+	ex.Parsed = map[string]any{"passages": per}
 	if total == 0 {
-		return j.fail(errors.New("the judge split the passages into no statements, and every passage has text; nothing to score"))
+		return ex.Fail(Name, errors.New("the judge split the passages into no statements, and every passage has text; nothing to score"))
 	}
 	score := float64(relevant) / float64(total)
-	j.step("score", "", map[string]any{"method": MethodDeepEval, "relevant": relevant, "statements": total, "score": score})
 	reason := fmt.Sprintf("%d of %d statements in %d passages relevant to the input", relevant, total, len(ps))
 	if len(irrelevant) > 0 {
 		reason += "; no relevant statement in " + idList(irrelevant)
 	}
-	if noAnswer != "" {
-		return j.scored(score, reason, noAnswer)
+	return scored(ex, score, reason, noAnswer, map[string]any{"method": MethodDeepEval, "relevant": relevant, "statements": total, "score": score})
+}
+
+// ask makes the scorer's one judge call and reads its answer into v.
+func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, v any) (*grounding.Exchange, error) {
+	ex, content, err := grounding.Ask(ctx, j, system, user, schema)
+	if err != nil {
+		return ex, err
 	}
-	return j.scored(score, reason)
+	return ex, verdict.Extract(content, v)
+}
+
+// scored is the scored result with the judge step, the score step and the flag, if any.
+func scored(ex *grounding.Exchange, score float64, reason, flag string, step any) sdk.Result {
+	res := sdk.Scored(score, reason)
+	if flag != "" {
+		res.Flags = []string{flag}
+	}
+	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(step)}
+	res.Telemetry = ex.Telemetry
+	return res
 }
 
 // matchIDs maps each answered id to the index of its run passage. Every passage must be
