@@ -19,10 +19,7 @@ const openArrivalSQL = `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id
 // it does not keep the jobs' results, whose foreign key takes a key-share lock on the
 // row, from being written meanwhile.
 func (tx *Tx) OpenArrival(ctx context.Context, tenantID int64, agent string) (Evaluation, error) {
-	q := openArrivalSQL
-	if tx.pgxTx != nil {
-		q += ` FOR NO KEY UPDATE`
-	}
+	q := openArrivalSQL + tx.d.rowLock()
 	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, agent))
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("store: open arrival evaluation of %q: %w", agent, err)
@@ -86,10 +83,7 @@ func (tx *Tx) CloseArrival(ctx context.Context, evalPK int64) error {
 
 // LockEvaluation is EvaluationByPK with the row locked until tx ends on PostgreSQL.
 func (tx *Tx) LockEvaluation(ctx context.Context, tenantID, pk int64) (Evaluation, error) {
-	q := `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id = $2`
-	if tx.pgxTx != nil {
-		q += ` FOR NO KEY UPDATE`
-	}
+	q := `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id = $2` + tx.d.rowLock()
 	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, pk))
 	if err != nil {
 		return Evaluation{}, err

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/scorekit/scorekit/internal/service/insights"
 )
 
@@ -282,14 +280,7 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 		if progress != nil {
 			progress(total)
 		}
-		if s.backend == SQLite {
-			// SQLite has one writer: leave the writers waiting behind this batch as much
-			// time as the batch took before taking the next.
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Since(began)):
-			}
-		}
+		s.d.pauseAfterDeletion(ctx, time.Since(began))
 		if len(pks) < DeleteBatch || (limit > 0 && total.Runs >= limit) {
 			return total, nil
 		}
@@ -404,7 +395,7 @@ func (s *Store) DeleteTenant(ctx context.Context, t Tenant, actor string, progre
 		if err == nil {
 			return d, nil
 		}
-		if attempt == deleteTenantAttempts || !wroteMeanwhile(err) || ctx.Err() != nil {
+		if attempt == deleteTenantAttempts || !s.wroteMeanwhile(err) || ctx.Err() != nil {
 			return d, err
 		}
 	}
@@ -420,12 +411,8 @@ const deleteTenantAttempts = 5
 // PostgreSQL, a row that references the tenant committed after the deletion passed its
 // table (a foreign-key violation on the tenant) or a deadlock with that writer. Running
 // the deletion again takes them too.
-func wroteMeanwhile(err error) bool {
-	if errors.Is(err, errRetryDeletion) {
-		return true
-	}
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "23503" || pe.Code == "40P01")
+func (s *Store) wroteMeanwhile(err error) bool {
+	return errors.Is(err, errRetryDeletion) || s.d.concurrentWrite(err)
 }
 
 // deleteTenantOnce is one attempt of DeleteTenant after its keys were revoked, adding
@@ -455,7 +442,7 @@ func (s *Store) deleteTenantOnce(ctx context.Context, t Tenant, actor string, pr
 		if n > 0 {
 			return fmt.Errorf("%d runs arrived while the tenant was being deleted (from a request let in before its keys were revoked): %w", n, errRetryDeletion)
 		}
-		if _, err := tx.q.exec(ctx, s.deleteTenantJobsSQL(), t.ID); err != nil {
+		if _, err := tx.q.exec(ctx, s.d.deleteTenantJobsSQL(), t.ID); err != nil {
 			return fmt.Errorf("queued jobs: %w", err)
 		}
 		for _, table := range tenantTables {
@@ -494,12 +481,3 @@ var testHookBeforeTenantRow func()
 // errRetryDeletion says a deletion met data that arrived meanwhile; running it again
 // finishes it.
 var errRetryDeletion = errors.New("run the deletion again to finish it")
-
-// deleteTenantJobsSQL deletes the tenant's jobs from River's table: their arguments
-// name the tenant (and evaluation, run and insight ids), which must not outlive it.
-func (s *Store) deleteTenantJobsSQL() string {
-	if s.backend == Postgres {
-		return `DELETE FROM river_job WHERE kind LIKE 'scorekit\_%' AND args->>'tenant' = $1::bigint::text`
-	}
-	return `DELETE FROM river_job WHERE kind LIKE 'scorekit\_%' ESCAPE '\' AND json_extract(args, '$.tenant') = $1`
-}

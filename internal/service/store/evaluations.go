@@ -136,20 +136,8 @@ func (q queries) CreateEvaluation(ctx context.Context, ne NewEvaluation) (Evalua
 
 // insertEvaluationRuns adds runPKs to the evaluation at positions first, first+1, ...
 func (q queries) insertEvaluationRuns(ctx context.Context, evalPK int64, runPKs []int64, first int64) error {
-	if _, ok := q.q.(pgxQuerier); ok {
-		// One statement, one round trip, one text: the runs travel as an array.
-		_, err := q.q.exec(ctx, `INSERT INTO evaluation_runs (evaluation_id, run_pk, position)
-			SELECT $1, u.run_pk, $3 + u.n - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS u(run_pk, n)`, evalPK, runPKs, first)
-		return err
-	}
-	_, err := evaluationRunsInsert.exec(ctx, q.q, len(runPKs), func(i int, args []any) []any {
-		return append(args, evalPK, runPKs[i], first+int64(i))
-	})
-	return err
+	return q.d.insertEvaluationRuns(ctx, q.q, evalPK, runPKs, first)
 }
-
-// evaluationRunsInsert is insertEvaluationRuns' statement.
-var evaluationRunsInsert = &batchInsert{head: `INSERT INTO evaluation_runs (evaluation_id, run_pk, position) VALUES `, cols: 3}
 
 const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing, positions`
 

@@ -42,15 +42,16 @@ type groupCall struct {
 // because interrupting a statement would roll back the whole shared transaction; a ctx
 // that ended before f started returns its error. f runs on the leader's goroutine.
 //
-// On PostgreSQL it is InTx (a panic of f returned as an error all the same): each connection commits on its own, and the server flushes
-// concurrent commits to its WAL together already.
+// On PostgreSQL it is InTx (a panic of f returned as an error all the same): each
+// connection commits on its own, and the server flushes concurrent commits to its WAL
+// together already.
 func (s *Store) InSharedTx(ctx context.Context, f func(ctx context.Context, tx *Tx) error) error {
-	if s.pool != nil {
-		c := &groupCall{ctx: ctx, f: f}
-		return s.InTx(ctx, func(tx *Tx) error { return callF(c, tx) })
-	}
+	return s.d.inSharedTx(ctx, f)
+}
+
+// do runs f in a batch of d's transactions, leading the batch when none is running.
+func (g *group) do(ctx context.Context, d dialect, f func(ctx context.Context, tx *Tx) error) error {
 	c := &groupCall{ctx: ctx, f: f, done: make(chan struct{}), lead: make(chan struct{}, 1)}
-	g := &s.group
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
 	lead := !g.leading
@@ -63,20 +64,19 @@ func (s *Store) InSharedTx(ctx context.Context, f func(ctx context.Context, tx *
 		case <-c.lead:
 		}
 	}
-	s.leadGroup()
+	g.lead(d)
 	<-c.done
 	return c.err
 }
 
-// leadGroup runs the calls waiting as one batch, then passes the lead on.
-func (s *Store) leadGroup() {
-	g := &s.group
+// lead runs the calls waiting as one batch, then passes the lead on.
+func (g *group) lead(d dialect) {
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil
 	g.mu.Unlock()
 
-	s.runGroup(batch)
+	runShared(d, batch)
 	for _, c := range batch {
 		close(c.done)
 	}
@@ -90,8 +90,8 @@ func (s *Store) leadGroup() {
 	g.pending[0].lead <- struct{}{}
 }
 
-// runGroup runs batch in one transaction and sets each call's err.
-func (s *Store) runGroup(batch []*groupCall) {
+// runShared runs batch in one transaction of d and sets each call's err.
+func runShared(d dialect, batch []*groupCall) {
 	// The transaction outlives any one caller's context: a caller that leaves must not
 	// roll back the others' work.
 	ctx := context.Background()
@@ -102,13 +102,13 @@ func (s *Store) runGroup(batch []*groupCall) {
 			}
 		}
 	}
-	stx, err := s.sqlDB.BeginTx(ctx, nil)
+	c, err := d.begin(ctx)
 	if err != nil {
 		failAll(fmt.Errorf("store: begin: %w", err))
 		return
 	}
-	defer stx.Rollback() //nolint:errcheck // after commit it is a no-op
-	tx := &Tx{s: s, queries: queries{sqlQuerier{c: stx}}, sqlTx: stx}
+	defer c.rollback(ctx)
+	tx := &Tx{queries: queries{q: c, d: d}, conn: c}
 	committed := 0
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
@@ -151,7 +151,7 @@ func (s *Store) runGroup(batch []*groupCall) {
 		failAll(err)
 		return
 	}
-	if err := stx.Commit(); err != nil {
+	if err := c.commit(ctx); err != nil {
 		failAll(fmt.Errorf("store: commit: %w", err))
 	}
 }

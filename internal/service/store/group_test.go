@@ -13,9 +13,10 @@ import (
 
 // pendingShared counts the InSharedTx callers waiting for a batch.
 func (s *Store) pendingShared() int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.pending)
+	g := &s.d.(*sqliteDialect).group
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
 }
 
 // Concurrent InSharedTx callers on SQLite share one transaction, and each learns its own

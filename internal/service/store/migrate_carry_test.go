@@ -15,7 +15,7 @@ import (
 func TestMigration00004CarriesResults(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	s, err := openSQLite(path)
+	d, err := openSQLite(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestMigration00004CarriesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.sqlDB, sub, goose.WithTableName("scorekit_migrations"))
+	p, err := goose.NewProvider(goose.DialectSQLite3, d.db, sub, goose.WithTableName("scorekit_migrations"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ func TestMigration00004CarriesResults(t *testing.T) {
 		`INSERT INTO results (tenant_id, evaluation_id, run_pk, scorer, scorer_version, judge_model, status, score, passed, result, created_at)
 			VALUES (1, 1, 1, 'relevancy', '1.2.0', 'gpt-4o-mini', 'scored', 0.9, 1, '{"status":"scored","score":0.9}', 0)`,
 	} {
-		if _, err := s.sqlDB.ExecContext(ctx, q); err != nil {
+		if _, err := d.db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	s.Close()
+	d.close()
 
 	st, err := Open(ctx, path)
 	if err != nil {

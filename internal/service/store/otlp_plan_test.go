@@ -72,7 +72,7 @@ func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 				op    string
 				plans []statementPlan
 			)
-			q := queries{explainQuerier{s: s, op: &op, plans: &plans}}
+			q := queries{q: explainQuerier{s: s, op: &op, plans: &plans}, d: s.d}
 			now := time.UnixMicro(1)
 			op = "the room left"
 			if n, err := q.OpenSpanBytes(ctx, 3, now); err != nil || n != 2*2*400 {

@@ -88,7 +88,7 @@ func TestServiceQueriesUseIndexes(t *testing.T) {
 				op    string
 				plans []statementPlan
 			)
-			q := queries{explainQuerier{s: s, op: &op, plans: &plans}}
+			q := queries{q: explainQuerier{s: s, op: &op, plans: &plans}, d: s.d}
 			do := func(name string, f func() error) {
 				op = name
 				if err := f(); err != nil {

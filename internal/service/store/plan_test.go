@@ -21,7 +21,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 	defer s.Close()
 	// Statistics as a store with many runs per agent would have them.
-	if _, err := s.sqlDB.ExecContext(ctx, `ANALYZE`); err != nil {
+	if _, err := s.q.exec(ctx, `ANALYZE`); err != nil {
 		t.Fatal(err)
 	}
 	insights := func(iq InsightQuery) (string, []any) { return insightsSQL(1, iq) }
@@ -124,25 +124,36 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 	}
 }
 
-// explain returns the backend's plan of q, one step a line.
+// explain returns the backend's plan of q, one step a line (explainer).
 func (s *Store) explain(ctx context.Context, q string, args ...any) ([]string, error) {
+	return s.d.(explainer).explain(ctx, q, args...)
+}
+
+// explainer is a dialect's EXPLAIN: the plan of q, one step a line.
+type explainer interface {
+	explain(ctx context.Context, q string, args ...any) ([]string, error)
+}
+
+func (d *postgresDialect) explain(ctx context.Context, q string, args ...any) ([]string, error) {
 	var plan []string
-	if s.backend == Postgres {
-		rs, err := s.pool.Query(ctx, "EXPLAIN "+q, args...)
-		if err != nil {
+	rs, err := d.p.Query(ctx, "EXPLAIN "+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var line string
+		if err := rs.Scan(&line); err != nil {
 			return nil, err
 		}
-		defer rs.Close()
-		for rs.Next() {
-			var line string
-			if err := rs.Scan(&line); err != nil {
-				return nil, err
-			}
-			plan = append(plan, line)
-		}
-		return plan, rs.Err()
+		plan = append(plan, line)
 	}
-	rs, err := s.sqlDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+numbered(q), args...)
+	return plan, rs.Err()
+}
+
+func (d *sqliteDialect) explain(ctx context.Context, q string, args ...any) ([]string, error) {
+	var plan []string
+	rs, err := d.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -173,10 +173,7 @@ func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([
 // one waits for the other and sees what it did: a version is never both promoted and
 // deleted.
 func (tx *Tx) LockScorerVersion(ctx context.Context, tenantID int64, name string, n int) (ScorerVersion, error) {
-	q := `SELECT ` + scorerVersionCols + ` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3`
-	if tx.pgxTx != nil {
-		q += ` FOR NO KEY UPDATE`
-	}
+	q := `SELECT ` + scorerVersionCols + ` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3` + tx.d.rowLock()
 	vs, err := scanScorerVersions(tx.q.query(ctx, q, tenantID, name, n))
 	if err != nil {
 		return ScorerVersion{}, err

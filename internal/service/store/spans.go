@@ -28,8 +28,9 @@ const spanBatch = 500
 // valuesOf returns vals as a table of one column (column1), (VALUES ($from), ...), its
 // arguments followed by trailing's, and the placeholder of trailing's i-th (0-based), so
 // that a statement that writes the table before the trailing placeholders numbers its
-// parameters in order, each once: SQLite then binds them as plain ? (numbered), where it
-// finds a numbered parameter by a scan of those seen before it. Queries join the table
+// parameters in order, each once: SQLite then binds them as plain ? (numbered, when its
+// connection prepares the statement), where it finds a numbered parameter by a scan of
+// those seen before it. Queries join the table
 // rather than test trace_id IN (...): where PostgreSQL's plan scans the table, it tests
 // such a list against every row, and a join hashes it once.
 func valuesOf(vals []string, from int, trailing ...any) (table string, args []any, at func(i int) string) {
@@ -271,27 +272,7 @@ func (q queries) OpenSpanBytes(ctx context.Context, tenantID int64, now time.Tim
 // of the process's, held from the count to the commit: the count (tens of milliseconds
 // at a full cap) runs beside the writer, not in its transaction.
 func (s *Store) WithOpenSpans(ctx context.Context, tenantID int64, now time.Time, f func(tx *Tx, taken int64) error) error {
-	if s.pool != nil {
-		return s.InTx(ctx, func(tx *Tx) error {
-			var id int64
-			if err := queryRow(ctx, tx.q, `SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE`, []any{tenantID}, &id); err != nil {
-				return fmt.Errorf("store: lock the open spans of tenant %d: %w", tenantID, err)
-			}
-			taken, err := tx.OpenSpanBytes(ctx, tenantID, now)
-			if err != nil {
-				return err
-			}
-			return f(tx, taken)
-		})
-	}
-	turn := &s.spanTurns[uint64(tenantID)%uint64(len(s.spanTurns))]
-	turn.Lock()
-	defer turn.Unlock()
-	taken, err := s.OpenSpanBytes(ctx, tenantID, now)
-	if err != nil {
-		return err
-	}
-	return s.InTx(ctx, func(tx *Tx) error { return f(tx, taken) })
+	return s.d.withOpenSpans(ctx, tenantID, now, f)
 }
 
 // DeleteExpiredSpans deletes every tenant's kept spans that expired by now and says how
