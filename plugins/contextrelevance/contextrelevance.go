@@ -41,11 +41,10 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Name is the scorer's name.
-const Name = "context_relevance"
-
-// Methods for Config.Method.
+// The scorer's name, and the methods of Config.Method.
 const (
+	Name = "context_relevance"
+
 	MethodMastra   = "mastra"
 	MethodDeepEval = "deepeval"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var mastraScoring = scoring{weights: mastraWeights, perIssue: 0.1, maxIssues: 0.3, thresh: 0.2}
+var mastraScoring = scoring{weights: mastraWeights(), perIssue: 0.1, maxIssues: 0.3, thresh: 0.2}
 
 func impacts(levels ...string) []impact {
 	out := make([]impact, len(levels))
@@ -36,13 +36,13 @@ func TestMastraFormula(t *testing.T) {
 		{"a robustness above 1 is clamped", analysis{Impacts: impacts("none", "none", "none", "none", "none"), Robustness: 1.3}, mastraScoring, 1},
 		// Mastra's noise-sensitivity-11: a threshold of 0.3 keeps the judge's 0.7.
 		{"discrepancy threshold 0.3", analysis{Impacts: impacts("moderate", "moderate", "significant", "significant", "moderate"), Robustness: 0.7},
-			scoring{weights: mastraWeights, perIssue: 0.1, maxIssues: 0.3, thresh: 0.3}, 0.7},
+			scoring{weights: mastraWeights(), perIssue: 0.1, maxIssues: 0.3, thresh: 0.3}, 0.7},
 		// Mastra's noise-sensitivity-10: 0.05 a major issue, at most 0.2.
 		{"custom penalties", analysis{Impacts: impacts("none", "none", "minimal", "minimal", "none"), Robustness: 0.95, MajorIssues: []string{"a", "b"}},
-			scoring{weights: mastraWeights, perIssue: 0.05, maxIssues: 0.2, thresh: 0.2}, 0.85},
+			scoring{weights: mastraWeights(), perIssue: 0.05, maxIssues: 0.2, thresh: 0.2}, 0.85},
 		// Mastra's noise-sensitivity-09: severe weighs 0, minimal 0.9, moderate 0.7.
 		{"custom impact weights", analysis{Impacts: impacts("minimal", "minimal", "minimal", "minimal", "severe"), Robustness: 0.9, MajorIssues: []string{"a"}},
-			scoring{weights: ImpactWeights{None: 1, Minimal: 0.9, Moderate: 0.7, Significant: 0.3, Severe: 0}, perIssue: 0.1, maxIssues: 0.3, thresh: 0.2}, 0.8},
+			scoring{weights: map[string]float64{"none": 1, "minimal": 0.9, "moderate": 0.7, "significant": 0.3, "severe": 0}, perIssue: 0.1, maxIssues: 0.3, thresh: 0.2}, 0.8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

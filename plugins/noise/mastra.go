@@ -69,8 +69,6 @@ var mastraSchema = func() json.RawMessage {
 	return json.RawMessage(`{"type":"object","additionalProperties":false,"required":` + string(required) + `,"properties":{` + strings.Join(props, ",") + `}}`)
 }()
 
-var levels = []string{"none", "minimal", "moderate", "significant", "severe"}
-
 // mastraPrompt is the user message: the instructions, then the run (the clean and noisy
 // inputs, the noise type, the passages, the baseline answer, the noisy answer and its
 // actions), then the answer format.
@@ -127,7 +125,7 @@ type analysis struct {
 
 // scoring are the mastra method's weights, penalties and threshold.
 type scoring struct {
-	weights                     ImpactWeights
+	weights                     map[string]float64
 	perIssue, maxIssues, thresh float64
 }
 
@@ -148,7 +146,7 @@ func mastraScore(a analysis, s scoring) breakdown {
 	b := breakdown{Judge: max(0, min(1, a.Robustness))}
 	var sum float64
 	for _, im := range a.Impacts {
-		sum += s.weights.of(im.Impact)
+		sum += s.weights[im.Impact]
 	}
 	b.Ratings = sum / float64(len(a.Impacts))
 	b.Base = b.Judge
@@ -225,7 +223,7 @@ func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseD
 	res := sdk.Scored(b.Score, mastraReason(a, b, d.kind))
 	res.Dimensions = map[string]float64{DimRobustness: b.Score}
 	for _, im := range a.Impacts {
-		res.Dimensions[im.Aspect] = sc.weights.of(im.Impact)
+		res.Dimensions[im.Aspect] = sc.weights[im.Impact]
 	}
 	res.SkippedDimensions = map[string]string{DimSensitivity: "Ragas' figure: the ragas method computes it"}
 	if a.Percent {

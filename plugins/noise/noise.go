@@ -56,6 +56,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
@@ -63,29 +64,20 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Name is the scorer's name.
-const Name = "noise_robustness"
-
-// Methods for Config.Method, and modes for Config.Mode.
+// The scorer's name, the methods of Config.Method and modes of Config.Mode, two of its
+// dimensions (the score is DimRobustness; the others have weight 0) and the flags it sets.
 const (
+	Name = "noise_robustness"
+
 	MethodMastra = "mastra"
 	MethodRagas  = "ragas"
 
 	ModeRelevant   = "relevant"
 	ModeIrrelevant = "irrelevant"
-)
 
-// Dimensions. The score is DimRobustness; the others have weight 0.
-const (
 	DimRobustness  = "noise_robustness"
 	DimSensitivity = "noise_sensitivity"
-)
 
-// aspects are the five aspects the mastra method rates, in order; each is a dimension.
-var aspects = []string{"content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance"}
-
-// Flags the scorer sets.
-const (
 	// FlagEmptyOutput: the output is empty; the score is 0.
 	FlagEmptyOutput = prescreen.FlagEmptyOutput
 	// FlagErrorText: the output is an error message, not an answer; the score is 0.
@@ -95,30 +87,11 @@ const (
 	FlagUnknownPassage = grounding.FlagUnknownPassage
 )
 
-// ImpactWeights weigh each impact level in the mastra method (Mastra's
-// scoring.impactWeights).
-type ImpactWeights struct {
-	None        float64 `json:"none"`
-	Minimal     float64 `json:"minimal"`
-	Moderate    float64 `json:"moderate"`
-	Significant float64 `json:"significant"`
-	Severe      float64 `json:"severe"`
-}
+// aspects are the five aspects the mastra method rates, in order; each is a dimension.
+var aspects = []string{"content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance"}
 
-// of returns the weight of level.
-func (w ImpactWeights) of(level string) float64 {
-	switch level {
-	case "none":
-		return w.None
-	case "minimal":
-		return w.Minimal
-	case "moderate":
-		return w.Moderate
-	case "significant":
-		return w.Significant
-	}
-	return w.Severe
-}
+// levels are the impact levels, from no harm to the worst.
+var levels = []string{"none", "minimal", "moderate", "significant", "severe"}
 
 // Config is the scorer's config.
 type Config struct {
@@ -127,10 +100,10 @@ type Config struct {
 	// NoisePath is the dotted path into run.metadata of the object holding baseline_output,
 	// clean_input, type and clean_context. Optional. Default is "noise".
 	NoisePath string `json:"noise_path"`
-	// ImpactWeights weigh the impact levels (mastra method). Optional. Default is Mastra's:
-	// none 1.0, minimal 0.85, moderate 0.6, significant 0.3, severe 0.1; a level left out
-	// keeps its default.
-	ImpactWeights ImpactWeights `json:"impact_weights"`
+	// ImpactWeights weigh the impact levels none, minimal, moderate, significant and severe
+	// (mastra method; Mastra's scoring.impactWeights). Optional. Default is Mastra's: 1.0,
+	// 0.85, 0.6, 0.3, 0.1; a level left out keeps its default.
+	ImpactWeights map[string]float64 `json:"impact_weights"`
 	// MajorIssuePenalty is subtracted per major issue (mastra method; Mastra's
 	// penalties.majorIssuePerItem). Optional. Default is 0.1.
 	MajorIssuePenalty float64 `json:"major_issue_penalty"`
@@ -184,10 +157,12 @@ const defaults = `{"method": "mastra", "noise_path": "noise", "impact_weights": 
 	`"major_issue_penalty": 0.1, "max_major_issue_penalty": 0.3, "discrepancy_threshold": 0.2, "mode": "relevant", "context_path": ""}`
 
 // mastraWeights are Mastra's impact weights.
-var mastraWeights = ImpactWeights{None: 1.0, Minimal: 0.85, Moderate: 0.6, Significant: 0.3, Severe: 0.1}
+func mastraWeights() map[string]float64 {
+	return map[string]float64{"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
+}
 
 func defaultConfig() Config {
-	return Config{Method: MethodMastra, NoisePath: "noise", ImpactWeights: mastraWeights, MajorIssuePenalty: 0.1,
+	return Config{Method: MethodMastra, NoisePath: "noise", ImpactWeights: mastraWeights(), MajorIssuePenalty: 0.1,
 		MaxMajorIssuePenalty: 0.3, DiscrepancyThreshold: 0.2, Mode: ModeRelevant}
 }
 
@@ -248,10 +223,15 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	case strings.TrimSpace(cfg.NoisePath) == "":
 		return fmt.Errorf("%s: config: noise_path is empty; give the metadata path of the noise object (default noise)", Name)
 	}
-	w := cfg.ImpactWeights
-	for name, v := range map[string]float64{"impact_weights.none": w.None, "impact_weights.minimal": w.Minimal, "impact_weights.moderate": w.Moderate,
-		"impact_weights.significant": w.Significant, "impact_weights.severe": w.Severe, "major_issue_penalty": cfg.MajorIssuePenalty,
-		"max_major_issue_penalty": cfg.MaxMajorIssuePenalty, "discrepancy_threshold": cfg.DiscrepancyThreshold} {
+	checks := map[string]float64{"major_issue_penalty": cfg.MajorIssuePenalty, "max_major_issue_penalty": cfg.MaxMajorIssuePenalty,
+		"discrepancy_threshold": cfg.DiscrepancyThreshold}
+	for level, v := range cfg.ImpactWeights {
+		if !slices.Contains(levels, level) {
+			return fmt.Errorf("%s: config: impact_weights.%s: want one of %s", Name, level, strings.Join(levels, ", "))
+		}
+		checks["impact_weights."+level] = v
+	}
+	for name, v := range checks {
 		if v < 0 || v > 1 {
 			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
 		}

@@ -250,7 +250,7 @@ func TestRagasMethod(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	for _, bad := range []string{`{"method": "deepeval"}`, `{"mode": "both"}`, `{"impact_weights": {"none": 2}}`, `{"noise_path": ""}`, `{"scale": 2}`} {
+	for _, bad := range []string{`{"method": "deepeval"}`, `{"mode": "both"}`, `{"impact_weights": {"none": 2}}`, `{"impact_weights": {"huge": 0.5}}`, `{"noise_path": ""}`, `{"scale": 2}`} {
 		if _, err := scorertest.Open(noise.New, scorertest.WithConfig(bad)); err == nil {
 			t.Errorf("config %s accepted", bad)
 		}

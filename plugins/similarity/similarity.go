@@ -44,17 +44,13 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// Name is the scorer's name.
-const Name = "answer_similarity"
-
-// Methods for Config.Method.
+// The scorer's name, the methods of Config.Method, and the flags the scorer sets.
 const (
+	Name = "answer_similarity"
+
 	MethodJudge      = "judge"
 	MethodEmbeddings = "embeddings"
-)
 
-// Flags the scorer sets.
-const (
 	// FlagEmptyOutput: the output is empty; the score is 0.
 	FlagEmptyOutput = prescreen.FlagEmptyOutput
 	// FlagErrorText: the output is an error message, not an answer; the score is 0.
