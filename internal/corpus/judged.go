@@ -103,6 +103,15 @@ func JudgedSets() []JudgedSet {
 		{Set: "trulens", Scorer: "relevancy", Verdict: VerdictScore,
 			Meaning: "TruLens' answer-relevance golden set: the expected_score its authors gave each query and response",
 			load:    truLensRelevance},
+		{Set: "mastra-grounding", Scorer: "faithfulness", Verdict: VerdictScore,
+			Meaning: "Mastra's faithfulness tests: the score each asserts of its scorer (toBeCloseTo or toBe), for the 12 it computes; the empty output and the empty context are skipped here by design (not scored)",
+			load:    mastraScored("faithfulness", false)},
+		{Set: "mastra-grounding", Scorer: "hallucination_free", Verdict: VerdictScore,
+			Meaning: "Mastra's hallucination tests: 1 - the hallucinated share each asserts, for the 17 its scorer computes; the empty output and the empty context are skipped here by design (not scored)",
+			load:    mastraScored("hallucination", true)},
+		{Set: "mastra-grounding", Scorer: "context_recall", Verdict: VerdictScore,
+			Meaning: "Mastra's context-recall tests mock their scorer's result: the score its authors wrote each case should have (scale undone), not one Mastra computed; no ground truth is skipped here by design (not scored)",
+			load:    mastraMocked("context_recall")},
 	}
 }
 

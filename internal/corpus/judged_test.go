@@ -29,6 +29,11 @@ func TestJudgedSets(t *testing.T) {
 		"coqa/relevancy":         {pass: 20, fail: 20},
 		"email_triage/relevancy": {pass: 16, fail: 16},
 		"trulens/relevancy":      {pass: 17},
+		// Mastra's tests that assert a computed score (12 of faithfulness, 17 of
+		// hallucination) and context recall's mocked runs (6; two more build no run).
+		"mastra-grounding/faithfulness":       {pass: 12},
+		"mastra-grounding/hallucination_free": {pass: 17},
+		"mastra-grounding/context_recall":     {pass: 6},
 	}
 	seen := map[string]bool{}
 	for _, s := range JudgedSets() {
@@ -84,7 +89,7 @@ func TestJudgedSets(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("%d judged sets, want %d", len(seen), len(want))
 	}
-	if got := strings.Join(JudgedSetNames(), ","); got != "halueval,truthfulqa,ares,xstest,coqa,email_triage,trulens" {
+	if got := strings.Join(JudgedSetNames(), ","); got != "halueval,truthfulqa,ares,xstest,coqa,email_triage,trulens,mastra-grounding" {
 		t.Errorf("names %s", got)
 	}
 }

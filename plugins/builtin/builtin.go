@@ -5,6 +5,9 @@ package builtin
 
 import (
 	"github.com/scorekit/scorekit/plugins/contextprecision"
+	"github.com/scorekit/scorekit/plugins/contextrecall"
+	"github.com/scorekit/scorekit/plugins/faithfulness"
+	"github.com/scorekit/scorekit/plugins/hallucination"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/plugins/masis"
 	"github.com/scorekit/scorekit/plugins/relevancy"
@@ -17,5 +20,6 @@ import (
 // (the heuristic ones, then tool_calls), then the judge scorers.
 func Factories() []func() sdk.Scorer {
 	out := append([]func() sdk.Scorer{}, heuristic.Factories()...)
-	return append(out, toolcalls.New, relevancy.New, contextprecision.New, masis.New, rubric.New)
+	return append(out, toolcalls.New, relevancy.New, contextprecision.New, masis.New, rubric.New,
+		faithfulness.New, hallucination.New, contextrecall.New)
 }
