@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/sdk"
@@ -233,8 +234,10 @@ func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent s
 // (an endpoint the operator allows and a model there).
 //
 // The run is redacted by the tenant's rules first, as a stored run is: nothing they
-// redact reaches a scorer or a judge this way either.
-func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run sdk.Run, config json.RawMessage, judge *broker.Route) (sdk.Result, error) {
+// redact reaches a scorer or a judge this way either. It was checked where it came in
+// (host.DecodeCheckedRun); a run redaction changed is decoded and checked again by the
+// same decoder.
+func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run host.CheckedRun, config json.RawMessage, judge *broker.Route) (sdk.Result, error) {
 	route, err := s.judgeRoute(judge)
 	if err != nil {
 		return sdk.Result{}, err
@@ -244,7 +247,7 @@ func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run 
 		return sdk.Result{}, err
 	}
 	if red != nil {
-		b, err := json.Marshal(run)
+		b, err := json.Marshal(run.Run())
 		if err != nil {
 			return sdk.Result{}, err
 		}
@@ -253,8 +256,7 @@ func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run 
 			return sdk.Result{}, err
 		}
 		if len(counts) > 0 {
-			run = sdk.Run{}
-			if err := json.Unmarshal(b, &run); err != nil {
+			if run, err = host.DecodeCheckedRun(b); err != nil {
 				return sdk.Result{}, fmt.Errorf("score: redacted run: %w", err)
 			}
 		}
@@ -274,7 +276,7 @@ func (s *Service) Score(ctx context.Context, t store.Tenant, scorer string, run 
 	if route != nil {
 		ctx = broker.WithRoute(ctx, *route)
 	}
-	return sc.Score(ctx, run), nil
+	return sc.ScoreChecked(ctx, run), nil
 }
 
 // ScorerInfos lists the Info of every scorer t may run, with its runtime: the host's,

@@ -419,13 +419,14 @@ func (l runLimits) checkBytes(n int) error {
 		host.ErrLimitExceeded, n, l.bytes, setting)
 }
 
-// decodeRun reads a run's JSON (raw) as an import sends it: its size and nesting are
+// readRun reads a run's JSON (raw) as an import sends it: its size and nesting are
 // checked before it is decoded (host.RunLimits.CheckJSON reads it once and stops at the
 // limit, so a value nested millions of levels deep costs no decoding), text no database
-// stores is replaced (store.CleanJSON: repaired says so), and it is decoded and validated
-// against the run contract. It returns the JSON it read, repaired, for the run's id and
-// body; id is the run's id where it was refused, for the answer.
-func decodeRun(raw []byte, limit runLimits) (run sdk.Run, clean []byte, repaired bool, id string, err error) {
+// stores is replaced (store.CleanJSON: repaired says so), and it is decoded and checked
+// against the run contract by the host's decoder (host.DecodeRun), the one every run's
+// JSON goes through. It returns the JSON it read, repaired, for the run's id and body;
+// id is the run's id where it was refused, for the answer.
+func readRun(raw []byte, limit runLimits) (run sdk.Run, clean []byte, repaired bool, id string, err error) {
 	if err := limit.checkBytes(len(raw)); err != nil {
 		return run, raw, false, "", err
 	}
@@ -444,7 +445,7 @@ func decodeRun(raw []byte, limit runLimits) (run sdk.Run, clean []byte, repaired
 
 // checkRun checks one run, fills in its agent and id, redacts it with red (nil: nothing
 // to redact), and returns it to store. Every stored run passes here, whether it came as
-// JSON (an import: decoded here, decodeRun) or typed (the runs OTLP makes), and meets the
+// JSON (an import: decoded here, readRun) or typed (the runs OTLP makes), and meets the
 // same rules: the contract; the host's run limits (host.RunLimits: output, context and
 // metadata's depth on the typed run, the run's size on its JSON) and the tenant's
 // max_run_bytes, on the run's JSON as sent or, for a typed run, as stored; text no
@@ -455,7 +456,7 @@ func (s *Service) checkRun(it *runItem, agent string, limit runLimits, red *reda
 	run, raw := &it.run, it.raw
 	if raw != nil {
 		var err error
-		it.run, raw, nr.Repaired, nr.ID, err = decodeRun(raw, limit)
+		it.run, raw, nr.Repaired, nr.ID, err = readRun(raw, limit)
 		if err != nil {
 			return nr, err
 		}
@@ -825,11 +826,4 @@ func (s *Service) joinable(ev store.Evaluation, spec store.Spec) bool {
 	a, err1 := json.Marshal(ev.Spec)
 	b, err2 := json.Marshal(spec)
 	return err1 == nil && err2 == nil && sameJSON(a, b)
-}
-
-// decodeStored decodes a stored run's JSON.
-func decodeStored(r store.Run) (sdk.Run, error) {
-	var run sdk.Run
-	err := json.Unmarshal(r.Body, &run)
-	return run, err
 }

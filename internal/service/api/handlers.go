@@ -109,7 +109,7 @@ type scoreOutput struct {
 }
 
 func (s *Server) score(ctx context.Context, in *scoreInput) (*scoreOutput, error) {
-	run, err := host.DecodeRun(in.Body.Run)
+	run, err := host.DecodeCheckedRun(in.Body.Run)
 	if err != nil {
 		return nil, problem(http.StatusBadRequest, CodeInvalidRun, err.Error())
 	}
