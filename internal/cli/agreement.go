@@ -47,9 +47,10 @@ func (e *env) agreementCommand() *cobra.Command {
 		Use:   "agreement --judge-url URL --judge-model MODEL [flags]",
 		Short: "Measure the judge scorers' agreement with the labels of the public sets the repository carries",
 		Long: `Score the labelled public sets in the repository's testdata/ (HaluEval QA, TruthfulQA,
-ARES, XSTest, CoQA, the email triage set, TruLens' golden set) with the judge scorers, each
-set's labels read as what they mean for each scorer (docs/AGREEMENT.md), and print how
-well the scorers agree with the people who labelled them.
+ARES, XSTest, CoQA, the email triage set, TruLens' golden set, Mastra's own grounding
+cases) with the judge scorers, each set's labels read as what they mean for each scorer
+(docs/AGREEMENT.md), and print how well the scorers agree with the people who labelled
+them.
 
 Pass/fail sets: accuracy, Cohen's kappa, precision and recall of the failure class, and the
 confusion matrix. Scored sets: Spearman's rho, Kendall's tau-b and the mean absolute error.
@@ -69,7 +70,7 @@ out of the figures. The number of judge calls is said before the first one.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.datasets, "dataset", []string{"all"}, "labelled sets to score, comma separated, or all: "+strings.Join(corpus.JudgedSetNames(), ", "))
-	f.StringSliceVar(&o.scorers, "scorers", []string{"relevancy", "masis", "contextprecision"}, "scorers to measure, comma separated; each set is scored by the scorers its labels have a reading for")
+	f.StringSliceVar(&o.scorers, "scorers", judgedScorers(), "scorers to measure, comma separated; each set is scored by the scorers its labels have a reading for")
 	f.StringVar(&o.data, "data", "", "the folder holding the labelled sets (default: testdata/ at the root of the scorekit checkout around the working directory)")
 	f.IntVar(&o.sample, "sample", defaultAgreementSample, "score at most N runs per set, drawn at random with --seed (0 scores every run)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the sample: the same seed draws the same runs")
@@ -175,7 +176,7 @@ func selectJudged(datasets, scorers []string) ([]corpus.JudgedSet, []string, err
 	}
 	scorers = dedupe(scorers)
 	if len(scorers) == 0 {
-		return nil, nil, fmt.Errorf("agreement: --scorers is empty; name at least one of relevancy, masis, contextprecision")
+		return nil, nil, fmt.Errorf("agreement: --scorers is empty; name at least one of %s", strings.Join(judgedScorers(), ", "))
 	}
 	var out []corpus.JudgedSet
 	var notes []string
@@ -190,7 +191,7 @@ func selectJudged(datasets, scorers []string) ([]corpus.JudgedSet, []string, err
 		}
 		switch {
 		case len(mapped) == 0:
-			return nil, nil, fmt.Errorf("agreement: --scorers %s: no labelled set has a reading for it; the sets read labels for relevancy, masis and contextprecision (docs/AGREEMENT.md)", sc)
+			return nil, nil, fmt.Errorf("agreement: --scorers %s: no labelled set has a reading for it; the sets read labels for %s (docs/AGREEMENT.md)", sc, strings.Join(judgedScorers(), ", "))
 		case !chosen:
 			notes = append(notes, fmt.Sprintf("%s: none of the chosen sets has labels for it; it is measured on %s", sc, strings.Join(mapped, ", ")))
 		}
@@ -204,6 +205,18 @@ func selectJudged(datasets, scorers []string) ([]corpus.JudgedSet, []string, err
 		return nil, nil, fmt.Errorf("agreement: nothing to measure: %s", strings.Join(notes, "; "))
 	}
 	return out, notes, nil
+}
+
+// judgedScorers are the scorers some labelled set has a reading for, each once, in
+// corpus.JudgedSets order: the default of --scorers.
+func judgedScorers() []string {
+	var out []string
+	for _, s := range corpus.JudgedSets() {
+		if !slices.Contains(out, s.Scorer) {
+			out = append(out, s.Scorer)
+		}
+	}
+	return out
 }
 
 // sampleRuns draws at most n runs, in set order. The draw depends on the seed and the set
