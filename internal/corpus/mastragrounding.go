@@ -102,7 +102,8 @@ func (c MastraCase) Claims() (*MastraClaims, error) {
 
 // LoadMastraGrounding reads the cases of one scorer's file of testdata/mastra-grounding
 // ("faithfulness", "hallucination", "context_recall" ...), in file order. Each run's ID is
-// its case's.
+// its case's. The noise-sensitivity cases' runs are read as noise_robustness reads a run
+// (see noiseRun).
 func LoadMastraGrounding(dir, scorer string) ([]MastraCase, error) {
 	var set struct {
 		Scorer string       `json:"scorer"`
@@ -118,9 +119,37 @@ func LoadMastraGrounding(dir, scorer string) ([]MastraCase, error) {
 	for i := range set.Cases {
 		if r := set.Cases[i].Run; r != nil {
 			r.ID = set.Cases[i].ID
+			if scorer == "noise_sensitivity" {
+				noiseRun(r, set.Cases[i].Mastra.Options)
+			}
 		}
 	}
 	return set.Cases, nil
+}
+
+// noiseRun moves a noise-sensitivity case onto the fields noise_robustness reads: the run
+// is the noisy run, so Mastra's noisyQuery option, what the agent was given, is run.input;
+// Mastra's run.input, its "original query", is the clean request (metadata.noise.clean_input)
+// where it is given and differs; the baseline answer and the noise type go under
+// metadata.noise (baseline_output, type). The judge is then shown what Mastra's prompt
+// shows: the original query, the noisy query, the baseline and the noisy answer.
+func noiseRun(r *sdk.Run, options map[string]any) {
+	noisy, _ := options["noisyQuery"].(string)
+	md := map[string]any{}
+	if b, _ := options["baselineResponse"].(string); b != "" {
+		md["baseline_output"] = b
+	}
+	if t, _ := options["noiseType"].(string); t != "" {
+		md["type"] = t
+	}
+	if r.Input != "" && r.Input != noisy {
+		md["clean_input"] = r.Input
+	}
+	r.Input = noisy
+	if r.Metadata == nil {
+		r.Metadata = map[string]any{}
+	}
+	r.Metadata["noise"] = md
 }
 
 // mastraScored reads the cases of file whose test asserts the score Mastra's scorer computed

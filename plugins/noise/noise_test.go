@@ -3,10 +3,10 @@ package noise_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/plugins/noise"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/scorertest"
@@ -263,89 +263,52 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// mastraCase is a case of testdata/mastra-grounding/noise_sensitivity.json.
-type mastraCase struct {
-	ID   string `json:"id"`
-	Edge string `json:"edge"`
-	Run  *struct {
-		Input  string `json:"input"`
-		Output string `json:"output"`
-	} `json:"run"`
-	Mastra struct {
-		Options struct {
-			BaselineResponse string          `json:"baselineResponse"`
-			NoisyQuery       string          `json:"noisyQuery"`
-			NoiseType        string          `json:"noiseType"`
-			Scoring          json.RawMessage `json:"scoring"`
-		} `json:"options"`
-		Expected struct {
-			Kind  string   `json:"kind"`
-			Score *float64 `json:"score"`
-		} `json:"expected"`
-	} `json:"mastra"`
-}
-
-// asRun maps a Mastra case onto this scorer's fields: Mastra's noisyQuery option is what
-// the agent was given (run.input); Mastra's run.input, its "original query", is the clean
-// request (noise.clean_input) where it is given and differs; the baseline and the noise
-// type go under metadata.noise.
-func (c mastraCase) asRun() sdk.Run {
-	o := c.Mastra.Options
-	md := map[string]any{}
-	if o.BaselineResponse != "" {
-		md["baseline_output"] = o.BaselineResponse
-	}
-	if o.NoiseType != "" {
-		md["type"] = o.NoiseType
-	}
-	run := sdk.Run{ID: c.ID, Input: o.NoisyQuery, Metadata: map[string]any{"noise": md}}
-	if c.Run != nil {
-		run.Output = c.Run.Output
-		if c.Run.Input != "" && c.Run.Input != o.NoisyQuery {
-			md["clean_input"] = c.Run.Input
-		}
-	}
-	return run
-}
-
-// TestMastraCases carries Mastra's noise-sensitivity cases. None of them is a score Mastra's
-// scorer computed (its tests mock the scorer's result), so they are inputs here, not
-// labels: every case with a run reaches the judge with Mastra's fields in their places
-// (the noisy query, the original query, the baseline, the noise type), or gets the status
-// scorekit gives its edge (a missing baseline is skipped, a missing noisy query is an
-// invalid run, an empty output is 0). The custom-scoring cases' options are formula checks
-// in TestMastraFormula.
+// TestMastraCases carries Mastra's noise-sensitivity cases, as the corpus reads them onto
+// this scorer's fields (Mastra's noisyQuery is run.input, its original query
+// metadata.noise.clean_input where it differs, the baseline and the noise type under
+// metadata.noise). None of them is a score Mastra's scorer computed (its tests mock the
+// scorer's result), so they are inputs here, not labels: every case with a run reaches the
+// judge with Mastra's fields in their places, or gets the status scorekit gives its edge (an
+// empty output is 0; Mastra's empty original query, 15, is scored, since the clean request
+// is optional here). The two cases without a run, whose options lack the baseline (01) or the
+// noisy query (02), are built from their options: skipped naming the key, and an invalid
+// run. The custom-scoring cases' options are formula checks in TestMastraFormula.
 func TestMastraCases(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/mastra-grounding/noise_sensitivity.json")
+	dir, err := corpus.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct {
-		Cases []mastraCase `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
+	cases, err := corpus.LoadMastraGrounding(dir, "noise_sensitivity")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) != 16 {
-		t.Fatalf("%d cases, want Mastra's 16", len(f.Cases))
+	if len(cases) != 16 {
+		t.Fatalf("%d cases, want Mastra's 16", len(cases))
 	}
-	for _, c := range f.Cases {
+	for _, c := range cases {
 		t.Run(c.ID, func(t *testing.T) {
-			run := c.asRun()
+			o := c.Mastra.Options
+			if c.Run == nil {
+				md := map[string]any{"baseline_output": o["baselineResponse"]}
+				run := sdk.Run{ID: c.ID, Input: o["noisyQuery"].(string), Output: "Exercise is good for you.", Metadata: map[string]any{"noise": md}}
+				res := scorertest.New(t, noise.New, scorertest.WithJudge((&judge{reply: answer("none", 1)}).fn())).Score(run)
+				switch c.Edge {
+				case "no_baseline":
+					if res.Status != sdk.StatusSkipped || !strings.Contains(res.Reason, "baseline_output") {
+						t.Fatalf("%s %q", res.Status, res.Reason)
+					}
+				case "no_noisy_input":
+					if res.Status != sdk.StatusFailed || res.Error.Code != sdk.CodeInvalidRun {
+						t.Fatalf("%s %v", res.Status, res.Error)
+					}
+				default:
+					t.Fatalf("case %s has no run and no check", c.ID)
+				}
+				return
+			}
 			j := &judge{reply: answer("none", 1)}
-			res := scorertest.New(t, noise.New, scorertest.WithJudge(j.fn())).Score(run)
-			switch c.Edge {
-			case "no_baseline":
-				if res.Status != sdk.StatusSkipped || !strings.Contains(res.Reason, "baseline_output") {
-					t.Fatalf("%s %q", res.Status, res.Reason)
-				}
-				return
-			case "no_noisy_input":
-				if res.Status != sdk.StatusFailed || res.Error.Code != sdk.CodeInvalidRun {
-					t.Fatalf("%s %v", res.Status, res.Error)
-				}
-				return
-			case "empty_output":
+			res := scorertest.New(t, noise.New, scorertest.WithJudge(j.fn())).Score(*c.Run)
+			if c.Edge == "empty_output" {
 				if res.Status != sdk.StatusScored || *res.Score != 0 || !res.HasFlag(noise.FlagEmptyOutput) || len(j.reqs) != 0 {
 					t.Fatalf("%s %v %v", res.Status, res.Value(), res.Flags)
 				}
@@ -355,16 +318,16 @@ func TestMastraCases(t *testing.T) {
 				t.Fatalf("%s %v after %d calls", res.Status, res.Error, len(j.reqs))
 			}
 			p := j.prompt()
-			o := c.Mastra.Options
-			for _, want := range []string{"<noisy_input>\n" + o.NoisyQuery, "<baseline_answer>\n" + o.BaselineResponse, "<noisy_answer>\n" + c.Run.Output} {
+			for _, want := range []string{"<noisy_input>\n" + o["noisyQuery"].(string), "<baseline_answer>\n" + o["baselineResponse"].(string), "<noisy_answer>\n" + c.Run.Output} {
 				if !strings.Contains(p, want) {
 					t.Errorf("prompt lacks %q", want)
 				}
 			}
-			if o.NoiseType != "" && !strings.Contains(p, "NOISE TYPE: "+o.NoiseType) {
-				t.Errorf("prompt lacks the noise type %s", o.NoiseType)
+			if typ, ok := o["noiseType"].(string); ok && !strings.Contains(p, "NOISE TYPE: "+typ) {
+				t.Errorf("prompt lacks the noise type %s", typ)
 			}
-			if clean, ok := run.Metadata["noise"].(map[string]any)["clean_input"].(string); ok != strings.Contains(p, "<clean_input>") || (ok && !strings.Contains(p, clean)) {
+			md := c.Run.Metadata["noise"].(map[string]any)
+			if clean, ok := md["clean_input"].(string); ok != strings.Contains(p, "<clean_input>") || (ok && !strings.Contains(p, clean)) {
 				t.Errorf("clean input %q shown: %v", clean, strings.Contains(p, "<clean_input>"))
 			}
 		})
