@@ -19,6 +19,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/internal/cgroup"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -432,7 +433,7 @@ func TestPluginCrash(t *testing.T) {
 		{"panic-goroutine", sdk.CodeUnavailable, "plugin crashed: boom in a goroutine"},
 	} {
 		t.Run(tc.input, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testkit.SyncBuffer
 			opts := Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter{t}), nil))}
 			b := open(t, loadProbesWith(t, testManifest(t, "serve"), opts)["probe"], "")
 			_, err := scoreWithin(t, b, tc.input, time.Minute)

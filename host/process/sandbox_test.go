@@ -14,13 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -733,7 +733,7 @@ func isServe(pid int) bool {
 // TestDegradedVisible: where bubblewrap cannot run, a plugin still loads, with limits only,
 // and says so: a warning at load and Sandbox(); ConfineRequired refuses to load it.
 func TestDegradedVisible(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	opts := Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Bwrap: "/nonexistent/bwrap"}
 	p := loadProbesWith(t, testManifest(t, "serve"), opts)["probe"]
 	sb := p.(*scorerPlugin).Sandbox()
@@ -752,27 +752,10 @@ func TestDegradedVisible(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestOutputCap: what a plugin prints in a call reaches the host's log up to
 // limits.max_output_bytes; the rest is dropped, with a warning.
 func TestOutputCap(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	opts := Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	m := testManifest(t, "serve")
 	m.Limits.MaxOutputBytes = 4096

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/scorekit/scorekit/internal/service"
+	"github.com/scorekit/scorekit/internal/testkit"
 )
 
 // TestServeTakesOTLP: a platform's OpenTelemetry SDK, configured only by the environment
@@ -35,7 +36,7 @@ func TestServeTakesOTLP(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("keys create: %d %s", r.code, r.stderr)
 	}
-	var stderr lockedBuffer
+	var stderr testkit.SyncBuffer
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, registry: builtinRegistry}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)

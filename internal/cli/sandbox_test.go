@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/scorekit/scorekit/internal/testkit"
 )
 
 // TestServeRequireSandbox: serve --require-sandbox, or the config file's require_sandbox,
@@ -82,7 +83,7 @@ func processPluginDir(t *testing.T) string {
 // minute passes), stops it, and returns what it wrote on stderr.
 func serveUntilReady(t *testing.T, args ...string) string {
 	t.Helper()
-	var stderr lockedBuffer
+	var stderr testkit.SyncBuffer
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, registry: builtinRegistry}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)
@@ -102,21 +103,4 @@ func serveUntilReady(t *testing.T, args ...string) string {
 		t.Fatal("serve did not stop within a minute of being cancelled")
 	}
 	return stderr.String()
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

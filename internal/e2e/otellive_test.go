@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/internal/service"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -63,7 +64,7 @@ func TestOTelLiveApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fakeLog syncBuffer
+	var fakeLog testkit.SyncBuffer
 	fake.Stderr = &fakeLog
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestOTelLiveApp(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20"+key,
 		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
 	)
-	var liveErr syncBuffer
+	var liveErr testkit.SyncBuffer
 	live.Stderr = &liveErr
 	stdout, err := live.Output()
 	if err != nil {

@@ -1,7 +1,6 @@
 package pythontest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/process"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -82,23 +82,14 @@ func pythonManifest(t testing.TB, example, script string) host.Manifest {
 
 // logBuffer keeps what the host logs, for the checks, and passes it to the test's log.
 type logBuffer struct {
-	t  testing.TB
-	mu sync.Mutex
-	b  bytes.Buffer
+	testkit.SyncBuffer
+	t testing.TB
 }
 
 func (w *logBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	w.b.Write(p)
-	w.mu.Unlock()
+	w.SyncBuffer.Write(p)
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-func (w *logBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // confined are the options of a host that requires the whole sandbox (bubblewrap, the

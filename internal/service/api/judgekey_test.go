@@ -30,6 +30,7 @@ import (
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/service/telemetry"
 	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/internal/testkit"
 )
 
 // The key tenant a stores for the "team" endpoint. Its middle part is what the checks look
@@ -47,35 +48,18 @@ type judgeFixture struct {
 	broker     *broker.Broker
 	tel        *telemetry.T
 	spans      *tracetest.InMemoryExporter
-	logs       *syncBuffer
+	logs       *testkit.SyncBuffer
 	keys       map[string]string
 
 	mu      sync.Mutex
 	answers [][]byte // every API answer body
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const relevant = `{"reasoning": "it answers", "score": 1}`
 
 func newJudgeFixture(t *testing.T, dsn string, keyring *secrets.Keyring, main, team *judgetest.Server) *judgeFixture {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	prev := slog.Default()
 	slog.SetDefault(logger) // the broker and River log through the default
