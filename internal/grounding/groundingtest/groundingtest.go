@@ -22,6 +22,9 @@ var Files = map[string]string{
 	"faithfulness":       "faithfulness",
 	"hallucination_free": "hallucination",
 	"context_recall":     "context_recall",
+	"context_relevance":  "context_relevance",
+	"answer_similarity":  "answer_similarity",
+	"noise_robustness":   "noise_sensitivity",
 }
 
 // Answer is scorer's one-call answer carrying the verdicts Mastra's judge gave on c, and
@@ -73,6 +76,8 @@ func Answer(scorer string, c corpus.MastraCase) (string, bool, error) {
 			}
 			claims = append(claims, cl)
 		}
+	case "context_relevance", "answer_similarity", "noise_robustness":
+		return ratedAnswer(scorer, c)
 	default:
 		return "", false, fmt.Errorf("groundingtest: no answers for scorer %q", scorer)
 	}
@@ -110,6 +115,9 @@ func translate(scorer string, v corpus.MastraVerdict) (string, error) {
 
 // Match is the part of scorer's prompt that shows c's run, unique to the run within a file.
 func Match(scorer string, c corpus.MastraCase) string {
+	if m, ok := ratedMatch(scorer, c); ok {
+		return m
+	}
 	r := c.Run
 	if scorer == "context_recall" {
 		return grounding.PassagesText(r.Context) + "\n\nREFERENCE ANSWER:\n<reference>\n" + r.Expected + "\n</reference>"
