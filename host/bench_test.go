@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -91,15 +92,15 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			b.ReportMetric(float64(full-bare)/float64(b.N), "overhead-ns/op")
 			// CPU time of the process (GC included), which other load does not inflate.
-			c0 := cpuTime()
+			c0 := testkit.CPUTime()
 			for range b.N {
 				direct()
 			}
-			c1 := cpuTime()
+			c1 := testkit.CPUTime()
 			for range b.N {
 				piped()
 			}
-			c2 := cpuTime()
+			c2 := testkit.CPUTime()
 			b.ReportMetric(float64((c2-c1)-(c1-c0))/float64(b.N), "overhead-cpu-ns/op")
 		})
 	}

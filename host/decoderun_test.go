@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -161,7 +162,7 @@ func BenchmarkDecodeRun(b *testing.B) {
 	}{{"one-read", DecodeRun}, {"schema-then-decode", decodeRunChecked}} {
 		b.Run(c.name, func(b *testing.B) {
 			n := 0
-			c0 := cpuTime()
+			c0 := testkit.CPUTime()
 			for b.Loop() {
 				if _, err := c.decode(lines[n%len(lines)]); err != nil {
 					b.Fatal(err)
@@ -169,7 +170,7 @@ func BenchmarkDecodeRun(b *testing.B) {
 				n++
 			}
 			// CPU time does not grow when other processes compete for the cores.
-			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(n), "cpu-ns/line")
+			b.ReportMetric(float64((testkit.CPUTime()-c0).Nanoseconds())/float64(n), "cpu-ns/line")
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -281,7 +282,7 @@ func BenchmarkCheckJSON(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			n, size := 0, 0
-			c0 := cpuTime()
+			c0 := testkit.CPUTime()
 			for b.Loop() {
 				line := lines[n%len(lines)]
 				if err := c.check(line); err != nil {
@@ -289,7 +290,7 @@ func BenchmarkCheckJSON(b *testing.B) {
 				}
 				n, size = n+1, size+len(line)
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(n), "cpu-ns/line")
+			b.ReportMetric(float64((testkit.CPUTime()-c0).Nanoseconds())/float64(n), "cpu-ns/line")
 			b.ReportMetric(float64(size)/float64(n), "bytes/line")
 		})
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/internal/sizematrix"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -93,7 +93,7 @@ func scoreCmd(args []string) error {
 		}
 		scores := make([]*float64, len(sruns))
 		passes := 0
-		start, cpu := time.Now(), sizematrix.CPUTime()
+		start, cpu := time.Now(), testkit.CPUTime()
 		for passes == 0 || time.Since(start) < *minTime {
 			for i := 0; i < len(sruns); i += batch {
 				for j, got := range s.ScoreBatch(ctx, sruns[i:min(i+batch, len(sruns))]) {
@@ -106,7 +106,7 @@ func scoreCmd(args []string) error {
 			passes++
 		}
 		secs := time.Since(start).Seconds() / float64(passes)
-		cpuSecs := (sizematrix.CPUTime() - cpu).Seconds() / float64(passes)
+		cpuSecs := (testkit.CPUTime() - cpu).Seconds() / float64(passes)
 		if err := s.Close(ctx); err != nil {
 			return fmt.Errorf("score: close %s: %w", name, err)
 		}

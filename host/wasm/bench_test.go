@@ -4,11 +4,11 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -90,23 +90,15 @@ func BenchmarkPrescreen(b *testing.B) {
 // cpuPerCall runs call b.N times and reports the process CPU time per call next to the
 // wall time: on a shared machine CPU time is the steadier figure.
 func cpuPerCall(b *testing.B, call func() error) float64 {
-	c0 := cpuTime()
+	c0 := testkit.CPUTime()
 	for b.Loop() {
 		if err := call(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu := float64((cpuTime() - c0).Nanoseconds()) / float64(b.N) / 1000
+	cpu := float64((testkit.CPUTime() - c0).Nanoseconds()) / float64(b.N) / 1000
 	b.ReportMetric(cpu, "cpu-us/call")
 	return cpu
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkInstantiate measures a fresh instance of the builtin artifact: instantiate,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 )
 
@@ -65,9 +66,9 @@ func abCorpus(b *testing.B, base, variant abSide) {
 						for i := range batch {
 							batch[i] = host.BatchItem{Run: &runs[start+i]}
 						}
-						c0 := cpuTime()
+						c0 := testkit.CPUTime()
 						backends[side].ScoreBatch(ctx, batch, 0)
-						cpu[side] += float64((cpuTime() - c0).Nanoseconds())
+						cpu[side] += float64((testkit.CPUTime() - c0).Nanoseconds())
 						for _, it := range batch {
 							if it.Err != nil {
 								b.Fatal(fmt.Errorf("run %s: %w", it.Run.ID, it.Err))

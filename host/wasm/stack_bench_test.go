@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 )
 
@@ -49,14 +50,14 @@ func BenchmarkStackBound(b *testing.B) {
 				for start := 0; start < len(runs); start += slice {
 					for k := range 2 {
 						side := (start/slice + k) % 2
-						c0 := cpuTime()
+						c0 := testkit.CPUTime()
 						for i := start; i < min(start+slice, len(runs)); i++ {
 							r := runs[i]
 							if _, err := backends[side].Score(ctx, &r, nil); err != nil {
 								b.Fatal(fmt.Errorf("run %s: %w", r.ID, err))
 							}
 						}
-						cpu[side] += float64((cpuTime() - c0).Nanoseconds())
+						cpu[side] += float64((testkit.CPUTime() - c0).Nanoseconds())
 					}
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/scorekit/scorekit/internal/testkit"
 )
 
 // BenchmarkScoreExamples measures the whole score command (decode, validate, score with
@@ -22,7 +24,7 @@ func BenchmarkScoreExamples(b *testing.B) {
 	lines := bytes.Count(data, []byte("\n"))
 	for _, format := range []string{"jsonl", "table"} {
 		b.Run(format, func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := testkit.CPUTime()
 			for b.Loop() {
 				e := &env{stdin: bytes.NewReader(data), stdout: io.Discard, stderr: io.Discard, registry: builtinRegistry}
 				if code := e.run(b.Context(), []string{"score", "--format", format, "-"}); code != ExitOK {
@@ -30,7 +32,7 @@ func BenchmarkScoreExamples(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "runs/s")
-			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(lines*b.N), "cpu-us/run")
+			b.ReportMetric(float64((testkit.CPUTime()-c0).Microseconds())/float64(lines*b.N), "cpu-us/run")
 		})
 	}
 }
@@ -58,14 +60,14 @@ func BenchmarkScoreRuntime(b *testing.B) {
 	var native float64
 	for _, rt := range []string{"native", "wasm"} {
 		b.Run(rt, func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := testkit.CPUTime()
 			for b.Loop() {
 				e := &env{stdin: bytes.NewReader(data), stdout: io.Discard, stderr: io.Discard, registry: builtinRegistry}
 				if code := e.run(b.Context(), []string{"score", "--runtime", rt, "--format", "jsonl", "-"}); code != ExitOK {
 					b.Fatalf("exit %d", code)
 				}
 			}
-			cpu := float64((cpuTime() - c0).Microseconds()) / float64(lines*b.N)
+			cpu := float64((testkit.CPUTime() - c0).Microseconds()) / float64(lines*b.N)
 			b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "runs/s")
 			b.ReportMetric(cpu, "cpu-us/run")
 			if rt == "native" {

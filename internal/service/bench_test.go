@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/scorekit/scorekit/internal/service/secrets"
 	"github.com/scorekit/scorekit/internal/service/store"
 	"github.com/scorekit/scorekit/internal/servicetest"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -291,7 +291,7 @@ func BenchmarkImportRedaction(b *testing.B) {
 	}
 	var (
 		took       [2]time.Duration
-		cpuTook    [2]int64
+		cpuTook    [2]time.Duration
 		redactions int
 	)
 	b.ResetTimer()
@@ -302,10 +302,10 @@ func BenchmarkImportRedaction(b *testing.B) {
 		for k := range 2 {
 			which := (i + k) % 2 // alternate which goes first
 			t := []store.Tenant{plain, red}[which]
-			t0, c0 := time.Now(), cpuNanos()
+			t0, c0 := time.Now(), testkit.CPUTime()
 			res, err := env.Service.ImportRuns(ctx, t, body, service.ImportOptions{})
 			took[which] += time.Since(t0)
-			cpuTook[which] += cpuNanos() - c0
+			cpuTook[which] += testkit.CPUTime() - c0
 			if err != nil || res.Stored != n {
 				b.Fatalf("%v, %d stored", err, res.Stored)
 			}
@@ -324,14 +324,6 @@ func BenchmarkImportRedaction(b *testing.B) {
 	b.ReportMetric(float64(cpuTook[1])/runs, "redacted-cpu-ns/run")
 	b.ReportMetric(float64(cpuTook[1])/float64(cpuTook[0]), "cpu-redacted/plain")
 	b.ReportMetric(float64(redactions)/runs, "redactions/run")
-}
-
-// cpuNanos is the process's CPU time (user and system): on a machine shared with other
-// work it varies less than wall time.
-func cpuNanos() int64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkRetentionWithWriters: what a retention sweep costs the writers beside it, on

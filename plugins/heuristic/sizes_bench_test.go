@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/sizematrix"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -51,13 +52,13 @@ func BenchmarkSizes(b *testing.B) {
 					b.Run(c.Kind+"/"+sizematrix.SizeName(size), func(b *testing.B) {
 						var before, after runtime.MemStats
 						runtime.ReadMemStats(&before)
-						cpu := sizematrix.CPUTime()
+						cpu := testkit.CPUTime()
 						for b.Loop() {
 							if _, err := s.Score(ctx, sdk.Call{Run: c.Run}); err != nil {
 								b.Fatal(err)
 							}
 						}
-						cpu = sizematrix.CPUTime() - cpu
+						cpu = testkit.CPUTime() - cpu
 						runtime.ReadMemStats(&after)
 						b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
 						b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "MiB/op")

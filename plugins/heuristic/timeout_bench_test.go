@@ -9,6 +9,7 @@ import (
 
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/sizematrix"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -43,13 +44,13 @@ func BenchmarkTimeoutLeftover(b *testing.B) {
 		if res := s.Score(context.Background(), run); res.Status != sdk.StatusFailed {
 			b.Fatalf("status %s, want failed (timeout)", res.Status)
 		}
-		answered, cpu := time.Now(), sizematrix.CPUTime()
+		answered, cpu := time.Now(), testkit.CPUTime()
 		answer += answered.Sub(start)
 		for runtime.NumGoroutine() > base {
 			time.Sleep(time.Millisecond)
 		}
 		left += time.Since(answered)
-		leftCPU += sizematrix.CPUTime() - cpu
+		leftCPU += testkit.CPUTime() - cpu
 	}
 	n := float64(b.N)
 	b.ReportMetric(answer.Seconds()*1e3/n, "answer-ms")

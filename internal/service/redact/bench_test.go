@@ -3,8 +3,9 @@ package redact
 import (
 	"bytes"
 	"os"
-	"syscall"
 	"testing"
+
+	"github.com/scorekit/scorekit/internal/testkit"
 )
 
 // BenchmarkJSON: redacting the example email-triage runs (raw emails in, Slack triage
@@ -24,20 +25,12 @@ func BenchmarkJSON(b *testing.B) {
 		size += len(l)
 	}
 	b.ResetTimer()
-	c0 := cpu()
+	c0 := testkit.CPUTime()
 	for i := range b.N {
 		if _, _, err := r.JSON(lines[i%len(lines)], "id", "agent", "time"); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpu()-c0)/float64(b.N), "cpu-ns/run")
+	b.ReportMetric(float64(testkit.CPUTime()-c0)/float64(b.N), "cpu-ns/run")
 	b.ReportMetric(float64(size)/float64(len(lines)), "bytes/run")
-}
-
-// cpu is the process's CPU time (user and system) in nanoseconds: on a machine shared
-// with other work it varies less than wall time.
-func cpu() int64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
