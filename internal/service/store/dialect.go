@@ -19,9 +19,10 @@ import (
 // (dialect_sqlite.go, dialect_postgres.go), and nothing else in the store asks which
 // database it runs on. The SQL of the queries is written once, in PostgreSQL's dialect
 // ($N placeholders, ON CONFLICT, RETURNING), which SQLite takes as it is but for the
-// placeholders, rewritten when a connection prepares a statement (dialect_sqlite_conn.go). Times
-// are Unix microseconds and JSON travels as text on both. The migrations differ only in
-// the column types each database maps (TestMigrationTreesAgree).
+// placeholders, rewritten when a connection prepares a statement
+// (dialect_sqlite_conn.go). Times are Unix microseconds and JSON travels as text on both.
+// The migrations differ only in the column types each database maps
+// (TestMigrationTreesAgree).
 type dialect interface {
 	// backend is SQLite or Postgres: Store.Backend, and the folder of migrations/ that
 	// holds the database's tree.
@@ -59,7 +60,9 @@ type dialect interface {
 	// checks of other writes do not wait for; "" where one writer holds the whole store
 	// for its transaction.
 	rowLock() string
-	// deleteTenantJobsSQL deletes the tenant ($1) jobs' from River's table.
+	// deleteTenantJobsSQL deletes the jobs of the tenant $1 from River's table: their
+	// arguments name the tenant (and evaluation, run and insight ids), which must not
+	// outlive it.
 	deleteTenantJobsSQL() string
 	// insertEvaluationRuns adds runPKs to the evaluation evalPK at positions first,
 	// first+1, ...
