@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -244,7 +245,7 @@ func TestConfigRangeIsAPointer(t *testing.T) {
 // config, as in the WASM and process runtimes.
 func TestConfigureRefusalIsAnInvalidConfig(t *testing.T) {
 	reg := NewRegistry()
-	if err := reg.Register(Native(func() sdk.Scorer { return refuser{} }), false); err != nil {
+	if err := reg.Register(Native(func() sdk.Scorer { return refuser{testkit.Scorer{Meta: info("refuser")}} }), false); err != nil {
 		t.Fatal(err)
 	}
 	_, err := New(reg).Open(context.Background(), "refuser", OpenOptions{})
@@ -253,8 +254,7 @@ func TestConfigureRefusalIsAnInvalidConfig(t *testing.T) {
 	}
 }
 
-type refuser struct{}
+// refuser is a scorer that refuses every config.
+type refuser struct{ testkit.Scorer }
 
-func (refuser) Info() sdk.Info                                      { return info("refuser") }
-func (refuser) Score(context.Context, sdk.Call) (sdk.Result, error) { return sdk.Scored(1, ""), nil }
-func (refuser) Configure(json.RawMessage) error                     { return errors.New("no, thanks") }
+func (refuser) Configure(json.RawMessage) error { return errors.New("no, thanks") }

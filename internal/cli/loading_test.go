@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/scorekit/scorekit/sdk"
 )
 
 // wasmPlugin builds a WAT module of host/wasm/testdata (or takes a built artifact) into
@@ -181,12 +178,3 @@ func TestShadowing(t *testing.T) {
 		}
 	})
 }
-
-// named is a native scorer called name, for loader tests.
-type named string
-
-func (n named) Info() sdk.Info {
-	return sdk.Info{Name: string(n), Version: "1.0.0", ABIVersion: sdk.ABIVersion, Description: "loader test", Range: sdk.Range{Min: 0, Max: 1}}
-}
-
-func (n named) Score(context.Context, sdk.Call) (sdk.Result, error) { return sdk.Scored(1, "ok"), nil }

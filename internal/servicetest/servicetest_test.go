@@ -1,26 +1,19 @@
 package servicetest
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
 // bare is a scorer with no optional interface.
-type bare struct{}
-
-func (bare) Info() sdk.Info {
-	return sdk.Info{Name: "probe", Version: "1.0.0", ABIVersion: sdk.ABIVersion}
-}
-func (bare) Score(context.Context, sdk.Call) (sdk.Result, error) {
-	return sdk.Scored(1, "ok"), nil
-}
+var bare = testkit.Scorer{Meta: sdk.Info{Name: "probe", Version: "1.0.0", ABIVersion: sdk.ABIVersion}}
 
 // full is a scorer with every optional interface the host looks for, recording each use.
 type full struct {
-	bare
+	testkit.Scorer
 	config *json.RawMessage
 	closed *bool
 }
@@ -44,8 +37,8 @@ func TestWrappedKeepsOptionalInterfaces(t *testing.T) {
 		config   string // what the inner scorer got
 		closed   bool
 	}{
-		{"every optional interface", full{config: &config, closed: &closed}, true, `{"k":1}`, true},
-		{"none", bare{}, false, "", false},
+		{"every optional interface", full{Scorer: bare, config: &config, closed: &closed}, true, `{"k":1}`, true},
+		{"none", bare, false, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			config, closed = nil, false

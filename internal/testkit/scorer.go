@@ -19,13 +19,6 @@ type Scorer struct {
 
 var _ sdk.Scorer = Scorer{}
 
-// Named returns a Scorer called name with an Info a host accepts (version 1.0.0, the
-// current ABI, a range of [0, 1], a threshold of 0.5) that scores every run 1.
-func Named(name string) Scorer {
-	return Scorer{Meta: sdk.Info{Name: name, Version: "1.0.0", ABIVersion: sdk.ABIVersion,
-		Description: "a test scorer", Range: sdk.Unit, Threshold: 0.5}}
-}
-
 // Info returns s.Meta.
 func (s Scorer) Info() sdk.Info { return s.Meta }
 

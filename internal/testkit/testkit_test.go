@@ -48,15 +48,18 @@ func TestSyncBufferKeepsConcurrentWrites(t *testing.T) {
 	}
 }
 
-// Named is a scorer the host registers, opens and scores with as it is; ScoreFunc, when
-// set, is what scores.
+// A Scorer is one the host registers, opens and scores with as it is: it scores 1 unless
+// ScoreFunc, when set, says otherwise.
 func TestScorerRunsThroughTheHost(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("boom")
+	info := func(name string) sdk.Info {
+		return sdk.Info{Name: name, Version: "1.0.0", ABIVersion: sdk.ABIVersion, Range: sdk.Unit, Threshold: 0.5}
+	}
 	reg := host.NewRegistry()
 	for _, s := range []testkit.Scorer{
-		testkit.Named("plain"),
-		{Meta: testkit.Named("custom").Meta, ScoreFunc: func(_ context.Context, call sdk.Call) (sdk.Result, error) {
+		{Meta: info("plain")},
+		{Meta: info("custom"), ScoreFunc: func(_ context.Context, call sdk.Call) (sdk.Result, error) {
 			if call.Run.Output == "fail" {
 				return sdk.Result{}, boom
 			}

@@ -13,21 +13,23 @@ import (
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/internal/service/scorers"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
 // counted is a scorer whose opens and closes are counted.
-type counted struct{ opens, closes *atomic.Int64 }
-
-func (c counted) Info() sdk.Info {
-	return sdk.Info{Name: "counted", Version: "1.0.0", ABIVersion: sdk.ABIVersion,
-		ConfigSchema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":false}`)}
+type counted struct {
+	testkit.Scorer
+	opens, closes *atomic.Int64
 }
+
+func newCounted(opens, closes *atomic.Int64) counted {
+	return counted{testkit.Scorer{Meta: sdk.Info{Name: "counted", Version: "1.0.0", ABIVersion: sdk.ABIVersion,
+		ConfigSchema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":false}`)}}, opens, closes}
+}
+
 func (c counted) Configure(json.RawMessage) error { c.opens.Add(1); return nil }
 func (c counted) Close() error                    { c.closes.Add(1); return nil }
-func (c counted) Score(context.Context, sdk.Call) (sdk.Result, error) {
-	return sdk.Scored(1, "ok"), nil
-}
 
 type limits struct {
 	mu  sync.Mutex
@@ -44,7 +46,7 @@ func (l *limits) SetTenantLimits(t string, lim broker.Limits) error {
 func newCache(t *testing.T, size int) (*scorers.Cache, *atomic.Int64, *atomic.Int64, *limits) {
 	var opens, closes atomic.Int64
 	reg := host.NewRegistry()
-	if err := reg.Register(host.Native(func() sdk.Scorer { return counted{&opens, &closes} }), false); err != nil {
+	if err := reg.Register(host.Native(func() sdk.Scorer { return newCounted(&opens, &closes) }), false); err != nil {
 		t.Fatal(err)
 	}
 	lim := &limits{got: map[string]broker.Limits{}}
@@ -138,7 +140,7 @@ func TestJudgeLimitsReachTheBroker(t *testing.T) {
 	defer b.Close()
 	reg := host.NewRegistry()
 	var opens, closes atomic.Int64
-	if err := reg.Register(host.Native(func() sdk.Scorer { return counted{&opens, &closes} }), false); err != nil {
+	if err := reg.Register(host.Native(func() sdk.Scorer { return newCounted(&opens, &closes) }), false); err != nil {
 		t.Fatal(err)
 	}
 	c := scorers.New(host.New(reg, host.WithJudge(b)), b, 0)
