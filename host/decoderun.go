@@ -24,8 +24,14 @@ import (
 // encoding/json replaces or keeps the last), a name with an escape or one that differs
 // from a field's only by case (encoding/json matches names case-insensitively), a value
 // of the wrong type, null where a string belongs, a time encoding/json would refuse.
-// Conversations, tool calls and citation audits are decoded by sdk.Run.UnmarshalJSON
-// itself, so the rules that normalize them live in one place.
+//
+// A conversation and tool calls in the form a run is written in (encoding/json's of
+// sdk.Run: "conversation" and "tool_calls" fields of turns and calls whose values are
+// strings, as a stored run and a run sent on to a plugin hold them) are read here too, in
+// the same read; in any other form (content parts, OpenAI's "function" object, arguments
+// as an object) the line goes to the slow path. Chat messages given as "input" or
+// "output", and citation audits, are decoded by sdk.Run.UnmarshalJSON itself, so the
+// rules that normalize them live in one place.
 
 // fastDecoder is a reusable token decoder; pooled because each costs a few KB of buffers.
 type fastDecoder struct {
@@ -50,7 +56,7 @@ func decodeRunFast(line []byte) (sdk.Run, bool) {
 
 // chatParts holds the raw values the fast path hands to sdk.Run.UnmarshalJSON.
 type chatParts struct {
-	input, output, conversation, toolCalls, audit []byte
+	input, output, audit []byte
 }
 
 func (fd *fastDecoder) run() (sdk.Run, bool) {
@@ -59,6 +65,8 @@ func (fd *fastDecoder) run() (sdk.Run, bool) {
 		hasOutput bool
 		chat      chatParts
 		needChat  bool
+		// typed: the conversation and tool calls were read in the written form
+		typedConv, typedCalls bool
 	)
 	d := &fd.dec
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
@@ -101,9 +109,18 @@ func (fd *fastDecoder) run() (sdk.Run, bool) {
 			if r.Output, ok = fd.str(); !ok {
 				return r, false
 			}
-		case "conversation", "tool_calls", "citation_audit":
-			dst := chat.field(string(name)) // before the read: name is then overwritten
-			if *dst, ok = fd.raw(); !ok {
+		case "conversation":
+			if r.Conversation, ok = fd.turns(); !ok {
+				return r, false
+			}
+			typedConv = true
+		case "tool_calls":
+			if r.ToolCalls, ok = fd.toolCalls(); !ok {
+				return r, false
+			}
+			typedCalls = true
+		case "citation_audit":
+			if chat.audit, ok = fd.raw(); !ok {
 				return r, false
 			}
 			needChat = true
@@ -155,22 +172,16 @@ func (fd *fastDecoder) run() (sdk.Run, bool) {
 	if !hasOutput {
 		return r, false
 	}
+	// Both the field and a chat input (or output) carrying it: sdk.Run.UnmarshalJSON
+	// refuses the line, and says why.
+	if typedConv && chat.input != nil || typedCalls && chat.output != nil {
+		return r, false
+	}
 	if needChat && !chat.decode(&r) {
 		return r, false
 	}
 	r.NumberContext()
 	return r, true
-}
-
-// field returns where the raw value of the run field called name goes.
-func (c *chatParts) field(name string) *[]byte {
-	switch name {
-	case "conversation":
-		return &c.conversation
-	case "tool_calls":
-		return &c.toolCalls
-	}
-	return &c.audit
 }
 
 // decode lets sdk.Run.UnmarshalJSON normalize the chat-shaped parts of a run and copies
@@ -182,7 +193,7 @@ func (c *chatParts) decode(r *sdk.Run) bool {
 	for _, f := range [...]struct {
 		name string
 		v    []byte
-	}{{"input", c.input}, {"output", c.output}, {"conversation", c.conversation}, {"tool_calls", c.toolCalls}, {"citation_audit", c.audit}} {
+	}{{"input", c.input}, {"output", c.output}, {"citation_audit", c.audit}} {
 		if f.v == nil {
 			continue
 		}
@@ -195,17 +206,11 @@ func (c *chatParts) decode(r *sdk.Run) bool {
 	if err := json.Unmarshal(b.Bytes(), &q); err != nil {
 		return false
 	}
-	if c.input != nil || c.conversation != nil {
-		r.Conversation = q.Conversation
-	}
 	if c.input != nil {
-		r.Input = q.Input
+		r.Conversation, r.Input = q.Conversation, q.Input
 	}
 	if c.output != nil {
-		r.Output = q.Output
-	}
-	if c.output != nil || c.toolCalls != nil {
-		r.ToolCalls = q.ToolCalls
+		r.Output, r.ToolCalls = q.Output, q.ToolCalls
 	}
 	r.CitationAudit = q.CitationAudit
 	return true
@@ -331,4 +336,140 @@ func (fd *fastDecoder) passage() (sdk.Passage, bool) {
 		return p, false
 	}
 	return p, hasText
+}
+
+// turns reads a conversation in the form sdk.Run is written in: an array of turns whose
+// values are strings (tool calls aside). Anything else gives up.
+func (fd *fastDecoder) turns() ([]sdk.Turn, bool) {
+	d := &fd.dec
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
+		return nil, false
+	}
+	out := []sdk.Turn{} // an empty array is an empty conversation, as encoding/json has it
+	for d.PeekKind() != ']' {
+		t, ok := fd.turn()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, t)
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// turnFields are the names sdk.Turn.UnmarshalJSON reads.
+var turnFields = [...]string{"role", "content", "name", "tool_calls", "tool_call_id", "refusal"}
+
+func (fd *fastDecoder) turn() (sdk.Turn, bool) {
+	d := &fd.dec
+	var (
+		t       sdk.Turn
+		refusal string
+	)
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return t, false
+	}
+	for d.PeekKind() != '}' {
+		name, ok := fd.name()
+		if !ok {
+			return t, false
+		}
+		switch string(name) {
+		case "role":
+			t.Role, ok = fd.str()
+		case "content":
+			t.Content, ok = fd.str()
+		case "name":
+			t.Name, ok = fd.str()
+		case "tool_calls":
+			t.ToolCalls, ok = fd.toolCalls()
+		case "tool_call_id":
+			t.ToolCallID, ok = fd.idValue()
+		case "refusal":
+			refusal, ok = fd.str()
+		default:
+			ok = fd.skip(name, turnFields[:])
+		}
+		if !ok {
+			return t, false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return t, false
+	}
+	if t.Content == "" {
+		t.Content = refusal
+	}
+	return t, true
+}
+
+// toolCalls reads tool calls in the form sdk.Run is written in: an array of flat calls
+// whose values are strings. Anything else (OpenAI's "function" object, arguments as an
+// object) gives up.
+func (fd *fastDecoder) toolCalls() ([]sdk.ToolCall, bool) {
+	d := &fd.dec
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
+		return nil, false
+	}
+	out := []sdk.ToolCall{}
+	for d.PeekKind() != ']' {
+		c, ok := fd.toolCall()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, c)
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// callFields are the names sdk.ToolCall.UnmarshalJSON reads.
+var callFields = [...]string{"id", "name", "arguments", "result", "function"}
+
+func (fd *fastDecoder) toolCall() (sdk.ToolCall, bool) {
+	d := &fd.dec
+	var c sdk.ToolCall
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return c, false
+	}
+	for d.PeekKind() != '}' {
+		name, ok := fd.name()
+		if !ok {
+			return c, false
+		}
+		switch string(name) {
+		case "id":
+			c.ID, ok = fd.idValue()
+		case "name":
+			c.Name, ok = fd.str()
+		case "arguments":
+			c.Arguments, ok = fd.str()
+		case "result":
+			c.Result, ok = fd.str()
+		default: // "function" among them: OpenAI's shape is the slow path's
+			ok = fd.skip(name, callFields[:])
+		}
+		if !ok {
+			return c, false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return c, false
+	}
+	return c, true
+}
+
+// skip skips the value of a member the reader does not read; a name known, or equal to
+// one of known but for case (encoding/json would read it), gives up.
+func (fd *fastDecoder) skip(name []byte, known []string) bool {
+	for _, f := range known {
+		if bytes.EqualFold(name, []byte(f)) {
+			return false
+		}
+	}
+	return fd.dec.SkipValue() == nil
 }

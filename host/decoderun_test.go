@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scorekit/scorekit/internal/testkit"
 	"github.com/scorekit/scorekit/sdk"
@@ -109,6 +110,24 @@ func decodeCorpus(t testing.TB) [][]byte {
 		`{"output":"a"} {"output":"b"}`,
 		`{"input":[{"role":"user","content":"q"}],"output":[{"role":"assistant","tool_calls":[{"id":7,"function":{"name":"f","arguments":{"x":1}}}]},{"role":"tool","tool_call_id":7,"content":"r"},{"role":"assistant","content":[{"type":"text","text":"done"}]}]}`,
 		`{"input":"q","conversation":[{"role":"system","content":"s"}],"output":"a","tool_calls":[{"name":"f","result":[1,2]}]}`,
+		// Conversations and tool calls as a run is written (storedChat), and beside it.
+		`{"id":"ab-cd","agent":"a","input":"q","conversation":[{"role":"system","content":"s"},{"role":"user","content":"q"},{"role":"assistant","tool_calls":[{"id":"c1","name":"f","arguments":"{\"x\":1}","result":"r"}]},{"role":"tool","content":"r","tool_call_id":"c1"}],"output":"a","tool_calls":[{"id":"c1","name":"f","arguments":"{}","result":"ok"}],"metadata":{"trace_id":"ab","tokens":12}}`,
+		`{"conversation":[{"role":"user","content":"q"}],"input":[{"role":"user","content":"q"}],"output":"a"}`,
+		`{"output":[{"role":"assistant","content":"a"}],"tool_calls":[{"name":"f"}]}`,
+		`{"output":{"role":"assistant","content":"a"},"conversation":[{"role":"user","content":"q"}]}`,
+		`{"input":[{"role":"user","content":"q"}],"output":"a","tool_calls":[{"name":"f"}],"citation_audit":{"citations":0,"sentences":1,"uncited_sentences":1,"hallucination_detected":false}}`,
+		`{"output":"a","conversation":[{"Role":"user","content":"q"}]}`,
+		`{"output":"a","conversation":[{"role":"assistant","refusal":"no"},{"role":"assistant","content":"c","refusal":"no"}]}`,
+		`{"output":"a","tool_calls":[{"id":7,"name":"f"}],"conversation":[{"role":"tool","tool_call_id":7.0,"content":"r"}]}`,
+		`{"output":"a","conversation":[],"tool_calls":[]}`,
+		`{"output":"a","conversation":null,"tool_calls":null}`,
+		`{"output":"a","conversation":[{"role":"user","content":"q","x":[1,{"y":2}]}],"tool_calls":[{"name":"f","type":"function"}]}`,
+		`{"output":"a","conversation":[{"role":"user","content":null}]}`,
+		`{"output":"a","conversation":[{"role":"user","content":[{"type":"text","text":"q"}]}]}`,
+		`{"output":"a","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
+		`{"output":"a","tool_calls":[{"name":"f","arguments":{"x":1}}]}`,
+		`{"output":"a","tool_calls":[{"name":"f","ID":"x"}]}`,
+		`{"output":"a","tool_calls":[{"name":"f","id":null}]}`,
 	} {
 		lines = append(lines, []byte(l))
 	}
@@ -149,17 +168,69 @@ func TestDecodeRunFastPathTakesRealLines(t *testing.T) {
 	}
 }
 
+// storedChat is a run as the service stores one OTLP made: a conversation with a tool
+// call and its result, the calls, metadata; json.Marshal writes it as every stored run
+// and every run sent to a plugin is written.
+func storedChat(t testing.TB) []byte {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	run := sdk.Run{ID: "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", Agent: "support", Input: "Where is my order 1234?",
+		Conversation: []sdk.Turn{
+			{Role: "system", Content: "You answer customers about their orders.\nBe brief."},
+			{Role: "user", Content: "Where is my order 1234?"},
+			{Role: "assistant", ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "lookup_order", Arguments: `{"id":"1234"}`, Result: `{"status":"shipped"}`}}},
+			{Role: "tool", Name: "lookup_order", Content: `{"status":"shipped"}`, ToolCallID: "call_1"},
+		},
+		Output:    "Your order 1234 has shipped \u2014 it should arrive tomorrow.",
+		ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "lookup_order", Arguments: `{"id":"1234"}`, Result: `{"status":"shipped"}`}},
+		Time:      &at,
+		Metadata: map[string]any{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7", "operation": "invoke_agent",
+			"model": "gpt-4o-mini", "input_tokens": 812.0, "output_tokens": 64.0, "latency_ms": 1830.5, "finish_reason": "stop"},
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeRunFastPathTakesWrittenRuns: a run as json.Marshal writes it (a stored run,
+// a run sent to a plugin), conversation and tool calls included, is read in one read by
+// the fast path, to the run that was written.
+func TestDecodeRunFastPathTakesWrittenRuns(t *testing.T) {
+	line := storedChat(t)
+	fast, ok := decodeRunFast(line)
+	if !ok {
+		t.Fatalf("slow path for %s", line)
+	}
+	slow, err := decodeRunChecked(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("fast %#v\nslow %#v", fast, slow)
+	}
+	again, err := json.Marshal(fast)
+	if err != nil || string(again) != string(line) {
+		t.Fatalf("written again: %s, %v\nwant %s", again, err, line)
+	}
+}
+
 // BenchmarkDecodeRun compares, on the example runs, DecodeRun (one read by the token
 // decoder) with the path every line took before: the schema, then encoding/json, which
 // DecodeRun still takes for lines the fast path gives up on.
 //
 //	go test -run '^$' -bench DecodeRun -count 6 ./host/
+//
+// stored-chat decodes a run as the service stores one OTLP made (storedChat), as an
+// evaluation's job reads it.
 func BenchmarkDecodeRun(b *testing.B) {
 	lines := decodeCorpus(b)[:12]
 	for _, c := range []struct {
 		name   string
+		lines  [][]byte
 		decode func([]byte) (sdk.Run, error)
-	}{{"one-read", DecodeRun}, {"schema-then-decode", decodeRunChecked}} {
+	}{{"one-read", lines, DecodeRun}, {"schema-then-decode", lines, decodeRunChecked}, {"stored-chat", [][]byte{storedChat(b)}, DecodeRun}} {
+		lines := c.lines
 		b.Run(c.name, func(b *testing.B) {
 			n := 0
 			c0 := testkit.CPUTime()
