@@ -112,6 +112,12 @@ func JudgedSets() []JudgedSet {
 		{Set: "mastra-grounding", Scorer: "context_recall", Verdict: VerdictScore,
 			Meaning: "Mastra's context-recall tests mock their scorer's result: the score its authors wrote each case should have (scale undone), not one Mastra computed; no ground truth is skipped here by design (not scored)",
 			load:    mastraMocked("context_recall")},
+		{Set: "mastra-grounding", Scorer: "context_relevance", Verdict: VerdictScore,
+			Meaning: "Mastra's context-relevance tests assert no score of a judged run: the label is the score Mastra computed from the verdicts it recorded (2 runs); its mocked runs are not read as labels, and no context is skipped here by design (not scored)",
+			load:    mastraRecorded("context_relevance")},
+		{Set: "mastra-grounding", Scorer: "answer_similarity", Verdict: VerdictScore,
+			Meaning: "Mastra's answer-similarity tests: the score each asserts of its scorer (within 0.25, or 0.15 of 0), for the 12 it computes; no or a blank ground truth is skipped here by design (not scored)",
+			load:    mastraScored("answer_similarity", false)},
 	}
 }
 

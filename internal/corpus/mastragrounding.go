@@ -203,6 +203,37 @@ func mastraMocked(file string) func(string) ([]Judged, error) {
 	}
 }
 
+// mastraRecorded reads the cases of file that reach Mastra's judge with passages and whose
+// recording holds the score Mastra computed from its judge's verdicts, as score verdicts:
+// for a scorer whose tests assert no computed score, that is the nearest to a label Mastra
+// gives. Mastra's scale is undone.
+func mastraRecorded(file string) func(string) ([]Judged, error) {
+	return func(dir string) ([]Judged, error) {
+		cases, err := LoadMastraGrounding(dir, file)
+		if err != nil {
+			return nil, err
+		}
+		var out []Judged
+		for _, c := range cases {
+			var rec struct {
+				Score *float64 `json:"score"`
+			}
+			if len(c.Recorded) > 0 && string(c.Recorded) != "null" {
+				if err := json.Unmarshal(c.Recorded, &rec); err != nil {
+					return nil, fmt.Errorf("case %s: recorded: %w", c.ID, err)
+				}
+			}
+			if rec.Score == nil || c.Run == nil || len(c.Run.Context) == 0 {
+				continue
+			}
+			score := *rec.Score / mastraScale(c)
+			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score),
+				Label: fmt.Sprintf("Mastra computed %v from its recorded verdicts (its test asserts %s)", *rec.Score, c.Mastra.Expected.Assert)})
+		}
+		return out, nil
+	}
+}
+
 // mastraScale is the case's scale option (1 when absent or 0, where Mastra's score is 0
 // whatever the verdicts).
 func mastraScale(c MastraCase) float64 {
