@@ -18,8 +18,9 @@ contract (an invalid Info, a config its schema refuses that it takes, a result t
 would refuse). check_loads() loads a plugin script in a real host, under its sandbox,
 through the scorekit command: python3 -m scorekit_sdk check scorer.py does the same.
 
-The host's citation-audit clamps of a faithfulness dimension, and its run limits, apply
-only in the host: check_loads() and the host's own tests cover them.
+The host's citation-audit clamps of a grounding dimension (faithfulness,
+hallucination_free), and its run limits, apply only in the host: check_loads() and the
+host's own tests cover them.
 """
 
 from __future__ import annotations
