@@ -152,7 +152,8 @@ func (c mastraCase) weightsOf() (weights, float64) {
 //     its judge answering the recorded matches in one call, gives that score to two
 //     decimals (Mastra made three calls);
 //   - the deliberate differences: a run without a reference (11, 12) or with a blank one
-//     (15) is skipped without a call, where Mastra throws (11) or scores 0 (12, 15).
+//     (15) is skipped without a call, where Mastra throws (11) or scores 0 (12, 15: the two
+//     recordings' 0 is the score of a judge that found no unit, after three calls).
 func TestMastraCases(t *testing.T) {
 	cases := loadMastra(t)
 	if len(cases) != 15 {
@@ -171,6 +172,10 @@ func TestMastraCases(t *testing.T) {
 			if c.Edge == "no_expected" || c.Edge == "blank_expected" {
 				if res.Status != sdk.StatusSkipped || calls != 0 {
 					t.Fatalf("%s after %d calls, want skipped without a call (Mastra: %s %v)", res.Status, calls, c.Mastra.Expected.Kind, c.Mastra.Expected.Score)
+				}
+				// Where Mastra recorded such a run, its 0 is the score of no units at all.
+				if r := c.Recorded; r != nil && (r.Score != 0 || len(r.Analysis.Matches) != 0) {
+					t.Fatalf("Mastra recorded %v from %d matches, want its no-unit 0", r.Score, len(r.Analysis.Matches))
 				}
 				return
 			}
