@@ -54,7 +54,7 @@ func newTelemetry(ctx context.Context, f telemetryFlags) (*telemetry.T, func(con
 }
 
 // watch registers the gauges read from the database at each scrape.
-func (s *stack) watch(t *telemetry.T) { t.Watch(s.svc.Engine().TelemetrySources()) }
+func (s *stack) watch(t *telemetry.T) { t.Watch(s.svc.Queue().TelemetrySources()) }
 
 // serveMetrics serves /metrics on addr (scorekit worker --metrics-addr) until the
 // returned func stops it.

@@ -512,7 +512,7 @@ func TestRetentionDeletesOldRunsPeriodically(t *testing.T) {
 			return series[0].Changes
 		}
 		before := changes()
-		if _, err := svc.Engine().SweepRetention(ctx, time.Now()); err != nil {
+		if _, err := svc.Queue().SweepRetention(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.Run(ctx, s.t, labelled, false); !errors.Is(err, service.ErrNotFound) {
@@ -556,7 +556,7 @@ func TestTombstonesExpire(t *testing.T) {
 			{"within the TTL the id stays deleted", time.Now().Add(store.TombstoneTTL - time.Hour), service.RunDeleted},
 			{"after the TTL it may be stored again", time.Now().Add(store.TombstoneTTL + time.Hour), service.RunStored},
 		} {
-			if _, err := svc.Engine().SweepRetention(ctx, c.at); err != nil {
+			if _, err := svc.Queue().SweepRetention(ctx, c.at); err != nil {
 				t.Fatal(err)
 			}
 			res, err := svc.ImportRuns(ctx, tn, run, service.ImportOptions{})

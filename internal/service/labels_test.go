@@ -329,7 +329,7 @@ func TestScorerAgreement(t *testing.T) {
 
 		// A second version on the same runs: the gate's input pairs both versions on the
 		// labelled runs both scored.
-		if err := env.Engine.Stop(ctx); err != nil {
+		if err := env.Queue.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		env2 := servicetest.New(t, dsn, servicetest.Options{Host: host.New(servicetest.Registry(t, map[string]string{"prescreen": version + "-fix"}))})

@@ -147,7 +147,7 @@ type Config struct {
 // Service is the evaluation service. It is safe for concurrent use.
 type Service struct {
 	st   *store.Store
-	eng  *jobs.Engine
+	eng  *jobs.Queue
 	sc   *scorers.Cache
 	wasm *wasm.Engine // runs tenants' published modules
 	opts Config
@@ -293,7 +293,7 @@ func (s *Service) Store() *store.Store { return s.st }
 func (s *Service) Scorers() *scorers.Cache { return s.sc }
 
 // Engine is the service's job engine.
-func (s *Service) Engine() *jobs.Engine { return s.eng }
+func (s *Service) Queue() *jobs.Queue { return s.eng }
 
 func (s *Service) maxRuns(t store.Tenant) int {
 	if t.Policy.MaxRunsPerEvaluation > 0 {

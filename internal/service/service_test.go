@@ -88,7 +88,7 @@ func TestImportEvaluateAndCompareVersions(t *testing.T) {
 		}
 		oldVersion := sum.Version
 		// The scorer is fixed: a new version on the same data (and the old workers gone).
-		if err := env.Engine.Stop(ctx); err != nil {
+		if err := env.Queue.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		env2 := servicetest.New(t, dsn, servicetest.Options{Host: host.New(servicetest.Registry(t, map[string]string{"prescreen": oldVersion + "-fix"}))})

@@ -123,7 +123,7 @@ func (w *Wrapped) Close() error {
 // Env is a running service: the Service, and its parts for tests that reach past it.
 type Env struct {
 	Store   *store.Store
-	Engine  *jobs.Engine
+	Queue   *jobs.Queue
 	Cache   *scorers.Cache
 	Service *service.Service
 }
@@ -192,7 +192,7 @@ func New(tb testing.TB, dsn string, o Options) *Env {
 			tb.Errorf("close the service: %v", err)
 		}
 	})
-	return &Env{Store: svc.Store(), Engine: svc.Engine(), Cache: svc.Scorers(), Service: svc}
+	return &Env{Store: svc.Store(), Queue: svc.Queue(), Cache: svc.Scorers(), Service: svc}
 }
 
 // Backends runs f on a fresh SQLite file and on a fresh database of the package's shared

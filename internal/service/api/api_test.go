@@ -194,7 +194,7 @@ func TestSeedFlow(t *testing.T) {
 			}
 		}
 		// A scorer fix ships: new workers with a new version; the old ones are gone.
-		if err := h.env.Engine.Stop(context.Background()); err != nil {
+		if err := h.env.Queue.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		old := first[seed.AgentEmailTriage].Scorers[0].Version

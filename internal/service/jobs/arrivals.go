@@ -31,7 +31,7 @@ func (FlushArgs) Kind() string { return "scorekit_arrival_flush" }
 // (ev with the runs counted, Open false if they closed it): a chunk job for
 // each ChunkSize runs waiting (all of them once ev is closed), and a flush job for the
 // rest unless one waits already. It stores ev's new state (store.Tx.UpdateArrival).
-func (e *Engine) Arrived(ctx context.Context, tx *store.Tx, ev store.Evaluation) error {
+func (e *Queue) Arrived(ctx context.Context, tx *store.Tx, ev store.Evaluation) error {
 	// Places, not runs: a run deleted from the evaluation keeps its place (store's
 	// Evaluation.Positions), so the places handed to jobs never cover a later run.
 	to := ev.Positions
@@ -55,7 +55,7 @@ func (e *Engine) Arrived(ctx context.Context, tx *store.Tx, ev store.Evaluation)
 // flushWorker is River's worker of FlushArgs.
 type flushWorker struct {
 	river.WorkerDefaults[FlushArgs]
-	e *Engine
+	e *Queue
 }
 
 // Work waits until ArrivalFlushAfter after the flush was enqueued, for more runs to join,

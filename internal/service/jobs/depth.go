@@ -25,7 +25,7 @@ type scanner interface {
 
 // QueueDepth counts the jobs that wait or run, by kind and state, across every process
 // that works this database.
-func (e *Engine) QueueDepth(ctx context.Context) ([]telemetry.QueueCount, error) {
+func (e *Queue) QueueDepth(ctx context.Context) ([]telemetry.QueueCount, error) {
 	var rs scanner
 	if p := e.st.Pool(); p != nil {
 		rows, err := p.Query(ctx, depthQuery)
@@ -56,7 +56,7 @@ func (e *Engine) QueueDepth(ctx context.Context) ([]telemetry.QueueCount, error)
 // TelemetrySources are the gauges of the service read from its database at each scrape:
 // the queue's depth and the open insights; and the tenants that exist, whose list drops a
 // deleted tenant's series.
-func (e *Engine) TelemetrySources() telemetry.Sources {
+func (e *Queue) TelemetrySources() telemetry.Sources {
 	return telemetry.Sources{
 		Queue:      e.QueueDepth,
 		QueueKinds: Kinds(),

@@ -31,7 +31,7 @@ type EvaluateArgs struct {
 func (EvaluateArgs) Kind() string { return "scorekit_evaluate" }
 
 // Enqueue inserts the jobs of ev over runPKs in tx, the transaction that created ev.
-func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation, runPKs []int64) error {
+func (e *Queue) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation, runPKs []int64) error {
 	params := e.chunks(ev, 0, int64(len(runPKs)))
 	if len(params) == 0 {
 		return nil
@@ -50,7 +50,7 @@ func (e *Engine) Enqueue(ctx context.Context, tx *store.Tx, ev store.Evaluation,
 }
 
 // chunks are the jobs of ev's runs at positions [from, to), ChunkSize runs each.
-func (e *Engine) chunks(ev store.Evaluation, from, to int64) []river.InsertManyParams {
+func (e *Queue) chunks(ev store.Evaluation, from, to int64) []river.InsertManyParams {
 	var params []river.InsertManyParams
 	for start := from; start < to; start += int64(e.opts.ChunkSize) {
 		params = append(params, river.InsertManyParams{Args: EvaluateArgs{TenantID: ev.TenantID, EvaluationPK: ev.PK,
@@ -62,7 +62,7 @@ func (e *Engine) chunks(ev store.Evaluation, from, to int64) []river.InsertManyP
 // worker is River's worker of EvaluateArgs.
 type worker struct {
 	river.WorkerDefaults[EvaluateArgs]
-	e *Engine
+	e *Queue
 }
 
 // deletedMeanwhile cancels a job whose tenant or evaluation was deleted after it was
@@ -149,7 +149,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[EvaluateArgs]) error {
 }
 
 // storeResults stores results and touches their insight series in one transaction.
-func (e *Engine) storeResults(ctx context.Context, ev store.Evaluation, results []store.Result) error {
+func (e *Queue) storeResults(ctx context.Context, ev store.Evaluation, results []store.Result) error {
 	return e.st.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.InsertResults(ctx, results); err != nil {
 			return err
@@ -165,7 +165,7 @@ const keepTimeout = 5 * time.Second
 // context of their own; a failure only costs the next attempt the work again. Unless
 // final, a result failed for a reason that may pass (a call cut off by the end) is left
 // for the next attempt.
-func (e *Engine) keepFinished(ctx context.Context, ev store.Evaluation, results []store.Result, final bool) {
+func (e *Queue) keepFinished(ctx context.Context, ev store.Evaluation, results []store.Result, final bool) {
 	if !final {
 		results = slices.DeleteFunc(slices.Clone(results), func(r store.Result) bool {
 			if r.Status != string(sdk.StatusFailed) {
@@ -188,7 +188,7 @@ func (e *Engine) keepFinished(ctx context.Context, ev store.Evaluation, results 
 }
 
 // chunkRuns reads the runs of a job's chunk and which of their results are stored.
-func (e *Engine) chunkRuns(ctx context.Context, a EvaluateArgs) ([]store.Run, map[store.ResultKey]bool, error) {
+func (e *Queue) chunkRuns(ctx context.Context, a EvaluateArgs) ([]store.Run, map[store.ResultKey]bool, error) {
 	if len(a.RunPKs) == 0 {
 		return e.st.ChunkRuns(ctx, a.TenantID, a.EvaluationPK, a.From, a.To)
 	}
@@ -216,7 +216,7 @@ func transientCode(code string) bool {
 // last attempt after storing them together failed: a result the database refuses is
 // stored as failed with the reason instead, so the evaluation ends rather than waiting
 // for results that will never come; the others are kept.
-func (e *Engine) storeEach(ctx context.Context, ev store.Evaluation, results []store.Result, cause error) error {
+func (e *Queue) storeEach(ctx context.Context, ev store.Evaluation, results []store.Result, cause error) error {
 	for _, r := range results {
 		err := e.storeResults(ctx, ev, []store.Result{r})
 		if err == nil {

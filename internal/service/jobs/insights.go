@@ -107,7 +107,7 @@ func Verify(secret string, body []byte, signature string) bool {
 
 // touchInsights records, in the transaction that stores results, that the series they
 // belong to changed, and enqueues one update per series.
-func (e *Engine) touchInsights(ctx context.Context, tx *store.Tx, ev store.Evaluation, results []store.Result) error {
+func (e *Queue) touchInsights(ctx context.Context, tx *store.Tx, ev store.Evaluation, results []store.Result) error {
 	var scorers []string
 	for _, r := range results {
 		// A version compared beside the promoted one (stored as name@N) is no series of
@@ -125,7 +125,7 @@ func (e *Engine) touchInsights(ctx context.Context, tx *store.Tx, ev store.Evalu
 // RefreshInsights enqueues, in tx, an update of the insights of (agent, scorer) for each
 // scorer: after their results changed, or the settings they are computed with (the
 // agent's window, the tenant's experimental scorers).
-func (e *Engine) RefreshInsights(ctx context.Context, tx *store.Tx, tenantID int64, agent string, scorers []string) error {
+func (e *Queue) RefreshInsights(ctx context.Context, tx *store.Tx, tenantID int64, agent string, scorers []string) error {
 	if len(scorers) == 0 {
 		return nil
 	}
@@ -145,7 +145,7 @@ func (e *Engine) RefreshInsights(ctx context.Context, tx *store.Tx, tenantID int
 // RefreshAgents enqueues, in tx, an update of every insight series of the agent ("" for
 // every agent of the tenant): after the results their windows hold were deleted, or the
 // settings they are computed with changed.
-func (e *Engine) RefreshAgents(ctx context.Context, tx *store.Tx, tenantID int64, agent string) error {
+func (e *Queue) RefreshAgents(ctx context.Context, tx *store.Tx, tenantID int64, agent string) error {
 	series, err := tx.SeriesOf(ctx, tenantID, agent)
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func SeriesRows(scorer string, rows []store.SeriesRow) []insights.Result {
 // insightsWorker is River's worker of InsightsArgs.
 type insightsWorker struct {
 	river.WorkerDefaults[InsightsArgs]
-	e *Engine
+	e *Queue
 }
 
 // Work updates one series in one transaction: lock the series, load its latest results
@@ -271,7 +271,7 @@ func (w *insightsWorker) Work(ctx context.Context, job *river.Job[InsightsArgs])
 
 // enqueueWebhooks enqueues a delivery of each insight to the tenant's webhook, if it has
 // one.
-func (e *Engine) enqueueWebhooks(ctx context.Context, tx *store.Tx, t store.Tenant, critical []store.Insight, now time.Time) error {
+func (e *Queue) enqueueWebhooks(ctx context.Context, tx *store.Tx, t store.Tenant, critical []store.Insight, now time.Time) error {
 	if len(critical) == 0 {
 		return nil
 	}
@@ -299,7 +299,7 @@ func newDeliveryID() string {
 // webhookWorker is River's worker of WebhookArgs.
 type webhookWorker struct {
 	river.WorkerDefaults[WebhookArgs]
-	e *Engine
+	e *Queue
 }
 
 // webhookTimeout bounds one delivery.

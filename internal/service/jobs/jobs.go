@@ -4,7 +4,7 @@
 // of our own.
 //
 // An evaluation is split into jobs of [Options.ChunkSize] runs, inserted in the same
-// transaction as the evaluation row ([Engine.Enqueue]): an evaluation never exists without
+// transaction as the evaluation row ([Queue.Enqueue]): an evaluation never exists without
 // its jobs, nor jobs without it. A job scores its runs with every scorer of the evaluation
 // and, in one transaction, stores the results (insert ... on conflict do nothing on
 // (evaluation, run, scorer)) and marks itself complete (river.JobCompleteTx): a job that
@@ -48,7 +48,7 @@ const FlagTextRepaired = host.FlagTextRepaired
 // PrescreenScorer is the scorer a tiered evaluation asks before any judge.
 const PrescreenScorer = "prescreen"
 
-// Options configure an Engine. Zero fields take their defaults.
+// Options configure a Queue. Zero fields take their defaults.
 type Options struct {
 	// Workers is how many jobs this process runs at once. Optional. Default is 0: the
 	// engine only enqueues (an API process whose workers run elsewhere, or a command).
@@ -150,8 +150,8 @@ func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }
 
-// Engine enqueues evaluations and, with Workers > 0, works them.
-type Engine struct {
+// Queue enqueues evaluations and, with Workers > 0, works them.
+type Queue struct {
 	st   *store.Store
 	sc   *scorers.Cache
 	opts Options
@@ -164,7 +164,7 @@ type Engine struct {
 // Stored returns a channel closed the next time a job run by this process commits
 // results, so a waiter in the same process reads them at once instead of at its next
 // poll. Jobs run by other processes do not close it: waiters still poll.
-func (e *Engine) Stored() <-chan struct{} {
+func (e *Queue) Stored() <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stored == nil {
@@ -173,7 +173,7 @@ func (e *Engine) Stored() <-chan struct{} {
 	return e.stored
 }
 
-func (e *Engine) signalStored() {
+func (e *Queue) signalStored() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stored != nil {
@@ -241,9 +241,9 @@ func (q *riverQueue[TDriver, TTx]) completeFlush(ctx context.Context, tx *store.
 
 // New migrates River's tables in st's database (rivermigrate) and returns an engine.
 // Call Start to work jobs and Stop when done.
-func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Engine, error) {
+func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Queue, error) {
 	o = o.withDefaults()
-	e := &Engine{st: st, sc: sc, opts: o}
+	e := &Queue{st: st, sc: sc, opts: o}
 	cfg := &river.Config{
 		ID:                   o.ID,
 		Logger:               o.Logger,
@@ -306,14 +306,14 @@ func newQueue[TDriver riverdriver.Driver[TTx], TTx any](ctx context.Context, d T
 }
 
 // Start works jobs until Stop (a no-op without Workers).
-func (e *Engine) Start(ctx context.Context) error { return e.q.start(ctx) }
+func (e *Queue) Start(ctx context.Context) error { return e.q.start(ctx) }
 
 // Stop stops taking jobs and waits for the running ones until ctx ends; a job cut off
 // then is rescued and runs again (its stored results are not written twice).
-func (e *Engine) Stop(ctx context.Context) error { return e.q.stop(ctx) }
+func (e *Queue) Stop(ctx context.Context) error { return e.q.stop(ctx) }
 
 // ChunkSize is how many runs a job scores.
-func (e *Engine) ChunkSize() int { return e.opts.ChunkSize }
+func (e *Queue) ChunkSize() int { return e.opts.ChunkSize }
 
 // Retry policies.
 var _ river.ClientRetryPolicy = FixedRetry(0)

@@ -36,7 +36,7 @@ func newJudge(t *testing.T, srv *judgetest.Server) *broker.Broker {
 
 type fixture struct {
 	st     *store.Store
-	eng    *jobs.Engine
+	eng    *jobs.Queue
 	tenant store.Tenant
 }
 
@@ -60,7 +60,7 @@ func newFixture(t *testing.T, dsn string, o servicetest.Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{st: env.Store, eng: env.Engine, tenant: tenant}
+	return &fixture{st: env.Store, eng: env.Queue, tenant: tenant}
 }
 
 // putRuns stores n runs of agent, each with its own question; odd runs have an empty

@@ -36,7 +36,7 @@ const ActorRetention = "retention"
 
 type retentionWorker struct {
 	river.WorkerDefaults[RetentionArgs]
-	e *Engine
+	e *Queue
 }
 
 func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
@@ -47,7 +47,7 @@ func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 // SweepRetention deletes, for every tenant with a retention, its runs older than now
 // less the retention (at most RetentionLimit each), recording each tenant's deletion in
 // its audit log, then drops expired tombstones. It returns what it deleted by tenant id.
-func (e *Engine) SweepRetention(ctx context.Context, now time.Time) (map[int64]store.Deleted, error) {
+func (e *Queue) SweepRetention(ctx context.Context, now time.Time) (map[int64]store.Deleted, error) {
 	ts, err := e.st.Tenants(ctx)
 	if err != nil {
 		return nil, err

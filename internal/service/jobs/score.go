@@ -25,7 +25,7 @@ import (
 // call cost as much as a cheap scorer's work); one that uses the judge gets JobConcurrency
 // runs at once, one call each, since its time is the judge's and a batch is scored in
 // order.
-func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation, runs []store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, error) {
+func (e *Queue) score(ctx context.Context, t store.Tenant, ev store.Evaluation, runs []store.Run, stored map[store.ResultKey]bool, last bool) ([]store.Result, error) {
 	var (
 		mu        sync.Mutex
 		out       []store.Result
@@ -112,7 +112,7 @@ func (e *Engine) score(ctx context.Context, t store.Tenant, ev store.Evaluation,
 
 // scoreEach scores the runs at idx with ref's scorer, JobConcurrency calls at once, and
 // hands each result to done with the scorer's version (empty when it could not open).
-func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, runs []store.Run, decoded []host.CheckedRun, idx []int, done func(i int, version string, res sdk.Result)) {
+func (e *Queue) scoreEach(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, runs []store.Run, decoded []host.CheckedRun, idx []int, done func(i int, version string, res sdk.Result)) {
 	if len(idx) == 0 || ctx.Err() != nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (e *Engine) scoreEach(ctx context.Context, scorers *chunkScorers, ref store
 
 // scoreGroup scores the runs at group with sc in one host.Scorer.ScoreCheckedBatch, each in a
 // span of its own (telemetry.T.ScorerCall).
-func (e *Engine) scoreGroup(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, sc *host.Scorer, version string,
+func (e *Queue) scoreGroup(ctx context.Context, scorers *chunkScorers, ref store.ScorerRef, sc *host.Scorer, version string,
 	runs []store.Run, decoded []host.CheckedRun, group []int, done func(i int, version string, res sdk.Result)) {
 	tsc := telemetry.Scorer{Tenant: telemetry.Tenant{ID: scorers.t.ID, Created: scorers.t.CreatedAt, Name: scorers.t.Name},
 		Name: ref.Name, Published: ref.Published > 0}
@@ -176,7 +176,7 @@ func (e *Engine) scoreGroup(ctx context.Context, scorers *chunkScorers, ref stor
 }
 
 // resultRow is res as the store keeps it, for run r and scorer ref.
-func (e *Engine) resultRow(scorers *chunkScorers, r *store.Run, ref store.ScorerRef, version string, res sdk.Result, now time.Time) store.Result {
+func (e *Queue) resultRow(scorers *chunkScorers, r *store.Run, ref store.ScorerRef, version string, res sdk.Result, now time.Time) store.Result {
 	ev := scorers.ev
 	body, err := resultBody(&res)
 	if err != nil {
@@ -232,7 +232,7 @@ func (g *gateResult) closed() (sdk.Result, bool) {
 
 // prescreenRef is the pre-screen a tiered evaluation asks first: the evaluation's own
 // when it selects it (with the version it resolved), else the host's.
-func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
+func (e *Queue) prescreenRef(ev store.Evaluation) store.ScorerRef {
 	for _, ref := range ev.Spec.Scorers {
 		if ref.Name == PrescreenScorer {
 			return ref
@@ -248,7 +248,7 @@ func (e *Engine) prescreenRef(ev store.Evaluation) store.ScorerRef {
 // A tenant's published version is opened by its number, read from the store on first use
 // in this process and kept (a version never changes): a version published or promoted
 // through another process needs no restart here.
-func (e *Engine) resolveScorer(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef) (*host.Scorer, func(), error) {
+func (e *Queue) resolveScorer(ctx context.Context, t store.Tenant, ev store.Evaluation, ref store.ScorerRef) (*host.Scorer, func(), error) {
 	if ref.Published > 0 {
 		return e.sc.GetVersion(ctx, t, ref.Name, ref.Published)
 	}
@@ -260,7 +260,7 @@ func (e *Engine) resolveScorer(ctx context.Context, t store.Tenant, ev store.Eva
 // applies to the chunks scored after it, and a chunk of 200 runs opens its scorer once,
 // not 200 times.
 type chunkScorers struct {
-	e  *Engine
+	e  *Queue
 	t  store.Tenant
 	ev store.Evaluation
 

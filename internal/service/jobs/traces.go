@@ -29,7 +29,7 @@ const sweepsKept = 1000
 
 type tracesWorker struct {
 	river.WorkerDefaults[TracesArgs]
-	e *Engine
+	e *Queue
 }
 
 // Work sweeps the traces, then deletes the completed sweeps before it. River keeps a

@@ -50,7 +50,7 @@ func series(fams map[string]*dto.MetricFamily) int {
 func metricsEnv(t *testing.T, dsn string, tel *telemetry.T, tenant string) (*servicetest.Env, store.Tenant) {
 	t.Helper()
 	env := servicetest.New(t, dsn, servicetest.Options{Jobs: jobs.Options{Telemetry: tel}})
-	tel.Watch(env.Engine.TelemetrySources())
+	tel.Watch(env.Queue.TelemetrySources())
 	tn, err := env.Service.CreateTenant(context.Background(), tenant, store.Policy{})
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	tel := telemetry.New(telemetry.Options{Tracer: tp})
 	h := host.New(servicetest.Registry(t, nil), host.WithJudge(tel.Judge(b)))
 	env := servicetest.New(t, filepath.Join(t.TempDir(), "scorekit.db"), servicetest.Options{Host: h, Judge: b, Jobs: jobs.Options{Telemetry: tel}})
-	tel.Watch(env.Engine.TelemetrySources())
+	tel.Watch(env.Queue.TelemetrySources())
 	ctx := context.Background()
 	tenant, err := env.Service.CreateTenant(ctx, "acme", store.Policy{})
 	if err != nil {

@@ -180,7 +180,7 @@ func seedLoad(t testing.TB, env *servicetest.Env, tenant store.Tenant, agent str
 		}
 	}
 	err = env.Store.InTx(ctx, func(tx *store.Tx) error {
-		return env.Engine.RefreshInsights(ctx, tx, tenant.ID, agent, []string{"prescreen"})
+		return env.Queue.RefreshInsights(ctx, tx, tenant.ID, agent, []string{"prescreen"})
 	})
 	if err != nil {
 		t.Fatal(err)
