@@ -114,18 +114,18 @@ func (s *Service) spec(ctx context.Context, src scorers.Source, t store.Tenant, 
 		}
 	}
 	if _, ok := seen[jobs.PrescreenScorer]; tiered && !ok {
-		if err := s.checkGate(ctx, t); err != nil {
+		if err := s.checkScreen(ctx, t); err != nil {
 			return spec, err
 		}
 	}
 	return spec, nil
 }
 
-// checkGate checks that t may run the pre-screen that gates a tiered evaluation's judge
+// checkScreen checks that t may run the pre-screen that screens a tiered evaluation's judge
 // scorers. Tiering is refused rather than run on a pre-screen the tenant's policy leaves
-// out: the policy says what runs for the tenant, and a gate that cannot run would keep
+// out: the policy says what runs for the tenant, and a screen that cannot run would keep
 // every judge scorer from every run.
-func (s *Service) checkGate(ctx context.Context, t store.Tenant) error {
+func (s *Service) checkScreen(ctx context.Context, t store.Tenant) error {
 	_, release, err := s.sc.Get(ctx, t, jobs.PrescreenScorer, nil)
 	if err == nil {
 		release()

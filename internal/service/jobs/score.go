@@ -65,12 +65,12 @@ func (e *Queue) score(ctx context.Context, t store.Tenant, ev store.Evaluation, 
 		}
 		decoded[i], ok[i] = run, true
 	}
-	// A tiered evaluation asks the pre-screen first, once per run: its result gates the
+	// A tiered evaluation asks the pre-screen first, once per run: its result screens the
 	// scorers that need the judge, and is the prescreen result when the evaluation
 	// selects it.
-	var gates []gateResult
+	var screens []screenResult
 	if ev.Spec.Tiered {
-		gates = make([]gateResult, len(runs))
+		screens = make([]screenResult, len(runs))
 		var idx []int
 		for i := range runs {
 			if ok[i] {
@@ -78,7 +78,7 @@ func (e *Queue) score(ctx context.Context, t store.Tenant, ev store.Evaluation, 
 			}
 		}
 		e.scoreEach(ctx, scorers, e.prescreenRef(ev), runs, decoded, idx, func(i int, version string, res sdk.Result) {
-			gates[i] = gateResult{res: res, version: version}
+			screens[i] = screenResult{res: res, version: version}
 		})
 	}
 	for _, ref := range ev.Spec.Scorers {
@@ -88,12 +88,12 @@ func (e *Queue) score(ctx context.Context, t store.Tenant, ev store.Evaluation, 
 			if !ok[i] || stored[store.ResultKey{RunPK: r.PK, Scorer: ref.ResultName()}] {
 				continue
 			}
-			if gates != nil && ref.Name == PrescreenScorer {
-				keep(r, ref, cmp.Or(gates[i].version, ref.Version), gates[i].res)
+			if screens != nil && ref.Name == PrescreenScorer {
+				keep(r, ref, cmp.Or(screens[i].version, ref.Version), screens[i].res)
 				continue
 			}
-			if gates != nil && ref.Judge {
-				if res, closed := gates[i].closed(); closed {
+			if screens != nil && ref.Judge {
+				if res, closed := screens[i].closed(); closed {
 					keep(r, ref, ref.Version, res)
 					continue
 				}
@@ -203,8 +203,8 @@ func (e *Queue) resultRow(scorers *chunkScorers, r *store.Run, ref store.ScorerR
 	return sr
 }
 
-// gateResult is the pre-screen's result on a run of a tiered evaluation.
-type gateResult struct {
+// screenResult is the pre-screen's result on a run of a tiered evaluation.
+type screenResult struct {
 	res     sdk.Result
 	version string
 }
@@ -213,7 +213,7 @@ type gateResult struct {
 // from the run: skipped when it did not pass the run, failed with its error (and its
 // code, so a transient failure is retried) when it could not say. Never "did not pass"
 // for a pre-screen that did not run.
-func (g *gateResult) closed() (sdk.Result, bool) {
+func (g *screenResult) closed() (sdk.Result, bool) {
 	switch g.res.Status {
 	case sdk.StatusScored:
 		if g.res.Passed != nil && *g.res.Passed {
