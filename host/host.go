@@ -32,11 +32,6 @@ type Option func(*Host)
 // Optional. Default is none: such scorers return skipped.
 func WithJudge(j sdk.Judge) Option { return func(h *Host) { h.judge = j } }
 
-// DefaultTimeout is the deadline of one scorer call when nothing sets another. Every
-// runtime uses it, so a run never scores in one runtime and times out in another because
-// of defaults.
-const DefaultTimeout = 30 * time.Second
-
 // WithTimeout sets the deadline of each call. Optional. Default is [DefaultTimeout].
 func WithTimeout(d time.Duration) Option { return func(h *Host) { h.timeout = d } }
 
@@ -81,9 +76,6 @@ type OpenOptions struct {
 	// Nil means 1; 0 is honoured. Passed is decided before scaling.
 	Scale *float64
 }
-
-// DefaultTenant is the tenant of an OpenOptions without one.
-const DefaultTenant = "default"
 
 // Scorer is an opened scorer: a configured backend plus the host pipeline. It is safe for
 // concurrent use when its backend is (native backends are; WASM and process backends pool

@@ -26,11 +26,6 @@ type LoaderFunc func(ctx context.Context, m Manifest) ([]Plugin, error)
 // Load calls f.
 func (f LoaderFunc) Load(ctx context.Context, m Manifest) ([]Plugin, error) { return f(ctx, m) }
 
-// DefaultParallelLoads is how many manifests [LoadPlugins] loads at once unless told
-// otherwise: twelve WASM modules that each spin in _initialize to a 10 s load deadline
-// list in 20 s rather than 120 s (BENCHMARKS.md).
-const DefaultParallelLoads = 8
-
 // LoadOptions say how [LoadPlugins] loads.
 type LoadOptions struct {
 	// Loaders maps a runtime ([RuntimeWASM], [RuntimeProcess]) to what loads it. A

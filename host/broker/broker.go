@@ -39,12 +39,14 @@ import (
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// DefaultTenant is the tenant of requests made through the Broker itself.
-const DefaultTenant = "default"
-
 // Errors callers branch on. A batch-level error from Complete or Embed wraps one of them
 // and also matches *sdk.Error (errors.As), so sdk.FailedErr keeps its code.
 var (
+	// ErrPreflight is wrapped by every error Preflight returns.
+	ErrPreflight = errors.New("judge preflight failed")
+	// ErrResponseTooLarge: the endpoint's answer was longer than Config.MaxResponseBytes.
+	// The request fails (judge_error) and is not retried.
+	ErrResponseTooLarge = errors.New("judge answer over the size cap")
 	// ErrBudgetExhausted: the tenant has spent its token budget for the current window.
 	// Raise the tenant's TokenBudget or wait for the next window.
 	ErrBudgetExhausted = errors.New("judge token budget exhausted")

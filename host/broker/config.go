@@ -107,10 +107,6 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// DefaultEndpoint is the name of the Config's own endpoint (BaseURL, Model, Models,
-// APIKey) among the endpoints tenants may choose.
-const DefaultEndpoint = "default"
-
 // Endpoint is a judge endpoint the operator allows tenants to choose, beside the Config's
 // own. Its limits, retries, timeouts and cache are the Config's.
 type Endpoint struct {
@@ -169,8 +165,14 @@ func checkEndpoint(e Endpoint) (Endpoint, error) {
 
 var endpointName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
-// Defaults of the limits every tenant gets unless the Config or the tenant says otherwise.
+// Defaults: the names the Broker gives its own tenant and endpoint, and the limits every
+// tenant gets unless the Config or the tenant says otherwise.
 const (
+	// DefaultTenant is the tenant of requests made through the Broker itself.
+	DefaultTenant = "default"
+	// DefaultEndpoint is the name of the Config's own endpoint (BaseURL, Model, Models,
+	// APIKey) among the endpoints tenants may choose.
+	DefaultEndpoint = "default"
 	// DefaultTokenBudget is a tenant's token budget per BudgetWindow: about 600 MASIS
 	// evaluations a day. A budget is a guard against runaway spend, not a quota plan;
 	// raise it (or set -1) for larger datasets.

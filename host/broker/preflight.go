@@ -22,9 +22,6 @@ const (
 	SettingKey   = "key"
 )
 
-// ErrPreflight is wrapped by every error Preflight returns.
-var ErrPreflight = errors.New("judge preflight failed")
-
 // PreflightError says which setting made the preflight fail and what the endpoint said.
 type PreflightError struct {
 	// Setting is SettingURL, SettingModel or SettingKey.

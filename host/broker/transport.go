@@ -2,15 +2,10 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 )
-
-// ErrResponseTooLarge: the endpoint's answer was longer than Config.MaxResponseBytes. The
-// request fails (judge_error) and is not retried.
-var ErrResponseTooLarge = errors.New("judge answer over the size cap")
 
 // tooLarge is the error a capped body returns; it says the cap and how to change it.
 type tooLarge struct{ max int64 }

@@ -7,10 +7,6 @@ import (
 	"sync"
 )
 
-// DefaultMemoryBudget is the memory (linear memory and call stacks) an Engine's pools may
-// keep when Options.MemoryBudgetBytes is zero.
-const DefaultMemoryBudget = 1 << 30
-
 // memoryBudget bounds the memory the idle instances of all of an Engine's pools keep, so
 // that a thousand tenants with a scorer each do not keep a thousand pools' worth of
 // instances. It counts every live instance at its linear memory's size (what the

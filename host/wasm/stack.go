@@ -515,14 +515,6 @@ func (g *callGraph) wrapTypes(charges []int64) (blockTypes, extra [][]byte) {
 	return blockTypes, extra
 }
 
-// DefaultStackKiB is the call stack a guest's call may use when neither the manifest nor
-// the engine's Options.Limits set limits.stack_kib; MaxStackKiB is its ceiling when the
-// engine's Options.Ceilings set none.
-const (
-	DefaultStackKiB = 4096
-	MaxStackKiB     = 16384
-)
-
 // stackSlots is the counter's starting value for a limit of kib.
 func stackSlots(kib int) int32 {
 	return int32(min(int64(kib)*1024/slotBytes, maxCharge))

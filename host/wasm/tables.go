@@ -17,11 +17,6 @@ import (
 // answer when it runs out of room (RATIONALE.md, "Bounding what a guest makes the host
 // allocate").
 const (
-	// DefaultMaxTableEntries is how many entries all of an instance's tables may hold
-	// together when Options.MaxTableEntries is zero: 8 MiB of host memory. A Go guest's
-	// table holds about 7,000.
-	DefaultMaxTableEntries = 1 << 20
-
 	// maxTables, maxGlobals and maxLocals refuse at load a module declaring more than any
 	// compiler emits; each is allocated per instance (locals per call frame). maxLocals
 	// is the web engines' own limit (the JS API's implementation limits).

@@ -130,8 +130,8 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	return nil
 }
 
-// Formula is attributed / verdicts, and false when there are none.
-func Formula(verdicts []string) (float64, bool) {
+// formula is attributed / verdicts, and false when there are none.
+func formula(verdicts []string) (float64, bool) {
 	if len(verdicts) == 0 {
 		return 0, false
 	}
@@ -186,7 +186,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	for i, c := range claims {
 		verdicts[i] = c.Verdict
 	}
-	score, _ := Formula(verdicts)
+	score, _ := formula(verdicts)
 	n := grounding.Count(claims)
 	unit := "claims"
 	if sentences != nil {

@@ -136,10 +136,10 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	return nil
 }
 
-// Formula is the score of verdicts under method, and false when there are none (the
+// formula is the score of verdicts under method, and false when there are none (the
 // scorer skips such a run): supported / verdicts for mastra and ragas, (supported +
 // unverifiable) / verdicts for deepeval.
-func Formula(method string, verdicts []string) (float64, bool) {
+func formula(method string, verdicts []string) (float64, bool) {
 	if len(verdicts) == 0 {
 		return 0, false
 	}
@@ -188,7 +188,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	for i, c := range claims {
 		verdicts[i] = c.Verdict
 	}
-	score, ok := Formula(s.cfg.Method, verdicts)
+	score, ok := formula(s.cfg.Method, verdicts)
 	if !ok {
 		res := sdk.Skipped(Name + ": the judge found no claim in the output to check against the passages " +
 			"(a question back, a greeting, an offer of help); there is nothing to ground")

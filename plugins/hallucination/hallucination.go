@@ -151,10 +151,10 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	return nil
 }
 
-// Formula is hallucination_free of verdicts, and false when there are none: grounded /
+// formula is hallucination_free of verdicts, and false when there are none: grounded /
 // verdicts under mastra (claim verdicts), agrees / verdicts under deepeval (passage
 // verdicts). The peer's figure is 1 minus it.
-func Formula(method string, verdicts []string) (float64, bool) {
+func formula(method string, verdicts []string) (float64, bool) {
 	if len(verdicts) == 0 {
 		return 0, false
 	}
@@ -209,7 +209,7 @@ func (s *scorer) perClaim(ctx context.Context, j sdk.Judge, run *sdk.Run, ev gro
 	for i, c := range claims {
 		verdicts[i] = c.Verdict
 	}
-	score, ok := Formula(MethodMastra, verdicts)
+	score, ok := formula(MethodMastra, verdicts)
 	if !ok {
 		res := sdk.Skipped(Name + ": the judge found no claim in the output to check against the passages " +
 			"(a question back, a greeting, an offer of help); there is nothing that could be hallucinated")
@@ -263,7 +263,7 @@ func (s *scorer) perPassage(ctx context.Context, j sdk.Judge, run *sdk.Run, ev g
 			against = append(against, v.ID)
 		}
 	}
-	score, _ := Formula(MethodDeepEval, verdicts)
+	score, _ := formula(MethodDeepEval, verdicts)
 	parts := []string{fmt.Sprintf("the output agrees with %d of %d passages (hallucinated share %s; deepeval method)",
 		len(vs)-len(against), len(vs), share(1-score))}
 	if len(against) > 0 {

@@ -1,0 +1,4 @@
+package faithfulness
+
+// Formula is formula, for the package's external tests.
+var Formula = formula

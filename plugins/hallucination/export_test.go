@@ -1,0 +1,4 @@
+package hallucination
+
+// Formula is formula, for the package's external tests.
+var Formula = formula
