@@ -73,28 +73,59 @@ const vetPath = "the module"
 // is the only bound on both. A program that calls Vet without calling VetChild gets an
 // error that says so.
 func Vet(ctx context.Context, bin []byte, o VetOptions) ([]sdk.Info, error) {
-	o = o.withDefaults()
-	if err := checkUpload(bin, o); err != nil {
+	u, err := CheckUpload(bin, o)
+	if err != nil {
 		return nil, err
 	}
-	// What an Engine with default Options gives the module: DefaultLimits where the
-	// manifest sets nothing, within the ceilings.
-	lim := merge(o.Limits, DefaultLimits().Lower(o.Ceilings))
-	req := vetRequest{Limits: lim, MaxTableEntries: o.MaxTableEntries, CacheDir: o.CacheDir, MemoryBytes: o.CompileMemoryBytes}
-	limiter, err := newVetLimiter(req.MemoryBytes)
-	if err != nil {
-		return nil, fmt.Errorf("vet module: %w", err)
-	}
-	defer limiter.close()
-	return runVetChild(ctx, bin, req, o.CompileTimeout, limiter)
+	return u.Vet(ctx)
+}
+
+// Upload is a module that passed [CheckUpload]'s checks, to be vetted ([Upload.Vet]),
+// which does not make them again.
+type Upload struct {
+	bin []byte
+	o   VetOptions // defaults filled in, CacheDir aside (cacheDir)
 }
 
 // CheckUpload makes Vet's checks that start no process and read nothing but the bytes'
 // first eight and their length: the size, that they are a core WebAssembly module, and the
 // limits within the ceilings. A caller that bounds how many checks run at once (each one a
-// child compiling) refuses with it what needs no child before it waits for a turn. A
-// refusal wraps ErrRefused.
-func CheckUpload(bin []byte, o VetOptions) error { return checkUpload(bin, o.withDefaults()) }
+// child compiling) refuses with it what needs no child before it waits for a turn, and
+// vets the Upload it returns in its turn. A refusal wraps ErrRefused.
+func CheckUpload(bin []byte, o VetOptions) (Upload, error) {
+	o = o.withDefaults()
+	if err := checkUpload(bin, o); err != nil {
+		return Upload{}, err
+	}
+	return Upload{bin: bin, o: o}, nil
+}
+
+// WithCacheDir returns the upload to be vetted into the compilation cache dir, as
+// VetOptions.CacheDir says: for a caller that makes the folder once the module's turn
+// comes.
+func (u Upload) WithCacheDir(dir string) Upload {
+	u.o.CacheDir = dir
+	return u
+}
+
+// Vet makes the checks of [Vet] that need a process (compilation and the first instance,
+// in a child), on a module CheckUpload accepted, and returns its scorers.
+func (u Upload) Vet(ctx context.Context) ([]sdk.Info, error) {
+	if u.bin == nil {
+		return nil, errors.New("vet module: an Upload comes from CheckUpload")
+	}
+	o := u.o
+	// What an Engine with default Options gives the module: DefaultLimits where the
+	// manifest sets nothing, within the ceilings.
+	lim := merge(o.Limits, DefaultLimits().Lower(o.Ceilings))
+	req := vetRequest{Limits: lim, MaxTableEntries: o.MaxTableEntries, CacheDir: cacheDir(o.CacheDir), MemoryBytes: o.CompileMemoryBytes}
+	limiter, err := newVetLimiter(req.MemoryBytes)
+	if err != nil {
+		return nil, fmt.Errorf("vet module: %w", err)
+	}
+	defer limiter.close()
+	return runVetChild(ctx, u.bin, req, o.CompileTimeout, limiter)
+}
 
 func checkUpload(bin []byte, o VetOptions) error {
 	if int64(len(bin)) > o.MaxBytes {
@@ -142,13 +173,18 @@ func (o VetOptions) withDefaults() VetOptions {
 		o.MaxTableEntries = DefaultMaxTableEntries
 	}
 	o.Ceilings = merge(o.Ceilings, DefaultCeilings())
-	switch o.CacheDir {
-	case "-":
-		o.CacheDir = ""
-	case "":
-		o.CacheDir, _ = defaultCacheDir() // none when the user has no cache folder
-	}
 	return o
+}
+
+// cacheDir is the compilation cache VetOptions.CacheDir names: "" when none.
+func cacheDir(dir string) string {
+	switch dir {
+	case "-":
+		return ""
+	case "":
+		dir, _ = defaultCacheDir() // none when the user has no cache folder
+	}
+	return dir
 }
 
 func refuse(err error) error { return fmt.Errorf("%w: %w", ErrRefused, err) }

@@ -282,25 +282,31 @@ func duplicateOf(existing []store.ScorerVersion, v store.ScorerVersion, man *sco
 }
 
 // publishModule checks a WASM module and stores it as v, in this order: what needs
-// neither the store nor a process (size, the manifest's limits, the module's header);
-// the quotas and duplicates against the store; a turn among the checks running
-// (checkSlots); the quotas again (others may have published while it waited); the check
-// (wasm.Vet), compiling into a scratch folder of its own; then, in one transaction, the
-// quotas with the compiled code's bytes, and the version. An accepted module's folder
-// becomes the tenant's (moduleFiles.place); a refused one's is removed.
+// neither the store nor a process (wasm.CheckUpload: size, the module's header, the
+// manifest's limits); the quotas and duplicates against the store; a turn among the
+// checks running (checkSlots); the quotas again (others may have published while it
+// waited); the check that needs a process (wasm.Upload.Vet), compiling into a scratch
+// folder of its own; then, in one transaction, the quotas with the compiled code's bytes,
+// and the version. Each check is made once. An accepted module's folder, its compiled
+// code and the module as the tenant runs it, becomes the tenant's (moduleFiles.place), so
+// the first evaluation neither compiles it nor reads it from the store; a refused one's is
+// removed.
 func (s *Service) publishModule(ctx context.Context, t store.Tenant, req PublishRequest, v store.ScorerVersion) (PublishedVersion, error) {
 	pc := s.opts.Publish
-	if int64(len(req.Module)) > pc.MaxModuleBytes {
-		return PublishedVersion{}, &Error{kind: ErrTooLarge, msg: fmt.Sprintf("module: %d bytes, this service accepts at most %d; strip debug sections (go build -ldflags=-s, wasm-opt --strip-debug)", len(req.Module), pc.MaxModuleBytes)}
-	}
 	var man scorers.Manifest
 	if req.Manifest != nil {
 		man = *req.Manifest
 	}
-	ceil := pc.Ceilings.Lower(t.Policy.Limits)
-	vo := wasm.VetOptions{Ceilings: ceil, MaxBytes: pc.MaxModuleBytes + int64(scorers.TenantSectionBytes), CompileTimeout: pc.CompileTimeout,
-		CompileMemoryBytes: pc.CompileMemoryBytes, Limits: man.Limits}
-	if err := wasm.CheckUpload(req.Module, vo); err != nil {
+	// The module is checked as the file each process runs for this tenant (the module and
+	// a section naming the tenant), whose section the service's cap does not count.
+	tm := scorers.TenantModule(t, req.Module)
+	vo := wasm.VetOptions{Ceilings: pc.Ceilings.Lower(t.Policy.Limits), MaxBytes: pc.MaxModuleBytes + int64(scorers.TenantSectionBytes),
+		CompileTimeout: pc.CompileTimeout, CompileMemoryBytes: pc.CompileMemoryBytes, Limits: man.Limits}
+	upload, err := wasm.CheckUpload(tm, vo)
+	if errors.Is(err, wasm.ErrUploadTooLarge) {
+		return PublishedVersion{}, &Error{kind: ErrTooLarge, msg: fmt.Sprintf("module: %d bytes, this service accepts at most %d; strip debug sections (go build -ldflags=-s, wasm-opt --strip-debug)", len(req.Module), pc.MaxModuleBytes)}
+	}
+	if err != nil {
 		return PublishedVersion{}, vetRefusal(req.Name, err)
 	}
 	sum := sha256.Sum256(req.Module)
@@ -321,12 +327,9 @@ func (s *Service) publishModule(ctx context.Context, t store.Tenant, req Publish
 		return PublishedVersion{}, fmt.Errorf("publish %s: %w", req.Name, err)
 	}
 	defer scratch.discard()
-	// The module is checked as the file each process runs for this tenant (the module and
-	// a section naming the tenant), compiled into the scratch folder, which becomes the
-	// tenant's compiled code of it once the version is stored: the first evaluation finds
-	// it compiled.
-	vo.CacheDir = scratch.dir
-	infos, err := wasm.Vet(ctx, scorers.TenantModule(t, req.Module), vo)
+	// Compiled into the scratch folder, which becomes the tenant's folder of the module
+	// once the version is stored: the first evaluation finds it compiled.
+	infos, err := upload.WithCacheDir(scratch.dir).Vet(ctx)
 	if err != nil {
 		return PublishedVersion{}, vetRefusal(req.Name, err)
 	}
@@ -356,6 +359,7 @@ func (s *Service) publishModule(ctx context.Context, t store.Tenant, req Publish
 	}
 	// In the tenant's folder before the version is stored, so that no evaluation finds the
 	// version without its code; removed again if the transaction refuses it.
+	scratch.writeModule(tm)
 	placed := scratch.place()
 	promote := false
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {

@@ -81,6 +81,17 @@ func linkCompiled(src, dst string) {
 	})
 }
 
+// writeModule writes the module as the tenant's processes run it (scorers.TenantModule)
+// into the folder beside its compiled code, so that the first evaluation loads it from
+// there instead of reading it from the store and hashing it against its digest again. A
+// module it could not write is written then, from the store, as it would be on another
+// machine.
+func (s *scratchDir) writeModule(b []byte) {
+	if err := os.WriteFile(filepath.Join(s.dir, scorers.ModuleFile), b, 0o600); err != nil {
+		s.f.log.Warn("publish: keep the module beside its compiled code", "err", err)
+	}
+}
+
 // place makes the scratch folder the tenant's folder of the module, unless that exists
 // already (it holds the same code, compiled by the same compiler); it reports whether it
 // did.
