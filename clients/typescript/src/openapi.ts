@@ -1280,7 +1280,7 @@ export interface components {
             /** @description A WASM scorer: the module, base64. */
             module?: string;
             /**
-             * @description The scorer's name in the tenant's namespace.
+             * @description The scorer's name in the tenant's namespace: 1 to 64 lower case letters, digits, '_' or '-', starting with a letter.
              * @example triage
              */
             name: string;

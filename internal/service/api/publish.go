@@ -55,7 +55,7 @@ func (s *Server) registerPublish(op func(scope store.Scope, id, method, path, su
 
 type publishInput struct {
 	Body struct {
-		Name     string            `json:"name" minLength:"1" maxLength:"64" doc:"The scorer's name in the tenant's namespace." example:"triage"`
+		Name     string            `json:"name" doc:"The scorer's name in the tenant's namespace: 1 to 64 lower case letters, digits, '_' or '-', starting with a letter." example:"triage"`
 		Replaces bool              `json:"replaces,omitempty" doc:"Replace the service's scorer of the same name, for this tenant only, once a version is promoted."`
 		Base     string            `json:"base,omitempty" doc:"A configured scorer: the service's scorer it configures." example:"rubric"`
 		Config   map[string]any    `json:"config,omitempty" doc:"The config pinned in the version: of base, or given to the module."`

@@ -564,7 +564,8 @@ class PublishInputBody(TypedDict):
     manifest: NotRequired[Manifest]
     #: A WASM scorer: the module, base64.
     module: NotRequired[str]
-    #: The scorer's name in the tenant's namespace.
+    #: The scorer's name in the tenant's namespace: 1 to 64 lower case letters, digits, '_' or
+    #: '-', starting with a letter.
     name: str
     #: Replace the service's scorer of the same name, for this tenant only, once a version is
     #: promoted.
