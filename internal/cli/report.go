@@ -19,7 +19,7 @@ type resultSink interface {
 }
 
 // jsonlSink writes one record per (run, scorer) (see appendRecord), flushing after each
-// batch of lines the pipeline hands over in a row, so a consumer reading a pipe sees
+// batch of lines the line scorer hands over in a row, so a consumer reading a pipe sees
 // results as they are ready.
 type jsonlSink struct {
 	w     io.Writer
@@ -60,7 +60,7 @@ func (s *jsonlSink) add(l scoredLine) error {
 	return nil
 }
 
-// idle is called when the pipeline has no more lines ready: what is buffered goes out.
+// idle is called when the line scorer has no more lines ready: what is buffered goes out.
 func (s *jsonlSink) idle() error { return s.flush() }
 
 func (s *jsonlSink) flush() error {

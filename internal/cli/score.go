@@ -215,7 +215,7 @@ func (e *env) score(ctx context.Context, path string, o scoreOptions) (err error
 		counts.add(l)
 		return sink.add(l)
 	}
-	p := pipeline{scorers: sel.scorers, concurrency: o.concurrency, limit: int64(h.RunLimits().MaxRunBytes)}
+	p := lineScorer{scorers: sel.scorers, concurrency: o.concurrency, limit: int64(h.RunLimits().MaxRunBytes)}
 	if s, ok := sink.(interface{ idle() error }); ok {
 		p.idle = s.idle
 	}
@@ -300,7 +300,7 @@ func newSink(out io.Writer, names []string, o scoreOptions, sel selection) resul
 	}
 }
 
-// datasetErr is the error of a dataset the pipeline could not read (path as given, name as
+// datasetErr is the error of a dataset the line scorer could not read (path as given, name as
 // shown): one that is not JSON Lines at all says how to make it so.
 func datasetErr(err error, path, name string) error {
 	switch {

@@ -34,14 +34,14 @@ type preparer interface {
 	prepare(l *scoredLine, buf []byte) ([]byte, error)
 }
 
-// pipeline scores lines with a bounded pool of workers and emits them in input order.
+// lineScorer scores lines with a bounded pool of workers and emits them in input order.
 //
 // Lines travel in batches: handing each line to a worker and back costs channel
 // operations and goroutine wake-ups that cost as much as scoring it with a fast scorer.
 // The batch size adapts to how long a line takes, so that a batch is about batchTarget
 // of work: hundreds of lines for the pre-screen, one line for a judge scorer (whose calls
 // must run concurrently).
-type pipeline struct {
+type lineScorer struct {
 	scorers     []*host.Scorer
 	concurrency int
 	limit       int64 // the largest line read, in bytes (run_limits.max_run_bytes)
@@ -102,7 +102,7 @@ var (
 // each line in input order. At most 4*concurrency batches are in flight, so a slow line
 // holds back memory, not correctness. When ctx ends, lines scored before it are emitted
 // and the rest are not; p.interrupted says so.
-func (p *pipeline) run(ctx context.Context, in io.Reader, emit func(scoredLine) error) error {
+func (p *lineScorer) run(ctx context.Context, in io.Reader, emit func(scoredLine) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	window := make(chan struct{}, 4*p.concurrency)
@@ -182,7 +182,7 @@ func (p *pipeline) run(ctx context.Context, in io.Reader, emit func(scoredLine) 
 }
 
 // read splits in into batches of lines and calls send for each until it returns false.
-func (p *pipeline) read(in io.Reader, send func(*batch) bool) error {
+func (p *lineScorer) read(in io.Reader, send func(*batch) bool) error {
 	lr := newLineReader(in, p.limit)
 	seq, lines := 0, 0
 	b := &batch{arena: getBuf()}
@@ -243,7 +243,7 @@ func (p *pipeline) read(in io.Reader, send func(*batch) bool) error {
 }
 
 // batchSize is how many lines make about batchTarget of work, from the moving average.
-func (p *pipeline) batchSize() int {
+func (p *lineScorer) batchSize() int {
 	ns := p.nsPerLine.Load()
 	if ns <= 0 {
 		return 1
@@ -255,7 +255,7 @@ func (p *pipeline) batchSize() int {
 // scorer scores the batch's valid runs in one host.Scorer.ScoreCheckedBatch, which a WASM
 // guest of ABI v2 takes in one call (one call per run cost a guest more than a cheap
 // scorer's work) and which does not check the runs again.
-func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
+func (p *lineScorer) scoreBatch(ctx context.Context, b *batch) {
 	start := time.Now()
 	b.out = make([]scoredLine, len(b.jobs))
 	runs := make([]host.CheckedRun, 0, len(b.jobs))
@@ -317,7 +317,7 @@ func (p *pipeline) scoreBatch(ctx context.Context, b *batch) {
 
 // decodeLine reads a line's run; ok is false when the line is not one, and the line then
 // carries the failure as every scorer's result.
-func (p *pipeline) decodeLine(j lineJob, data []byte) (l scoredLine, run host.CheckedRun, ok bool) {
+func (p *lineScorer) decodeLine(j lineJob, data []byte) (l scoredLine, run host.CheckedRun, ok bool) {
 	l = scoredLine{line: j.line}
 	fail := func(code string, err error) (scoredLine, host.CheckedRun, bool) {
 		l.runID = "line-" + strconv.Itoa(j.line)
