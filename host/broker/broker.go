@@ -208,7 +208,7 @@ func (b *Broker) SetTenantLimits(name string, l Limits) error {
 // TenantLimits returns the limits in force for tenant name, defaults filled in (-1 for
 // an unlimited TokenBudget or MaxBatch).
 func (b *Broker) TenantLimits(name string) Limits {
-	l, _, _ := b.tenant(name).gates()
+	l, _, _ := b.tenant(name).admission()
 	return l
 }
 
@@ -295,7 +295,7 @@ func (b *Broker) checkBatch(ctx context.Context, t *tenant, c *call, n int, what
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
-	l, _, _ := t.gates()
+	l, _, _ := t.admission()
 	switch {
 	case closed:
 		return &batchErr{sdk.CodeUnavailable, "judge: broker closed", ErrClosed}

@@ -18,7 +18,7 @@ import (
 // and returns the tokens it used, or the error and the response headers. The returned
 // error matches *sdk.Error with a code.
 func (b *Broker) do(ctx context.Context, t *tenant, s sinks, c *call, d *dest, est int64, send func(context.Context) (int64, int64, http.Header, error)) error {
-	limits, sem, limiter := t.gates()
+	limits, sem, limiter := t.admission()
 	select {
 	case sem <- struct{}{}:
 		defer func() { <-sem }()

@@ -105,9 +105,9 @@ func (t *tenant) set(l Limits) {
 	t.budget.configure(max(l.TokenBudget, 0), l.BudgetWindow)
 }
 
-// gates returns the tenant's current limits, semaphore and rate limiter. A request uses
+// admission returns the tenant's current limits, semaphore and rate limiter. A request uses
 // the ones it got for its whole life.
-func (t *tenant) gates() (Limits, chan struct{}, *rate.Limiter) {
+func (t *tenant) admission() (Limits, chan struct{}, *rate.Limiter) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.limits, t.sem, t.limiter
