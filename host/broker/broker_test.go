@@ -436,6 +436,11 @@ func TestEmbedWithoutModel(t *testing.T) {
 	if !errors.Is(err, ErrNoEmbeddingModel) || !strings.Contains(err.Error(), "embedding model") {
 		t.Fatalf("err = %v", err)
 	}
+	// The fix it names is the setting that exists: the config file's judge.embedding_model
+	// (there is no flag for it).
+	if !strings.Contains(err.Error(), "judge.embedding_model") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("err = %v, want it to name judge.embedding_model in the config file and no flag", err)
+	}
 }
 
 func TestEmbedFaultIsRetried(t *testing.T) {

@@ -19,7 +19,7 @@ const embedChunk = 64
 // most embedChunk texts to the endpoint for the rest.
 func (b *Broker) embed(ctx context.Context, t *tenant, s sinks, c *call, texts []string) ([][]float32, error) {
 	if b.cfg.EmbeddingModel == "" {
-		return nil, &batchErr{sdk.CodeUnavailable, "judge: " + ErrNoEmbeddingModel.Error() + "; set the judge's embedding model (e.g. --judge-embedding-model text-embedding-3-small)", ErrNoEmbeddingModel}
+		return nil, &batchErr{sdk.CodeUnavailable, "judge: " + ErrNoEmbeddingModel.Error() + "; set the judge's embedding model (judge.embedding_model in the config file, e.g. \"text-embedding-3-small\")", ErrNoEmbeddingModel}
 	}
 	if err := b.checkBatch(ctx, t, c, len(texts), "texts"); err != nil {
 		return nil, err
