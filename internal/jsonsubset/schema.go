@@ -9,10 +9,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,14 +45,11 @@ type jsonSchema struct {
 	required   []string
 	additional *jsonSchema // nil: any additional property is allowed
 	noExtra    bool        // additionalProperties: false
-	minProps   *int
-	maxProps   *int
+	propCount  sizeRange   // minProperties, maxProperties
 	items      *jsonSchema
-	minItems   *int
-	maxItems   *int
+	itemCount  sizeRange // minItems, maxItems
 	unique     bool
-	minLen     *int
-	maxLen     *int
+	length     sizeRange // minLength, maxLength, in characters
 	pattern    *regexp.Regexp
 	minimum    *float64
 	maximum    *float64
@@ -111,12 +108,7 @@ func compileNode(v any, at string) (*jsonSchema, error) {
 
 func compileObject(m map[string]any, at string) (*jsonSchema, error) {
 	n := &jsonSchema{}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		where := at + "/" + k
 		var err error
@@ -158,18 +150,8 @@ func compileObject(m map[string]any, at string) (*jsonSchema, error) {
 			}
 		case "items":
 			n.items, err = compileNode(v, where)
-		case "minProperties":
-			n.minProps, err = count(v, where)
-		case "maxProperties":
-			n.maxProps, err = count(v, where)
-		case "minItems":
-			n.minItems, err = count(v, where)
-		case "maxItems":
-			n.maxItems, err = count(v, where)
-		case "minLength":
-			n.minLen, err = count(v, where)
-		case "maxLength":
-			n.maxLen, err = count(v, where)
+		case "minProperties", "maxProperties", "minItems", "maxItems", "minLength", "maxLength":
+			err = n.setSize(k, v, where)
 		case "uniqueItems":
 			b, ok := v.(bool)
 			if !ok {
@@ -222,6 +204,37 @@ func compileObject(m map[string]any, at string) (*jsonSchema, error) {
 		}
 	}
 	return n, nil
+}
+
+// sizeRange bounds a size (an object's properties, an array's items, a string's
+// characters); a nil end is unbounded.
+type sizeRange struct{ min, max *int }
+
+// setSize reads the keyword k that bounds a size: min or max, then Properties, Items or
+// Length.
+func (n *jsonSchema) setSize(k string, v any, at string) error {
+	c, err := count(v, at)
+	if err != nil {
+		return err
+	}
+	r := map[string]*sizeRange{"Properties": &n.propCount, "Items": &n.itemCount, "Length": &n.length}[k[len("min"):]]
+	if strings.HasPrefix(k, "min") {
+		r.min = c
+	} else {
+		r.max = c
+	}
+	return nil
+}
+
+// check returns an error at at when size, counted in units, is out of the range.
+func (r sizeRange) check(size int, at, units string) error {
+	if r.min != nil && size < *r.min {
+		return fmt.Errorf("%s: want at least %d %s", at, *r.min, units)
+	}
+	if r.max != nil && size > *r.max {
+		return fmt.Errorf("%s: want at most %d %s", at, *r.max, units)
+	}
+	return nil
 }
 
 func compileList(v any, at string) ([]*jsonSchema, error) {
@@ -323,18 +336,10 @@ func (n *jsonSchema) validateObject(x map[string]any, at string) error {
 			return fmt.Errorf("%s: missing required property %q", at, r)
 		}
 	}
-	if n.minProps != nil && len(x) < *n.minProps {
-		return fmt.Errorf("%s: want at least %d properties", at, *n.minProps)
+	if err := n.propCount.check(len(x), at, "properties"); err != nil {
+		return err
 	}
-	if n.maxProps != nil && len(x) > *n.maxProps {
-		return fmt.Errorf("%s: want at most %d properties", at, *n.maxProps)
-	}
-	keys := make([]string, 0, len(x))
-	for k := range x {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(x)) {
 		if sub, ok := n.props[k]; ok {
 			if err := sub.validate(x[k], at+"/"+k); err != nil {
 				return err
@@ -352,11 +357,8 @@ func (n *jsonSchema) validateObject(x map[string]any, at string) error {
 }
 
 func (n *jsonSchema) validateArray(x []any, at string) error {
-	if n.minItems != nil && len(x) < *n.minItems {
-		return fmt.Errorf("%s: want at least %d items", at, *n.minItems)
-	}
-	if n.maxItems != nil && len(x) > *n.maxItems {
-		return fmt.Errorf("%s: want at most %d items", at, *n.maxItems)
+	if err := n.itemCount.check(len(x), at, "items"); err != nil {
+		return err
 	}
 	if n.unique {
 		if i, j, dup := firstDuplicate(x); dup {
@@ -372,12 +374,8 @@ func (n *jsonSchema) validateArray(x []any, at string) error {
 }
 
 func (n *jsonSchema) validateString(x, at string) error {
-	l := utf8.RuneCountInString(x)
-	if n.minLen != nil && l < *n.minLen {
-		return fmt.Errorf("%s: want at least %d characters", at, *n.minLen)
-	}
-	if n.maxLen != nil && l > *n.maxLen {
-		return fmt.Errorf("%s: want at most %d characters", at, *n.maxLen)
+	if err := n.length.check(utf8.RuneCountInString(x), at, "characters"); err != nil {
+		return err
 	}
 	if n.pattern != nil && !n.pattern.MatchString(x) {
 		return fmt.Errorf("%s: does not match pattern %s", at, n.pattern)
@@ -573,15 +571,10 @@ func appendKey(b []byte, v any) ([]byte, bool) {
 		}
 		return b, true
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		b = append(b, '{')
 		b = strconv.AppendInt(b, int64(len(x)), 10)
 		b = append(b, ':')
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			b = strconv.AppendInt(b, int64(len(k)), 10)
 			b = append(b, ':')
 			b = append(b, k...)
