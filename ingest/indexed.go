@@ -1,7 +1,8 @@
 package ingest
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,210 +15,169 @@ import (
 // name, tool_call_id, contents.K.message_content.text, tool_calls.M.tool_call.{id,
 // function.name, function.arguments}}. ok is false when there is none.
 func indexedMessages(attrs pcommon.Map, prefix string) ([]sdk.Turn, bool) {
-	slots := map[int]*messageSlot{}
-	attrs.Range(func(k string, v pcommon.Value) bool {
-		rest, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			return true
-		}
-		idx, field, ok := strings.Cut(rest, ".")
-		n, err := strconv.Atoi(idx)
-		if !ok || err != nil {
-			return true
-		}
+	slots := readSlots(attrs, prefix, func(s *messageSlot, _ int, field string, v pcommon.Value) {
 		field = strings.TrimPrefix(field, "message.")
-		s := slots[n]
-		if s == nil {
-			s = &messageSlot{parts: map[int]string{}, calls: map[int]*sdk.ToolCall{}}
-			slots[n] = s
-		}
 		switch field {
-		case "role":
-			s.turn.Role = v.AsString()
-		case "content":
-			s.turn.Content = v.AsString()
+		case "role", "content", "tool_call_id":
+			s.setTurn(field, v)
 		case "name":
 			s.turn.Name = v.AsString()
-		case "tool_call_id":
-			s.turn.ToolCallID = v.AsString()
 		default:
 			if r, ok := strings.CutPrefix(field, "contents."); ok {
-				i, f, _ := strings.Cut(r, ".")
-				if m, err := strconv.Atoi(i); err == nil && f == "message_content.text" {
+				if m, f, ok := cutIndex(r); ok && f == "message_content.text" {
 					s.parts[m] = v.AsString()
 				}
-				return true
+				return
 			}
-			r, ok := strings.CutPrefix(field, "tool_calls.")
-			if !ok {
-				return true
-			}
-			i, f, _ := strings.Cut(r, ".")
-			m, err := strconv.Atoi(i)
-			if err != nil {
-				return true
-			}
-			call := s.calls[m]
-			if call == nil {
-				call = &sdk.ToolCall{}
-				s.calls[m] = call
-			}
-			switch strings.TrimPrefix(f, "tool_call.") {
-			case "id":
-				call.ID = v.AsString()
-			case "function.name":
-				call.Name = v.AsString()
-			case "function.arguments":
-				call.Arguments = valueText(v)
+			if r, ok := strings.CutPrefix(field, "tool_calls."); ok {
+				// Unlike the other indexes, a call's needs no field after it.
+				i, f, _ := strings.Cut(r, ".")
+				if m, err := strconv.Atoi(i); err == nil {
+					s.setCall(m, openInferenceCallFields[strings.TrimPrefix(f, "tool_call.")], v)
+				}
 			}
 		}
-		return true
 	})
 	if len(slots) == 0 {
 		return nil, false
 	}
-	return slotTurns(slots), true
+	turns := slotTurns(slots)
+	for i := range turns {
+		if turns[i].Role == "" {
+			turns[i].Role = "assistant"
+		}
+	}
+	return turns, true
 }
 
-// messageSlot is one message of indexedMessages as its attributes are read: the turn, the
-// texts of its contents and its tool calls, by index.
+// openInferenceCallFields maps OpenInference's tool call fields to the names setCall takes;
+// any other field still makes the call.
+var openInferenceCallFields = map[string]string{"id": "id", "function.name": "name", "function.arguments": "arguments"}
+
+// indexed reads gen_ai.prompt.N.{role,content} and gen_ai.completion.N.{role,content,
+// finish_reason,tool_calls.M.{id,name,arguments}}.
+func indexed(attrs pcommon.Map) (prompt, completion []sdk.Turn, finish string) {
+	read := func(prefix string) (map[int]*messageSlot, string) {
+		finish := ""
+		slots := readSlots(attrs, prefix, func(s *messageSlot, n int, field string, v pcommon.Value) {
+			switch field {
+			case "role", "content", "tool_call_id":
+				s.setTurn(field, v)
+			case "finish_reason":
+				if n == 0 {
+					finish = v.AsString()
+				}
+			default:
+				if r, ok := strings.CutPrefix(field, "tool_calls."); ok {
+					if m, f, ok := cutIndex(r); ok {
+						s.setCall(m, f, v)
+					}
+				}
+			}
+		})
+		return slots, finish
+	}
+	p, _ := read("gen_ai.prompt.")
+	c, finish := read("gen_ai.completion.")
+	if len(c) == 0 {
+		return slotTurns(p), nil, ""
+	}
+	completion = slotTurns(c)
+	for i := range completion {
+		if completion[i].Role == "" {
+			completion[i].Role = "assistant"
+		}
+	}
+	return slotTurns(p), completion, finish
+}
+
+// messageSlot is one indexed message as its attributes are read: the turn, the texts of
+// its contents and its tool calls, by index.
 type messageSlot struct {
 	turn  sdk.Turn
 	parts map[int]string
 	calls map[int]*sdk.ToolCall
 }
 
-// slotTurns returns the slots' turns in index order: a turn without content takes its
-// contents' texts in order, its tool calls come in order, and a turn without a role is
-// the assistant's.
-func slotTurns(slots map[int]*messageSlot) []sdk.Turn {
-	idx := make([]int, 0, len(slots))
-	for n := range slots {
-		idx = append(idx, n)
+// readSlots reads the attributes PREFIX N.FIELD into a slot per N, handing each field to
+// set; attributes whose N is not an index are passed over.
+func readSlots(attrs pcommon.Map, prefix string, set func(s *messageSlot, n int, field string, v pcommon.Value)) map[int]*messageSlot {
+	slots := map[int]*messageSlot{}
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			return true
+		}
+		n, field, ok := cutIndex(rest)
+		if !ok {
+			return true
+		}
+		s := slots[n]
+		if s == nil {
+			s = &messageSlot{parts: map[int]string{}, calls: map[int]*sdk.ToolCall{}}
+			slots[n] = s
+		}
+		set(s, n, field, v)
+		return true
+	})
+	return slots
+}
+
+// cutIndex splits "N.rest" into N and rest; ok is false when there is no dot or N is not
+// a number.
+func cutIndex(s string) (n int, rest string, ok bool) {
+	idx, rest, ok := strings.Cut(s, ".")
+	n, err := strconv.Atoi(idx)
+	return n, rest, ok && err == nil
+}
+
+// setTurn sets the turn's role, content or tool_call_id.
+func (s *messageSlot) setTurn(field string, v pcommon.Value) {
+	switch field {
+	case "role":
+		s.turn.Role = v.AsString()
+	case "content":
+		s.turn.Content = v.AsString()
+	case "tool_call_id":
+		s.turn.ToolCallID = v.AsString()
 	}
-	sort.Ints(idx)
-	out := make([]sdk.Turn, 0, len(idx))
-	for _, n := range idx {
+}
+
+// setCall sets the id, name or arguments of the slot's tool call m, making the call
+// whatever the field.
+func (s *messageSlot) setCall(m int, field string, v pcommon.Value) {
+	call := s.calls[m]
+	if call == nil {
+		call = &sdk.ToolCall{}
+		s.calls[m] = call
+	}
+	switch field {
+	case "id":
+		call.ID = v.AsString()
+	case "name":
+		call.Name = v.AsString()
+	case "arguments":
+		call.Arguments = valueText(v)
+	}
+}
+
+// slotTurns returns the slots' turns in index order: a turn without content takes its
+// contents' texts in order, and its tool calls come in order.
+func slotTurns(slots map[int]*messageSlot) []sdk.Turn {
+	out := make([]sdk.Turn, 0, len(slots))
+	for _, n := range slices.Sorted(maps.Keys(slots)) {
 		s := slots[n]
 		if s.turn.Content == "" && len(s.parts) > 0 {
-			keys := make([]int, 0, len(s.parts))
-			for k := range s.parts {
-				keys = append(keys, k)
-			}
-			sort.Ints(keys)
 			var text []string
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(s.parts)) {
 				text = append(text, s.parts[k])
 			}
 			s.turn.Content = strings.Join(text, "\n")
 		}
-		keys := make([]int, 0, len(s.calls))
-		for k := range s.calls {
-			keys = append(keys, k)
-		}
-		sort.Ints(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(s.calls)) {
 			s.turn.ToolCalls = append(s.turn.ToolCalls, *s.calls[k])
-		}
-		if s.turn.Role == "" {
-			s.turn.Role = "assistant"
 		}
 		out = append(out, s.turn)
 	}
 	return out
-}
-
-// indexed reads gen_ai.prompt.N.{role,content} and gen_ai.completion.N.{role,content,
-// finish_reason,tool_calls.M.{id,name,arguments}}.
-func indexed(attrs pcommon.Map) (prompt, completion []sdk.Turn, finish string) {
-	type slot struct {
-		turn  sdk.Turn
-		calls map[int]*sdk.ToolCall
-	}
-	read := func(prefix string) (map[int]*slot, string) {
-		slots := map[int]*slot{}
-		finish := ""
-		attrs.Range(func(k string, v pcommon.Value) bool {
-			rest, ok := strings.CutPrefix(k, prefix)
-			if !ok {
-				return true
-			}
-			idx, field, ok := strings.Cut(rest, ".")
-			n, err := strconv.Atoi(idx)
-			if !ok || err != nil {
-				return true
-			}
-			s := slots[n]
-			if s == nil {
-				s = &slot{calls: map[int]*sdk.ToolCall{}}
-				slots[n] = s
-			}
-			switch field {
-			case "role":
-				s.turn.Role = v.AsString()
-			case "content":
-				s.turn.Content = v.AsString()
-			case "tool_call_id":
-				s.turn.ToolCallID = v.AsString()
-			case "finish_reason":
-				if n == 0 {
-					finish = v.AsString()
-				}
-			default:
-				c, f, ok := strings.Cut(strings.TrimPrefix(field, "tool_calls."), ".")
-				m, err := strconv.Atoi(c)
-				if !strings.HasPrefix(field, "tool_calls.") || !ok || err != nil {
-					return true
-				}
-				call := s.calls[m]
-				if call == nil {
-					call = &sdk.ToolCall{}
-					s.calls[m] = call
-				}
-				switch f {
-				case "id":
-					call.ID = v.AsString()
-				case "name":
-					call.Name = v.AsString()
-				case "arguments":
-					call.Arguments = valueText(v)
-				}
-			}
-			return true
-		})
-		return slots, finish
-	}
-	ordered := func(slots map[int]*slot) []sdk.Turn {
-		idx := make([]int, 0, len(slots))
-		for n := range slots {
-			idx = append(idx, n)
-		}
-		sort.Ints(idx)
-		out := make([]sdk.Turn, 0, len(idx))
-		for _, n := range idx {
-			s := slots[n]
-			calls := make([]int, 0, len(s.calls))
-			for m := range s.calls {
-				calls = append(calls, m)
-			}
-			sort.Ints(calls)
-			for _, m := range calls {
-				s.turn.ToolCalls = append(s.turn.ToolCalls, *s.calls[m])
-			}
-			out = append(out, s.turn)
-		}
-		return out
-	}
-	p, _ := read("gen_ai.prompt.")
-	c, finish := read("gen_ai.completion.")
-	if len(c) == 0 {
-		return ordered(p), nil, ""
-	}
-	completion = ordered(c)
-	for i := range completion {
-		if completion[i].Role == "" {
-			completion[i].Role = "assistant"
-		}
-	}
-	return ordered(p), completion, finish
 }
