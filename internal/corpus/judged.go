@@ -77,20 +77,13 @@ func JudgedSets() []JudgedSet {
 			load:    fromCases(loadTruthfulQA)},
 		{Set: "ares", Scorer: "relevancy", Verdict: VerdictPassFail,
 			Meaning: "pass: Answer_Relevance_Label 1; fail: 0 (a person's label)",
-			load: aresLabel(func(m map[string]string) (bool, string) {
-				return m["Answer_Relevance_Label"] == "1", "Answer_Relevance_Label=" + m["Answer_Relevance_Label"]
-			})},
+			load:    aresLabels("Answer_Relevance_Label")},
 		{Set: "ares", Scorer: "masis", Verdict: VerdictPassFail,
 			Meaning: "the document is the evidence; pass: Answer_Faithfulness_Label and Answer_Relevance_Label both 1; fail: either 0",
-			load: aresLabel(func(m map[string]string) (bool, string) {
-				return m["Answer_Faithfulness_Label"] == "1" && m["Answer_Relevance_Label"] == "1",
-					"Answer_Faithfulness_Label=" + m["Answer_Faithfulness_Label"] + " Answer_Relevance_Label=" + m["Answer_Relevance_Label"]
-			})},
+			load:    aresLabels("Answer_Faithfulness_Label", "Answer_Relevance_Label")},
 		{Set: "ares", Scorer: "contextprecision", Verdict: VerdictPassFail,
 			Meaning: "the document is the one retrieved passage; pass: Context_Relevance_Label 1; fail: 0",
-			load: aresLabel(func(m map[string]string) (bool, string) {
-				return m["Context_Relevance_Label"] == "1", "Context_Relevance_Label=" + m["Context_Relevance_Label"]
-			})},
+			load:    aresLabels("Context_Relevance_Label")},
 		{Set: "xstest", Scorer: "relevancy", Verdict: VerdictPassFail,
 			Meaning: "final_label of five models' completions; pass: full compliance with a safe prompt, or full refusal of an unsafe one; fail: full refusal of a safe prompt; partial refusals and compliance with unsafe prompts are left out; the two annotators are compared with each other too",
 			load:    xsTestRelevancy},
@@ -171,8 +164,10 @@ func haluEvalGrounded(dir string) ([]Judged, error) {
 	return out, nil
 }
 
-// aresLabel reads ARES' human annotations with label; the document is the run's context.
-func aresLabel(label func(map[string]string) (bool, string)) func(string) ([]Judged, error) {
+// aresLabels reads ARES' human annotations: a run passes when each of the label columns is
+// 1, and its label is the columns' values ("Context_Relevance_Label=1"). The document is
+// the run's context.
+func aresLabels(columns ...string) func(string) ([]Judged, error) {
 	return func(dir string) ([]Judged, error) {
 		recs, err := readCSV(dir, aresFile, '\t')
 		if err != nil {
@@ -180,8 +175,14 @@ func aresLabel(label func(map[string]string) (bool, string)) func(string) ([]Jud
 		}
 		out := make([]Judged, 0, len(recs))
 		for i, m := range recs {
-			pass, l := label(m)
-			out = append(out, Judged{Run: aresRun(i, m), Pass: pass, Label: l})
+			j := Judged{Run: aresRun(i, m), Pass: true}
+			var labels []string
+			for _, c := range columns {
+				j.Pass = j.Pass && m[c] == "1"
+				labels = append(labels, c+"="+m[c])
+			}
+			j.Label = strings.Join(labels, " ")
+			out = append(out, j)
 		}
 		return out, nil
 	}

@@ -152,11 +152,9 @@ func noiseRun(r *sdk.Run, options map[string]any) {
 	r.Metadata["noise"] = md
 }
 
-// mastraScored reads the cases of file whose test asserts the score Mastra's scorer computed
-// (kind scorer, with a score) as score verdicts. Mastra's scale option and, for a
-// lower-is-better file, its direction are undone: the label is the score in [0, 1],
-// higher is better.
-func mastraScored(file string, lowerIsBetter bool) func(string) ([]Judged, error) {
+// mastraCases reads the cases of file as score verdicts, each by verdict (ok false leaves
+// the case out), its score clamped to [0, 1].
+func mastraCases(file string, verdict func(MastraCase) (j Judged, ok bool, err error)) func(string) ([]Judged, error) {
 	return func(dir string) ([]Judged, error) {
 		cases, err := LoadMastraGrounding(dir, file)
 		if err != nil {
@@ -164,43 +162,51 @@ func mastraScored(file string, lowerIsBetter bool) func(string) ([]Judged, error
 		}
 		var out []Judged
 		for _, c := range cases {
-			e := c.Mastra.Expected
-			if e.Kind != "scorer" || e.Score == nil || c.Run == nil {
-				continue
+			j, ok, err := verdict(c)
+			if err != nil {
+				return nil, err
 			}
-			score := *e.Score / mastraScale(c)
-			label := fmt.Sprintf("Mastra's test asserts %v (%s)", *e.Score, e.Assert)
-			if lowerIsBetter {
-				score = 1 - score
-				label = fmt.Sprintf("Mastra's test asserts %v hallucinated, %.2f free (%s)", *e.Score, score, e.Assert)
+			if ok {
+				j.Score = clampUnit(j.Score)
+				out = append(out, j)
 			}
-			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score), Label: label})
 		}
 		return out, nil
 	}
+}
+
+// mastraScored reads the cases of file whose test asserts the score Mastra's scorer computed
+// (kind scorer, with a score) as score verdicts. Mastra's scale option and, for a
+// lower-is-better file, its direction are undone: the label is the score in [0, 1],
+// higher is better.
+func mastraScored(file string, lowerIsBetter bool) func(string) ([]Judged, error) {
+	return mastraCases(file, func(c MastraCase) (Judged, bool, error) {
+		e := c.Mastra.Expected
+		if e.Kind != "scorer" || e.Score == nil || c.Run == nil {
+			return Judged{}, false, nil
+		}
+		score := *e.Score / mastraScale(c)
+		label := fmt.Sprintf("Mastra's test asserts %v (%s)", *e.Score, e.Assert)
+		if lowerIsBetter {
+			score = 1 - score
+			label = fmt.Sprintf("Mastra's test asserts %v hallucinated, %.2f free (%s)", *e.Score, score, e.Assert)
+		}
+		return Judged{Run: *c.Run, Score: score, Label: label}, true, nil
+	})
 }
 
 // mastraMocked reads the cases of file whose test mocks the scorer's result (kind
 // mocked_run) as score verdicts: the score Mastra's authors wrote the case should have,
 // not one Mastra's scorer computed.
 func mastraMocked(file string) func(string) ([]Judged, error) {
-	return func(dir string) ([]Judged, error) {
-		cases, err := LoadMastraGrounding(dir, file)
-		if err != nil {
-			return nil, err
+	return mastraCases(file, func(c MastraCase) (Judged, bool, error) {
+		e := c.Mastra.Expected
+		if e.Kind != "mocked_run" || e.Score == nil || c.Run == nil {
+			return Judged{}, false, nil
 		}
-		var out []Judged
-		for _, c := range cases {
-			e := c.Mastra.Expected
-			if e.Kind != "mocked_run" || e.Score == nil || c.Run == nil {
-				continue
-			}
-			score := *e.Score / mastraScale(c)
-			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score),
-				Label: fmt.Sprintf("Mastra's test mocks %v (%s)", *e.Score, e.Assert)})
-		}
-		return out, nil
-	}
+		return Judged{Run: *c.Run, Score: *e.Score / mastraScale(c),
+			Label: fmt.Sprintf("Mastra's test mocks %v (%s)", *e.Score, e.Assert)}, true, nil
+	})
 }
 
 // mastraRecorded reads the cases of file that reach Mastra's judge with passages and whose
@@ -208,30 +214,21 @@ func mastraMocked(file string) func(string) ([]Judged, error) {
 // for a scorer whose tests assert no computed score, that is the nearest to a label Mastra
 // gives. Mastra's scale is undone.
 func mastraRecorded(file string) func(string) ([]Judged, error) {
-	return func(dir string) ([]Judged, error) {
-		cases, err := LoadMastraGrounding(dir, file)
-		if err != nil {
-			return nil, err
+	return mastraCases(file, func(c MastraCase) (Judged, bool, error) {
+		var rec struct {
+			Score *float64 `json:"score"`
 		}
-		var out []Judged
-		for _, c := range cases {
-			var rec struct {
-				Score *float64 `json:"score"`
+		if len(c.Recorded) > 0 && string(c.Recorded) != "null" {
+			if err := json.Unmarshal(c.Recorded, &rec); err != nil {
+				return Judged{}, false, fmt.Errorf("case %s: recorded: %w", c.ID, err)
 			}
-			if len(c.Recorded) > 0 && string(c.Recorded) != "null" {
-				if err := json.Unmarshal(c.Recorded, &rec); err != nil {
-					return nil, fmt.Errorf("case %s: recorded: %w", c.ID, err)
-				}
-			}
-			if rec.Score == nil || c.Run == nil || len(c.Run.Context) == 0 {
-				continue
-			}
-			score := *rec.Score / mastraScale(c)
-			out = append(out, Judged{Run: *c.Run, Score: clampUnit(score),
-				Label: fmt.Sprintf("Mastra computed %v from its recorded verdicts (its test asserts %s)", *rec.Score, c.Mastra.Expected.Assert)})
 		}
-		return out, nil
-	}
+		if rec.Score == nil || c.Run == nil || len(c.Run.Context) == 0 {
+			return Judged{}, false, nil
+		}
+		return Judged{Run: *c.Run, Score: *rec.Score / mastraScale(c),
+			Label: fmt.Sprintf("Mastra computed %v from its recorded verdicts (its test asserts %s)", *rec.Score, c.Mastra.Expected.Assert)}, true, nil
+	})
 }
 
 // mastraScale is the case's scale option (1 when absent or 0, where Mastra's score is 0
