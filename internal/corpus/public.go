@@ -64,6 +64,11 @@ type shippedRow struct {
 	Split string `json:"split"`
 }
 
+// run is the row as a run of set: its ID is set/ID.
+func (r shippedRow) run(set string) sdk.Run {
+	return sdk.Run{ID: set + "/" + r.ID, Input: r.Input, Output: r.Output}
+}
+
 func readShipped(set string) ([]shippedRow, error) {
 	b, err := shipped.ReadFile("testdata/" + set + "/cases.jsonl")
 	if err != nil {
@@ -91,13 +96,7 @@ var calculatorNotes = regexp.MustCompile(`<<[^>]*>>`)
 // loadShipped reads every shipped set.
 func loadShipped(string) ([]Case, error) {
 	var out []Case
-	correct := func(set, kind, lang string, rows []shippedRow) {
-		for _, r := range rows {
-			out = append(out, Case{Source: set, Label: LabelCorrect, WantPass: true, Kind: kind, Lang: lang,
-				Run: sdk.Run{ID: set + "/" + r.ID, Input: r.Input, Output: r.Output}})
-		}
-	}
-	for _, s := range []struct{ set, kind, lang string }{
+	for _, s := range []struct{ set, kind, lang string }{ // lang "": each row's
 		{"nq_open", KindShort, "en"},
 		{"squad_es", KindSpan, "es"},
 		{"jaquad", KindSpan, "ja"},
@@ -105,22 +104,21 @@ func loadShipped(string) ([]Case, error) {
 		{"alpaca_eval", KindInstruction, "en"},
 		{"germanquad", KindSpan, "de"},
 		{"dolly", KindInstruction, "en"},
+		{"tydiqa", KindSpan, ""},
 	} {
 		rows, err := readShipped(s.set)
 		if err != nil {
 			return nil, err
 		}
-		correct(s.set, s.kind, s.lang, rows)
+		for _, r := range rows {
+			c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: s.lang, Run: r.run(s.set)}
+			if s.lang == "" {
+				c.Lang = r.Lang
+			}
+			out = append(out, c)
+		}
 	}
-	rows, err := readShipped("tydiqa")
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		out = append(out, Case{Source: "tydiqa", Label: LabelCorrect, WantPass: true, Kind: KindSpan, Lang: r.Lang,
-			Run: sdk.Run{ID: "tydiqa/" + r.ID, Input: r.Input, Output: r.Output}})
-	}
-	rows, err = readShipped("gsm8k")
+	rows, err := readShipped("gsm8k")
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +136,9 @@ func loadShipped(string) ([]Case, error) {
 		return nil, err
 	}
 	for _, r := range rows {
-		out = append(out, Case{Source: "errors_public", Label: LabelError, Lang: "en",
-			Run: sdk.Run{ID: "errors_public/" + r.ID, Input: r.Input, Output: r.Output, Metadata: map[string]any{"source_url": r.URL}}})
+		c := Case{Source: "errors_public", Label: LabelError, Lang: "en", Run: r.run("errors_public")}
+		c.Run.Metadata = map[string]any{"source_url": r.URL}
+		out = append(out, c)
 	}
 	rows, err = readShipped("polyrefuse")
 	if err != nil {
@@ -155,8 +154,7 @@ func loadShipped(string) ([]Case, error) {
 		if r.Split == "held-out" {
 			src = "polyrefuse_heldout"
 		}
-		out = append(out, Case{Source: src, Label: LabelAppropriateRefusal, Lang: r.Lang,
-			Run: sdk.Run{ID: src + "/" + r.ID, Input: r.Input, Output: r.Output}})
+		out = append(out, Case{Source: src, Label: LabelAppropriateRefusal, Lang: r.Lang, Run: r.run(src)})
 	}
 	second, err := loadSecondPass()
 	if err != nil {
@@ -173,8 +171,7 @@ func loadShipped(string) ([]Case, error) {
 		return nil, err
 	}
 	for _, r := range rows {
-		c := Case{Source: "refusals_multilingual", Label: r.Label, Lang: r.Lang, Synthetic: true,
-			Run: sdk.Run{ID: "refusals_multilingual/" + r.ID, Input: r.Input, Output: r.Output}}
+		c := Case{Source: "refusals_multilingual", Label: r.Label, Lang: r.Lang, Synthetic: true, Run: r.run("refusals_multilingual")}
 		switch r.Label {
 		case LabelCorrect:
 			c.WantPass, c.Kind = true, KindStatement

@@ -55,8 +55,7 @@ func loadSecondPass() ([]Case, error) {
 			if r.Lang == "" {
 				return nil, fmt.Errorf("corpus: %s %s: no lang; every row of this set names its language", s.set, r.ID)
 			}
-			c := Case{Source: s.set, Label: label, WantPass: label == LabelCorrect, Lang: r.Lang,
-				Run: sdk.Run{ID: s.set + "/" + r.ID, Input: r.Input, Output: r.Output}}
+			c := Case{Source: s.set, Label: label, WantPass: label == LabelCorrect, Lang: r.Lang, Run: r.run(s.set)}
 			if c.WantPass {
 				c.Kind = s.kind
 				if strings.Contains(r.Output, "```") {

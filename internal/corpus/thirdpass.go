@@ -3,8 +3,6 @@ package corpus
 import (
 	"fmt"
 	"strings"
-
-	"github.com/scorekit/scorekit/sdk"
 )
 
 // The sets added for the pre-screen's third pass (issue 32), measured with the rules frozen
@@ -40,8 +38,7 @@ func loadThirdPass() ([]Case, error) {
 			if r.Label != LabelCorrect || r.Lang == "" {
 				return nil, fmt.Errorf("corpus: %s %s: label %q, lang %q; every row of this set is a correct answer that names its language", s.set, r.ID, r.Label, r.Lang)
 			}
-			c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: r.Lang,
-				Run: sdk.Run{ID: s.set + "/" + r.ID, Input: r.Input, Output: r.Output}}
+			c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: r.Lang, Run: r.run(s.set)}
 			if strings.Contains(r.Output, "```") {
 				c.Kind = KindCode
 			}
