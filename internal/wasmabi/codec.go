@@ -420,35 +420,30 @@ func (d *decoder) fail(format string, args ...any) {
 	d.b = nil
 }
 
-func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail("truncated: want 1 more byte, have 0")
-		return 0
+// take returns the next n bytes; when fewer are left, it fails and returns n zeros.
+func (d *decoder) take(n int) []byte {
+	if len(d.b) < n {
+		d.truncated(n)
+		return make([]byte, n)
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
+	v := d.b[:n]
+	d.b = d.b[n:]
 	return v
 }
 
-func (d *decoder) u32() uint32 {
-	if len(d.b) < 4 {
-		d.fail("truncated: want 4 more bytes, have %d", len(d.b))
-		return 0
+func (d *decoder) truncated(n int) {
+	unit := "bytes"
+	if n == 1 {
+		unit = "byte"
 	}
-	v := binary.LittleEndian.Uint32(d.b)
-	d.b = d.b[4:]
-	return v
+	d.fail("truncated: want %d more %s, have %d", n, unit, len(d.b))
 }
 
-func (d *decoder) u64() uint64 {
-	if len(d.b) < 8 {
-		d.fail("truncated: want 8 more bytes, have %d", len(d.b))
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
+func (d *decoder) byte() byte { return d.take(1)[0] }
+
+func (d *decoder) u32() uint32 { return binary.LittleEndian.Uint32(d.take(4)) }
+
+func (d *decoder) u64() uint64 { return binary.LittleEndian.Uint64(d.take(8)) }
 
 func (d *decoder) f64() float64 { return math.Float64frombits(d.u64()) }
 

@@ -295,3 +295,27 @@ func fingerprint(t reflect.Type) string {
 	}
 	return t.Kind().String()
 }
+
+// TestDecoderTruncated holds each fixed-size read of a short payload to its message, and
+// the first failure to stick.
+func TestDecoderTruncated(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		read    func(*decoder)
+		want    string
+	}{
+		{"byte", nil, func(d *decoder) { d.byte() }, "binary codec: truncated: want 1 more byte, have 0"},
+		{"u32", []byte{1, 2}, func(d *decoder) { d.u32() }, "binary codec: truncated: want 4 more bytes, have 2"},
+		{"u64", []byte{1, 2, 3}, func(d *decoder) { d.u64() }, "binary codec: truncated: want 8 more bytes, have 3"},
+		{"first failure sticks", []byte{1}, func(d *decoder) { d.u32(); d.u64() }, "binary codec: truncated: want 4 more bytes, have 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDecoder(tc.payload)
+			tc.read(&d)
+			if d.err == nil || d.err.Error() != tc.want || !errors.Is(d.err, ErrCodec) {
+				t.Fatalf("error %v, want %q wrapping ErrCodec", d.err, tc.want)
+			}
+		})
+	}
+}
