@@ -49,7 +49,8 @@ func (s *Store) InSharedTx(ctx context.Context, f func(ctx context.Context, tx *
 	return s.d.inSharedTx(ctx, f)
 }
 
-// do runs f in a batch of d's transactions, leading the batch when none is running.
+// do runs f with the calls waiting in one transaction of d, leading the batch when none
+// is running.
 func (g *group) do(ctx context.Context, d dialect, f func(ctx context.Context, tx *Tx) error) error {
 	c := &groupCall{ctx: ctx, f: f, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	g.mu.Lock()

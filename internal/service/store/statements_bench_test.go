@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/scorekit/scorekit/internal/pgtest"
+)
+
+// BenchmarkStatements: the cost of a statement through the store's querier on each
+// backend, a point read outside a transaction and a transaction of a read and a write:
+// what the dialects add to every statement (measure it with -benchmem).
+func BenchmarkStatements(b *testing.B) {
+	ctx := context.Background()
+	for _, backend := range []string{SQLite, Postgres} {
+		b.Run(backend, func(b *testing.B) {
+			dsn := filepath.Join(b.TempDir(), "s.db")
+			if backend == Postgres {
+				dsn = pgtest.Shared(b).Database(b)
+			}
+			s, err := Open(ctx, dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ten, err := s.CreateTenant(ctx, "acme", Policy{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.SetAgentPolicy(ctx, ten.ID, "bot", AgentPolicy{Scorers: []string{"prescreen"}, SampleRate: 1}); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("read", func(b *testing.B) {
+				for range b.N {
+					if _, err := s.TenantByID(ctx, ten.ID); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("tx", func(b *testing.B) {
+				for range b.N {
+					if err := s.InTx(ctx, func(tx *Tx) error {
+						p, err := tx.AgentPolicy(ctx, ten.ID, "bot")
+						if err != nil {
+							return err
+						}
+						return tx.SetAgentPolicy(ctx, ten.ID, "bot", p)
+					}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
