@@ -1,28 +1,28 @@
-// Package grounding holds what the claim-based grounding scorers share (faithfulness,
-// hallucination_free and context_recall in plugins/): where a run's passages come from,
-// how they are shown to the judge, the one structured judge call each scorer makes, the
-// claim answer and its reading with sdk/verdict, the steps a result records and the
-// reason composed from the verdicts.
+// Package grounding holds what the scorers that check text against a run's passages share
+// (faithfulness, hallucination_free, context_recall, and noise_robustness's ragas method,
+// in plugins/): where a run's passages come from, how they are shown to the judge, the
+// skipped results of a run with nothing to check, the claim answer and its reading with
+// sdk/verdict, and the flags and reason clauses the passages and the judge's answer call
+// for. The judge call itself, the result's steps and telemetry are internal/judgekit's.
 //
-// Each of those scorers asks the judge once: the claims and their verdicts come back in one
-// structured answer ([Claim]), and the reason a person reads is written here from the
-// verdicts, never asked for. Mastra's scorers make three calls for the same (extract,
-// analyze, reason).
+// Each claim scorer asks the judge once: the claims and their verdicts come back in one
+// structured answer ([Claim]), and the reason a person reads is written from the verdicts,
+// never asked for. Mastra's scorers make three calls for the same (extract, analyze,
+// reason).
 //
-// The package depends on the standard library, the sdk and the pre-screen's checks only:
-// it compiles into the WASM build of the built-ins.
+// The package depends on the standard library, the sdk, internal/judgekit and the
+// pre-screen's checks only: it compiles into the WASM build of the built-ins.
 package grounding
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
@@ -67,8 +67,8 @@ func Gather(run *sdk.Run, contextPath string) (Evidence, error) {
 	if contextPath != "" {
 		ev.Source = "metadata." + contextPath
 		ev.Passages = nil
-		if v, ok := lookup(run.Metadata, contextPath); ok {
-			ps, err := toPassages(v)
+		if v, ok := Lookup(run.Metadata, contextPath); ok {
+			ps, err := ToPassages(v)
 			if err != nil {
 				return Evidence{}, fmt.Errorf("%s: %w", ev.Source, err)
 			}
@@ -107,8 +107,8 @@ func toolPassages(calls []sdk.ToolCall) []sdk.Passage {
 	return out
 }
 
-// lookup follows a dotted path through nested JSON objects.
-func lookup(m map[string]any, path string) (any, bool) {
+// Lookup follows a dotted path through nested JSON objects (a run's metadata).
+func Lookup(m map[string]any, path string) (any, bool) {
 	var cur any = m
 	for _, k := range strings.Split(path, ".") {
 		obj, ok := cur.(map[string]any)
@@ -122,9 +122,9 @@ func lookup(m map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-// toPassages converts a decoded JSON array of strings or {id, text} objects, numbering
+// ToPassages converts a decoded JSON array of strings or {id, text} objects, numbering
 // those without an id by position.
-func toPassages(v any) ([]sdk.Passage, error) {
+func ToPassages(v any) ([]sdk.Passage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -150,6 +150,46 @@ func NoPassages(what string, ev Evidence) sdk.Result {
 	}
 	return sdk.Skipped(what + " against the passages the agent retrieved, and the run has none (no " + ev.Source +
 		", no tool results); " + fix + "; no judge call was made")
+}
+
+// Require gathers the passages a scorer checks text against ([Gather]). done is true when
+// res is the result to give instead: failed (invalid_run) when the value at contextPath is
+// not a list of passages, skipped ([NoPassages], what naming what the scorer checks) when
+// the run has none.
+func Require(run *sdk.Run, scorer, contextPath, what string) (ev Evidence, res sdk.Result, done bool) {
+	ev, err := Gather(run, contextPath)
+	if err != nil {
+		return ev, sdk.Failed(sdk.CodeInvalidRun, scorer+": "+err.Error()), true
+	}
+	if len(ev.Passages) == 0 {
+		return ev, NoPassages(what, ev), true
+	}
+	return ev, sdk.Result{}, false
+}
+
+// Flags are the flags the evidence and the passage ids the judge named that the run does
+// not have (unknown, dropped) call for: context_from_tools, unknown_passage.
+func (ev Evidence) Flags(unknown []string) []string {
+	var flags []string
+	if ev.FromTools {
+		flags = append(flags, FlagContextFromTools)
+	}
+	if len(unknown) > 0 {
+		flags = append(flags, FlagUnknownPassage)
+	}
+	return flags
+}
+
+// Notes are the clauses of a reason that say the same as [Evidence.Flags].
+func (ev Evidence) Notes(unknown []string) []string {
+	var notes []string
+	if ev.FromTools {
+		notes = append(notes, "the run has no context passages, so its tool results were the evidence")
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
+	}
+	return notes
 }
 
 // CheckOutput returns the skipped result for an output that has no claim to check, without
@@ -190,86 +230,6 @@ func PassagesText(ps []sdk.Passage) string {
 	return b.String()
 }
 
-// Exchange is one judge call and what was read from it, for a result's steps and
-// telemetry.
-type Exchange struct {
-	// Prompt is what was sent: the system message, a blank line, the user message.
-	Prompt string
-	// Raw is the judge's answer as returned; nil before one came.
-	Raw *string
-	// Parsed is what was read from it, recorded in the step.
-	Parsed any
-	// Telemetry is what the scorer can see of the call's cost; the host's broker replaces
-	// it with its own counts when it meters the call.
-	Telemetry sdk.Telemetry
-}
-
-// Ask sends one request asking for JSON in the shape of schema (structured output where the
-// endpoint offers it) and returns the answer's content. A failed request, an answer cut
-// off at the token limit, or a batch error is an error; the exchange records it.
-func Ask(ctx context.Context, j sdk.Judge, system, user string, schema json.RawMessage) (*Exchange, string, error) {
-	ex := &Exchange{Prompt: system + "\n\n" + user}
-	req := sdk.CompletionRequest{
-		Messages: []sdk.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
-		JSON:     true,
-		Schema:   schema,
-	}
-	out, err := j.Complete(ctx, []sdk.CompletionRequest{req})
-	if err != nil {
-		return ex, "", err
-	}
-	if len(out) != 1 {
-		return ex, "", &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("judge returned %d responses for 1 request", len(out))}
-	}
-	r := out[0]
-	if r.Cached {
-		ex.Telemetry.CacheHits++
-	} else if r.Error == nil {
-		ex.Telemetry.JudgeCalls++
-	}
-	ex.Telemetry.PromptTokens += r.PromptTokens
-	ex.Telemetry.CompletionTokens += r.CompletionTokens
-	if r.Error != nil {
-		return ex, "", r.Error
-	}
-	ex.Raw = &r.Content
-	if r.FinishReason == "length" {
-		return ex, r.Content, fmt.Errorf("the judge's answer was cut off at its token limit; raise the judge's max tokens (judge output: %s)", Clip(r.Content, 500))
-	}
-	return ex, r.Content, nil
-}
-
-// Step is the exchange as the result's "judge" step.
-func (ex *Exchange) Step() sdk.Step {
-	out := map[string]any{}
-	if ex.Raw != nil {
-		out["raw"] = *ex.Raw
-	}
-	if ex.Parsed != nil {
-		out["parsed"] = ex.Parsed
-	}
-	var raw json.RawMessage
-	if len(out) > 0 {
-		raw, _ = json.Marshal(out)
-	}
-	return sdk.Step{Name: "judge", Prompt: ex.Prompt, Output: raw}
-}
-
-// Fail is the failed result for err, with the exchange so far: err's code when it carries
-// one (timeout, limit_exceeded ...), judge_error otherwise: the judge answered, but not
-// usably.
-func (ex *Exchange) Fail(scorer string, err error) sdk.Result {
-	code, msg := sdk.CodeJudgeError, err.Error()
-	var e *sdk.Error
-	if errors.As(err, &e) {
-		code, msg = e.Code, e.Message
-	}
-	res := sdk.Failed(code, scorer+": "+msg)
-	res.Steps = []sdk.Step{ex.Step()}
-	res.Telemetry = ex.Telemetry
-	return res
-}
-
 // Claim is one claim and its verdict, as the judge answers it.
 type Claim struct {
 	// Claim is the statement, in the judge's words.
@@ -293,6 +253,39 @@ func ClaimsSchema(labels []string) json.RawMessage {
 		`"reason":{"type":"string"}}}}}}`)
 }
 
+// AskClaims makes a claim scorer's one judge call ([judgekit.Ask]) and reads its answer
+// ([ReadClaims]) against the passages ps: the claims, the ids the judge named that ps does
+// not have, and the exchange, whose parsed output is the claims.
+func AskClaims(ctx context.Context, j sdk.Judge, system, user string, schema json.RawMessage, labels []string, ps []sdk.Passage) (
+	ex *judgekit.Exchange, claims []Claim, unknown []string, err error) {
+	ex, content, err := judgekit.Ask(ctx, j, system, user, schema)
+	if err != nil {
+		return ex, nil, nil, err
+	}
+	if claims, unknown, err = ReadClaims(content, labels, IDs(ps)); err != nil {
+		return ex, nil, nil, err
+	}
+	ex.Parsed = map[string]any{"claims": claims}
+	return ex, claims, unknown, nil
+}
+
+// NoClaims is the skipped result of an output the judge found no claim in (flag no_claims
+// added to flags); nothing says what there is then not to score ("there is nothing to
+// ground").
+func NoClaims(ex *judgekit.Exchange, scorer, nothing string, flags []string) sdk.Result {
+	return ex.Skipped(scorer+": the judge found no claim in the output to check against the passages "+
+		"(a question back, a greeting, an offer of help); "+nothing, append(flags, FlagNoClaims))
+}
+
+// Verdicts are the claims' verdicts, in order.
+func Verdicts(claims []Claim) []string {
+	out := make([]string, len(claims))
+	for i, c := range claims {
+		out[i] = c.Verdict
+	}
+	return out
+}
+
 // ReadClaims reads an answer {"claims": [...]} with sdk/verdict. Each verdict must be one
 // of labels (compared without regard to case, spaces or hyphens, and given back as the
 // label); a passage id the run does not have (ids) is dropped and listed in unknown. An
@@ -311,18 +304,18 @@ func ReadClaims(content string, labels []string, ids map[string]bool) (claims []
 		return nil, nil, err
 	}
 	if ans.Claims == nil {
-		return nil, nil, fmt.Errorf(`the judge's answer has no "claims" array (judge output: %s)`, Clip(content, 500))
+		return nil, nil, fmt.Errorf(`the judge's answer has no "claims" array (judge output: %s)`, judgekit.Clip(content, 500))
 	}
 	claims = make([]Claim, 0, len(*ans.Claims))
 	for i, c := range *ans.Claims {
 		text := strings.TrimSpace(c.Claim)
 		if text == "" {
-			return nil, nil, fmt.Errorf("claim %d of the judge's answer is empty (judge output: %s)", i+1, Clip(content, 500))
+			return nil, nil, fmt.Errorf("claim %d of the judge's answer is empty (judge output: %s)", i+1, judgekit.Clip(content, 500))
 		}
 		label, ok := Label(c.Verdict, labels)
 		if !ok {
 			return nil, nil, fmt.Errorf("claim %d (%q): verdict %s is not one of %s (judge output: %s)",
-				i+1, Clip(text, 80), show(c.Verdict), strings.Join(labels, ", "), Clip(content, 500))
+				i+1, judgekit.Clip(text, 80), show(c.Verdict), strings.Join(labels, ", "), judgekit.Clip(content, 500))
 		}
 		var kept []string
 		for _, id := range passageIDs(c.Passages) {
@@ -423,7 +416,7 @@ func Listed(claims []Claim, label string) string {
 		if len(items) == 3 {
 			continue
 		}
-		item := strconv.Quote(Clip(c.Claim, 120))
+		item := strconv.Quote(judgekit.Clip(c.Claim, 120))
 		switch len(c.Passages) {
 		case 0:
 		case 1:
@@ -442,43 +435,12 @@ func Listed(claims []Claim, label string) string {
 	return strings.ReplaceAll(label, "_", " ") + ": " + strings.Join(items, ", ")
 }
 
-// ScoreStep is the "score" step: how the verdicts became the score.
-func ScoreStep(output any) sdk.Step {
-	b, _ := json.Marshal(output)
-	return sdk.Step{Name: "score", Output: b}
-}
-
-// Clip shortens s to at most n bytes at a character boundary, marking the cut.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
-
 func show(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil || v == nil {
 		return "(none)"
 	}
 	return string(b)
-}
-
-// DecodeConfig decodes a scorer's config over its defaults, refusing unknown fields.
-func DecodeConfig(scorer string, raw json.RawMessage, cfg any) error {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(cfg); err != nil {
-		return fmt.Errorf("%s: config: %w", scorer, err)
-	}
-	return nil
 }
 
 // OutputPrompt is the user message of a scorer that checks the output against the

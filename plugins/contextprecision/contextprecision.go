@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -246,11 +247,11 @@ func (s *scorer) passages(run *sdk.Run) ([]sdk.Passage, string, error) {
 		return run.Context, "context", nil
 	}
 	where := "metadata." + s.cfg.ContextPath
-	v, ok := lookup(run.Metadata, s.cfg.ContextPath)
+	v, ok := grounding.Lookup(run.Metadata, s.cfg.ContextPath)
 	if !ok {
 		return nil, where, nil
 	}
-	ps, err := toPassages(v)
+	ps, err := grounding.ToPassages(v)
 	if err != nil {
 		return nil, where, fmt.Errorf("%s: %w", where, err)
 	}
@@ -260,8 +261,8 @@ func (s *scorer) passages(run *sdk.Run) ([]sdk.Passage, string, error) {
 // references returns the reference passages for similarity mode and names their source.
 func (s *scorer) references(run *sdk.Run) ([]string, string) {
 	if s.cfg.ReferencePath != "" {
-		if v, ok := lookup(run.Metadata, s.cfg.ReferencePath); ok {
-			if ps, err := toPassages(v); err == nil && len(ps) > 0 {
+		if v, ok := grounding.Lookup(run.Metadata, s.cfg.ReferencePath); ok {
+			if ps, err := grounding.ToPassages(v); err == nil && len(ps) > 0 {
 				out := make([]string, len(ps))
 				for i, p := range ps {
 					out[i] = p.Text
@@ -274,39 +275,6 @@ func (s *scorer) references(run *sdk.Run) ([]string, string) {
 		return []string{run.Expected}, "expected"
 	}
 	return nil, ""
-}
-
-// lookup follows a dotted path through nested JSON objects.
-func lookup(m map[string]any, path string) (any, bool) {
-	var cur any = m
-	for _, k := range strings.Split(path, ".") {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// toPassages converts a decoded JSON array of strings or {id, text} objects.
-func toPassages(v any) ([]sdk.Passage, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var ps []sdk.Passage
-	if err := json.Unmarshal(b, &ps); err != nil {
-		return nil, fmt.Errorf("want an array of strings or {\"id\", \"text\"} objects: %w", err)
-	}
-	for i := range ps {
-		if ps[i].ID == "" {
-			ps[i].ID = fmt.Sprint(i + 1)
-		}
-	}
-	return ps, nil
 }
 
 // duplicates lists the ids of passages whose text repeats an earlier passage's.

@@ -27,8 +27,8 @@
 // passages are run.context, or the metadata path in "context_path", or the run's tool
 // results when it has neither (flag context_from_tools).
 //
-// The package depends on the standard library, the sdk and internal/grounding: it
-// compiles to WASM.
+// The package depends on the standard library, the sdk, internal/grounding and
+// internal/judgekit: it compiles to WASM.
 package contextrecall
 
 import (
@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -100,31 +101,18 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Context recall: the share of the reference answer's claims (run.expected) that the retrieved passages hold, " +
-			"from one judge call. Methods: mastra (default), ragas, deepeval (per sentence).",
-		Range:        sdk.Unit,
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
-	}
+	return judgekit.Info(Name, "Context recall: the share of the reference answer's claims (run.expected) that the retrieved passages hold, "+
+		"from one judge call. Methods: mastra (default), ragas, deepeval (per sentence).", configSchema, defaults)
 }
 
 // Configure reads the config.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := Config{Method: MethodMastra}
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch cfg.Method {
-	case MethodMastra, MethodRagas, MethodDeepEval:
-	default:
-		return fmt.Errorf("%s: config: method %q: want mastra, ragas or deepeval", Name, cfg.Method)
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval); err != nil {
+		return err
 	}
 	s.cfg = cfg
 	return nil
@@ -151,12 +139,9 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return sdk.Skipped(Name + " checks the reference answer's claims against the retrieved passages, and the run has " +
 			"no reference answer: put it in run.expected (what a correct answer says); no judge call was made"), nil
 	}
-	ev, err := grounding.Gather(run, s.cfg.ContextPath)
-	if err != nil {
-		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
-	}
-	if len(ev.Passages) == 0 {
-		return grounding.NoPassages("context_recall checks the reference answer's claims", ev), nil
+	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "context_recall checks the reference answer's claims")
+	if done {
+		return res, nil
 	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
@@ -165,28 +150,19 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if s.cfg.Method == MethodDeepEval {
 		sentences = grounding.Sentences(run.Expected)
 	}
-	ex, content, err := grounding.Ask(ctx, call.Judge, system, prompt(run, ev.Passages, sentences), schema)
+	ex, claims, unknown, err := grounding.AskClaims(ctx, call.Judge, system, prompt(run, ev.Passages, sentences), schema, labels, ev.Passages)
 	if err != nil {
 		return ex.Fail(Name, err), nil
 	}
-	claims, unknown, err := grounding.ReadClaims(content, labels, grounding.IDs(ev.Passages))
-	if err != nil {
-		return ex.Fail(Name, err), nil
-	}
-	ex.Parsed = map[string]any{"claims": claims}
 	switch {
 	case sentences != nil && len(claims) != len(sentences):
 		return ex.Fail(Name, fmt.Errorf("the judge gave %d verdicts for the %d sentences of the reference answer (deepeval method: one per sentence, in order)",
 			len(claims), len(sentences))), nil
 	case len(claims) == 0:
 		return ex.Fail(Name, fmt.Errorf("the judge found no claim in the reference answer, which is not blank (judge output: %s)",
-			grounding.Clip(content, 500))), nil
+			judgekit.Clip(*ex.Raw, 500))), nil
 	}
-	verdicts := make([]string, len(claims))
-	for i, c := range claims {
-		verdicts[i] = c.Verdict
-	}
-	score, _ := formula(verdicts)
+	score, _ := formula(grounding.Verdicts(claims))
 	n := grounding.Count(claims)
 	unit := "claims"
 	if sentences != nil {
@@ -196,21 +172,10 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if l := grounding.Listed(claims, notAttributed); l != "" {
 		parts = append(parts, strings.Replace(l, "not attributed: ", "missing from the passages: ", 1))
 	}
-	var flags []string
-	if ev.FromTools {
-		flags = append(flags, grounding.FlagContextFromTools)
-		parts = append(parts, "the run has no context passages, so its tool results were the evidence")
-	}
-	if len(unknown) > 0 {
-		flags = append(flags, grounding.FlagUnknownPassage)
-		parts = append(parts, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
-	}
-	res := sdk.Scored(score, strings.Join(parts, "; "))
-	res.Flags = flags
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+	res = ex.Scored(score, strings.Join(append(parts, ev.Notes(unknown)...), "; "), map[string]any{
 		"method": s.cfg.Method, "formula": "attributed / " + unit, "score": score, unit: len(claims),
 		attributed: n[attributed], notAttributed: n[notAttributed], "passages_from": ev.Source, "unknown_passages": unknown,
-	})}
-	res.Telemetry = ex.Telemetry
+	})
+	res.Flags = ev.Flags(unknown)
 	return res, nil
 }

@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -119,41 +120,27 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Context relevance: are the retrieved passages relevant to the request, and did the answer use the relevant ones? " +
-			"One judge call. Methods: mastra (default; relevance levels, usage and missing information), deepeval (share of relevant statements).",
-		Range:        sdk.Unit,
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
-	}
+	return judgekit.Info(Name, "Context relevance: are the retrieved passages relevant to the request, and did the answer use the relevant ones? "+
+		"One judge call. Methods: mastra (default; relevance levels, usage and missing information), deepeval (share of relevant statements).",
+		configSchema, defaults)
 }
 
 // Configure reads the config. The host has validated it against the schema; Configure
 // checks again so that the scorer is safe to use without a host.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := defaultConfig()
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch cfg.Method {
-	case MethodMastra, MethodDeepEval:
-	default:
-		return fmt.Errorf("%s: config: method %q: want mastra or deepeval", Name, cfg.Method)
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodDeepEval); err != nil {
+		return err
 	}
-	for name, v := range map[string]float64{
+	if err := judgekit.Unit(Name, map[string]float64{
 		"unused_high_relevance_penalty": cfg.UnusedHighRelevancePenalty,
 		"missing_context_penalty":       cfg.MissingContextPenalty,
 		"max_missing_context_penalty":   cfg.MaxMissingContextPenalty,
-	} {
-		if v < 0 || v > 1 {
-			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
-		}
+	}); err != nil {
+		return err
 	}
 	s.cfg = cfg
 	return nil

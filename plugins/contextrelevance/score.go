@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -225,8 +225,8 @@ func (s *scorer) deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []s
 }
 
 // ask makes the scorer's one judge call and reads its answer into v.
-func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, v any) (*grounding.Exchange, error) {
-	ex, content, err := grounding.Ask(ctx, j, system, user, schema)
+func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, v any) (*judgekit.Exchange, error) {
+	ex, content, err := judgekit.Ask(ctx, j, system, user, schema)
 	if err != nil {
 		return ex, err
 	}
@@ -234,13 +234,11 @@ func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, 
 }
 
 // scored is the scored result with the judge step, the score step and the flag, if any.
-func scored(ex *grounding.Exchange, score float64, reason, flag string, step any) sdk.Result {
-	res := sdk.Scored(score, reason)
+func scored(ex *judgekit.Exchange, score float64, reason, flag string, step any) sdk.Result {
+	res := ex.Scored(score, reason, step)
 	if flag != "" {
 		res.Flags = []string{flag}
 	}
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(step)}
-	res.Telemetry = ex.Telemetry
 	return res
 }
 

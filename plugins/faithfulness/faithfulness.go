@@ -30,8 +30,8 @@
 // claims 1, Ragas NaN); a judge answer that does not match the schema is failed with the
 // answer quoted.
 //
-// The package depends on the standard library, the sdk and internal/grounding: it
-// compiles to WASM.
+// The package depends on the standard library, the sdk, internal/grounding and
+// internal/judgekit: it compiles to WASM.
 package faithfulness
 
 import (
@@ -41,6 +41,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -104,33 +105,21 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Faithfulness: the share of the output's claims that the retrieved passages support, from one judge call " +
-			"that extracts the claims and gives each a verdict. Methods: mastra (default), ragas, deepeval.",
-		Range:     sdk.Unit,
-		Threshold: 0.5,
-		Decimals:  2,
-		Dimensions: []sdk.Dimension{{Name: Name, Weight: 1,
-			Description: "Share of the output's claims the passages support; the host's citation audit clamps it."}},
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
-	}
+	info := judgekit.Info(Name, "Faithfulness: the share of the output's claims that the retrieved passages support, from one judge call "+
+		"that extracts the claims and gives each a verdict. Methods: mastra (default), ragas, deepeval.", configSchema, defaults)
+	info.Dimensions = []sdk.Dimension{{Name: Name, Weight: 1,
+		Description: "Share of the output's claims the passages support; the host's citation audit clamps it."}}
+	return info
 }
 
 // Configure reads the config.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := Config{Method: MethodMastra}
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch cfg.Method {
-	case MethodMastra, MethodRagas, MethodDeepEval:
-	default:
-		return fmt.Errorf("%s: config: method %q: want mastra, ragas or deepeval", Name, cfg.Method)
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval); err != nil {
+		return err
 	}
 	s.cfg = cfg
 	return nil
@@ -158,58 +147,34 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if res, ok := grounding.CheckOutput(run, Name); ok {
 		return res, nil
 	}
-	ev, err := grounding.Gather(run, s.cfg.ContextPath)
-	if err != nil {
-		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
-	}
-	if len(ev.Passages) == 0 {
-		return grounding.NoPassages("faithfulness checks the output's claims", ev), nil
+	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "faithfulness checks the output's claims")
+	if done {
+		return res, nil
 	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	ex, content, err := grounding.Ask(ctx, call.Judge, system, prompt(run, ev.Passages), schema)
+	ex, claims, unknown, err := grounding.AskClaims(ctx, call.Judge, system, prompt(run, ev.Passages), schema, labels, ev.Passages)
 	if err != nil {
 		return ex.Fail(Name, err), nil
 	}
-	claims, unknown, err := grounding.ReadClaims(content, labels, grounding.IDs(ev.Passages))
-	if err != nil {
-		return ex.Fail(Name, err), nil
-	}
-	ex.Parsed = map[string]any{"claims": claims}
-	var flags []string
-	if ev.FromTools {
-		flags = append(flags, grounding.FlagContextFromTools)
-	}
-	if len(unknown) > 0 {
-		flags = append(flags, grounding.FlagUnknownPassage)
-	}
-	verdicts := make([]string, len(claims))
-	for i, c := range claims {
-		verdicts[i] = c.Verdict
-	}
-	score, ok := formula(s.cfg.Method, verdicts)
+	flags := ev.Flags(unknown)
+	score, ok := formula(s.cfg.Method, grounding.Verdicts(claims))
 	if !ok {
-		res := sdk.Skipped(Name + ": the judge found no claim in the output to check against the passages " +
-			"(a question back, a greeting, an offer of help); there is nothing to ground")
-		res.Flags = append(flags, grounding.FlagNoClaims)
-		res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
-		return res, nil
+		return grounding.NoClaims(ex, Name, "there is nothing to ground", flags), nil
 	}
 	n := grounding.Count(claims)
 	formula := "supported / claims"
 	if s.cfg.Method == MethodDeepEval {
 		formula = "(supported + unverifiable) / claims"
 	}
-	res := sdk.Scored(score, reason(s.cfg.Method, claims, n, ev, unknown))
-	res.Dimensions = map[string]float64{Name: score}
-	res.Flags = flags
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+	res = ex.Scored(score, reason(s.cfg.Method, claims, n, ev, unknown), map[string]any{
 		"method": s.cfg.Method, "formula": formula, "score": score, "claims": len(claims),
 		supported: n[supported], contradicted: n[contradicted], unverifiable: n[unverifiable],
 		"passages_from": ev.Source, "unknown_passages": unknown,
-	})}
-	res.Telemetry = ex.Telemetry
+	})
+	res.Dimensions = map[string]float64{Name: score}
+	res.Flags = flags
 	return res, nil
 }
 
@@ -226,11 +191,5 @@ func reason(method string, claims []grounding.Claim, n map[string]int, ev ground
 			parts = append(parts, s)
 		}
 	}
-	if ev.FromTools {
-		parts = append(parts, "the run has no context passages, so its tool results were the evidence")
-	}
-	if len(unknown) > 0 {
-		parts = append(parts, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(append(parts, ev.Notes(unknown)...), "; ")
 }

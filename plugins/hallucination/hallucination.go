@@ -32,8 +32,8 @@
 // scores 0 hallucinated), an error message in place of an answer, and a tool-only turn are
 // skipped with the reason; an answer that does not match the schema is failed.
 //
-// The package depends on the standard library, the sdk and internal/grounding: it
-// compiles to WASM.
+// The package depends on the standard library, the sdk, internal/grounding and
+// internal/judgekit: it compiles to WASM.
 package hallucination
 
 import (
@@ -43,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -117,35 +118,23 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Hallucination-free share: the share of the output's claims grounded in the retrieved passages (1 - Mastra's " +
-			"hallucination score), from one judge call. Methods: mastra (default), deepeval (per passage).",
-		Range:     sdk.Unit,
-		Threshold: 0.5,
-		Decimals:  2,
-		Dimensions: []sdk.Dimension{
-			{Name: Name, Weight: 1, Description: "Share of the output grounded in the passages; higher is better; the host's citation audit clamps it."},
-			{Name: dimensionShare, Weight: 0, Description: "The peer's hallucination score, 1 - hallucination_free as the verdicts give it: lower is better; weight 0, not in the overall."},
-		},
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
+	info := judgekit.Info(Name, "Hallucination-free share: the share of the output's claims grounded in the retrieved passages (1 - Mastra's "+
+		"hallucination score), from one judge call. Methods: mastra (default), deepeval (per passage).", configSchema, defaults)
+	info.Dimensions = []sdk.Dimension{
+		{Name: Name, Weight: 1, Description: "Share of the output grounded in the passages; higher is better; the host's citation audit clamps it."},
+		{Name: dimensionShare, Weight: 0, Description: "The peer's hallucination score, 1 - hallucination_free as the verdicts give it: lower is better; weight 0, not in the overall."},
 	}
+	return info
 }
 
 // Configure reads the config.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := Config{Method: MethodMastra}
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch cfg.Method {
-	case MethodMastra, MethodDeepEval:
-	default:
-		return fmt.Errorf("%s: config: method %q: want mastra or deepeval", Name, cfg.Method)
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodDeepEval); err != nil {
+		return err
 	}
 	s.cfg = cfg
 	return nil
@@ -177,12 +166,9 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if res, ok := grounding.CheckOutput(run, Name); ok {
 		return res, nil
 	}
-	ev, err := grounding.Gather(run, s.cfg.ContextPath)
-	if err != nil {
-		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
-	}
-	if len(ev.Passages) == 0 {
-		return grounding.NoPassages("hallucination_free checks the output's claims", ev), nil
+	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "hallucination_free checks the output's claims")
+	if done {
+		return res, nil
 	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
@@ -195,27 +181,13 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 
 // perClaim is Mastra's method in one call.
 func (s *scorer) perClaim(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
-	ex, content, err := grounding.Ask(ctx, j, system, claimPrompt(run, ev.Passages), claimSchema)
+	ex, claims, unknown, err := grounding.AskClaims(ctx, j, system, claimPrompt(run, ev.Passages), claimSchema, claimLabels, ev.Passages)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
-	claims, unknown, err := grounding.ReadClaims(content, claimLabels, grounding.IDs(ev.Passages))
-	if err != nil {
-		return ex.Fail(Name, err)
-	}
-	ex.Parsed = map[string]any{"claims": claims}
-	flags := evidenceFlags(ev, unknown)
-	verdicts := make([]string, len(claims))
-	for i, c := range claims {
-		verdicts[i] = c.Verdict
-	}
-	score, ok := formula(MethodMastra, verdicts)
+	score, ok := formula(MethodMastra, grounding.Verdicts(claims))
 	if !ok {
-		res := sdk.Skipped(Name + ": the judge found no claim in the output to check against the passages " +
-			"(a question back, a greeting, an offer of help); there is nothing that could be hallucinated")
-		res.Flags = append(flags, grounding.FlagNoClaims)
-		res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
-		return res
+		return grounding.NoClaims(ex, Name, "there is nothing that could be hallucinated", ev.Flags(unknown))
 	}
 	n := grounding.Count(claims)
 	parts := []string{fmt.Sprintf("%d of %d claims grounded in the passages (hallucinated share %s: %d contradicted, %d unsupported)",
@@ -225,16 +197,12 @@ func (s *scorer) perClaim(ctx context.Context, j sdk.Judge, run *sdk.Run, ev gro
 			parts = append(parts, s)
 		}
 	}
-	res := result(score, parts, ev, unknown)
-	res.Flags = flags
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+	return result(ex, score, parts, ev, unknown, map[string]any{
 		"method": MethodMastra, "formula": "hallucination_free = grounded / claims; hallucinated_share = (contradicted + unsupported) / claims",
 		"score": score, dimensionShare: 1 - score, "claims": len(claims),
 		grounded: n[grounded], contradicted: n[contradicted], unsupported: n[unsupported],
 		"passages_from": ev.Source, "unknown_passages": unknown,
-	})}
-	res.Telemetry = ex.Telemetry
-	return res
+	})
 }
 
 // passageVerdict is one passage's verdict in the deepeval method.
@@ -246,7 +214,7 @@ type passageVerdict struct {
 
 // perPassage is DeepEval's method in one call: a verdict per passage, every passage once.
 func (s *scorer) perPassage(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
-	ex, content, err := grounding.Ask(ctx, j, system, passagePrompt(run, ev.Passages), passageSchema)
+	ex, content, err := judgekit.Ask(ctx, j, system, passagePrompt(run, ev.Passages), passageSchema)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -269,15 +237,11 @@ func (s *scorer) perPassage(ctx context.Context, j sdk.Judge, run *sdk.Run, ev g
 	if len(against) > 0 {
 		parts = append(parts, "it contradicts passage "+strings.Join(against, ", "))
 	}
-	res := result(score, parts, ev, nil)
-	res.Flags = evidenceFlags(ev, nil)
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{
+	return result(ex, score, parts, ev, nil, map[string]any{
 		"method": MethodDeepEval, "formula": "hallucination_free = 1 - contradicted passages / passages",
 		"score": score, dimensionShare: 1 - score, "passages": len(vs), contradicts: len(against),
 		"passages_from": ev.Source,
-	})}
-	res.Telemetry = ex.Telemetry
-	return res
+	})
 }
 
 // readPassageVerdicts reads {"passages": [...]}: one verdict per passage of ps, by id, in
@@ -294,7 +258,7 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 		return nil, err
 	}
 	if ans.Passages == nil {
-		return nil, fmt.Errorf(`the judge's answer has no "passages" array (judge output: %s)`, grounding.Clip(content, 500))
+		return nil, fmt.Errorf(`the judge's answer has no "passages" array (judge output: %s)`, judgekit.Clip(content, 500))
 	}
 	ids := grounding.IDs(ps)
 	byID := map[string]passageVerdict{}
@@ -312,7 +276,7 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 		label, ok := grounding.Label(p.Verdict, passageLabels)
 		if !ok {
 			b, _ := json.Marshal(p.Verdict)
-			return nil, fmt.Errorf("passage %s: verdict %s is not agrees or contradicts (judge output: %s)", id, b, grounding.Clip(content, 500))
+			return nil, fmt.Errorf("passage %s: verdict %s is not agrees or contradicts (judge output: %s)", id, b, judgekit.Clip(content, 500))
 		}
 		byID[id] = passageVerdict{ID: id, Verdict: label, Reason: strings.TrimSpace(p.Reason)}
 	}
@@ -338,33 +302,18 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("the judge's answer does not give one verdict per passage: %s (judge output: %s)",
-			strings.Join(problems, "; "), grounding.Clip(content, 500))
+			strings.Join(problems, "; "), judgekit.Clip(content, 500))
 	}
 	return out, nil
 }
 
-// result is the scored result: both dimensions and the composed reason.
-func result(score float64, parts []string, ev grounding.Evidence, unknown []string) sdk.Result {
-	if ev.FromTools {
-		parts = append(parts, "the run has no context passages, so its tool results were the evidence")
-	}
-	if len(unknown) > 0 {
-		parts = append(parts, "the judge cited passages the run does not have ("+strings.Join(unknown, ", ")+"), dropped")
-	}
-	res := sdk.Scored(score, strings.Join(parts, "; "))
+// result is the scored result: both dimensions, the composed reason, the flags and the
+// steps.
+func result(ex *judgekit.Exchange, score float64, parts []string, ev grounding.Evidence, unknown []string, step map[string]any) sdk.Result {
+	res := ex.Scored(score, strings.Join(append(parts, ev.Notes(unknown)...), "; "), step)
 	res.Dimensions = map[string]float64{Name: score, dimensionShare: 1 - score}
+	res.Flags = ev.Flags(unknown)
 	return res
-}
-
-func evidenceFlags(ev grounding.Evidence, unknown []string) []string {
-	var flags []string
-	if ev.FromTools {
-		flags = append(flags, grounding.FlagContextFromTools)
-	}
-	if len(unknown) > 0 {
-		flags = append(flags, grounding.FlagUnknownPassage)
-	}
-	return flags
 }
 
 // share writes a share as people read it: 0.33, 1, 0.

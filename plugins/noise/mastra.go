@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -177,13 +178,13 @@ func readMastra(content string) (analysis, error) {
 		level, ok := grounding.Label(obj["impact"], levels)
 		if !ok {
 			return analysis{}, fmt.Errorf("%s: impact %v is not one of none, minimal, moderate, significant, severe (judge output: %s)",
-				name, show(obj["impact"]), grounding.Clip(content, 500))
+				name, show(obj["impact"]), judgekit.Clip(content, 500))
 		}
 		change, _ := obj["change"].(string)
 		a.Impacts = append(a.Impacts, impact{Aspect: name, Impact: level, Change: strings.TrimSpace(change)})
 	}
 	if len(missing) > 0 {
-		return analysis{}, fmt.Errorf("the judge's answer rates no impact on %s (judge output: %s)", strings.Join(missing, ", "), grounding.Clip(content, 500))
+		return analysis{}, fmt.Errorf("the judge's answer rates no impact on %s (judge output: %s)", strings.Join(missing, ", "), judgekit.Clip(content, 500))
 	}
 	switch issues := raw["major_issues"].(type) {
 	case nil:
@@ -194,7 +195,7 @@ func readMastra(content string) (analysis, error) {
 			}
 		}
 	default:
-		return analysis{}, fmt.Errorf("major_issues %s is not a list (judge output: %s)", show(issues), grounding.Clip(content, 500))
+		return analysis{}, fmt.Errorf("major_issues %s is not a list (judge output: %s)", show(issues), judgekit.Clip(content, 500))
 	}
 	r, err := verdict.Score(raw["robustness"])
 	if err != nil {
@@ -209,7 +210,7 @@ func readMastra(content string) (analysis, error) {
 
 // mastra runs the mastra method: one call, the score from the ratings, the reason composed.
 func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseData) sdk.Result {
-	ex, content, err := grounding.Ask(ctx, j, system, mastraPrompt(run, d), mastraSchema)
+	ex, content, err := judgekit.Ask(ctx, j, system, mastraPrompt(run, d), mastraSchema)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -220,7 +221,8 @@ func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseD
 	ex.Parsed = a
 	sc := scoring{weights: s.cfg.ImpactWeights, perIssue: s.cfg.MajorIssuePenalty, maxIssues: s.cfg.MaxMajorIssuePenalty, thresh: s.cfg.DiscrepancyThreshold}
 	b := mastraScore(a, sc)
-	res := sdk.Scored(b.Score, mastraReason(a, b, d.kind))
+	res := ex.Scored(b.Score, mastraReason(a, b, d.kind), map[string]any{"method": MethodMastra, "impact_weights": sc.weights,
+		"major_issue_penalty": sc.perIssue, "max_major_issue_penalty": sc.maxIssues, "discrepancy_threshold": sc.thresh, "breakdown": b})
 	res.Dimensions = map[string]float64{DimRobustness: b.Score}
 	for _, im := range a.Impacts {
 		res.Dimensions[im.Aspect] = sc.weights[im.Impact]
@@ -229,9 +231,6 @@ func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseD
 	if a.Percent {
 		res.Flags = []string{verdict.FlagPercentageScale}
 	}
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{"method": MethodMastra, "impact_weights": sc.weights,
-		"major_issue_penalty": sc.perIssue, "max_major_issue_penalty": sc.maxIssues, "discrepancy_threshold": sc.thresh, "breakdown": b})}
-	res.Telemetry = ex.Telemetry
 	return res
 }
 
@@ -252,7 +251,7 @@ func mastraReason(a analysis, b breakdown, kind string) string {
 	if len(a.MajorIssues) > 0 {
 		q := make([]string, len(a.MajorIssues))
 		for i, m := range a.MajorIssues {
-			q[i] = strconv.Quote(grounding.Clip(m, 120))
+			q[i] = strconv.Quote(judgekit.Clip(m, 120))
 		}
 		r += fmt.Sprintf("; major issues: %s (-%.2f)", strings.Join(q, ", "), b.IssuePenalty)
 	}

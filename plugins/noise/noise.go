@@ -60,6 +60,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -192,35 +193,27 @@ func (s *scorer) Info() sdk.Info {
 	}
 	dims = append(dims, sdk.Dimension{Name: DimSensitivity, Weight: 0,
 		Description: "ragas method: Ragas' noise sensitivity, the share of wrong statements the noise let in; lower is better (1 - the score)"})
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Noise robustness: did the answer hold up when noise (misinformation, distractors, adversarial text, noisy passages) was added to what the agent was given? " +
-			"Higher is more robust. One judge call. Methods: mastra (default; against the baseline answer in metadata.noise.baseline_output), ragas (1 - Ragas' noise sensitivity).",
-		Range:        sdk.Unit,
-		Dimensions:   dims,
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
-	}
+	info := judgekit.Info(Name, "Noise robustness: did the answer hold up when noise (misinformation, distractors, adversarial text, noisy passages) was added to what the agent was given? "+
+		"Higher is more robust. One judge call. Methods: mastra (default; against the baseline answer in metadata.noise.baseline_output), ragas (1 - Ragas' noise sensitivity).",
+		configSchema, defaults)
+	info.Dimensions = dims
+	return info
 }
 
 // Configure reads the config. The host has validated it against the schema; Configure
 // checks again so that the scorer is safe to use without a host.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := defaultConfig()
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch {
-	case cfg.Method != MethodMastra && cfg.Method != MethodRagas:
-		return fmt.Errorf("%s: config: method %q: want mastra or ragas", Name, cfg.Method)
-	case cfg.Mode != ModeRelevant && cfg.Mode != ModeIrrelevant:
-		return fmt.Errorf("%s: config: mode %q: want relevant or irrelevant", Name, cfg.Mode)
-	case strings.TrimSpace(cfg.NoisePath) == "":
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas); err != nil {
+		return err
+	}
+	if err := judgekit.OneOf(Name, "mode", cfg.Mode, ModeRelevant, ModeIrrelevant); err != nil {
+		return err
+	}
+	if strings.TrimSpace(cfg.NoisePath) == "" {
 		return fmt.Errorf("%s: config: noise_path is empty; give the metadata path of the noise object (default noise)", Name)
 	}
 	checks := map[string]float64{"major_issue_penalty": cfg.MajorIssuePenalty, "max_major_issue_penalty": cfg.MaxMajorIssuePenalty,
@@ -231,10 +224,8 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 		}
 		checks["impact_weights."+level] = v
 	}
-	for name, v := range checks {
-		if v < 0 || v > 1 {
-			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
-		}
+	if err := judgekit.Unit(Name, checks); err != nil {
+		return err
 	}
 	s.cfg = cfg
 	return nil
@@ -262,12 +253,11 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 			return sdk.Skipped(Name + "'s ragas method checks the output's statements against the reference answer, and the run has none: " +
 				"record it in run.expected; no judge call was made"), nil
 		}
-		if ev, err = grounding.Gather(run, s.cfg.ContextPath); err != nil {
-			return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
+		passages, res, done := grounding.Require(run, Name, s.cfg.ContextPath, Name+"'s ragas method checks which passages back the output's wrong statements")
+		if done {
+			return res, nil
 		}
-		if len(ev.Passages) == 0 {
-			return grounding.NoPassages(Name+"'s ragas method checks which passages back the output's wrong statements", ev), nil
-		}
+		ev = passages
 	}
 	if prescreen.ToolOnly(run) && s.cfg.Method == MethodRagas {
 		return sdk.Skipped(Name + "'s ragas method checks the statements of the output's text, and this turn's only output is its tool calls; " +
@@ -335,14 +325,8 @@ func (s *scorer) noise(run *sdk.Run) (noiseData, error) {
 		return d, err
 	}
 	if v, ok := lookup(run.Metadata, s.cfg.NoisePath+".clean_context"); ok && v != nil {
-		b, _ := json.Marshal(v)
-		if err := json.Unmarshal(b, &d.cleanContext); err != nil {
-			return d, fmt.Errorf("metadata.%s.clean_context: want an array of strings or {\"id\", \"text\"} objects: %v", s.cfg.NoisePath, err)
-		}
-		for i := range d.cleanContext {
-			if d.cleanContext[i].ID == "" {
-				d.cleanContext[i].ID = fmt.Sprint(i + 1)
-			}
+		if d.cleanContext, err = grounding.ToPassages(v); err != nil {
+			return d, fmt.Errorf("metadata.%s.clean_context: %v", s.cfg.NoisePath, err)
 		}
 	}
 	return d, nil
@@ -354,15 +338,5 @@ func lookup(m map[string]any, path string) (any, bool) {
 	if v, ok := m[path]; ok {
 		return v, true
 	}
-	var cur any = m
-	for _, k := range strings.Split(path, ".") {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	return grounding.Lookup(m, path)
 }

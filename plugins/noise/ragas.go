@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -115,7 +116,7 @@ func readRagas(content string, ids map[string]bool) (out, ref []statement, unkno
 		return nil, nil, nil, err
 	}
 	if ans.Output == nil {
-		return nil, nil, nil, fmt.Errorf(`the judge's answer has no "output_statements" array (judge output: %s)`, grounding.Clip(content, 500))
+		return nil, nil, nil, fmt.Errorf(`the judge's answer has no "output_statements" array (judge output: %s)`, judgekit.Clip(content, 500))
 	}
 	keep := func(v any) []string {
 		var kept []string
@@ -136,7 +137,7 @@ func readRagas(content string, ids map[string]bool) (out, ref []statement, unkno
 		in, ok := readBool(s.InReference)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("output statement %d (%q): in_reference %s is not true or false (judge output: %s)",
-				i+1, grounding.Clip(text, 80), show(s.InReference), grounding.Clip(content, 500))
+				i+1, judgekit.Clip(text, 80), show(s.InReference), judgekit.Clip(content, 500))
 		}
 		out = append(out, statement{Statement: text, Passages: keep(s.Passages), InReference: in})
 	}
@@ -196,7 +197,7 @@ func passageIDs(v any) []string {
 
 // ragas runs Ragas' method in one call: 1 - the noise sensitivity of the output.
 func (s *scorer) ragas(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
-	ex, content, err := grounding.Ask(ctx, j, system, ragasPrompt(run, ev.Passages), ragasSchema)
+	ex, content, err := judgekit.Ask(ctx, j, system, ragasPrompt(run, ev.Passages), ragasSchema)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -204,33 +205,23 @@ func (s *scorer) ragas(ctx context.Context, j sdk.Judge, run *sdk.Run, ev ground
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
-	var flags []string
-	if ev.FromTools {
-		flags = append(flags, grounding.FlagContextFromTools)
-	}
-	if len(unknown) > 0 {
-		flags = append(flags, FlagUnknownPassage)
-	}
+	flags := ev.Flags(unknown)
 	if len(out) == 0 {
 		ex.Parsed = map[string]any{"output_statements": out, "reference_statements": ref}
-		res := sdk.Skipped(Name + ": the output makes no statement to check against the reference and the passages (Ragas' figure is undefined)")
-		res.Flags = append(flags, grounding.FlagNoClaims)
-		res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
-		return res
+		return ex.Skipped(Name+": the output makes no statement to check against the reference and the passages (Ragas' figure is undefined)",
+			append(flags, grounding.FlagNoClaims))
 	}
 	share, counted := sensitivity(out, ref, s.cfg.Mode)
 	ex.Parsed = map[string]any{"output_statements": out, "reference_statements": ref, "unknown_passages": unknown}
 	score := 1 - share
-	res := sdk.Scored(score, ragasReason(out, share, s.cfg.Mode))
+	res := ex.Scored(score, ragasReason(out, share, s.cfg.Mode), map[string]any{"method": MethodRagas, "mode": s.cfg.Mode,
+		"output_statements": len(out), "counted": counted, "noise_sensitivity": share, "score": score})
 	res.Flags = flags
 	res.Dimensions = map[string]float64{DimRobustness: score, DimSensitivity: share}
 	res.SkippedDimensions = map[string]string{}
 	for _, a := range aspects {
 		res.SkippedDimensions[a] = "the mastra method's impact rating"
 	}
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{"method": MethodRagas, "mode": s.cfg.Mode,
-		"output_statements": len(out), "counted": counted, "noise_sensitivity": share, "score": score})}
-	res.Telemetry = ex.Telemetry
 	return res
 }
 
@@ -239,7 +230,7 @@ func ragasReason(out []statement, share float64, mode string) string {
 	var counted []string
 	for _, s := range out {
 		if s.Counted {
-			counted = append(counted, strconv.Quote(grounding.Clip(s.Statement, 100)))
+			counted = append(counted, strconv.Quote(judgekit.Clip(s.Statement, 100)))
 		}
 	}
 	which := "a relevant passage backs"

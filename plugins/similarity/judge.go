@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -177,18 +178,18 @@ func readAnalysis(content string) (analysis, error) {
 		return analysis{}, err
 	}
 	if raw.Units == nil {
-		return analysis{}, fmt.Errorf(`the judge's answer has no "expected_units" array (judge output: %s)`, grounding.Clip(content, 500))
+		return analysis{}, fmt.Errorf(`the judge's answer has no "expected_units" array (judge output: %s)`, judgekit.Clip(content, 500))
 	}
 	var a analysis
 	for i, u := range *raw.Units {
 		text := strings.TrimSpace(u.Unit)
 		if text == "" {
-			return analysis{}, fmt.Errorf("unit %d of the judge's answer is empty (judge output: %s)", i+1, grounding.Clip(content, 500))
+			return analysis{}, fmt.Errorf("unit %d of the judge's answer is empty (judge output: %s)", i+1, judgekit.Clip(content, 500))
 		}
 		m, ok := grounding.Label(u.Match, matchTypes)
 		if !ok {
 			return analysis{}, fmt.Errorf("unit %d (%q): match %v is not one of exact, semantic, partial, missing (judge output: %s)",
-				i+1, grounding.Clip(text, 80), u.Match, grounding.Clip(content, 500))
+				i+1, judgekit.Clip(text, 80), u.Match, judgekit.Clip(content, 500))
 		}
 		a.Units = append(a.Units, unit{Unit: text, Match: m, Output: outputUnit(u.Output), Note: strings.TrimSpace(u.Note)})
 	}
@@ -220,7 +221,7 @@ func outputUnit(v any) string {
 
 // judge runs the judge method: one call, the score from the matches, the reason composed.
 func (s *scorer) judge(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Result {
-	ex, content, err := grounding.Ask(ctx, j, system, prompt(run), schema)
+	ex, content, err := judgekit.Ask(ctx, j, system, prompt(run), schema)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -231,13 +232,10 @@ func (s *scorer) judge(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Resul
 	ex.Parsed = a
 	w := weights{s.cfg.SemanticThreshold, s.cfg.ExactMatchBonus, s.cfg.MissingPenalty, s.cfg.ContradictionPenalty, s.cfg.ExtraInfoPenalty}
 	b := score(a, w)
-	res := sdk.Scored(b.Score, reason(a, b))
-	res.Steps = []sdk.Step{ex.Step(), grounding.ScoreStep(map[string]any{"method": MethodJudge, "weights": map[string]float64{
+	return ex.Scored(b.Score, reason(a, b), map[string]any{"method": MethodJudge, "weights": map[string]float64{
 		"semantic_threshold": w.SemanticThreshold, "exact_match_bonus": w.ExactMatchBonus, "missing_penalty": w.MissingPenalty,
 		"contradiction_penalty": w.ContradictionPenalty, "extra_info_penalty": w.ExtraInfoPenalty,
-	}, "breakdown": b})}
-	res.Telemetry = ex.Telemetry
-	return res
+	}, "breakdown": b})
 }
 
 // reason tells the score from the matches: how many units of each kind, which were
@@ -253,7 +251,7 @@ func reason(a analysis, b breakdown) string {
 	var missing []string
 	for _, u := range a.Units {
 		if u.Match == "missing" || u.Match == "partial" {
-			missing = append(missing, u.Match+" "+strconv.Quote(grounding.Clip(u.Unit, 80)))
+			missing = append(missing, u.Match+" "+strconv.Quote(judgekit.Clip(u.Unit, 80)))
 		}
 	}
 	if len(missing) > 0 {
@@ -262,7 +260,7 @@ func reason(a analysis, b breakdown) string {
 	if len(a.Contradictions) > 0 {
 		var cs []string
 		for _, c := range a.Contradictions {
-			cs = append(cs, fmt.Sprintf("%q against %q", grounding.Clip(c.Output, 80), grounding.Clip(c.Expected, 80)))
+			cs = append(cs, fmt.Sprintf("%q against %q", judgekit.Clip(c.Output, 80), judgekit.Clip(c.Expected, 80)))
 		}
 		r += fmt.Sprintf("; contradicts the reference: %s (-%.2f)", strings.Join(first(cs, 3), "; "), b.ContradictionPenalty)
 	}

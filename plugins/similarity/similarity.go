@@ -36,10 +36,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -136,38 +135,26 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Answer similarity: does the output say what the reference answer in run.expected says? " +
-			"Methods: judge (default; Mastra's unit matching, one call), embeddings (Ragas' semantic similarity, one embeddings request).",
-		Range:        sdk.Unit,
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge, sdk.CapEmbed},
-	}
+	info := judgekit.Info(Name, "Answer similarity: does the output say what the reference answer in run.expected says? "+
+		"Methods: judge (default; Mastra's unit matching, one call), embeddings (Ragas' semantic similarity, one embeddings request).",
+		configSchema, defaults)
+	info.Capabilities = append(info.Capabilities, sdk.CapEmbed)
+	return info
 }
 
 // Configure reads the config. The host has validated it against the schema; Configure
 // checks again so that the scorer is safe to use without a host.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := defaultConfig()
-	if err := grounding.DecodeConfig(Name, raw, &cfg); err != nil {
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
 		return err
 	}
-	switch cfg.Method {
-	case MethodJudge, MethodEmbeddings:
-	default:
-		return fmt.Errorf("%s: config: method %q: want judge or embeddings", Name, cfg.Method)
+	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodJudge, MethodEmbeddings); err != nil {
+		return err
 	}
-	for name, v := range map[string]float64{"exact_match_bonus": cfg.ExactMatchBonus, "missing_penalty": cfg.MissingPenalty,
-		"contradiction_penalty": cfg.ContradictionPenalty, "extra_info_penalty": cfg.ExtraInfoPenalty} {
-		if v < 0 || v > 1 {
-			return fmt.Errorf("%s: config: %s %v: want a number from 0 to 1", Name, name, v)
-		}
+	if err := judgekit.Unit(Name, map[string]float64{"exact_match_bonus": cfg.ExactMatchBonus, "missing_penalty": cfg.MissingPenalty,
+		"contradiction_penalty": cfg.ContradictionPenalty, "extra_info_penalty": cfg.ExtraInfoPenalty}); err != nil {
+		return err
 	}
 	if cfg.SemanticThreshold < 0 || cfg.SemanticThreshold > 2 {
 		return fmt.Errorf("%s: config: semantic_threshold %v: want a number from 0 to 2", Name, cfg.SemanticThreshold)
@@ -219,7 +206,7 @@ func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.
 	if len(vecs) != len(texts) {
 		return failEmbed(fmt.Errorf("the judge returned %d embeddings for %d texts", len(vecs), len(texts)))
 	}
-	c, ok := cosine(vecs[0], vecs[1])
+	c, ok := judgekit.Cosine(vecs[0], vecs[1])
 	if !ok {
 		return failEmbed(fmt.Errorf("the embeddings are empty, zero or of different lengths (%d and %d dimensions)", len(vecs[0]), len(vecs[1])))
 	}
@@ -242,7 +229,7 @@ func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.
 	if s.cfg.Threshold != nil {
 		step["threshold"] = *s.cfg.Threshold
 	}
-	res.Steps = []sdk.Step{grounding.ScoreStep(step)}
+	res.Steps = []sdk.Step{judgekit.ScoreStep(step)}
 	return res
 }
 
@@ -254,23 +241,4 @@ func failEmbed(err error) sdk.Result {
 		return sdk.Failed(e.Code, Name+": embeddings: "+e.Message)
 	}
 	return sdk.Failed(sdk.CodeJudgeError, Name+": embeddings: "+err.Error())
-}
-
-// cosine is the cosine similarity of a and b; false when either is zero or they differ in
-// length.
-func cosine(a, b []float32) (float64, bool) {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0, false
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0, false
-	}
-	return max(-1, min(1, dot/math.Sqrt(na*nb))), true
 }
