@@ -56,6 +56,11 @@ func (sc *scanner) scan(text string) (string, []marker) {
 	text = supTag.ReplaceAllString(text, "[$1]")
 	var b strings.Builder
 	var ms []marker
+	// cite records a marker of refs and writes its sentinel in its place.
+	cite := func(refs []ref) {
+		ms = append(ms, marker{refs: refs})
+		b.WriteRune(sentinel)
+	}
 	rs := []rune(text)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
@@ -67,25 +72,22 @@ func (sc *scanner) scan(text string) (string, []marker) {
 				continue
 			}
 		case r == '[':
-			j := indexRune(rs, i+1, ']', 120)
+			content, j := bracketed(rs, i, ']')
 			if j < 0 {
 				break
 			}
-			content := string(rs[i+1 : j])
 			end := j
 			link := -1
 			if j+1 < len(rs) && rs[j+1] == '(' {
 				link = indexRune(rs, j+2, ')', 400)
 			}
 			if strings.HasPrefix(content, "^") && len(content) > 1 && !strings.ContainsAny(content, " \t") {
-				ms = append(ms, marker{refs: []ref{{raw: content[1:], foot: true}}})
-				b.WriteRune(sentinel)
+				cite([]ref{{raw: content[1:], foot: true}})
 				i = end
 				continue
 			}
 			if refs, ok := sc.parseList(content); ok {
-				ms = append(ms, marker{refs: refs})
-				b.WriteRune(sentinel)
+				cite(refs)
 				if link > 0 {
 					end = link
 				}
@@ -98,17 +100,15 @@ func (sc *scanner) scan(text string) (string, []marker) {
 				continue
 			}
 		case r == '【':
-			j := indexRune(rs, i+1, '】', 120)
+			content, j := bracketed(rs, i, '】')
 			if j < 0 {
 				break
 			}
-			content := string(rs[i+1 : j])
 			if k := strings.IndexRune(content, '†'); k >= 0 {
 				content = content[:k]
 			}
 			if refs, ok := sc.parseList(content); ok {
-				ms = append(ms, marker{refs: refs})
-				b.WriteRune(sentinel)
+				cite(refs)
 				i = j
 				continue
 			}
@@ -136,8 +136,7 @@ func (sc *scanner) scan(text string) (string, []marker) {
 			for _, id := range ids {
 				refs = append(refs, ref{raw: id, foot: true})
 			}
-			ms = append(ms, marker{refs: refs})
-			b.WriteRune(sentinel)
+			cite(refs)
 			i = j - 1
 			// A comma consumed after the last digit belongs to the sentence.
 			if j > 0 && (rs[j-1] == ',' || rs[j-1] == '˒') {
@@ -148,6 +147,16 @@ func (sc *scanner) scan(text string) (string, []marker) {
 		b.WriteRune(r)
 	}
 	return b.String(), ms
+}
+
+// bracketed returns what stands between the bracket at rs[i] and its closing bracket
+// close, and close's index; the index is -1 when close is not within 120 runes.
+func bracketed(rs []rune, i int, close rune) (string, int) {
+	j := indexRune(rs, i+1, close, 120)
+	if j < 0 {
+		return "", -1
+	}
+	return string(rs[i+1 : j]), j
 }
 
 // parseList parses the inside of a bracket ("1, 3", "2-4", "doc-3", "Source 2") into refs.
