@@ -168,6 +168,12 @@ func (ex *Exchange) Step() sdk.Step {
 	return sdk.Step{Name: "judge", Prompt: ex.Prompt, Output: raw}
 }
 
+// Record is res with the exchange as its one step, and the exchange's telemetry.
+func (ex *Exchange) Record(res sdk.Result) sdk.Result {
+	res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
+	return res
+}
+
 // Fail is the failed result for err, with the exchange so far: err's code when it carries
 // one (timeout, limit_exceeded ...), judge_error otherwise: the judge answered, but not
 // usably.
@@ -177,18 +183,14 @@ func (ex *Exchange) Fail(scorer string, err error) sdk.Result {
 	if errors.As(err, &e) {
 		code, msg = e.Code, e.Message
 	}
-	res := sdk.Failed(code, scorer+": "+msg)
-	res.Steps = []sdk.Step{ex.Step()}
-	res.Telemetry = ex.Telemetry
-	return res
+	return ex.Record(sdk.Failed(code, scorer+": "+msg))
 }
 
 // Skipped is the skipped result of a run the judge's answer showed there was nothing to
 // score in, with the exchange and flags.
 func (ex *Exchange) Skipped(reason string, flags []string) sdk.Result {
-	res := sdk.Skipped(reason)
+	res := ex.Record(sdk.Skipped(reason))
 	res.Flags = flags
-	res.Steps, res.Telemetry = []sdk.Step{ex.Step()}, ex.Telemetry
 	return res
 }
 

@@ -26,8 +26,9 @@
 // result carries the pre-screen's flag (empty_output or error_text). A turn that answered
 // through tool calls is judged on them: the prompt shows its actions beside its text.
 //
-// The package depends on the standard library, the sdk and the pre-screen's checks only: it
-// also compiles to WASM.
+// The package depends on the standard library, the sdk, the pre-screen's checks and the
+// shared grounding and judge helpers (internal/grounding, internal/judgekit) only: it also
+// compiles to WASM.
 package contextrelevance
 
 import (

@@ -48,8 +48,8 @@
 // naming what to record. A judge answer without the five aspects, or with another shape,
 // is failed (judge_error), never 0.
 //
-// The package depends on the standard library, the sdk and the shared grounding helpers
-// only: it also compiles to WASM.
+// The package depends on the standard library, the sdk and the shared grounding and judge
+// helpers (internal/grounding, internal/judgekit) only: it also compiles to WASM.
 package noise
 
 import (

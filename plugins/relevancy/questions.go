@@ -2,9 +2,9 @@ package relevancy
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -68,7 +68,7 @@ func (p *pipeline) questions(n int) sdk.Result {
 		p.step("generate", prompt, nil)
 		return p.fail("generate", err)
 	}
-	p.account(out...)
+	judgekit.Account(&p.tel, out...)
 	gens := make([]generation, 0, n)
 	for i, r := range out {
 		if r.Error != nil {
@@ -115,7 +115,7 @@ func (p *pipeline) questions(n int) sdk.Result {
 	cosines := make([]float64, len(asked))
 	var sum float64
 	for i := range asked {
-		c, ok := cosine(vecs[0], vecs[i+1])
+		c, ok := judgekit.Cosine(vecs[0], vecs[i+1])
 		if !ok {
 			return p.fail("embed", fmt.Errorf("embedding of %q or of the input is empty or zero", asked[i]))
 		}
@@ -139,23 +139,4 @@ func (p *pipeline) questions(n int) sdk.Result {
 		reason = "every generated question marked the output noncommittal"
 	}
 	return p.scored(score, reason, flags...)
-}
-
-// cosine is the cosine similarity of a and b; false when either is zero or they differ in
-// length.
-func cosine(a, b []float32) (float64, bool) {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0, false
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0, false
-	}
-	return min(1, dot/math.Sqrt(na*nb)), true
 }

@@ -41,17 +41,17 @@
 // one is, which lets one noisy generation erase two good ones). Some but not all
 // noncommittal sets the flag partly_noncommittal.
 //
-// The package depends on the standard library, the sdk and the pre-screen's error check
-// only: it also compiles to WASM.
+// The package depends on the standard library, the sdk, the pre-screen's error check and
+// the judge scorers' shared kit (internal/judgekit) only: it also compiles to WASM.
 package relevancy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -137,40 +137,25 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "Answer relevancy: whether the output does what the input required (answers the question, " +
-			"performs the action, transforms the input as the agent's purpose demands). Modes: judge (default, one call), " +
-			"statements (Mastra), questions (Ragas).",
-		Range:        sdk.Unit,
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge, sdk.CapEmbed},
-	}
+	info := judgekit.Info(Name, "Answer relevancy: whether the output does what the input required (answers the question, "+
+		"performs the action, transforms the input as the agent's purpose demands). Modes: judge (default, one call), "+
+		"statements (Mastra), questions (Ragas).", configSchema, defaults)
+	info.Capabilities = append(info.Capabilities, sdk.CapEmbed)
+	return info
 }
 
 // Configure reads the config. The host has validated it against the schema; Configure
 // checks again so that the scorer is safe to use without a host.
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}
-	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return fmt.Errorf("relevancy: config: %w", err)
-		}
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
 	}
-	switch cfg.Mode {
-	case ModeJudge, ModeStatements, ModeQuestions:
-	default:
-		return fmt.Errorf("relevancy: config: mode %q: want judge, statements or questions", cfg.Mode)
+	if err := judgekit.OneOf(Name, "mode", cfg.Mode, ModeJudge, ModeStatements, ModeQuestions); err != nil {
+		return err
 	}
-	if cfg.UncertaintyWeight < 0 || cfg.UncertaintyWeight > 1 {
-		return fmt.Errorf("relevancy: config: uncertainty_weight %v: want a number from 0 to 1", cfg.UncertaintyWeight)
+	if err := judgekit.Unit(Name, map[string]float64{"uncertainty_weight": cfg.UncertaintyWeight}); err != nil {
+		return err
 	}
 	if cfg.Questions < 1 || cfg.Questions > 10 {
 		return fmt.Errorf("relevancy: config: questions %d: want 1 to 10", cfg.Questions)
@@ -227,20 +212,6 @@ func (p *pipeline) step(name, prompt string, output any) {
 	p.steps = append(p.steps, sdk.Step{Name: name, Prompt: prompt, Output: raw})
 }
 
-// account adds what the scorer can see of a response's cost to the telemetry. The host's
-// broker overwrites these with its own counts (retries included) when it meters the call.
-func (p *pipeline) account(rs ...sdk.CompletionResponse) {
-	for _, r := range rs {
-		if r.Cached {
-			p.tel.CacheHits++
-		} else if r.Error == nil {
-			p.tel.JudgeCalls++
-		}
-		p.tel.PromptTokens += r.PromptTokens
-		p.tel.CompletionTokens += r.CompletionTokens
-	}
-}
-
 // ask sends one request and returns its content.
 func (p *pipeline) ask(system, prompt string, temperature float64) (sdk.CompletionResponse, error) {
 	msgs := make([]sdk.Message, 0, 2)
@@ -255,7 +226,7 @@ func (p *pipeline) ask(system, prompt string, temperature float64) (sdk.Completi
 	if len(out) != 1 {
 		return sdk.CompletionResponse{}, &sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("judge returned %d responses for 1 request", len(out))}
 	}
-	p.account(out[0])
+	judgekit.Account(&p.tel, out[0])
 	if out[0].Error != nil {
 		return out[0], out[0].Error
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -114,24 +114,11 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		Schema:      s.schema,
 		Model:       s.cfg.Model,
 	}
-	st := &step{prompt: system + "\n\n" + user, model: s.cfg.Model}
-	out, err := call.Judge.Complete(ctx, []sdk.CompletionRequest{req})
+	ex, content, err := judgekit.Send(ctx, call.Judge, req, "max_tokens")
 	if err != nil {
-		return st.fail(err), nil
+		return ex.Fail(Name, err), nil
 	}
-	if len(out) != 1 {
-		return st.fail(&sdk.Error{Code: sdk.CodeJudgeError, Message: fmt.Sprintf("judge returned %d responses for 1 request", len(out))}), nil
-	}
-	resp := out[0]
-	st.account(resp)
-	if resp.Error != nil {
-		return st.fail(resp.Error), nil
-	}
-	st.raw = &resp.Content
-	if resp.FinishReason == "length" {
-		return st.fail(fmt.Errorf("the judge's answer was cut off at its token limit; raise max_tokens (judge output: %s)", clip(resp.Content))), nil
-	}
-	return s.read(st, resp.Content), nil
+	return s.read(ex, content), nil
 }
 
 // answer is what the judge is asked for; the verdict fields are read loosely, then
@@ -144,39 +131,38 @@ type answer struct {
 
 // read turns the judge's answer into a result: a choice's score, or a score on the scale
 // for the host to normalize; anything else is failed with the answer quoted.
-func (s *scorer) read(st *step, content string) sdk.Result {
+func (s *scorer) read(ex *judgekit.Exchange, content string) sdk.Result {
 	var ans answer
 	if err := verdict.Extract(content, &ans); err != nil {
-		return st.fail(err)
+		return ex.Fail(Name, err)
 	}
-	st.parsed = map[string]any{}
+	parsed := map[string]any{}
+	ex.Parsed = parsed
 	if s.cfg.Reasoning {
-		st.parsed["reasoning"] = ans.Reasoning
+		parsed["reasoning"] = ans.Reasoning
 	}
 	var score float64
 	var said string
 	if sc := s.cfg.Scale; sc != nil {
 		v, err := scaleScore(ans.Score, sc)
 		if err != nil {
-			return st.fail(fmt.Errorf("%v (judge output: %s)", err, clip(content)))
+			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, judgekit.Clip(content, 500)))
 		}
-		st.parsed["score"] = v
+		parsed["score"] = v
 		score, said = v, fmt.Sprintf("%s on %s-%s", num(v), num(sc.Min), num(sc.Max))
 	} else {
 		c, err := s.pick(ans.Choice)
 		if err != nil {
-			return st.fail(fmt.Errorf("%v (judge output: %s)", err, clip(content)))
+			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, judgekit.Clip(content, 500)))
 		}
-		st.parsed["choice"] = c.name
+		parsed["choice"] = c.name
 		score, said = c.score, fmt.Sprintf("%s (%s)", quote(c.name), num(c.score))
 	}
 	reason := "the judge's verdict: " + said
 	if r := strings.TrimSpace(ans.Reasoning); r != "" {
 		reason += ". " + r
 	}
-	res := sdk.Scored(score, reason)
-	res.Steps, res.Telemetry = st.steps(), st.tel
-	return res
+	return ex.Record(sdk.Scored(score, reason))
 }
 
 // pick matches the judge's choice to one of the choices: exactly, else without regard to
@@ -247,70 +233,4 @@ func scaleScore(v any, sc *Scale) (float64, error) {
 		f = 0 // -0 is 0
 	}
 	return f, nil
-}
-
-// step records the judge call: the prompt, the model asked for, the raw answer and what
-// was read from it.
-type step struct {
-	prompt string
-	model  string
-	raw    *string
-	parsed map[string]any
-	tel    sdk.Telemetry
-}
-
-// account adds what the scorer can see of the response's cost; the host's broker
-// overwrites it with its own counts when it meters the call.
-func (st *step) account(r sdk.CompletionResponse) {
-	if r.Cached {
-		st.tel.CacheHits++
-	} else if r.Error == nil {
-		st.tel.JudgeCalls++
-	}
-	st.tel.PromptTokens += r.PromptTokens
-	st.tel.CompletionTokens += r.CompletionTokens
-}
-
-func (st *step) steps() []sdk.Step {
-	out := map[string]any{}
-	if st.model != "" {
-		out["model"] = st.model
-	}
-	if st.raw != nil {
-		out["raw"] = *st.raw
-	}
-	if st.parsed != nil {
-		out["parsed"] = st.parsed
-	}
-	var raw json.RawMessage
-	if len(out) > 0 {
-		raw, _ = json.Marshal(out)
-	}
-	return []sdk.Step{{Name: "judge", Prompt: st.prompt, Output: raw}}
-}
-
-// fail is the failed result for err: its code when it carries one (timeout,
-// limit_exceeded, invalid_config for a model the host does not allow), judge_error
-// otherwise: the judge answered, but not usably.
-func (st *step) fail(err error) sdk.Result {
-	code, msg := sdk.CodeJudgeError, err.Error()
-	var e *sdk.Error
-	if errors.As(err, &e) {
-		code, msg = e.Code, e.Message
-	}
-	res := sdk.Failed(code, "rubric: "+msg)
-	res.Steps, res.Telemetry = st.steps(), st.tel
-	return res
-}
-
-// clip shortens the judge's answer for a message, at a character boundary.
-func clip(s string) string {
-	n := 500
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

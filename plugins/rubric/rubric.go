@@ -27,11 +27,11 @@
 // and error messages included: its criteria are the team's, and may reward silence or an
 // honest error report.
 //
-// The package depends on the standard library and the sdk only: it also compiles to WASM.
+// The package depends on the standard library, the sdk and the judge scorers' shared kit
+// (internal/judgekit) only: it also compiles to WASM.
 package rubric
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -41,6 +41,7 @@ import (
 	"text/template/parse"
 	"unicode/utf8"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -143,20 +144,11 @@ func (*scorer) ObservesContext() bool { return true }
 
 // Info describes the scorer.
 func (s *scorer) Info() sdk.Info {
-	return sdk.Info{
-		Name:       Name,
-		Version:    "1.0.0",
-		ABIVersion: sdk.ABIVersion,
-		Description: "The judge as configuration: grades a run against criteria you write (instructions, and a template " +
-			"over the run's fields) by named choices mapped to scores, or on a numeric scale (1-5, 0-10, 0-100) the host normalizes.",
-		Range:        sdk.Unit,
-		RangeConfig:  "/scale",
-		Threshold:    0.5,
-		Decimals:     2,
-		ConfigSchema: json.RawMessage(configSchema),
-		Defaults:     json.RawMessage(defaults),
-		Capabilities: []sdk.Capability{sdk.CapJudge},
-	}
+	info := judgekit.Info(Name, "The judge as configuration: grades a run against criteria you write (instructions, and a template "+
+		"over the run's fields) by named choices mapped to scores, or on a numeric scale (1-5, 0-10, 0-100) the host normalizes.",
+		string(configSchema), defaults)
+	info.RangeConfig = "/scale"
+	return info
 }
 
 // Configure reads and checks the config, and parses and checks its template. The host has
@@ -165,12 +157,8 @@ func (s *scorer) Info() sdk.Info {
 // choice names unique; min below max; the template).
 func (s *scorer) Configure(raw json.RawMessage) error {
 	cfg := Config{Reasoning: true}
-	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return fmt.Errorf("rubric: config: %w", err)
-		}
+	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
+		return err
 	}
 	if err := cfg.check(); err != nil {
 		return fmt.Errorf("rubric: config: %w", err)

@@ -27,8 +27,8 @@
 // that finds no unit in a non-blank reference, or answers with another shape, fails the
 // result (judge_error), never 0.
 //
-// The package depends on the standard library, the sdk and the shared grounding helpers
-// only: it also compiles to WASM.
+// The package depends on the standard library, the sdk and the shared grounding and judge
+// helpers (internal/grounding, internal/judgekit) only: it also compiles to WASM.
 package similarity
 
 import (
