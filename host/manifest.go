@@ -74,18 +74,30 @@ type Limits struct {
 	StackKiB int `json:"stack_kib,omitempty"`
 }
 
-// fields lists l's fields with their JSON names, for the functions below.
-func (l *Limits) fields() [8]struct {
+// limitField is one field of Limits or RunLimits: its JSON name, its address and, for
+// RunLimits, its default.
+type limitField struct {
 	name string
 	v    *int
-} {
-	return [8]struct {
-		name string
-		v    *int
-	}{
-		{"memory_mib", &l.MemoryMiB}, {"timeout_ms", &l.TimeoutMS}, {"max_result_bytes", &l.MaxResultBytes},
-		{"max_output_bytes", &l.MaxOutputBytes}, {"pool_size", &l.PoolSize}, {"max_calls", &l.MaxCalls},
-		{"cpu_seconds", &l.CPUSeconds}, {"stack_kib", &l.StackKiB},
+	def  int
+}
+
+// lowerFields lowers each of out's fields to t's where t's is positive and smaller, or
+// out's is 0 (unset): Limits.Lower and RunLimits.Lower.
+func lowerFields(out, t []limitField) {
+	for i, f := range out {
+		if v := *t[i].v; v > 0 && (*f.v == 0 || v < *f.v) {
+			*f.v = v
+		}
+	}
+}
+
+// fields lists l's fields with their JSON names, for the functions below.
+func (l *Limits) fields() [8]limitField {
+	return [8]limitField{
+		{name: "memory_mib", v: &l.MemoryMiB}, {name: "timeout_ms", v: &l.TimeoutMS}, {name: "max_result_bytes", v: &l.MaxResultBytes},
+		{name: "max_output_bytes", v: &l.MaxOutputBytes}, {name: "pool_size", v: &l.PoolSize}, {name: "max_calls", v: &l.MaxCalls},
+		{name: "cpu_seconds", v: &l.CPUSeconds}, {name: "stack_kib", v: &l.StackKiB},
 	}
 }
 
@@ -115,11 +127,7 @@ func (l Limits) Within(ceil Limits) (Limits, error) {
 func (l Limits) Lower(t Limits) Limits {
 	out := l
 	of, tf := out.fields(), t.fields()
-	for i, f := range of {
-		if v := *tf[i].v; v > 0 && (*f.v == 0 || v < *f.v) {
-			*f.v = v
-		}
-	}
+	lowerFields(of[:], tf[:])
 	return out
 }
 

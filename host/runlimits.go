@@ -48,16 +48,8 @@ const (
 )
 
 // fields lists l's fields with their JSON names and defaults.
-func (l *RunLimits) fields() [5]struct {
-	name string
-	v    *int
-	def  int
-} {
-	return [5]struct {
-		name string
-		v    *int
-		def  int
-	}{
+func (l *RunLimits) fields() [5]limitField {
+	return [5]limitField{
 		{"max_run_bytes", &l.MaxRunBytes, DefaultMaxRunBytes},
 		{"max_output_bytes", &l.MaxOutputBytes, DefaultMaxOutputBytes},
 		{"max_context_bytes", &l.MaxContextBytes, DefaultMaxContextBytes},
@@ -82,11 +74,7 @@ func (l RunLimits) WithDefaults() RunLimits {
 func (l RunLimits) Lower(t RunLimits) RunLimits {
 	out := l
 	of, tf := out.fields(), t.fields()
-	for i, f := range of {
-		if v := *tf[i].v; v > 0 && (*f.v == 0 || v < *f.v) {
-			*f.v = v
-		}
-	}
+	lowerFields(of[:], tf[:])
 	return out
 }
 
