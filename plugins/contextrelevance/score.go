@@ -66,27 +66,22 @@ func mastraScore(rs []rating, missing int, p penalties, usage bool) breakdown {
 
 // mastraAnswer is the judge's answer in the mastra method, read loosely and then checked.
 type mastraAnswer struct {
-	Passages []struct {
-		ID        string `json:"id"`
-		Relevance string `json:"relevance"`
-		Used      any    `json:"used"`
-		Reason    string `json:"reason"`
-	} `json:"passages"`
-	Missing []string `json:"missing"`
+	Passages []mastraRating `json:"passages"`
+	Missing  []string       `json:"missing"`
+}
+
+// mastraRating is one passage's rating in the mastra method, as the judge gives it.
+type mastraRating struct {
+	ID        string `json:"id"`
+	Relevance string `json:"relevance"`
+	Used      any    `json:"used"`
+	Reason    string `json:"reason"`
 }
 
 // mastra runs the mastra method: one call, the score from the ratings, the reason composed.
 func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer, why string) sdk.Result {
 	var ans mastraAnswer
-	ex, err := ask(ctx, j, prompt(mastraInstructions, mastraFormat, run, ps, true), compact(mastraSchema), &ans)
-	if err != nil {
-		return ex.Fail(Name, err)
-	}
-	ids := make([]string, len(ans.Passages))
-	for i, p := range ans.Passages {
-		ids[i] = p.ID
-	}
-	order, err := matchIDs(ps, ids)
+	ex, order, err := ask(ctx, j, prompt(mastraInstructions, mastraFormat, run, ps, true), compact(mastraSchema), ps, &ans)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -157,27 +152,23 @@ type statementVerdict struct {
 
 // deepEvalAnswer is the judge's answer in the deepeval method.
 type deepEvalAnswer struct {
-	Passages []struct {
-		ID         string `json:"id"`
-		Statements []struct {
-			Statement string `json:"statement"`
-			Relevant  any    `json:"relevant"`
-		} `json:"statements"`
-	} `json:"passages"`
+	Passages []deepEvalPassage `json:"passages"`
+}
+
+// deepEvalPassage is one passage's statements in the deepeval method, as the judge gives
+// them.
+type deepEvalPassage struct {
+	ID         string `json:"id"`
+	Statements []struct {
+		Statement string `json:"statement"`
+		Relevant  any    `json:"relevant"`
+	} `json:"statements"`
 }
 
 // deepEval runs DeepEval's method in one call: relevant statements / all statements.
 func (s *scorer) deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer string) sdk.Result {
 	var ans deepEvalAnswer
-	ex, err := ask(ctx, j, prompt(deepEvalInstructions, deepEvalFormat, run, ps, false), compact(deepEvalSchema), &ans)
-	if err != nil {
-		return ex.Fail(Name, err)
-	}
-	ids := make([]string, len(ans.Passages))
-	for i, p := range ans.Passages {
-		ids[i] = p.ID
-	}
-	order, err := matchIDs(ps, ids)
+	ex, order, err := ask(ctx, j, prompt(deepEvalInstructions, deepEvalFormat, run, ps, false), compact(deepEvalSchema), ps, &ans)
 	if err != nil {
 		return ex.Fail(Name, err)
 	}
@@ -224,13 +215,36 @@ func (s *scorer) deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []s
 	return scored(ex, score, reason, noAnswer, map[string]any{"method": MethodDeepEval, "relevant": relevant, "statements": total, "score": score})
 }
 
-// ask makes the scorer's one judge call and reads its answer into v.
-func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, v any) (*judgekit.Exchange, error) {
+// rated is a judge's answer that rates passages by id, in the order it gives them.
+type rated interface{ ids() []string }
+
+func (a *mastraAnswer) ids() []string   { return ids(a.Passages) }
+func (a *deepEvalAnswer) ids() []string { return ids(a.Passages) }
+
+func (r mastraRating) id() string    { return r.ID }
+func (p deepEvalPassage) id() string { return p.ID }
+
+// ids are the ids of the passages an answer rates, in its order.
+func ids[P interface{ id() string }](ps []P) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.id()
+	}
+	return out
+}
+
+// ask makes the scorer's one judge call, reads its answer into ans, and maps each passage
+// the answer rates to the index of its run passage in ps ([matchIDs]).
+func ask(ctx context.Context, j sdk.Judge, user string, schema json.RawMessage, ps []sdk.Passage, ans rated) (*judgekit.Exchange, []int, error) {
 	ex, content, err := judgekit.Ask(ctx, j, system, user, schema)
 	if err != nil {
-		return ex, err
+		return ex, nil, err
 	}
-	return ex, verdict.Extract(content, v)
+	if err := verdict.Extract(content, ans); err != nil {
+		return ex, nil, err
+	}
+	order, err := matchIDs(ps, ans.ids())
+	return ex, order, err
 }
 
 // scored is the scored result with the judge step, the score step and the flag, if any.
