@@ -69,101 +69,61 @@ func (fd *fastDecoder) run() (sdk.Run, bool) {
 		typedConv, typedCalls bool
 	)
 	d := &fd.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
-		return r, false
-	}
-	for d.PeekKind() != '}' {
-		name, ok := fd.name()
-		if !ok {
-			return r, false
-		}
+	read := fd.object(func(name []byte) (ok bool) {
 		switch string(name) { // no allocation: the compiler compares the bytes
 		case "id":
-			if r.ID, ok = fd.idValue(); !ok {
-				return r, false
-			}
+			r.ID, ok = fd.idValue()
 		case "agent":
-			if r.Agent, ok = fd.str(); !ok {
-				return r, false
-			}
+			r.Agent, ok = fd.str()
 		case "input":
 			if d.PeekKind() == '[' {
-				if chat.input, ok = fd.raw(); !ok {
-					return r, false
-				}
+				chat.input, ok = fd.raw()
 				needChat = true
-				continue
-			}
-			if r.Input, ok = fd.str(); !ok {
-				return r, false
+			} else {
+				r.Input, ok = fd.str()
 			}
 		case "output":
 			hasOutput = true
 			if k := d.PeekKind(); k == '[' || k == '{' {
-				if chat.output, ok = fd.raw(); !ok {
-					return r, false
-				}
+				chat.output, ok = fd.raw()
 				needChat = true
-				continue
-			}
-			if r.Output, ok = fd.str(); !ok {
-				return r, false
+			} else {
+				r.Output, ok = fd.str()
 			}
 		case "conversation":
-			if r.Conversation, ok = fd.turns(); !ok {
-				return r, false
-			}
+			r.Conversation, ok = fd.turns()
 			typedConv = true
 		case "tool_calls":
-			if r.ToolCalls, ok = fd.toolCalls(); !ok {
-				return r, false
-			}
+			r.ToolCalls, ok = fd.toolCalls()
 			typedCalls = true
 		case "citation_audit":
-			if chat.audit, ok = fd.raw(); !ok {
-				return r, false
-			}
+			chat.audit, ok = fd.raw()
 			needChat = true
 		case "context":
-			if r.Context, ok = fd.context(); !ok {
-				return r, false
-			}
+			r.Context, ok = fd.context()
 		case "expected":
-			if r.Expected, ok = fd.str(); !ok {
-				return r, false
-			}
+			r.Expected, ok = fd.str()
 		case "expected_tool_calls":
 			// Rare (datasets that grade tool use) and free-form inside: the schema checks them.
-			return r, false
+			return false
 		case "time":
 			v, err := d.ReadValue()
 			if err != nil || v.Kind() != '"' {
-				return r, false
+				return false
 			}
 			var t time.Time
 			if err := t.UnmarshalJSON(v); err != nil {
-				return r, false
+				return false
 			}
-			r.Time = &t
+			r.Time, ok = &t, true
 		case "metadata":
-			if d.PeekKind() != '{' {
-				return r, false
-			}
-			if err := jsonv2.UnmarshalDecode(d, &r.Metadata); err != nil {
-				return r, false
-			}
+			ok = d.PeekKind() == '{' && jsonv2.UnmarshalDecode(d, &r.Metadata) == nil
 		default:
-			for _, f := range runFields {
-				if bytes.EqualFold(name, []byte(f)) {
-					return r, false
-				}
-			}
-			if d.SkipValue() != nil {
-				return r, false
-			}
+			ok = fd.skip(name, runFields[:])
 		}
-	}
-	if _, err := d.ReadToken(); err != nil { // }
+		return ok
+	})
+	if !read {
 		return r, false
 	}
 	if _, err := d.ReadToken(); err != io.EOF { // trailing data
@@ -272,110 +232,54 @@ func (fd *fastDecoder) raw() ([]byte, bool) {
 
 // context reads the passages: strings or {id, text} objects.
 func (fd *fastDecoder) context() ([]sdk.Passage, bool) {
-	d := &fd.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
-		return nil, false
-	}
-	var out []sdk.Passage
-	for d.PeekKind() != ']' {
-		switch d.PeekKind() {
+	return readArray(fd, func(fd *fastDecoder) (sdk.Passage, bool) {
+		switch fd.dec.PeekKind() {
 		case '"':
 			s, ok := fd.str()
-			if !ok {
-				return nil, false
-			}
-			out = append(out, sdk.Passage{Text: s})
+			return sdk.Passage{Text: s}, ok
 		case '{':
-			p, ok := fd.passage()
-			if !ok {
-				return nil, false
-			}
-			out = append(out, p)
-		default:
-			return nil, false
+			return fd.passage()
 		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, false
-	}
-	if out == nil {
-		out = []sdk.Passage{}
-	}
-	return out, true
+		return sdk.Passage{}, false
+	})
 }
 
+// passageFields are the names sdk.Passage.UnmarshalJSON reads.
+var passageFields = [...]string{"id", "text"}
+
 func (fd *fastDecoder) passage() (sdk.Passage, bool) {
-	d := &fd.dec
 	var p sdk.Passage
-	if _, err := d.ReadToken(); err != nil {
-		return p, false
-	}
 	hasText := false
-	for d.PeekKind() != '}' {
-		name, ok := fd.name()
-		if !ok {
-			return p, false
-		}
+	read := fd.object(func(name []byte) (ok bool) {
 		switch string(name) {
 		case "id":
-			if p.ID, ok = fd.idValue(); !ok {
-				return p, false
-			}
+			p.ID, ok = fd.idValue()
 		case "text":
-			if p.Text, ok = fd.str(); !ok {
-				return p, false
-			}
+			p.Text, ok = fd.str()
 			hasText = true
 		default:
-			if bytes.EqualFold(name, []byte("id")) || bytes.EqualFold(name, []byte("text")) || d.SkipValue() != nil {
-				return p, false
-			}
+			ok = fd.skip(name, passageFields[:])
 		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return p, false
-	}
-	return p, hasText
+		return ok
+	})
+	return p, read && hasText
 }
 
 // turns reads a conversation in the form sdk.Run is written in: an array of turns whose
 // values are strings (tool calls aside). Anything else gives up.
 func (fd *fastDecoder) turns() ([]sdk.Turn, bool) {
-	d := &fd.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
-		return nil, false
-	}
-	out := []sdk.Turn{} // an empty array is an empty conversation, as encoding/json has it
-	for d.PeekKind() != ']' {
-		t, ok := fd.turn()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, t)
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, false
-	}
-	return out, true
+	return readArray(fd, (*fastDecoder).turn)
 }
 
 // turnFields are the names sdk.Turn.UnmarshalJSON reads.
 var turnFields = [...]string{"role", "content", "name", "tool_calls", "tool_call_id", "refusal"}
 
 func (fd *fastDecoder) turn() (sdk.Turn, bool) {
-	d := &fd.dec
 	var (
 		t       sdk.Turn
 		refusal string
 	)
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return t, false
-	}
-	for d.PeekKind() != '}' {
-		name, ok := fd.name()
-		if !ok {
-			return t, false
-		}
+	read := fd.object(func(name []byte) (ok bool) {
 		switch string(name) {
 		case "role":
 			t.Role, ok = fd.str()
@@ -392,55 +296,27 @@ func (fd *fastDecoder) turn() (sdk.Turn, bool) {
 		default:
 			ok = fd.skip(name, turnFields[:])
 		}
-		if !ok {
-			return t, false
-		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return t, false
-	}
+		return ok
+	})
 	if t.Content == "" {
 		t.Content = refusal
 	}
-	return t, true
+	return t, read
 }
 
 // toolCalls reads tool calls in the form sdk.Run is written in: an array of flat calls
 // whose values are strings. Anything else (OpenAI's "function" object, arguments as an
 // object) gives up.
 func (fd *fastDecoder) toolCalls() ([]sdk.ToolCall, bool) {
-	d := &fd.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
-		return nil, false
-	}
-	out := []sdk.ToolCall{}
-	for d.PeekKind() != ']' {
-		c, ok := fd.toolCall()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, c)
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, false
-	}
-	return out, true
+	return readArray(fd, (*fastDecoder).toolCall)
 }
 
 // callFields are the names sdk.ToolCall.UnmarshalJSON reads.
 var callFields = [...]string{"id", "name", "arguments", "result", "function"}
 
 func (fd *fastDecoder) toolCall() (sdk.ToolCall, bool) {
-	d := &fd.dec
 	var c sdk.ToolCall
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return c, false
-	}
-	for d.PeekKind() != '}' {
-		name, ok := fd.name()
-		if !ok {
-			return c, false
-		}
+	read := fd.object(func(name []byte) (ok bool) {
 		switch string(name) {
 		case "id":
 			c.ID, ok = fd.idValue()
@@ -453,14 +329,47 @@ func (fd *fastDecoder) toolCall() (sdk.ToolCall, bool) {
 		default: // "function" among them: OpenAI's shape is the slow path's
 			ok = fd.skip(name, callFields[:])
 		}
-		if !ok {
-			return c, false
+		return ok
+	})
+	return c, read
+}
+
+// object reads an object, the value of each member by member, which is handed the
+// member's name and returns false to give up.
+func (fd *fastDecoder) object(member func(name []byte) bool) bool {
+	d := &fd.dec
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() != '}' {
+		name, ok := fd.name()
+		if !ok || !member(name) {
+			return false
 		}
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return c, false
+	_, err := d.ReadToken()
+	return err == nil
+}
+
+// readArray reads an array, each element by elem; an empty array gives an empty slice, as
+// encoding/json has it.
+func readArray[T any](fd *fastDecoder, elem func(*fastDecoder) (T, bool)) ([]T, bool) {
+	d := &fd.dec
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
+		return nil, false
 	}
-	return c, true
+	out := []T{}
+	for d.PeekKind() != ']' {
+		v, ok := elem(fd)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // skip skips the value of a member the reader does not read; a name known, or equal to
