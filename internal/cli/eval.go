@@ -17,13 +17,11 @@ import (
 
 func (e *env) evalCommand() *cobra.Command {
 	var (
-		db, tenant, agent, config, since string
-		last, worst                      int
-		scorerList                       []string
-		timeout                          time.Duration
-		judge                            judgeConfig
-		plugins                          []string
-		jf                               jobFlags
+		db, tenant, agent, since string
+		last, worst              int
+		scorerList               []string
+		ho                       hostOptions
+		jf                       jobFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --agent NAME --last N [--scorers a,b]",
@@ -54,7 +52,7 @@ by side: the comparison to check after a scorer fix.`,
 			if jf.workers < 1 {
 				jf.workers = 4
 			}
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge}, jf)
+			s, err := e.openStack(ctx, db, ho, jf)
 			if err != nil {
 				return err
 			}
@@ -96,14 +94,9 @@ by side: the comparison to check after a scorer fix.`,
 	f.IntVar(&last, "last", 10, "how many of the agent's newest runs")
 	f.StringVar(&since, "since", "", "only runs at or after this RFC 3339 time")
 	f.StringSliceVar(&scorerList, "scorers", nil, "scorers to run (default: the agent's policy, else prescreen)")
-	f.StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+	tenantFlag(f, &tenant)
 	f.IntVar(&worst, "worst", 5, "lowest-scoring runs to list per scorer")
-	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
-	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
-	dbFlag(cmd, &db)
-	addJobFlags(cmd, &jf, 4)
-	judgeFlags(f, &judge)
-	pluginDirsFlag(cmd, &plugins)
+	addServiceFlags(cmd, &db, &ho, &jf)
 	return cmd
 }
 

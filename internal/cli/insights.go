@@ -42,11 +42,7 @@ full window.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			q := service.InsightQuery{Severity: severity, State: state, Limit: limit}
-			return e.withStack(ctx, db, func(s *stack) error {
-				t, err := s.tenantFor(ctx, tenant)
-				if err != nil {
-					return err
-				}
+			return e.withTenant(ctx, db, tenant, func(s *stack, t store.Tenant) error {
 				upToDate, err := s.svc.WaitInsights(ctx, t, agent, wait)
 				if err != nil {
 					return err
@@ -97,7 +93,7 @@ full window.`,
 	f.BoolVar(&asJSON, "json", false, "print the insights as JSON, evidence included")
 	f.DurationVar(&wait, "wait", 10*time.Second, "wait up to this long for insights being updated")
 	cmd.PersistentFlags().StringVar(&db, "db", defaultDB(), "the service's database (a SQLite file or postgres://...)")
-	cmd.PersistentFlags().StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+	tenantFlag(cmd.PersistentFlags(), &tenant)
 	cmd.AddCommand(e.webhookCommand(&db, &tenant), e.experimentalCommand(&db, &tenant))
 	return cmd
 }
@@ -123,11 +119,7 @@ new secret. docs/SERVICE.md shows a delivery.`,
 				return fmt.Errorf("give --url URL to set the webhook, or --remove to remove it")
 			}
 			ctx := cmd.Context()
-			return e.withStack(ctx, *db, func(s *stack) error {
-				t, err := s.tenantFor(ctx, *tenant)
-				if err != nil {
-					return err
-				}
+			return e.withTenant(ctx, *db, *tenant, func(s *stack, t store.Tenant) error {
 				secret, err := s.svc.SetWebhook(ctx, t, webhookURL)
 				if err != nil {
 					return err
@@ -162,11 +154,7 @@ Without arguments, print the list.`,
 			if clear && len(args) > 0 {
 				return fmt.Errorf("give scorers or --clear, not both")
 			}
-			return e.withStack(ctx, *db, func(s *stack) error {
-				t, err := s.tenantFor(ctx, *tenant)
-				if err != nil {
-					return err
-				}
+			return e.withTenant(ctx, *db, *tenant, func(s *stack, t store.Tenant) error {
 				if len(args) > 0 || clear {
 					if err := s.svc.SetExperimental(ctx, t, args); err != nil {
 						return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/agreement"
+	"github.com/scorekit/scorekit/internal/service/store"
 )
 
 // EnvKey is the environment variable --key-env names by default: the API key of a
@@ -122,11 +123,7 @@ with the key in $SCOREKIT_KEY, or the variable --key-env names).`,
 				err = tg.call(ctx, http.MethodPost, "/v1/labels", "application/x-ndjson", body, &res)
 				whom = "server " + tg.server
 			} else {
-				err = e.withStack(ctx, tg.db, func(s *stack) error {
-					t, err := s.tenantFor(ctx, tg.tenant)
-					if err != nil {
-						return err
-					}
+				err = e.withTenant(ctx, tg.db, tg.tenant, func(s *stack, t store.Tenant) (err error) {
 					whom = "tenant " + t.Name
 					res, err = s.svc.ImportLabels(ctx, t, body)
 					return err
@@ -222,11 +219,7 @@ func (e *env) tenantAgreement(ctx context.Context, o tenantAgreementOptions) err
 		}
 		err = o.call(ctx, http.MethodGet, path, "", nil, &a)
 	} else {
-		err = e.withStack(ctx, o.db, func(s *stack) error {
-			t, err := s.tenantFor(ctx, o.tenant)
-			if err != nil {
-				return err
-			}
+		err = e.withTenant(ctx, o.db, o.tenant, func(s *stack, t store.Tenant) (err error) {
 			a, err = s.svc.ScorerAgreement(ctx, t, o.req)
 			return err
 		})
@@ -259,11 +252,7 @@ func (e *env) scoreMissing(ctx context.Context, o tenantAgreementOptions) error 
 		}
 		err = o.call(ctx, http.MethodPost, path, "", nil, &res)
 	} else {
-		err = e.withStack(ctx, o.db, func(s *stack) error {
-			t, err := s.tenantFor(ctx, o.tenant)
-			if err != nil {
-				return err
-			}
+		err = e.withTenant(ctx, o.db, o.tenant, func(s *stack, t store.Tenant) (err error) {
 			res, err = s.svc.ScoreLabelled(ctx, t, o.req.Scorer, o.req.Criterion)
 			return err
 		})

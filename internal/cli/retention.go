@@ -42,11 +42,7 @@ log (scorekit audit).`,
 				return fmt.Errorf("give the ids of the runs to delete, or --agent NAME (not both)")
 			}
 			ctx := cmd.Context()
-			return e.withStack(ctx, *db, func(s *stack) error {
-				t, err := s.tenantFor(ctx, *tenant)
-				if err != nil {
-					return err
-				}
+			return e.withTenant(ctx, *db, *tenant, func(s *stack, t store.Tenant) error {
 				if agent != "" {
 					d, err := s.svc.DeleteAgent(ctx, t, cliActor(), agent)
 					if err != nil {
@@ -134,11 +130,7 @@ recorded in the tenant's audit log.`,
 				w = f
 			}
 			bw := bufio.NewWriterSize(w, 1<<16)
-			err = e.withStack(ctx, db, func(s *stack) error {
-				t, err := s.tenantFor(ctx, tenant)
-				if err != nil {
-					return err
-				}
+			err = e.withTenant(ctx, db, tenant, func(s *stack, t store.Tenant) error {
 				return s.svc.Export(ctx, t, cliActor(), bw)
 			})
 			if ferr := bw.Flush(); err == nil {
@@ -148,7 +140,7 @@ recorded in the tenant's audit log.`,
 		},
 	}
 	dbFlag(cmd, &db)
-	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+	tenantFlag(cmd.Flags(), &tenant)
 	cmd.Flags().StringVar(&out, "out", "", "write to FILE instead of standard output")
 	return cmd
 }
@@ -193,7 +185,7 @@ func (e *env) auditCommand() *cobra.Command {
 		},
 	}
 	dbFlag(cmd, &db)
-	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+	tenantFlag(cmd.Flags(), &tenant)
 	cmd.Flags().BoolVar(&deleted, "deleted-tenants", false, "list the records of deleted tenants instead")
 	cmd.Flags().IntVar(&limit, "limit", 100, "entries to list, newest first (1-1000)")
 	return cmd

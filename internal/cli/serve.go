@@ -17,17 +17,14 @@ import (
 
 func (e *env) serveCommand() *cobra.Command {
 	var (
-		addr, config, db string
-		timeout          time.Duration
-		judge            judgeConfig
-		plugins          []string
-		requireSandbox   bool
-		jf               jobFlags
-		so               api.ServeOptions
-		maxBody          int64
-		maxInFlight      int
-		tf               telemetryFlags
-		otlp             otlpFlags
+		addr, db    string
+		ho          hostOptions
+		jf          jobFlags
+		so          api.ServeOptions
+		maxBody     int64
+		maxInFlight int
+		tf          telemetryFlags
+		otlp        otlpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -56,8 +53,8 @@ docs/SERVICE.md has the rest.`,
   scorekit serve --addr 0.0.0.0:8080 --db postgres://scorekit@db/scorekit --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if timeout <= 0 {
-				return fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", timeout)
+			if ho.timeout <= 0 {
+				return fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", ho.timeout)
 			}
 			if so.Grace <= 0 {
 				return fmt.Errorf("--grace %s: want a duration above 0, such as 10s", so.Grace)
@@ -76,8 +73,8 @@ docs/SERVICE.md has the rest.`,
 				return err
 			}
 			defer stopTracing(context.WithoutCancel(ctx))
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf,
-				otlp.tune)
+			ho.telemetry = tel
+			s, err := e.openStack(ctx, db, ho, jf, otlp.tune)
 			if err != nil {
 				return err
 			}
@@ -121,10 +118,7 @@ docs/SERVICE.md has the rest.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
-	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
-	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
-	dbFlag(cmd, &db)
-	addJobFlags(cmd, &jf, 4)
+	addServiceFlags(cmd, &db, &ho, &jf)
 	f.DurationVar(&so.Grace, "grace", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight and running jobs get to finish")
 	f.DurationVar(&so.ReadTimeout, "read-timeout", 60*time.Second, "deadline for reading a whole request, body included")
 	f.DurationVar(&so.IdleTimeout, "idle-timeout", 120*time.Second, "how long a kept-alive connection may sit idle")
@@ -138,9 +132,7 @@ docs/SERVICE.md has the rest.`,
 	f.IntVar(&otlp.maxDepth, "otlp-max-depth", otlpcheck.DefaultMaxDepth, "how deep a value in a POST /v1/traces request may nest (an array or map in an attribute's value is one level); deeper is answered 400 before decoding")
 	f.Int64Var(&otlp.maxRequest, "otlp-max-request-bytes", api.DefaultMaxTraceRequestBytes, "bytes one POST /v1/traces request may hold while it is taken (body, decoded request, what taking its spans adds), estimated before decoding; more is answered 413")
 	f.Int64Var(&otlp.maxInFlight, "otlp-max-in-flight-bytes", api.DefaultMaxTraceBytesInFlight, "bytes the POST /v1/traces requests being taken may hold together, counted as --otlp-max-request-bytes counts them; a request that finds no room within 5s is answered 503 with Retry-After")
-	judgeFlags(f, &judge)
-	pluginDirsFlag(cmd, &plugins)
-	requireSandboxFlag(cmd, &requireSandbox)
+	requireSandboxFlag(cmd, &ho.requireSandbox)
 	addTelemetryFlags(cmd, &tf)
 	return cmd
 }
@@ -198,14 +190,11 @@ func isLoopback(a net.Addr) bool {
 
 func (e *env) workerCommand() *cobra.Command {
 	var (
-		config, db     string
-		timeout        time.Duration
-		judge          judgeConfig
-		plugins        []string
-		requireSandbox bool
-		jf             jobFlags
-		tf             telemetryFlags
-		quiet          time.Duration
+		db    string
+		ho    hostOptions
+		jf    jobFlags
+		tf    telemetryFlags
+		quiet time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -229,8 +218,8 @@ judge flags) as the serve that enqueues.`,
 			if quiet <= 0 {
 				return fmt.Errorf("--otlp-quiet %s: want a duration above 0, such as 6s", quiet)
 			}
-			s, err := e.openStack(ctx, db, hostOptions{config: config, plugins: plugins, timeout: timeout, judge: judge, telemetry: tel, requireSandbox: requireSandbox}, jf,
-				func(c *service.Config) { c.TraceQuiet = quiet })
+			ho.telemetry = tel
+			s, err := e.openStack(ctx, db, ho, jf, func(c *service.Config) { c.TraceQuiet = quiet })
 			if err != nil {
 				return err
 			}
@@ -252,16 +241,10 @@ judge flags) as the serve that enqueues.`,
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
-	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of one scorer call")
-	dbFlag(cmd, &db)
-	addJobFlags(cmd, &jf, 4)
-	judgeFlags(f, &judge)
-	pluginDirsFlag(cmd, &plugins)
-	requireSandboxFlag(cmd, &requireSandbox)
+	addServiceFlags(cmd, &db, &ho, &jf)
+	requireSandboxFlag(cmd, &ho.requireSandbox)
 	addTelemetryFlags(cmd, &tf)
-	f.StringVar(&tf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
+	cmd.Flags().StringVar(&tf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
 	quietFlag(cmd, &quiet)
 	return cmd
 }

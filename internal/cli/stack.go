@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/jobs"
@@ -33,6 +34,12 @@ func dbFlag(cmd *cobra.Command, db *string) {
 		"the service's database: a SQLite file, or postgres://USER@HOST/DB for PostgreSQL (default from $"+EnvDB+")")
 }
 
+// tenantFlag adds --tenant to fs, for a command that may leave it out
+// (stack.tenantFor).
+func tenantFlag(fs *pflag.FlagSet, tenant *string) {
+	fs.StringVar(tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+}
+
 // jobFlags are the worker settings serve, worker and eval share.
 type jobFlags struct {
 	workers     int
@@ -52,6 +59,18 @@ func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
 	f.DurationVar(&j.rescueAfter, "rescue-after", 10*time.Minute, "give a job whose worker died to another worker after this long")
 	f.DurationVar(&j.poll, "poll", time.Second, "how often workers look for jobs when not notified")
 	f.StringVar(&j.scorerCache, "scorer-cache", "", "keep tenants' published WASM modules and their compiled code in DIR, shared by the processes of this machine (default: the user cache folder's scorekit/published)")
+}
+
+// addServiceFlags adds the flags of a command that opens the service with its workers
+// (serve, worker, eval): the database, the host's scorers and judge, and the job settings.
+func addServiceFlags(cmd *cobra.Command, db *string, ho *hostOptions, jf *jobFlags) {
+	f := cmd.Flags()
+	f.StringVar(&ho.config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
+	f.DurationVar(&ho.timeout, "timeout", 30*time.Second, "deadline of one scorer call")
+	dbFlag(cmd, db)
+	addJobFlags(cmd, jf, 4)
+	judgeFlags(f, &ho.judge)
+	pluginDirsFlag(cmd, &ho.plugins)
 }
 
 func (j jobFlags) check() error {

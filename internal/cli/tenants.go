@@ -27,6 +27,18 @@ func (e *env) withStack(ctx context.Context, db string, f func(*stack) error) er
 	return f(s)
 }
 
+// withTenant opens the service as withStack does and hands f the tenant --tenant names
+// (stack.tenantFor).
+func (e *env) withTenant(ctx context.Context, db, tenant string, f func(*stack, store.Tenant) error) error {
+	return e.withStack(ctx, db, func(s *stack) error {
+		t, err := s.tenantFor(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		return f(s, t)
+	})
+}
+
 // readPolicy reads a tenant policy file; unknown keys are errors that name the key.
 func readPolicy(path string) (store.Policy, error) {
 	var p store.Policy
@@ -233,11 +245,7 @@ others are stored; the exit status is then 2.`,
 			if err != nil {
 				return err
 			}
-			return e.withStack(cmd.Context(), db, func(s *stack) error {
-				t, err := s.tenantFor(cmd.Context(), tenant)
-				if err != nil {
-					return err
-				}
+			return e.withTenant(cmd.Context(), db, tenant, func(s *stack, t store.Tenant) error {
 				res, err := s.svc.ImportRuns(cmd.Context(), t, body, service.ImportOptions{Agent: agent})
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
@@ -266,7 +274,7 @@ others are stored; the exit status is then 2.`,
 	}
 	imp.Flags().StringVar(&agent, "agent", "", "agent of the runs that name none")
 	cmd.PersistentFlags().StringVar(&db, "db", defaultDB(), "the service's database (a SQLite file or postgres://...)")
-	cmd.PersistentFlags().StringVar(&tenant, "tenant", "", "the tenant (default: the only one, or the open tenant when there is none)")
+	tenantFlag(cmd.PersistentFlags(), &tenant)
 	cmd.AddCommand(imp, e.deleteRunsCommand(&db, &tenant))
 	return cmd
 }
