@@ -14,9 +14,9 @@ type exactMatchScorer struct {
 }
 
 type exactConfig struct {
-	IgnoreCase   bool   `json:"ignore_case"`
-	Trim         bool   `json:"trim"`
-	ExpectedFrom string `json:"expected_from"`
+	IgnoreCase bool `json:"ignore_case"`
+	Trim       bool `json:"trim"`
+	refConfig
 }
 
 var (
@@ -31,7 +31,7 @@ var (
 // ExactMatch does for strings. The reference is run.expected unless expected_from says
 // otherwise; a run without one is skipped. ignore_case and trim relax the comparison; both
 // are off by default, which is autoevals' behaviour.
-func NewExactMatch() sdk.Scorer { return &exactMatchScorer{cfg: exactConfig{ExpectedFrom: "expected"}} }
+func NewExactMatch() sdk.Scorer { return &exactMatchScorer{cfg: exactConfig{refConfig: fromExpected}} }
 
 const exactSchema = `{"type": "object", "additionalProperties": false, "properties": {
 	"ignore_case": {"type": "boolean", "description": "Compare case-insensitively. Optional. Default is false."},
@@ -47,15 +47,7 @@ func (*exactMatchScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (e *exactMatchScorer) Configure(raw json.RawMessage) error {
-	cfg := exactConfig{}
-	if err := decodeConfig("exact_match", e.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	if err := checkExpectedFrom("exact_match", cfg.ExpectedFrom); err != nil {
-		return err
-	}
-	e.cfg = cfg
-	return nil
+	return configure("exact_match", e.Info().Defaults, raw, &e.cfg)
 }
 
 // Score grades call.Run: output == reference.

@@ -15,8 +15,8 @@ type levenshteinScorer struct {
 }
 
 type levenshteinConfig struct {
-	IgnoreCase   bool   `json:"ignore_case"`
-	ExpectedFrom string `json:"expected_from"`
+	IgnoreCase bool `json:"ignore_case"`
+	refConfig
 }
 
 var (
@@ -38,7 +38,7 @@ var (
 // is flagged approximated. The reference is run.expected unless expected_from says otherwise; a run without
 // one is skipped.
 func NewLevenshtein() sdk.Scorer {
-	return &levenshteinScorer{cfg: levenshteinConfig{ExpectedFrom: "expected"}}
+	return &levenshteinScorer{cfg: levenshteinConfig{refConfig: fromExpected}}
 }
 
 const levenshteinSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -54,15 +54,7 @@ func (*levenshteinScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (l *levenshteinScorer) Configure(raw json.RawMessage) error {
-	cfg := levenshteinConfig{}
-	if err := decodeConfig("levenshtein", l.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	if err := checkExpectedFrom("levenshtein", cfg.ExpectedFrom); err != nil {
-		return err
-	}
-	l.cfg = cfg
-	return nil
+	return configure("levenshtein", l.Info().Defaults, raw, &l.cfg)
 }
 
 // Score grades call.Run: normalized edit similarity of output and reference.

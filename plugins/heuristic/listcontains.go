@@ -20,7 +20,17 @@ type listContainsScorer struct {
 type listConfig struct {
 	AllowExtraEntities bool   `json:"allow_extra_entities"`
 	Format             string `json:"format"`
-	ExpectedFrom       string `json:"expected_from"`
+	refConfig
+}
+
+// check validates the format and expected_from.
+func (c listConfig) check(name string) error {
+	switch c.Format {
+	case "auto", "json", "lines":
+	default:
+		return fmt.Errorf("configure %s: format %q: want auto, json or lines", name, c.Format)
+	}
+	return c.refConfig.check(name)
 }
 
 var (
@@ -51,7 +61,7 @@ var (
 // and numbering removed) or auto (json when the text is a JSON array, else lines, and a
 // single line is split on commas).
 func NewListContains() sdk.Scorer {
-	return &listContainsScorer{cfg: listConfig{Format: "auto", ExpectedFrom: "expected"}}
+	return &listContainsScorer{cfg: listConfig{Format: "auto", refConfig: fromExpected}}
 }
 
 const listSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -68,20 +78,7 @@ func (*listContainsScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (l *listContainsScorer) Configure(raw json.RawMessage) error {
-	cfg := listConfig{}
-	if err := decodeConfig("list_contains", l.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	switch cfg.Format {
-	case "auto", "json", "lines":
-	default:
-		return fmt.Errorf("configure list_contains: format %q: want auto, json or lines", cfg.Format)
-	}
-	if err := checkExpectedFrom("list_contains", cfg.ExpectedFrom); err != nil {
-		return err
-	}
-	l.cfg = cfg
-	return nil
+	return configure("list_contains", l.Info().Defaults, raw, &l.cfg)
 }
 
 // Score grades call.Run: list overlap of output and reference.

@@ -18,7 +18,7 @@ type numericDiffScorer struct {
 }
 
 type numericConfig struct {
-	ExpectedFrom string `json:"expected_from"`
+	refConfig
 }
 
 var (
@@ -35,7 +35,7 @@ var (
 // A reference that is absent or not a number skips the run; an output that is not a number
 // scores 0 with the not_a_number flag, since the answer itself is wrong.
 func NewNumericDiff() sdk.Scorer {
-	return &numericDiffScorer{cfg: numericConfig{ExpectedFrom: "expected"}}
+	return &numericDiffScorer{cfg: numericConfig{refConfig: fromExpected}}
 }
 
 const numericSchema = `{"type": "object", "additionalProperties": false, "properties": {
@@ -50,15 +50,7 @@ func (*numericDiffScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (n *numericDiffScorer) Configure(raw json.RawMessage) error {
-	cfg := numericConfig{}
-	if err := decodeConfig("numeric_diff", n.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	if err := checkExpectedFrom("numeric_diff", cfg.ExpectedFrom); err != nil {
-		return err
-	}
-	n.cfg = cfg
-	return nil
+	return configure("numeric_diff", n.Info().Defaults, raw, &n.cfg)
 }
 
 // Score grades call.Run: relative difference of output and reference.

@@ -62,15 +62,44 @@ func strictDecode(raw json.RawMessage, dst any) error {
 const expectedFromSchema = `"expected_from": {"type": "string", "pattern": "^(expected|input|metadata\\..+)$",
 	"description": "Where the reference comes from: expected (run.expected), input (run.input) or metadata.KEY (a string in run.metadata). Optional. Default is expected."}`
 
-// checkExpectedFrom validates an expected_from value.
-func checkExpectedFrom(name, from string) error {
-	switch {
+// refConfig is the expected_from field of the configs of the scorers that compare the
+// output with a reference, as autoevals does.
+type refConfig struct {
+	ExpectedFrom string `json:"expected_from"`
+}
+
+// fromExpected is the default: the reference is run.expected.
+var fromExpected = refConfig{ExpectedFrom: "expected"}
+
+// check validates the expected_from value.
+func (r refConfig) check(name string) error {
+	switch from := r.ExpectedFrom; {
 	case from == "expected", from == "input":
 		return nil
 	case strings.HasPrefix(from, "metadata.") && len(from) > len("metadata."):
 		return nil
 	}
-	return fmt.Errorf("configure %s: expected_from %q: want expected, input or metadata.KEY", name, from)
+	return fmt.Errorf("configure %s: expected_from %q: want expected, input or metadata.KEY", name, r.ExpectedFrom)
+}
+
+// checker is a config that checks what its schema cannot say.
+type checker interface{ check(name string) error }
+
+// configure decodes a scorer's config: its defaults, then raw over them ([decodeConfig]),
+// then the config's own check when it has one; it sets *dst only when all pass, so a
+// config that fails leaves the scorer as it was.
+func configure[C any](name string, defaults, raw json.RawMessage, dst *C) error {
+	var cfg C
+	if err := decodeConfig(name, defaults, raw, &cfg); err != nil {
+		return err
+	}
+	if c, ok := any(cfg).(checker); ok {
+		if err := c.check(name); err != nil {
+			return err
+		}
+	}
+	*dst = cfg
+	return nil
 }
 
 // reference returns the text an autoevals-style scorer compares the output with, or a

@@ -57,12 +57,7 @@ func (*contentSimilarityScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (s *contentSimilarityScorer) Configure(raw json.RawMessage) error {
-	cfg := similarityConfig{}
-	if err := decodeConfig("content_similarity", s.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+	return configure("content_similarity", s.Info().Defaults, raw, &s.cfg)
 }
 
 // Score grades call.Run: bigram similarity of input and output.

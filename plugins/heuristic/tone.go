@@ -29,6 +29,14 @@ type toneConfig struct {
 	CompareInput  bool   `json:"compare_input"`
 }
 
+// check refuses a config that sets both references.
+func (c toneConfig) check(name string) error {
+	if c.ReferenceTone != "" && c.CompareInput {
+		return fmt.Errorf("configure %s: reference_tone and compare_input are both set; keep one", name)
+	}
+	return nil
+}
+
 var (
 	_ sdk.Scorer     = (*toneScorer)(nil)
 	_ sdk.Configurer = (*toneScorer)(nil)
@@ -82,15 +90,7 @@ func (*toneScorer) Info() sdk.Info {
 
 // Configure applies the config.
 func (t *toneScorer) Configure(raw json.RawMessage) error {
-	cfg := toneConfig{}
-	if err := decodeConfig("tone", t.Info().Defaults, raw, &cfg); err != nil {
-		return err
-	}
-	if cfg.ReferenceTone != "" && cfg.CompareInput {
-		return fmt.Errorf("configure tone: reference_tone and compare_input are both set; keep one")
-	}
-	t.cfg = cfg
-	return nil
+	return configure("tone", t.Info().Defaults, raw, &t.cfg)
 }
 
 // Score grades call.Run: tone consistency of the output.
