@@ -19,12 +19,14 @@ package jobs
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -277,13 +279,16 @@ func New(ctx context.Context, st *store.Store, sc *scorers.Cache, o Options) (*Q
 				func() (river.JobArgs, *river.InsertOpts) { return TracesArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
 		}
 	}
-	var err error
-	switch {
-	case st.Pool() != nil:
-		e.q, err = newQueue(ctx, riverpgxv5.New(st.Pool()), cfg, (*store.Tx).PgxTx, o.Workers > 0)
-	default:
-		e.q, err = newQueue(ctx, riversqlite.New(st.SQLDB()), cfg, (*store.Tx).SQLTx, o.Workers > 0)
-	}
+	err := st.WithHandle(store.Handles{
+		SQLite: func(db *sql.DB) (err error) {
+			e.q, err = newQueue(ctx, riversqlite.New(db), cfg, (*store.Tx).SQLTx, o.Workers > 0)
+			return err
+		},
+		Postgres: func(pool *pgxpool.Pool) (err error) {
+			e.q, err = newQueue(ctx, riverpgxv5.New(pool), cfg, (*store.Tx).PgxTx, o.Workers > 0)
+			return err
+		},
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,8 @@ type dialect interface {
 	// other database).
 	sqlDB() *sql.DB
 	pgxPool() *pgxpool.Pool
+	// withHandle calls the function of h for this database (Store.WithHandle).
+	withHandle(h Handles) error
 	// close releases the connections.
 	close()
 
@@ -68,6 +70,17 @@ type dialect interface {
 	// first+1, ...
 	insertEvaluationRuns(ctx context.Context, q querier, evalPK int64, runPKs []int64, first int64) error
 }
+
+// Handles are what a library with a driver per database (River, goose) is given: the
+// function for the store's database is called with its handle, so the caller does not ask
+// which database the store runs on.
+type Handles struct {
+	SQLite   func(db *sql.DB) error
+	Postgres func(pool *pgxpool.Pool) error
+}
+
+// WithHandle calls the function of h for the store's database with its handle.
+func (s *Store) WithHandle(h Handles) error { return s.d.withHandle(h) }
 
 // txConn is a transaction of a dialect: its statements, its end, and its handle for
 // River's driver (SQLTx or PgxTx; nil on the other database).

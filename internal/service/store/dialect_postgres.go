@@ -70,6 +70,8 @@ func (d *postgresDialect) sqlDB() *sql.DB { return nil }
 
 func (d *postgresDialect) pgxPool() *pgxpool.Pool { return d.p }
 
+func (d *postgresDialect) withHandle(h Handles) error { return h.Postgres(d.p) }
+
 func (d *postgresDialect) close() { d.p.Close() }
 
 // inSharedTx is a transaction of the caller's own (a panic of f returned as an error all

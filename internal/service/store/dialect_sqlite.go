@@ -120,6 +120,8 @@ func (d *sqliteDialect) sqlDB() *sql.DB { return d.db }
 
 func (d *sqliteDialect) pgxPool() *pgxpool.Pool { return nil }
 
+func (d *sqliteDialect) withHandle(h Handles) error { return h.SQLite(d.db) }
+
 func (d *sqliteDialect) close() {
 	_ = d.db.Close()
 	if d.readDB != nil {
