@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -27,6 +28,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
@@ -330,37 +332,43 @@ func measure(ctx context.Context, st *store.Store, o options, dsn string, fx fix
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
 func analyze(ctx context.Context, st *store.Store) error {
-	if db := st.SQLDB(); db != nil {
-		_, err := db.ExecContext(ctx, `ANALYZE`)
-		return err
-	}
-	_, err := st.Pool().Exec(ctx, `ANALYZE`)
-	return err
+	return st.WithHandle(store.Handles{
+		SQLite: func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `ANALYZE`)
+			return err
+		},
+		Postgres: func(pool *pgxpool.Pool) error {
+			_, err := pool.Exec(ctx, `ANALYZE`)
+			return err
+		},
+	})
 }
 
 // storeBytes is the store's size on disk: the SQLite file and its WAL after a checkpoint,
 // or the PostgreSQL database.
-func storeBytes(ctx context.Context, st *store.Store, dsn string) (int64, error) {
-	if db := st.SQLDB(); db != nil {
-		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-			return 0, err
-		}
-		var total int64
-		for _, suffix := range []string{"", "-wal"} {
-			fi, err := os.Stat(dsn + suffix)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+func storeBytes(ctx context.Context, st *store.Store, dsn string) (total int64, err error) {
+	err = st.WithHandle(store.Handles{
+		SQLite: func(db *sql.DB) error {
+			if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+				return err
 			}
-			if err != nil {
-				return 0, err
+			for _, suffix := range []string{"", "-wal"} {
+				fi, err := os.Stat(dsn + suffix)
+				if errors.Is(err, os.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				total += fi.Size()
 			}
-			total += fi.Size()
-		}
-		return total, nil
-	}
-	var n int64
-	err := st.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&n)
-	return n, err
+			return nil
+		},
+		Postgres: func(pool *pgxpool.Pool) error {
+			return pool.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&total)
+		},
+	})
+	return total, err
 }
 
 // timeMigrations takes the newest k migrations down, newest first, and up again, timing
@@ -370,11 +378,21 @@ func timeMigrations(ctx context.Context, st *store.Store, k int) error {
 	if err != nil {
 		return err
 	}
-	db, dialect := st.SQLDB(), goose.DialectSQLite3
-	if db == nil {
-		db, dialect = stdlib.OpenDBFromPool(st.Pool()), goose.DialectPostgres
-		defer db.Close()
+	var db *sql.DB
+	var dialect goose.Dialect
+	release := func() error { return nil }
+	err = st.WithHandle(store.Handles{
+		SQLite: func(sdb *sql.DB) error { db, dialect = sdb, goose.DialectSQLite3; return nil },
+		Postgres: func(pool *pgxpool.Pool) error {
+			db, dialect = stdlib.OpenDBFromPool(pool), goose.DialectPostgres
+			release = db.Close
+			return nil
+		},
+	})
+	if err != nil {
+		return err
 	}
+	defer release()
 	p, err := goose.NewProvider(dialect, db, fsys, goose.WithTableName("scorekit_migrations"))
 	if err != nil {
 		return err
