@@ -96,17 +96,24 @@ func DecodeRun(line []byte) (sdk.Run, error) {
 // decoded, not yet checked (checkRun).
 func decodeRunChecked(line []byte) (sdk.Run, error) {
 	var r sdk.Run
+	err := decodeChecked(line, "run", sdk.ErrInvalidRun, &r)
+	return r, err
+}
+
+// decodeChecked checks raw against the contract's schema of doc (run, result or info),
+// then decodes it into v with encoding/json; either failure wraps kind.
+func decodeChecked(raw []byte, doc string, kind error, v any) error {
 	c, err := contract()
 	if err != nil {
-		return r, err
+		return err
 	}
-	if err := c.run.check(line, "run", sdk.ErrInvalidRun); err != nil {
-		return r, err
+	if err := c.of(doc).check(raw, doc, kind); err != nil {
+		return err
 	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, &ValidationError{Doc: "run", Problem: err.Error(), kind: sdk.ErrInvalidRun}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &ValidationError{Doc: doc, Problem: err.Error(), kind: kind}
 	}
-	return r, nil
+	return nil
 }
 
 // utf8BOM is the byte order mark some editors and exporters put at the start of a file.
@@ -126,15 +133,8 @@ const FlagTextRepaired = "text_repaired"
 // that the repair is said, not silent.
 func DecodeResult(raw []byte) (sdk.Result, error) {
 	var r sdk.Result
-	c, err := contract()
-	if err != nil {
+	if err := decodeChecked(raw, "result", sdk.ErrInvalidResult, &r); err != nil {
 		return r, err
-	}
-	if err := c.result.check(raw, "result", sdk.ErrInvalidResult); err != nil {
-		return r, err
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, &ValidationError{Doc: "result", Problem: err.Error(), kind: sdk.ErrInvalidResult}
 	}
 	if err := r.Validate(); err != nil {
 		return r, fmt.Errorf("result: %w", err)
@@ -188,22 +188,24 @@ func escapeAt(raw []byte, i int) (rune, bool) {
 // decodes it. Unknown fields are errors; the error wraps [ErrInvalidInfo].
 func DecodeInfo(raw []byte) (sdk.Info, error) {
 	var i sdk.Info
-	c, err := contract()
-	if err != nil {
-		return i, err
-	}
-	if err := c.info.check(raw, "info", ErrInvalidInfo); err != nil {
-		return i, err
-	}
-	if err := json.Unmarshal(raw, &i); err != nil {
-		return i, &ValidationError{Doc: "info", Problem: err.Error(), kind: ErrInvalidInfo}
-	}
-	return i, nil
+	err := decodeChecked(raw, "info", ErrInvalidInfo, &i)
+	return i, err
 }
 
 // contractSchemas are the compiled schemas of package schemas.
 type contractSchemas struct {
 	run, result, info *compiledSchema
+}
+
+// of returns the schema of doc: run, result or info.
+func (c *contractSchemas) of(doc string) *compiledSchema {
+	switch doc {
+	case "run":
+		return c.run
+	case "result":
+		return c.result
+	}
+	return c.info
 }
 
 // contract compiles the embedded schemas the first time one is needed. They are part of
