@@ -48,6 +48,10 @@ const (
 	FlagToolError = prescreen.FlagToolError
 )
 
+// ContextPathSchema is the JSON Schema of the config field context_path, the metadata path
+// [Gather] reads the passages from, as a member of a config schema's "properties".
+const ContextPathSchema = `"context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."}`
+
 // Evidence is the passages a run is checked against and where they came from.
 type Evidence struct {
 	// Passages, in order, each with an id.

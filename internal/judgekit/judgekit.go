@@ -4,8 +4,8 @@
 // "judge" step, the telemetry, the failed, skipped and scored results), and the cosine of
 // two embeddings.
 //
-// The package depends on the standard library and the sdk only: it compiles into the WASM
-// build of the built-ins.
+// The package depends on the standard library, the sdk and the pre-screen's checks only: it
+// compiles into the WASM build of the built-ins.
 package judgekit
 
 import (
@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -36,6 +37,14 @@ func Info(name, description, configSchema, defaults string) sdk.Info {
 		Defaults:     json.RawMessage(defaults),
 		Capabilities: []sdk.Capability{sdk.CapJudge},
 	}
+}
+
+// ConfigSchema is the JSON Schema (draft 2020-12) of a judge scorer's config: an object
+// with the given properties (the members of "properties", without its braces) and no
+// others, as [DecodeConfig] refuses unknown fields.
+func ConfigSchema(properties string) string {
+	return "{\n  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n  \"type\": \"object\",\n" +
+		"  \"additionalProperties\": false,\n  \"properties\": {\n    " + properties + "\n  }\n}"
 }
 
 // DecodeConfig decodes a scorer's config over its defaults (what cfg holds), refusing
@@ -77,6 +86,20 @@ func Unit(scorer string, fields map[string]float64) error {
 		}
 	}
 	return nil
+}
+
+// Unanswered is the result of a run whose output answers nothing (empty, an error message in
+// its place, tool calls that all failed: prescreen.Unanswered): 0 with the pre-screen's
+// flag, without a judge call, the reason being the pre-screen's followed by rest. ok is
+// false when the output is an answer.
+func Unanswered(run *sdk.Run, rest string) (res sdk.Result, ok bool) {
+	flag, why, ok := prescreen.Unanswered(run)
+	if !ok {
+		return sdk.Result{}, false
+	}
+	res = sdk.Scored(0, why+rest)
+	res.Flags = []string{flag}
+	return res, true
 }
 
 // Exchange is one judge call and what was read from it, for a result's steps and
@@ -174,15 +197,20 @@ func (ex *Exchange) Record(res sdk.Result) sdk.Result {
 	return res
 }
 
-// Fail is the failed result for err, with the exchange so far: err's code when it carries
-// one (timeout, limit_exceeded ...), judge_error otherwise: the judge answered, but not
-// usably.
-func (ex *Exchange) Fail(scorer string, err error) sdk.Result {
-	code, msg := sdk.CodeJudgeError, err.Error()
+// Code is the code and message a failed result gives for err: err's when it carries an
+// [sdk.Error] (timeout, limit_exceeded ...), judge_error and its text otherwise: the judge
+// answered, but not usably.
+func Code(err error) (code, msg string) {
 	var e *sdk.Error
 	if errors.As(err, &e) {
-		code, msg = e.Code, e.Message
+		return e.Code, e.Message
 	}
+	return sdk.CodeJudgeError, err.Error()
+}
+
+// Fail is the failed result for err ([Code]), with the exchange so far.
+func (ex *Exchange) Fail(scorer string, err error) sdk.Result {
+	code, msg := Code(err)
 	return ex.Record(sdk.Failed(code, scorer+": "+msg))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -140,6 +141,33 @@ func TestCosine(t *testing.T) {
 		got, ok := Cosine(tc.a, tc.b)
 		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 || got < -1 || got > 1 {
 			t.Errorf("Cosine(%v, %v) = %v, %v; want %v, %v", tc.a, tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestCode(t *testing.T) {
+	if code, msg := Code(fmt.Errorf("wrapped: %w", &sdk.Error{Code: sdk.CodeTimeout, Message: "deadline"})); code != sdk.CodeTimeout || msg != "deadline" {
+		t.Errorf("Code of a wrapped sdk.Error = %q, %q", code, msg)
+	}
+	if code, msg := Code(errors.New("not JSON")); code != sdk.CodeJudgeError || msg != "not JSON" {
+		t.Errorf("Code of a plain error = %q, %q", code, msg)
+	}
+}
+
+// TestUnanswered: an output that answers nothing scores 0 with the pre-screen's flag and
+// reason; an answer, or a turn that acted through tools, is left to the scorer.
+func TestUnanswered(t *testing.T) {
+	res, ok := Unanswered(&sdk.Run{Input: "What is the capital of France?", Output: " "}, ", so it says nothing")
+	if !ok || res.Status != sdk.StatusScored || res.Value() != 0 || len(res.Flags) != 1 || res.Flags[0] != "empty_output" ||
+		!strings.HasSuffix(res.Reason, ", so it says nothing") {
+		t.Errorf("Unanswered of an empty output = %+v, %v", res, ok)
+	}
+	for _, run := range []sdk.Run{
+		{Input: "What is the capital of France?", Output: "Paris."},
+		{Input: "Cancel my 3pm", ToolCalls: []sdk.ToolCall{{ID: "c1", Name: "cancel", Result: `{"cancelled": true}`}}},
+	} {
+		if res, ok := Unanswered(&run, ", so"); ok {
+			t.Errorf("Unanswered(%+v) = %+v; want the run left to the scorer", run, res)
 		}
 	}
 }

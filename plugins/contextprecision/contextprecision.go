@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/grounding"
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -59,18 +60,12 @@ type Config struct {
 	Repair bool `json:"repair"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "mode": {"enum": ["judge", "per_passage", "similarity"], "description": "Where verdicts come from. Default judge."},
-    "context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."},
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"mode": {"enum": ["judge", "per_passage", "similarity"], "description": "Where verdicts come from. Default judge."},
+    ` + grounding.ContextPathSchema + `,
     "reference_path": {"type": "string", "description": "Dotted path into run.metadata holding reference passages (similarity mode). Default reference_contexts."},
     "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "Similarity threshold (similarity mode). Default 0.5."},
-    "repair": {"type": "boolean", "description": "One re-prompt on a verdict-count mismatch. Default true."}
-  }
-}`
+    "repair": {"type": "boolean", "description": "One re-prompt on a verdict-count mismatch. Default true."}`)
 
 const defaults = `{"mode": "judge", "context_path": "", "reference_path": "reference_contexts", "threshold": 0.5, "repair": true}`
 

@@ -70,16 +70,10 @@ type Config struct {
 	ContextPath string `json:"context_path"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
       "description": "mastra and ragas: the judge splits the reference answer into claims; deepeval: the scorer splits it into sentences. Score: attributed / units."},
-    "context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."}
-  }
-}`
+    ` + grounding.ContextPathSchema)
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 

@@ -78,12 +78,8 @@ type Config struct {
 	MaxMissingContextPenalty float64 `json:"max_missing_context_penalty"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
       "description": "mastra: a relevance level and a used flag per passage, and missing information (Mastra's context relevance); deepeval: relevant statements / all statements (DeepEval's contextual relevancy)."},
     "context_path": {"type": "string", "default": "",
       "description": "Dotted path into run.metadata holding the passages (strings or {id, text} objects). Default: run.context."},
@@ -92,9 +88,7 @@ const configSchema = `{
     "missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
       "description": "mastra: subtracted per item of missing information (Mastra's penalties.missingContextPerItem)."},
     "max_missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
-      "description": "mastra: cap of the missing-information penalty (Mastra's penalties.maxMissingContextPenalty)."}
-  }
-}`
+      "description": "mastra: cap of the missing-information penalty (Mastra's penalties.maxMissingContextPenalty)."}`)
 
 const defaults = `{"method": "mastra", "context_path": "", "unused_high_relevance_penalty": 0.1, "missing_context_penalty": 0.15, "max_missing_context_penalty": 0.5}`
 

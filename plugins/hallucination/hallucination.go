@@ -87,16 +87,10 @@ type Config struct {
 	ContextPath string `json:"context_path"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
       "description": "mastra: grounded claims / claims; deepeval: 1 - passages the output contradicts / passages."},
-    "context_path": {"type": "string", "description": "Dotted path into run.metadata holding the passages. Default: run.context."}
-  }
-}`
+    ` + grounding.ContextPathSchema)
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 

@@ -123,12 +123,8 @@ type Config struct {
 	ContextPath string `json:"context_path"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "enum": ["mastra", "ragas"], "default": "mastra",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "ragas"], "default": "mastra",
       "description": "mastra: the noisy answer against the baseline answer, five impact ratings and the judge's robustness (Mastra's noise sensitivity); ragas: wrong statements backed by the passages (Ragas' noise sensitivity), reported as 1 - its figure."},
     "noise_path": {"type": "string", "minLength": 1, "default": "noise",
       "description": "Dotted path into run.metadata of the object with baseline_output, clean_input, type and clean_context."},
@@ -150,9 +146,7 @@ const configSchema = `{
     "mode": {"type": "string", "enum": ["relevant", "irrelevant"], "default": "relevant",
       "description": "ragas: count wrong statements backed by relevant passages, or only by irrelevant ones (Ragas' mode)."},
     "context_path": {"type": "string", "default": "",
-      "description": "ragas: dotted path into run.metadata holding the noisy passages. Default: run.context."}
-  }
-}`
+      "description": "ragas: dotted path into run.metadata holding the noisy passages. Default: run.context."}`)
 
 const defaults = `{"method": "mastra", "noise_path": "noise", "impact_weights": {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}, ` +
 	`"major_issue_penalty": 0.1, "max_major_issue_penalty": 0.3, "discrepancy_threshold": 0.2, "mode": "relevant", "context_path": ""}`
@@ -264,8 +258,8 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 			"the mastra method (the default) judges them against the baseline; no judge call was made"), nil
 	}
 	if !prescreen.ToolOnly(run) {
-		if flag, why, ok := prescreen.Unanswered(run); ok {
-			return s.nothing(flag, why), nil
+		if res, ok := judgekit.Unanswered(run, ": the agent answered nothing under noise; no judge call was made"); ok {
+			return nothing(res), nil
 		}
 	}
 	if call.Judge == nil {
@@ -277,10 +271,9 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	return s.mastra(ctx, call.Judge, run, md), nil
 }
 
-// nothing is the result of a noisy run that answered nothing: 0, without a call.
-func (s *scorer) nothing(flag, why string) sdk.Result {
-	res := sdk.Scored(0, why+": the agent answered nothing under noise; no judge call was made")
-	res.Flags = []string{flag}
+// nothing is res, the result of a noisy run that answered nothing (0, without a call), with
+// its dimensions.
+func nothing(res sdk.Result) sdk.Result {
 	res.Dimensions = map[string]float64{DimRobustness: 0}
 	res.SkippedDimensions = map[string]string{DimSensitivity: "no answer to check"}
 	for _, a := range aspects {

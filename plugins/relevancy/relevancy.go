@@ -48,7 +48,6 @@ package relevancy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/scorekit/scorekit/internal/judgekit"
@@ -98,19 +97,13 @@ type Config struct {
 	Questions int `json:"questions"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "mode": {"type": "string", "enum": ["judge", "statements", "questions"], "default": "judge",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"mode": {"type": "string", "enum": ["judge", "statements", "questions"], "default": "judge",
       "description": "judge: one call that asks whether the output does what the input required; statements: Mastra's statement verdicts; questions: Ragas' generated questions and embeddings."},
     "uncertainty_weight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
       "description": "Weight of an unsure verdict in statements mode."},
     "questions": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
-      "description": "Questions generated in questions mode."}
-  }
-}`
+      "description": "Questions generated in questions mode."}`)
 
 const defaults = `{"mode": "judge", "uncertainty_weight": 0.3, "questions": 3}`
 
@@ -167,9 +160,7 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 // Score grades call.Run in the configured mode.
 func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
-	if flag, why, ok := prescreen.Unanswered(run); ok {
-		res := sdk.Scored(0, why+", so it does nothing the input required; no judge call was made")
-		res.Flags = []string{flag}
+	if res, ok := judgekit.Unanswered(run, ", so it does nothing the input required; no judge call was made"); ok {
 		return res, nil
 	}
 	if call.Judge == nil {
@@ -246,11 +237,7 @@ func (p *pipeline) scored(score float64, reason string, flags ...string) sdk.Res
 // err's when it carries one (timeout, limit_exceeded ...), judge_error otherwise: the
 // judge answered but not usably.
 func (p *pipeline) fail(step string, err error) sdk.Result {
-	code, msg := sdk.CodeJudgeError, err.Error()
-	var e *sdk.Error
-	if errors.As(err, &e) {
-		code, msg = e.Code, e.Message
-	}
+	code, msg := judgekit.Code(err)
 	res := sdk.Failed(code, fmt.Sprintf("relevancy (%s mode), %s step: %s", p.mode, step, msg))
 	res.Steps = p.steps
 	res.Telemetry = p.tel

@@ -86,12 +86,8 @@ type Config struct {
 	Threshold *float64 `json:"threshold"`
 }
 
-const configSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "method": {"type": "string", "enum": ["judge", "embeddings"], "default": "judge",
+// configSchema is the JSON Schema of Config.
+var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["judge", "embeddings"], "default": "judge",
       "description": "judge: one call matching the reference's units against the output (Mastra's answer similarity); embeddings: the cosine of the two texts' embeddings (Ragas' semantic similarity), no judge call."},
     "semantic_threshold": {"type": "number", "minimum": 0, "maximum": 2, "default": 0.8,
       "description": "judge: credit of a semantic match; a partial match gets half (Mastra's semanticThreshold)."},
@@ -104,9 +100,7 @@ const configSchema = `{
     "extra_info_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05,
       "description": "judge: subtracted per output unit the reference lacks, 0.2 at most (Mastra's extraInfoPenalty)."},
     "threshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "default": null,
-      "description": "embeddings: score 1 when the cosine is at or above it, else 0 (Ragas' threshold). Default: the cosine itself."}
-  }
-}`
+      "description": "embeddings: score 1 when the cosine is at or above it, else 0 (Ragas' threshold). Default: the cosine itself."}`)
 
 const defaults = `{"method": "judge", "semantic_threshold": 0.8, "exact_match_bonus": 0.2, "missing_penalty": 0.15, "contradiction_penalty": 1.0, "extra_info_penalty": 0.05, "threshold": null}`
 
@@ -177,9 +171,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return sdk.Skipped(Name + " compares the output's text with run.expected, and this turn's only output is its tool calls: " +
 			"there is no text to compare (tool_calls grades actions against expected_tool_calls); no judge call was made"), nil
 	}
-	if flag, why, ok := prescreen.Unanswered(run); ok {
-		res := sdk.Scored(0, why+", so it says none of what the reference says; no judge call was made")
-		res.Flags = []string{flag}
+	if res, ok := judgekit.Unanswered(run, ", so it says none of what the reference says; no judge call was made"); ok {
 		return res, nil
 	}
 	if call.Judge == nil {
@@ -236,9 +228,6 @@ func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.
 // failEmbed is the failed result of the embeddings request: its code when it carries one,
 // judge_error otherwise.
 func failEmbed(err error) sdk.Result {
-	var e *sdk.Error
-	if errors.As(err, &e) {
-		return sdk.Failed(e.Code, Name+": embeddings: "+e.Message)
-	}
-	return sdk.Failed(sdk.CodeJudgeError, Name+": embeddings: "+err.Error())
+	code, msg := judgekit.Code(err)
+	return sdk.Failed(code, Name+": embeddings: "+msg)
 }
