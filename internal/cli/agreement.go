@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -457,7 +456,7 @@ func resultReason(r sdk.Result) string {
 func writeAgreement(w io.Writer, rep agreementReport, show int) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "Agreement with the public sets' labels (judge %s; %s)\n", rep.JudgeModel, rep.Intervals)
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	tw := newTable(ew)
 	var pf, sc []agreementTable
 	for _, t := range rep.Tables {
 		if t.Scores != nil {

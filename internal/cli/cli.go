@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -95,22 +96,19 @@ func (e *env) run(ctx context.Context, args []string) int {
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		return ExitOK
+	}
+	fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
+	switch {
 	case errors.Is(err, errBadInput):
-		fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
 		return ExitBadInput
 	case errors.Is(err, errGate):
-		fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
 		return ExitGate
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
 		return ExitInterrupted
-	default:
-		fmt.Fprintf(e.stderr, "scorekit: %v\n", err)
-		return ExitSetup
 	}
+	return ExitSetup
 }
 
 func (e *env) rootCommand() *cobra.Command {
@@ -168,3 +166,7 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// newTable returns a writer that aligns tab-separated columns two spaces apart: the layout
+// of every table the commands print.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -156,7 +155,7 @@ func printDisagreements(w io.Writer, v service.EvaluationView) error {
 	for _, name := range order {
 		ds := by[name]
 		fmt.Fprintf(bw, "\n%s: the versions disagree on %d of %d runs\n", name, len(ds), v.Runs)
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		tw := newTable(bw)
 		for _, d := range ds {
 			for i, vd := range d.Verdicts {
 				run := d.RunID
@@ -190,7 +189,7 @@ func printComparison(w io.Writer, v service.EvaluationView) error {
 		fmt.Fprintf(bw, "\n%s: version %s against %s (%d runs scored before)\n", s.Name, s.Version, old, s.Previous.Runs)
 		fmt.Fprintf(bw, "  mean %s -> %s, pass rate %s -> %s\n", meanText(s.Previous.Mean), meanText(s.Mean),
 			pct(s.Previous.PassRate), pct(s.PassRate))
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		tw := newTable(bw)
 		fmt.Fprintf(tw, "  RUN\tOLD (%s)\tNEW (%s)\tCHANGE\n", old, s.Version)
 		for _, r := range v.Results {
 			if r.Scorer != s.Name || r.Previous == nil {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -282,7 +281,7 @@ func writeScorerAgreement(w io.Writer, a service.ScorerAgreement, show int) erro
 	fmt.Fprintf(ew, "Agreement of %s (version %s) with the labels of %q: %d labels of %d runs by %s\n",
 		a.Scorer, version, a.Criterion, a.Labels, a.LabelledRuns, strings.Join(a.Labellers, ", "))
 	fmt.Fprintln(ew, intervalsNote)
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	tw := newTable(ew)
 	var pf, sc bool
 	for _, p := range a.People {
 		pf, sc = pf || p.PassFail != nil, sc || p.Scores != nil

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -208,7 +207,7 @@ func (t *tableSink) finish(interrupted bool) error {
 		fmt.Fprintln(bw, "Interrupted: a partial summary of the lines scored before the interruption.")
 		fmt.Fprintln(bw)
 	}
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	tw := newTable(bw)
 	fmt.Fprintln(tw, "SCORER\tRUNS\tSCORED\tMEAN\tPASS RATE\tFAILED\tSKIPPED")
 	for _, s := range t.stats {
 		mean, pass := ratio(s.sum, s.scored, "%.2f"), ratio(float64(s.passedN)*100, s.judged, "%.0f%%")

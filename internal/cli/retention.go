@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -174,7 +173,7 @@ func (e *env) auditCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "WHEN\tWHO\tWHAT\tSUBJECT\tDETAIL")
 				for _, a := range log {
 					detail, _ := json.Marshal(a.Detail)
