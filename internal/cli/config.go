@@ -106,13 +106,11 @@ func readConfig(path string) (fileConfig, error) {
 	if err != nil {
 		return c, fmt.Errorf("read config: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("read config %s: %w", path, describeConfigError(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("read config %s: trailing data after the JSON object", path)
+	if err := decodeStrict(b, &c); err != nil {
+		if !errors.Is(err, errTrailingData) {
+			err = describeConfigError(err)
+		}
+		return c, fmt.Errorf("read config %s: %w", path, err)
 	}
 	if err := c.RunLimits.Validate(); err != nil {
 		return c, fmt.Errorf("read config %s: %w", path, err)
@@ -123,6 +121,24 @@ func readConfig(path string) (fileConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// errTrailingData: decodeStrict found more after the JSON object.
+var errTrailingData = errors.New("trailing data after the JSON object")
+
+// decodeStrict decodes the one JSON object in b into v. An unknown key is an error, so a
+// typo never silently drops a setting, and so is anything after the object
+// (errTrailingData).
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errTrailingData
+	}
+	return nil
 }
 
 // describeConfigError turns encoding/json's messages into ones that name the key and the

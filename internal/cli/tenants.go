@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -49,13 +47,11 @@ func readPolicy(path string) (store.Policy, error) {
 	if err != nil {
 		return p, fmt.Errorf("--policy: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	switch err := decodeStrict(b, &p); {
+	case errors.Is(err, errTrailingData):
+		return p, fmt.Errorf("--policy %s: %w", path, err)
+	case err != nil:
 		return p, fmt.Errorf("--policy %s: %v (keys: judge, requests_per_second, max_runs_per_evaluation, scorers, limits, max_run_bytes, retention_days, redact, quotas, promotion_gate)", path, strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return p, fmt.Errorf("--policy %s: trailing data after the JSON object", path)
 	}
 	return p, nil
 }
@@ -122,7 +118,7 @@ labels at least as well as the version it replaces; see docs/AGREEMENT.md)}.`,
 				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "TENANT\tCREATED\tPOLICY")
 				for _, t := range ts {
 					pol, _ := json.Marshal(t.Policy)
@@ -187,7 +183,7 @@ func (e *env) keysCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "KEY ID\tSCOPE\tCREATED\tREVOKED")
 				for _, k := range ks {
 					revoked := "-"
