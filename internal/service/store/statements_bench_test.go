@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -9,8 +11,9 @@ import (
 )
 
 // BenchmarkStatements: the cost of a statement through the store's querier on each
-// backend, a point read outside a transaction and a transaction of a read and a write:
-// what the dialects add to every statement (measure it with -benchmem).
+// database, a point read outside a transaction, a list read (a page of 50 runs) and a
+// transaction of a read and a write: what the dialects and the store's row reading add
+// to every statement (measure it with -benchmem).
 func BenchmarkStatements(b *testing.B) {
 	ctx := context.Background()
 	for _, backend := range []string{SQLite, Postgres} {
@@ -35,6 +38,20 @@ func BenchmarkStatements(b *testing.B) {
 				for range b.N {
 					if _, err := s.TenantByID(ctx, ten.ID); err != nil {
 						b.Fatal(err)
+					}
+				}
+			})
+			runs := make([]NewRun, 50)
+			for i := range runs {
+				runs[i] = NewRun{ID: fmt.Sprintf("r%d", i), Agent: "bot", Body: json.RawMessage(`{"input":"a question","output":"an answer"}`)}
+			}
+			if _, err := s.PutRuns(ctx, ten.ID, runs); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("list", func(b *testing.B) {
+				for range b.N {
+					if rs, err := s.Runs(ctx, ten.ID, RunQuery{Agent: "bot", Limit: 50}); err != nil || len(rs) != 50 {
+						b.Fatal(len(rs), err)
 					}
 				}
 			})
