@@ -15,6 +15,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/host/process"
 	"github.com/scorekit/scorekit/host/wasm"
+	"github.com/scorekit/scorekit/internal/modroot"
 )
 
 // Builtins loads build/RUNTIME/builtin.plugin.json, RUNTIME being host.RuntimeWASM or
@@ -62,14 +63,11 @@ func ModuleRoot(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the working directory")
-		}
+	root, ok := modroot.Find(d)
+	if !ok {
+		t.Fatal("no go.mod above the working directory")
 	}
+	return root
 }
 
 // FirstScorerWASM builds examples/first-scorer (the word_budget scorer of

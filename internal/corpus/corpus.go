@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/scorekit/scorekit/internal/modroot"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -91,18 +92,15 @@ func Dir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("corpus: working directory: %w", err)
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			data := filepath.Join(d, "testdata")
-			if _, err := os.Stat(filepath.Join(data, "README.md")); err != nil {
-				return "", fmt.Errorf("corpus: module root %s has no testdata/README.md (%w); the public sets live in the repository's testdata/ folder: restore it with git checkout -- testdata", d, err)
-			}
-			return data, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("corpus: no go.mod above %s: run from inside the scorekit module", wd)
-		}
+	d, ok := modroot.Find(wd)
+	if !ok {
+		return "", fmt.Errorf("corpus: no go.mod above %s: run from inside the scorekit module", wd)
 	}
+	data := filepath.Join(d, "testdata")
+	if _, err := os.Stat(filepath.Join(data, "README.md")); err != nil {
+		return "", fmt.Errorf("corpus: module root %s has no testdata/README.md (%w); the public sets live in the repository's testdata/ folder: restore it with git checkout -- testdata", d, err)
+	}
+	return data, nil
 }
 
 // LoadFound finds the data folder with Dir and loads every set from it.

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"go/types"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/scorekit/scorekit/internal/modroot"
 )
 
 // Surface is the module's public packages, type-checked: every package that is not under an
@@ -65,16 +66,11 @@ func moduleRoot(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("no go.mod in %s or above it (run from inside the module)", dir)
-		}
-		d = parent
+	root, ok := modroot.Find(d)
+	if !ok {
+		return "", fmt.Errorf("no go.mod in %s or above it (run from inside the module)", dir)
 	}
+	return root, nil
 }
 
 // isInternal reports whether an import path has an internal element, which the go command

@@ -17,6 +17,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/scorekit/scorekit/internal/modroot"
 	"github.com/scorekit/scorekit/plugins/rubric"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -338,14 +339,9 @@ func ModuleRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory; run from inside the module")
-		}
-		dir = parent
+	root, ok := modroot.Find(dir)
+	if !ok {
+		return "", errors.New("no go.mod above the working directory; run from inside the module")
 	}
+	return root, nil
 }
