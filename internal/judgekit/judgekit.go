@@ -40,11 +40,11 @@ func Info(name, description, configSchema, defaults string) sdk.Info {
 }
 
 // ConfigSchema is the JSON Schema (draft 2020-12) of a judge scorer's config: an object
-// with the given properties (the members of "properties", without its braces) and no
+// with the given properties, each a member of "properties" (`"name": {...}`), and no
 // others, as [DecodeConfig] refuses unknown fields.
-func ConfigSchema(properties string) string {
+func ConfigSchema(properties ...string) string {
 	return "{\n  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n  \"type\": \"object\",\n" +
-		"  \"additionalProperties\": false,\n  \"properties\": {\n    " + properties + "\n  }\n}"
+		"  \"additionalProperties\": false,\n  \"properties\": {\n    " + strings.Join(properties, ",\n    ") + "\n  }\n}"
 }
 
 // DecodeConfig decodes a scorer's config over its defaults (what cfg holds), refusing

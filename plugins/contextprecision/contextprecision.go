@@ -61,11 +61,12 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"mode": {"enum": ["judge", "per_passage", "similarity"], "description": "Where verdicts come from. Default judge."},
-    ` + grounding.ContextPathSchema + `,
-    "reference_path": {"type": "string", "description": "Dotted path into run.metadata holding reference passages (similarity mode). Default reference_contexts."},
-    "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "Similarity threshold (similarity mode). Default 0.5."},
-    "repair": {"type": "boolean", "description": "One re-prompt on a verdict-count mismatch. Default true."}`)
+var configSchema = judgekit.ConfigSchema(
+	`"mode": {"enum": ["judge", "per_passage", "similarity"], "description": "Where verdicts come from. Default judge."}`,
+	grounding.ContextPathSchema,
+	`"reference_path": {"type": "string", "description": "Dotted path into run.metadata holding reference passages (similarity mode). Default reference_contexts."}`,
+	`"threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "Similarity threshold (similarity mode). Default 0.5."}`,
+	`"repair": {"type": "boolean", "description": "One re-prompt on a verdict-count mismatch. Default true."}`)
 
 const defaults = `{"mode": "judge", "context_path": "", "reference_path": "reference_contexts", "threshold": 0.5, "repair": true}`
 

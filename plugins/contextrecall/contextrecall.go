@@ -71,9 +71,10 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
-      "description": "mastra and ragas: the judge splits the reference answer into claims; deepeval: the scorer splits it into sentences. Score: attributed / units."},
-    ` + grounding.ContextPathSchema)
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
+      "description": "mastra and ragas: the judge splits the reference answer into claims; deepeval: the scorer splits it into sentences. Score: attributed / units."}`,
+	grounding.ContextPathSchema)
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 

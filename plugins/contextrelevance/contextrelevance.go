@@ -79,15 +79,16 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
-      "description": "mastra: a relevance level and a used flag per passage, and missing information (Mastra's context relevance); deepeval: relevant statements / all statements (DeepEval's contextual relevancy)."},
-    "context_path": {"type": "string", "default": "",
-      "description": "Dotted path into run.metadata holding the passages (strings or {id, text} objects). Default: run.context."},
-    "unused_high_relevance_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1,
-      "description": "mastra: subtracted per high-relevance passage the answer did not use (Mastra's penalties.unusedHighRelevanceContext)."},
-    "missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
-      "description": "mastra: subtracted per item of missing information (Mastra's penalties.missingContextPerItem)."},
-    "max_missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
+      "description": "mastra: a relevance level and a used flag per passage, and missing information (Mastra's context relevance); deepeval: relevant statements / all statements (DeepEval's contextual relevancy)."}`,
+	`"context_path": {"type": "string", "default": "",
+      "description": "Dotted path into run.metadata holding the passages (strings or {id, text} objects). Default: run.context."}`,
+	`"unused_high_relevance_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1,
+      "description": "mastra: subtracted per high-relevance passage the answer did not use (Mastra's penalties.unusedHighRelevanceContext)."}`,
+	`"missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
+      "description": "mastra: subtracted per item of missing information (Mastra's penalties.missingContextPerItem)."}`,
+	`"max_missing_context_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
       "description": "mastra: cap of the missing-information penalty (Mastra's penalties.maxMissingContextPenalty)."}`)
 
 const defaults = `{"method": "mastra", "context_path": "", "unused_high_relevance_penalty": 0.1, "missing_context_penalty": 0.15, "max_missing_context_penalty": 0.5}`

@@ -75,9 +75,10 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
-      "description": "mastra and ragas: supported claims / claims; deepeval: claims not contradicted / claims."},
-    ` + grounding.ContextPathSchema)
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["mastra", "ragas", "deepeval"], "default": "mastra",
+      "description": "mastra and ragas: supported claims / claims; deepeval: claims not contradicted / claims."}`,
+	grounding.ContextPathSchema)
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 

@@ -88,9 +88,10 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
-      "description": "mastra: grounded claims / claims; deepeval: 1 - passages the output contradicts / passages."},
-    ` + grounding.ContextPathSchema)
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["mastra", "deepeval"], "default": "mastra",
+      "description": "mastra: grounded claims / claims; deepeval: 1 - passages the output contradicts / passages."}`,
+	grounding.ContextPathSchema)
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 

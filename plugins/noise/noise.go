@@ -124,11 +124,12 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["mastra", "ragas"], "default": "mastra",
-      "description": "mastra: the noisy answer against the baseline answer, five impact ratings and the judge's robustness (Mastra's noise sensitivity); ragas: wrong statements backed by the passages (Ragas' noise sensitivity), reported as 1 - its figure."},
-    "noise_path": {"type": "string", "minLength": 1, "default": "noise",
-      "description": "Dotted path into run.metadata of the object with baseline_output, clean_input, type and clean_context."},
-    "impact_weights": {"type": "object", "additionalProperties": false,
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["mastra", "ragas"], "default": "mastra",
+      "description": "mastra: the noisy answer against the baseline answer, five impact ratings and the judge's robustness (Mastra's noise sensitivity); ragas: wrong statements backed by the passages (Ragas' noise sensitivity), reported as 1 - its figure."}`,
+	`"noise_path": {"type": "string", "minLength": 1, "default": "noise",
+      "description": "Dotted path into run.metadata of the object with baseline_output, clean_input, type and clean_context."}`,
+	`"impact_weights": {"type": "object", "additionalProperties": false,
       "properties": {
         "none": {"type": "number", "minimum": 0, "maximum": 1},
         "minimal": {"type": "number", "minimum": 0, "maximum": 1},
@@ -136,16 +137,16 @@ var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": [
         "significant": {"type": "number", "minimum": 0, "maximum": 1},
         "severe": {"type": "number", "minimum": 0, "maximum": 1}},
       "default": {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1},
-      "description": "mastra: the weight of each impact level (Mastra's scoring.impactWeights); a level left out keeps its default."},
-    "major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1,
-      "description": "mastra: subtracted per major issue (Mastra's scoring.penalties.majorIssuePerItem)."},
-    "max_major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
-      "description": "mastra: cap of the major-issue penalty (Mastra's scoring.penalties.maxMajorIssuePenalty)."},
-    "discrepancy_threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
-      "description": "mastra: when the judge's robustness and the mean impact weight differ by more, the lower counts (Mastra's scoring.discrepancyThreshold)."},
-    "mode": {"type": "string", "enum": ["relevant", "irrelevant"], "default": "relevant",
-      "description": "ragas: count wrong statements backed by relevant passages, or only by irrelevant ones (Ragas' mode)."},
-    "context_path": {"type": "string", "default": "",
+      "description": "mastra: the weight of each impact level (Mastra's scoring.impactWeights); a level left out keeps its default."}`,
+	`"major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1,
+      "description": "mastra: subtracted per major issue (Mastra's scoring.penalties.majorIssuePerItem)."}`,
+	`"max_major_issue_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
+      "description": "mastra: cap of the major-issue penalty (Mastra's scoring.penalties.maxMajorIssuePenalty)."}`,
+	`"discrepancy_threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
+      "description": "mastra: when the judge's robustness and the mean impact weight differ by more, the lower counts (Mastra's scoring.discrepancyThreshold)."}`,
+	`"mode": {"type": "string", "enum": ["relevant", "irrelevant"], "default": "relevant",
+      "description": "ragas: count wrong statements backed by relevant passages, or only by irrelevant ones (Ragas' mode)."}`,
+	`"context_path": {"type": "string", "default": "",
       "description": "ragas: dotted path into run.metadata holding the noisy passages. Default: run.context."}`)
 
 const defaults = `{"method": "mastra", "noise_path": "noise", "impact_weights": {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}, ` +

@@ -98,11 +98,12 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"mode": {"type": "string", "enum": ["judge", "statements", "questions"], "default": "judge",
-      "description": "judge: one call that asks whether the output does what the input required; statements: Mastra's statement verdicts; questions: Ragas' generated questions and embeddings."},
-    "uncertainty_weight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
-      "description": "Weight of an unsure verdict in statements mode."},
-    "questions": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
+var configSchema = judgekit.ConfigSchema(
+	`"mode": {"type": "string", "enum": ["judge", "statements", "questions"], "default": "judge",
+      "description": "judge: one call that asks whether the output does what the input required; statements: Mastra's statement verdicts; questions: Ragas' generated questions and embeddings."}`,
+	`"uncertainty_weight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3,
+      "description": "Weight of an unsure verdict in statements mode."}`,
+	`"questions": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
       "description": "Questions generated in questions mode."}`)
 
 const defaults = `{"mode": "judge", "uncertainty_weight": 0.3, "questions": 3}`

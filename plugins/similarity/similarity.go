@@ -87,19 +87,20 @@ type Config struct {
 }
 
 // configSchema is the JSON Schema of Config.
-var configSchema = judgekit.ConfigSchema(`"method": {"type": "string", "enum": ["judge", "embeddings"], "default": "judge",
-      "description": "judge: one call matching the reference's units against the output (Mastra's answer similarity); embeddings: the cosine of the two texts' embeddings (Ragas' semantic similarity), no judge call."},
-    "semantic_threshold": {"type": "number", "minimum": 0, "maximum": 2, "default": 0.8,
-      "description": "judge: credit of a semantic match; a partial match gets half (Mastra's semanticThreshold)."},
-    "exact_match_bonus": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
-      "description": "judge: added to an exact match's credit of 1 (Mastra's exactMatchBonus)."},
-    "missing_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
-      "description": "judge: subtracted per reference unit the output lacks (Mastra's missingPenalty)."},
-    "contradiction_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 1.0,
-      "description": "judge: subtracted per contradiction of the reference (Mastra's contradictionPenalty)."},
-    "extra_info_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05,
-      "description": "judge: subtracted per output unit the reference lacks, 0.2 at most (Mastra's extraInfoPenalty)."},
-    "threshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "default": null,
+var configSchema = judgekit.ConfigSchema(
+	`"method": {"type": "string", "enum": ["judge", "embeddings"], "default": "judge",
+      "description": "judge: one call matching the reference's units against the output (Mastra's answer similarity); embeddings: the cosine of the two texts' embeddings (Ragas' semantic similarity), no judge call."}`,
+	`"semantic_threshold": {"type": "number", "minimum": 0, "maximum": 2, "default": 0.8,
+      "description": "judge: credit of a semantic match; a partial match gets half (Mastra's semanticThreshold)."}`,
+	`"exact_match_bonus": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.2,
+      "description": "judge: added to an exact match's credit of 1 (Mastra's exactMatchBonus)."}`,
+	`"missing_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.15,
+      "description": "judge: subtracted per reference unit the output lacks (Mastra's missingPenalty)."}`,
+	`"contradiction_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 1.0,
+      "description": "judge: subtracted per contradiction of the reference (Mastra's contradictionPenalty)."}`,
+	`"extra_info_penalty": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05,
+      "description": "judge: subtracted per output unit the reference lacks, 0.2 at most (Mastra's extraInfoPenalty)."}`,
+	`"threshold": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "default": null,
       "description": "embeddings: score 1 when the cosine is at or above it, else 0 (Ragas' threshold). Default: the cosine itself."}`)
 
 const defaults = `{"method": "judge", "semantic_threshold": 0.8, "exact_match_bonus": 0.2, "missing_penalty": 0.15, "contradiction_penalty": 1.0, "extra_info_penalty": 0.05, "threshold": null}`
