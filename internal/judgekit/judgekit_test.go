@@ -171,3 +171,22 @@ func TestUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSchema: the schema is JSON, an object of the properties given and no others.
+func TestConfigSchema(t *testing.T) {
+	raw := ConfigSchema(`"method": {"type": "string", "enum": ["a", "b"],
+      "description": "the method"}`, `"context_path": {"type": "string"}`)
+	var s struct {
+		Schema     string                     `json:"$schema"`
+		Type       string                     `json:"type"`
+		Additional *bool                      `json:"additionalProperties"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatalf("ConfigSchema is not JSON: %v\n%s", err, raw)
+	}
+	if s.Type != "object" || s.Additional == nil || *s.Additional || len(s.Properties) != 2 ||
+		s.Properties["method"] == nil || s.Properties["context_path"] == nil || !strings.Contains(s.Schema, "2020-12") {
+		t.Errorf("ConfigSchema = %s", raw)
+	}
+}
