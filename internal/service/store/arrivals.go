@@ -19,15 +19,14 @@ const openArrivalSQL = `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id
 // it does not keep the jobs' results, whose foreign key takes a key-share lock on the
 // row, from being written meanwhile.
 func (tx *Tx) OpenArrival(ctx context.Context, tenantID int64, agent string) (Evaluation, error) {
-	q := openArrivalSQL + tx.d.rowLock()
-	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, agent))
+	e, err := first(ctx, tx.q, openArrivalSQL+tx.d.rowLock(), []any{tenantID, agent}, scanEvaluation)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Evaluation{}, fmt.Errorf("open arrival evaluation of %q: %w", agent, ErrNotFound)
+	}
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("store: open arrival evaluation of %q: %w", agent, err)
 	}
-	if len(es) == 0 {
-		return Evaluation{}, fmt.Errorf("open arrival evaluation of %q: %w", agent, ErrNotFound)
-	}
-	return es[0], nil
+	return e, nil
 }
 
 // CreateArrival opens an arrival evaluation of the agent, with no runs yet. It returns
@@ -83,15 +82,7 @@ func (tx *Tx) CloseArrival(ctx context.Context, evalPK int64) error {
 
 // LockEvaluation is EvaluationByPK with the row locked until tx ends on PostgreSQL.
 func (tx *Tx) LockEvaluation(ctx context.Context, tenantID, pk int64) (Evaluation, error) {
-	q := `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id = $2` + tx.d.rowLock()
-	es, err := scanEvaluations(tx.q.query(ctx, q, tenantID, pk))
-	if err != nil {
-		return Evaluation{}, err
-	}
-	if len(es) == 0 {
-		return Evaluation{}, fmt.Errorf("evaluation %d: %w", pk, ErrNotFound)
-	}
-	return es[0], nil
+	return tx.evaluationByPK(ctx, tenantID, pk, tx.d.rowLock())
 }
 
 // flag is b as the 0/1 the open and flushing columns hold.
@@ -104,7 +95,7 @@ func flag(b bool) int64 {
 
 // chunkRunsSQL reads a chunk of an evaluation (positions [$2, $3)): each run with the
 // scorers whose results the evaluation has for it already (none, or one row per scorer).
-const chunkRunsSQL = `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired, res.scorer
+const chunkRunsSQL = `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired, r.redactions, res.scorer
 	FROM evaluation_runs er JOIN runs r ON r.id = er.run_pk
 	LEFT JOIN results res ON res.evaluation_id = er.evaluation_id AND res.run_pk = er.run_pk
 	WHERE er.evaluation_id = $1 AND er.position >= $2 AND er.position < $3 AND r.tenant_id = $4
@@ -114,33 +105,26 @@ const chunkRunsSQL = `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r
 // [from, to) in their order, and which of their results the evaluation has already: what
 // a job needs to score its chunk (a retried job scores only what is missing).
 func (q queries) ChunkRuns(ctx context.Context, tenantID, evalPK, from, to int64) ([]Run, map[ResultKey]bool, error) {
-	rs, err := q.q.query(ctx, chunkRunsSQL, evalPK, from, to, tenantID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: read the runs of evaluation %d [%d, %d): %w", evalPK, from, to, err)
-	}
-	defer rs.Close()
 	var (
 		out    = make([]Run, 0, to-from)
 		stored = map[ResultKey]bool{}
 	)
-	for rs.Next() {
-		var (
-			r       Run
-			t, recv int64
-			body    string
-			scorer  sql.NullString
-		)
-		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired, &scorer); err != nil {
-			return nil, nil, err
+	err := eachRow(ctx, q.q, chunkRunsSQL, []any{evalPK, from, to, tenantID}, func(s scanner) error {
+		var scorer sql.NullString
+		r, err := scanRun(wider{scanner: s, trail: []any{&scorer}})
+		if err != nil {
+			return err
 		}
 		if scorer.Valid {
 			stored[ResultKey{RunPK: r.PK, Scorer: scorer.String}] = true
 		}
-		if len(out) > 0 && out[len(out)-1].PK == r.PK {
-			continue // the same run again, with another stored result
+		if len(out) == 0 || out[len(out)-1].PK != r.PK { // else the same run again, with another stored result
+			out = append(out, r)
 		}
-		r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
-		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read the runs of evaluation %d [%d, %d): %w", evalPK, from, to, err)
 	}
-	return out, stored, rs.Err()
+	return out, stored, nil
 }

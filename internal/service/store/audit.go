@@ -48,7 +48,7 @@ func (q queries) addAudit(ctx context.Context, tenantID *int64, tenantName strin
 
 // auditLogSQL reads a tenant's audit log, newest first, before an id (index
 // audit_log_tenant).
-const auditLogSQL = `SELECT id, actor, action, subject, detail, at FROM audit_log WHERE tenant_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`
+const auditLogSQL = `SELECT ` + auditCols + ` FROM audit_log WHERE tenant_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`
 
 // AuditLog lists the tenant's audit log, newest first: at most limit entries with ids
 // below before (0: from the newest).
@@ -56,32 +56,27 @@ func (q queries) AuditLog(ctx context.Context, tenantID, before int64, limit int
 	if before <= 0 {
 		before = 1 << 62
 	}
-	return scanAudit(q.q.query(ctx, auditLogSQL, tenantID, before, limit))
+	return q.auditEntries(ctx, auditLogSQL, tenantID, before, limit)
 }
 
 // TenantDeletions lists the records of deleted tenants (they outlive the tenant, for
 // the operator), newest first.
 func (q queries) TenantDeletions(ctx context.Context, limit int) ([]AuditEntry, error) {
-	return scanAudit(q.q.query(ctx, `SELECT id, actor, action, subject, detail, at FROM audit_log WHERE tenant_id IS NULL ORDER BY id DESC LIMIT $1`, limit))
+	return q.auditEntries(ctx, `SELECT `+auditCols+` FROM audit_log WHERE tenant_id IS NULL ORDER BY id DESC LIMIT $1`, limit)
 }
 
-func scanAudit(rs rows, err error) ([]AuditEntry, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	out := []AuditEntry{}
-	for rs.Next() {
+const auditCols = `id, actor, action, subject, detail, at`
+
+// auditEntries reads the entries query selects (auditCols); none is an empty list, not nil.
+func (q queries) auditEntries(ctx context.Context, query string, args ...any) ([]AuditEntry, error) {
+	return appendRows(ctx, []AuditEntry{}, q.q, query, args, func(s scanner) (AuditEntry, error) {
 		var (
 			e      AuditEntry
 			detail string
 			at     int64
 		)
-		if err := rs.Scan(&e.ID, &e.Actor, &e.Action, &e.Subject, &detail, &at); err != nil {
-			return nil, err
-		}
+		err := s.Scan(&e.ID, &e.Actor, &e.Action, &e.Subject, &detail, &at)
 		e.At, e.Detail = fromMicros(at), json.RawMessage(detail)
-		out = append(out, e)
-	}
-	return out, rs.Err()
+		return e, err
+	})
 }

@@ -46,27 +46,31 @@ func (bi *batchInsert) text(rows int) string {
 		for k := range bi.texts {
 			var b strings.Builder
 			b.WriteString(bi.head)
-			n := 0
 			for r := range 1 << k {
-				if r > 0 {
-					b.WriteByte(',')
-				}
-				b.WriteByte('(')
-				for c := range bi.cols {
-					if c > 0 {
-						b.WriteByte(',')
-					}
-					n++
-					b.WriteByte('$')
-					b.WriteString(strconv.Itoa(n))
-				}
-				b.WriteByte(')')
+				writeRow(&b, r, r*bi.cols+1, bi.cols)
 			}
 			b.WriteString(bi.tail)
 			bi.texts[k] = b.String()
 		}
 	})
 	return bi.texts[bits.Len(uint(rows))-1]
+}
+
+// writeRow writes the placeholders of row number row (0-based) of a multi-row VALUES
+// list: "($first,$first+1,...)", cols of them, after a comma unless it is the first row.
+func writeRow(b *strings.Builder, row, first, cols int) {
+	if row > 0 {
+		b.WriteByte(',')
+	}
+	b.WriteByte('(')
+	for c := range cols {
+		if c > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(first + c))
+	}
+	b.WriteByte(')')
 }
 
 // exec writes n rows, row(i, args) appending the cols values of row i to args, and

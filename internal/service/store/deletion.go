@@ -60,7 +60,7 @@ func (q queries) DeleteRun(ctx context.Context, tenantID int64, id string) (Dele
 	)
 	err := queryRow(ctx, q.q, runByIDSQL, []any{tenantID, id}, &pk, &agent)
 	if err != nil {
-		return Deleted{}, notFound(err, fmt.Sprintf("run %q", id))
+		return Deleted{}, notFound(err, "run %q", id)
 	}
 	d, err := q.deleteRunPKs(ctx, tenantID, []int64{pk})
 	if err != nil {
@@ -101,24 +101,17 @@ func (q queries) deleteRunPKs(ctx context.Context, tenantID int64, pks []int64) 
 	if d.Results, err = q.q.exec(ctx, deleteResultsSQL+in, args...); err != nil {
 		return d, fmt.Errorf("store: delete results: %w", err)
 	}
-	rs, err := q.q.query(ctx, fmt.Sprintf(shrinkEvaluationsSQL, in), args...)
-	if err != nil {
-		return d, fmt.Errorf("store: delete runs: evaluations: %w", err)
-	}
 	var emptied []int64
-	for rs.Next() {
+	if err := eachRow(ctx, q.q, fmt.Sprintf(shrinkEvaluationsSQL, in), args, func(s scanner) error {
 		var id, runs int64
-		if err := rs.Scan(&id, &runs); err != nil {
-			rs.Close()
-			return d, err
+		if err := s.Scan(&id, &runs); err != nil {
+			return err
 		}
 		if runs <= 0 {
 			emptied = append(emptied, id)
 		}
-	}
-	err = rs.Err()
-	rs.Close()
-	if err != nil {
+		return nil
+	}); err != nil {
 		return d, fmt.Errorf("store: delete runs: evaluations: %w", err)
 	}
 	pin, pargs := inList(pks)
@@ -145,31 +138,26 @@ func (q queries) scrubEvidence(ctx context.Context, tenantID int64, agent string
 	if agent != "" {
 		query, args = query+` AND agent = $2`, append(args, agent)
 	}
-	rs, err := q.q.query(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("store: scrub insights: %w", err)
-	}
 	type change struct {
 		id       int64
 		evidence []byte
 	}
 	var changes []change
-	for rs.Next() {
+	err := eachRow(ctx, q.q, query, args, func(s scanner) error {
 		var (
 			id   int64
 			body string
 		)
-		if err := rs.Scan(&id, &body); err != nil {
-			rs.Close()
+		if err := s.Scan(&id, &body); err != nil {
 			return err
 		}
 		var ev map[string]json.RawMessage
 		if json.Unmarshal([]byte(body), &ev) != nil || ev["worst"] == nil {
-			continue
+			return nil
 		}
 		var worst []insights.Example
 		if json.Unmarshal(ev["worst"], &worst) != nil {
-			continue
+			return nil
 		}
 		kept := worst[:0]
 		for _, e := range worst {
@@ -178,23 +166,23 @@ func (q queries) scrubEvidence(ctx context.Context, tenantID int64, agent string
 			}
 		}
 		if len(kept) == len(worst) {
-			continue
+			return nil
 		}
 		if len(kept) == 0 {
 			delete(ev, "worst")
-		} else if ev["worst"], err = json.Marshal(kept); err != nil {
-			rs.Close()
-			return err
+		} else {
+			var err error
+			if ev["worst"], err = json.Marshal(kept); err != nil {
+				return err
+			}
 		}
 		b, err := json.Marshal(ev)
 		if err != nil {
-			rs.Close()
 			return err
 		}
 		changes = append(changes, change{id, b})
-	}
-	err = rs.Err()
-	rs.Close()
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("store: scrub insights: %w", err)
 	}
@@ -252,24 +240,17 @@ func (s *Store) deleteRunsInBatches(ctx context.Context, tenantID int64, selecti
 			if by != nil {
 				args = append(args, by)
 			}
-			rs, err := tx.q.query(ctx, selection, args...)
-			if err != nil {
-				return err
-			}
-			for rs.Next() {
+			if err := eachRow(ctx, tx.q, selection, args, func(s scanner) error {
 				var pk int64
-				if err := rs.Scan(&pk, &runTime); err != nil {
-					rs.Close()
+				if err := s.Scan(&pk, &runTime); err != nil {
 					return err
 				}
 				pks = append(pks, pk)
 				lastAt, lastPK = runTime, pk
-			}
-			if err := rs.Err(); err != nil {
-				rs.Close()
+				return nil
+			}); err != nil {
 				return err
 			}
-			rs.Close()
 			d, err := tx.deleteRunPKs(ctx, tenantID, pks)
 			total.add(d)
 			return err

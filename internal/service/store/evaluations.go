@@ -141,64 +141,50 @@ func (q queries) insertEvaluationRuns(ctx context.Context, evalPK int64, runPKs 
 
 const evalCols = `id, public_id, tenant_id, agent, trigger, spec, runs, expected, created_at, open, queued, flushing, positions`
 
-func scanEvaluations(rs rows, err error) ([]Evaluation, error) {
-	if err != nil {
-		return nil, err
+// scanEvaluation reads a row of evalCols.
+func scanEvaluation(s scanner) (Evaluation, error) {
+	var (
+		e              Evaluation
+		spec           string
+		at             int64
+		open, flushing int64
+	)
+	if err := s.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing, &e.Positions); err != nil {
+		return e, err
 	}
-	defer rs.Close()
-	var out []Evaluation
-	for rs.Next() {
-		var (
-			e              Evaluation
-			spec           string
-			at             int64
-			open, flushing int64
-		)
-		if err := rs.Scan(&e.PK, &e.ID, &e.TenantID, &e.Agent, &e.Trigger, &spec, &e.Runs, &e.Expected, &at, &open, &e.Queued, &flushing, &e.Positions); err != nil {
-			return nil, err
-		}
-		e.CreatedAt, e.Open, e.Flushing = fromMicros(at), open == 1, flushing == 1
-		if err := json.Unmarshal([]byte(spec), &e.Spec); err != nil {
-			return nil, fmt.Errorf("store: evaluation %s: spec: %w", e.ID, err)
-		}
-		out = append(out, e)
+	e.CreatedAt, e.Open, e.Flushing = fromMicros(at), open == 1, flushing == 1
+	if err := json.Unmarshal([]byte(spec), &e.Spec); err != nil {
+		return e, fmt.Errorf("store: evaluation %s: spec: %w", e.ID, err)
 	}
-	return out, rs.Err()
+	return e, nil
 }
 
 // Evaluation returns the tenant's evaluation with public id.
 func (q queries) Evaluation(ctx context.Context, tenantID int64, id string) (Evaluation, error) {
-	es, err := scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND public_id = $2`, tenantID, id))
-	if err != nil {
-		return Evaluation{}, err
-	}
-	if len(es) == 0 {
-		return Evaluation{}, fmt.Errorf("evaluation %q: %w", id, ErrNotFound)
-	}
-	return es[0], nil
+	e, err := first(ctx, q.q, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND public_id = $2`, []any{tenantID, id}, scanEvaluation)
+	return e, notFound(err, "evaluation %q", id)
 }
 
 // EvaluationByPK returns the tenant's evaluation with the store's id pk.
 func (q queries) EvaluationByPK(ctx context.Context, tenantID, pk int64) (Evaluation, error) {
-	es, err := scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND id = $2`, tenantID, pk))
-	if err != nil {
-		return Evaluation{}, err
-	}
-	if len(es) == 0 {
-		return Evaluation{}, fmt.Errorf("evaluation %d: %w", pk, ErrNotFound)
-	}
-	return es[0], nil
+	return q.evaluationByPK(ctx, tenantID, pk, "")
+}
+
+// evaluationByPK is EvaluationByPK, its SELECT ended with lock (a dialect's rowLock, or "").
+func (q queries) evaluationByPK(ctx context.Context, tenantID, pk int64, lock string) (Evaluation, error) {
+	e, err := first(ctx, q.q, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND id = $2`+lock, []any{tenantID, pk}, scanEvaluation)
+	return e, notFound(err, "evaluation %d", pk)
 }
 
 // Evaluations lists the agent's evaluations, newest first, at most limit.
 func (q queries) Evaluations(ctx context.Context, tenantID int64, agent string, limit int) ([]Evaluation, error) {
-	return scanEvaluations(q.q.query(ctx, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND agent = $2
-		ORDER BY id DESC LIMIT $3`, tenantID, agent, limit))
+	return collect(ctx, q.q, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND agent = $2
+		ORDER BY id DESC LIMIT $3`, []any{tenantID, agent, limit}, scanEvaluation)
 }
 
 // EvaluationRuns returns the runs of an evaluation in its order (newest first).
 func (q queries) EvaluationRuns(ctx context.Context, tenantID, evalPK int64) ([]Run, error) {
-	return scanRuns(q.q.query(ctx, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired, r.redactions
+	return collect(ctx, q.q, `SELECT r.id, r.tenant_id, r.run_id, r.agent, r.run_time, r.received_at, r.body, r.repaired, r.redactions
 		FROM evaluation_runs er JOIN runs r ON r.id = er.run_pk
-		WHERE er.evaluation_id = $1 AND r.tenant_id = $2 ORDER BY er.position`, evalPK, tenantID))
+		WHERE er.evaluation_id = $1 AND r.tenant_id = $2 ORDER BY er.position`, []any{evalPK, tenantID}, scanRun)
 }

@@ -148,68 +148,55 @@ func (q queries) export(ctx context.Context, t Tenant, emit func(kind string, v 
 	if err := q.exportRuns(ctx, t.ID, emit); err != nil {
 		return err
 	}
-	var lastLabel int64
-	for {
-		ls, err := q.Labels(ctx, t.ID, LabelQuery{AfterID: lastLabel, Limit: exportPage})
-		if err != nil {
-			return fmt.Errorf("store: export labels: %w", err)
-		}
-		for _, l := range ls {
-			if err := emit(ExportLabel, ExportedLabel{RunID: l.RunID, Agent: l.Agent, Scorer: l.Scorer, Labeller: l.Labeller, Passed: l.Passed,
-				Score: l.Score, Choice: l.Choice, Note: l.Note, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}); err != nil {
-				return err
-			}
-			lastLabel = l.ID
-		}
-		if len(ls) < exportPage {
-			break
-		}
+	err = exportPages("labels", func(after int64) ([]Label, error) {
+		return q.Labels(ctx, t.ID, LabelQuery{AfterID: after, Limit: exportPage})
+	}, func(l Label) (int64, error) {
+		return l.ID, emit(ExportLabel, ExportedLabel{RunID: l.RunID, Agent: l.Agent, Scorer: l.Scorer, Labeller: l.Labeller, Passed: l.Passed,
+			Score: l.Score, Choice: l.Choice, Note: l.Note, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt})
+	})
+	if err != nil {
+		return err
 	}
-	var lastEval int64
-	for {
-		evs, err := scanEvaluations(q.q.query(ctx, exportEvaluationsSQL, t.ID, lastEval, exportPage))
-		if err != nil {
-			return fmt.Errorf("store: export evaluations: %w", err)
-		}
-		for _, e := range evs {
-			if err := emit(ExportEvaluation, ExportedEvaluation{ID: e.ID, Agent: e.Agent, Trigger: e.Trigger, Spec: e.Spec, Runs: e.Runs, CreatedAt: e.CreatedAt}); err != nil {
-				return err
-			}
-			lastEval = e.PK
-		}
-		if len(evs) < exportPage {
-			break
-		}
+	err = exportPages("evaluations", func(after int64) ([]Evaluation, error) {
+		return collect(ctx, q.q, exportEvaluationsSQL, []any{t.ID, after, exportPage}, scanEvaluation)
+	}, func(e Evaluation) (int64, error) {
+		return e.PK, emit(ExportEvaluation, ExportedEvaluation{ID: e.ID, Agent: e.Agent, Trigger: e.Trigger, Spec: e.Spec, Runs: e.Runs, CreatedAt: e.CreatedAt})
+	})
+	if err != nil {
+		return err
 	}
-	var lastInsight int64
-	for {
-		ins, err := scanInsights(q.q.query(ctx, exportInsightsSQL, t.ID, lastInsight, exportPage))
-		if err != nil {
-			return fmt.Errorf("store: export insights: %w", err)
-		}
-		for _, in := range ins {
-			if err := emit(ExportInsight, in); err != nil {
-				return err
-			}
-			lastInsight = in.PK
-		}
-		if len(ins) < exportPage {
-			break
-		}
+	err = exportPages("insights", func(after int64) ([]Insight, error) {
+		return collect(ctx, q.q, exportInsightsSQL, []any{t.ID, after, exportPage}, scanInsight)
+	}, func(in Insight) (int64, error) {
+		return in.PK, emit(ExportInsight, in)
+	})
+	if err != nil {
+		return err
 	}
-	var before int64
+	// The audit log pages run newest first: each after the one before the last emitted.
+	return exportPages("audit log", func(before int64) ([]AuditEntry, error) {
+		return q.AuditLog(ctx, t.ID, before, exportPage)
+	}, func(e AuditEntry) (int64, error) {
+		return e.ID, emit(ExportAudit, e)
+	})
+}
+
+// exportPages reads rows a page (exportPage rows) at a time, read(0) first and then
+// read(the key of the last row emitted), and hands each to emit, which returns the row's
+// key, until a page is short.
+func exportPages[T any](what string, read func(after int64) ([]T, error), emit func(T) (int64, error)) error {
+	var last int64
 	for {
-		log, err := q.AuditLog(ctx, t.ID, before, exportPage)
+		page, err := read(last)
 		if err != nil {
-			return fmt.Errorf("store: export audit log: %w", err)
+			return fmt.Errorf("store: export %s: %w", what, err)
 		}
-		for _, e := range log {
-			if err := emit(ExportAudit, e); err != nil {
+		for _, v := range page {
+			if last, err = emit(v); err != nil {
 				return err
 			}
-			before = e.ID
 		}
-		if len(log) < exportPage {
+		if len(page) < exportPage {
 			return nil
 		}
 	}
@@ -219,12 +206,12 @@ func (q queries) export(ctx context.Context, t Tenant, emit func(kind string, v 
 const (
 	exportEvaluationsSQL = `SELECT ` + evalCols + ` FROM evaluations WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3`
 	exportInsightsSQL    = `SELECT ` + insightCols + ` FROM insights WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3`
-	exportPoliciesSQL    = `SELECT agent, policy, updated_at FROM agent_policies WHERE tenant_id = $1 ORDER BY agent`
+	exportPoliciesSQL    = `SELECT agent, ` + agentPolicyCols + ` FROM agent_policies WHERE tenant_id = $1 ORDER BY agent`
 	exportRunsSQL        = `SELECT ` + runCols + ` FROM runs WHERE tenant_id = $1
 		AND (run_time > $2 OR (run_time = $2 AND id > $3)) ORDER BY run_time, id LIMIT $4`
 	exportResultsSQL = `SELECT res.run_pk, e.public_id, res.scorer, res.scorer_version, res.judge_model, res.result, res.created_at
 		FROM results res JOIN evaluations e ON e.id = res.evaluation_id WHERE res.tenant_id = $1 AND res.run_pk IN `
-	exportPromotionsSQL = `SELECT name, version, promoted_at, gate FROM scorer_promotions WHERE tenant_id = $1 ORDER BY name, id`
+	exportPromotionsSQL = `SELECT name, ` + promotionCols + ` FROM scorer_promotions WHERE tenant_id = $1 ORDER BY name, id`
 	exportModulesSQL    = `SELECT digest, size, created_at FROM scorer_modules WHERE tenant_id = $1 ORDER BY digest`
 )
 
@@ -243,58 +230,30 @@ func (q queries) exportScorers(ctx context.Context, tenantID int64, emit func(st
 			return err
 		}
 	}
-	rs, err := q.q.query(ctx, exportPromotionsSQL, tenantID)
+	promotions, err := collect(ctx, q.q, exportPromotionsSQL, []any{tenantID}, func(s scanner) (ExportedPromotion, error) {
+		var name string
+		p, err := scanPromotion(wider{scanner: s, lead: []any{&name}})
+		return ExportedPromotion{Name: name, Version: p.Version, PromotedAt: p.PromotedAt, Gate: p.Gate}, err
+	})
 	if err != nil {
 		return fmt.Errorf("store: export promotions: %w", err)
-	}
-	var promotions []ExportedPromotion
-	for rs.Next() {
-		var (
-			p    ExportedPromotion
-			at   int64
-			gate string
-		)
-		if err := rs.Scan(&p.Name, &p.Version, &at, &gate); err != nil {
-			rs.Close()
-			return err
-		}
-		p.PromotedAt = fromMicros(at)
-		if gate != "{}" && gate != "" {
-			p.Gate = json.RawMessage(gate)
-		}
-		promotions = append(promotions, p)
-	}
-	err = rs.Err()
-	rs.Close()
-	if err != nil {
-		return err
 	}
 	for _, p := range promotions {
 		if err := emit(ExportScorerPromotion, p); err != nil {
 			return err
 		}
 	}
-	rs, err = q.q.query(ctx, exportModulesSQL, tenantID)
-	if err != nil {
-		return fmt.Errorf("store: export modules: %w", err)
-	}
-	var modules []ExportedModule
-	for rs.Next() {
+	modules, err := collect(ctx, q.q, exportModulesSQL, []any{tenantID}, func(s scanner) (ExportedModule, error) {
 		var (
 			m  ExportedModule
 			at int64
 		)
-		if err := rs.Scan(&m.Digest, &m.Size, &at); err != nil {
-			rs.Close()
-			return err
-		}
+		err := s.Scan(&m.Digest, &m.Size, &at)
 		m.CreatedAt = fromMicros(at)
-		modules = append(modules, m)
-	}
-	err = rs.Err()
-	rs.Close()
+		return m, err
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("store: export modules: %w", err)
 	}
 	for _, m := range modules {
 		if m.Module, err = q.Module(ctx, tenantID, m.Digest); err != nil {
@@ -308,30 +267,16 @@ func (q queries) exportScorers(ctx context.Context, tenantID int64, emit func(st
 }
 
 func (q queries) exportPolicies(ctx context.Context, tenantID int64, emit func(string, any) error) error {
-	rs, err := q.q.query(ctx, exportPoliciesSQL, tenantID)
-	if err != nil {
-		return err
-	}
-	var out []ExportedPolicy
-	for rs.Next() {
+	out, err := collect(ctx, q.q, exportPoliciesSQL, []any{tenantID}, func(s scanner) (ExportedPolicy, error) {
 		var (
-			p    ExportedPolicy
-			body string
-			at   int64
+			p   ExportedPolicy
+			err error
 		)
-		if err := rs.Scan(&p.Agent, &body, &at); err != nil {
-			rs.Close()
-			return err
+		if p.Policy, err = scanAgentPolicy(wider{scanner: s, lead: []any{&p.Agent}}); err != nil {
+			return p, fmt.Errorf("store: export: policy of agent %q: %w", p.Agent, err)
 		}
-		if err := json.Unmarshal([]byte(body), &p.Policy); err != nil {
-			rs.Close()
-			return fmt.Errorf("store: export: policy of agent %q: %w", p.Agent, err)
-		}
-		p.Policy.UpdatedAt = fromMicros(at)
-		out = append(out, p)
-	}
-	err = rs.Err()
-	rs.Close()
+		return p, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -350,7 +295,7 @@ func (q queries) exportRuns(ctx context.Context, tenantID int64, emit func(strin
 		lastPK int64
 	)
 	for {
-		runs, err := scanRuns(q.q.query(ctx, exportRunsSQL, tenantID, lastAt, lastPK, exportPage))
+		runs, err := collect(ctx, q.q, exportRunsSQL, []any{tenantID, lastAt, lastPK, exportPage}, scanRun)
 		if err != nil {
 			return fmt.Errorf("store: export runs: %w", err)
 		}
@@ -386,24 +331,23 @@ func (q queries) exportRuns(ctx context.Context, tenantID int64, emit func(strin
 
 func (q queries) exportResults(ctx context.Context, tenantID int64, pks []int64) (map[int64][]ExportedResult, error) {
 	in, args := inList(pks, tenantID)
-	rs, err := q.q.query(ctx, exportResultsSQL+in+` ORDER BY res.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: export results: %w", err)
-	}
-	defer rs.Close()
 	out := map[int64][]ExportedResult{}
-	for rs.Next() {
+	err := eachRow(ctx, q.q, exportResultsSQL+in+` ORDER BY res.id`, args, func(s scanner) error {
 		var (
 			pk   int64
 			r    ExportedResult
 			body string
 			at   int64
 		)
-		if err := rs.Scan(&pk, &r.Evaluation, &r.Scorer, &r.ScorerVersion, &r.JudgeModel, &body, &at); err != nil {
-			return nil, err
+		if err := s.Scan(&pk, &r.Evaluation, &r.Scorer, &r.ScorerVersion, &r.JudgeModel, &body, &at); err != nil {
+			return err
 		}
 		r.Result, r.CreatedAt = json.RawMessage(body), fromMicros(at)
 		out[pk] = append(out[pk], r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: export results: %w", err)
 	}
-	return out, rs.Err()
+	return out, nil
 }

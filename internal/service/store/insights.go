@@ -33,40 +33,29 @@ func newInsightID() string {
 
 const insightCols = `id, public_id, tenant_id, agent, scorer, kind, severity, title, evidence, opened_at, updated_at, resolved_at`
 
-func scanInsights(rs rows, err error) ([]Insight, error) {
-	if err != nil {
-		return nil, err
+// scanInsight reads a row of insightCols.
+func scanInsight(s scanner) (Insight, error) {
+	var (
+		in                  Insight
+		kind, sev, evidence string
+		opened, updated     int64
+		resolved            *int64
+	)
+	if err := s.Scan(&in.PK, &in.ID, &in.TenantID, &in.Agent, &in.Scorer, &kind, &sev, &in.Title, &evidence, &opened, &updated, &resolved); err != nil {
+		return in, err
 	}
-	defer rs.Close()
-	var out []Insight
-	for rs.Next() {
-		var (
-			in                  Insight
-			kind, sev, evidence string
-			opened, updated     int64
-			resolved            *int64
-		)
-		if err := rs.Scan(&in.PK, &in.ID, &in.TenantID, &in.Agent, &in.Scorer, &kind, &sev, &in.Title, &evidence, &opened, &updated, &resolved); err != nil {
-			return nil, err
-		}
-		in.Kind, in.Severity = insights.Kind(kind), insights.Severity(sev)
-		in.OpenedAt, in.UpdatedAt = fromMicros(opened), fromMicros(updated)
-		if resolved != nil {
-			at := fromMicros(*resolved)
-			in.ResolvedAt = &at
-		}
-		if err := json.Unmarshal([]byte(evidence), &in.Evidence); err != nil {
-			return nil, fmt.Errorf("store: insight %s: evidence: %w", in.ID, err)
-		}
-		out = append(out, in)
+	in.Kind, in.Severity = insights.Kind(kind), insights.Severity(sev)
+	in.OpenedAt, in.UpdatedAt, in.ResolvedAt = fromMicros(opened), fromMicros(updated), fromMicrosOrNil(resolved)
+	if err := json.Unmarshal([]byte(evidence), &in.Evidence); err != nil {
+		return in, fmt.Errorf("store: insight %s: evidence: %w", in.ID, err)
 	}
-	return out, rs.Err()
+	return in, nil
 }
 
 // OpenInsights returns the insights open for one (agent, scorer) of the tenant.
 func (q queries) OpenInsights(ctx context.Context, tenantID int64, agent, scorer string) ([]Insight, error) {
-	return scanInsights(q.q.query(ctx, `SELECT `+insightCols+` FROM insights
-		WHERE tenant_id = $1 AND agent = $2 AND scorer = $3 AND resolved_at IS NULL ORDER BY kind`, tenantID, agent, scorer))
+	return collect(ctx, q.q, `SELECT `+insightCols+` FROM insights
+		WHERE tenant_id = $1 AND agent = $2 AND scorer = $3 AND resolved_at IS NULL ORDER BY kind`, []any{tenantID, agent, scorer}, scanInsight)
 }
 
 // InsightQuery selects a tenant's insights, newest first (by when they were opened).
@@ -86,7 +75,7 @@ type InsightQuery struct {
 // Insights returns the tenant's insights q selects, newest first.
 func (q queries) Insights(ctx context.Context, tenantID int64, iq InsightQuery) ([]Insight, error) {
 	query, args := insightsSQL(tenantID, iq)
-	return scanInsights(q.q.query(ctx, query, args...))
+	return collect(ctx, q.q, query, args, scanInsight)
 }
 
 // insightsSQL is the query of Insights.
@@ -120,14 +109,8 @@ func insightsSQL(tenantID int64, iq InsightQuery) (string, []any) {
 
 // InsightByID returns the tenant's insight with public id.
 func (q queries) InsightByID(ctx context.Context, tenantID int64, id string) (Insight, error) {
-	ins, err := scanInsights(q.q.query(ctx, `SELECT `+insightCols+` FROM insights WHERE tenant_id = $1 AND public_id = $2`, tenantID, id))
-	if err != nil {
-		return Insight{}, err
-	}
-	if len(ins) == 0 {
-		return Insight{}, fmt.Errorf("insight %q: %w", id, ErrNotFound)
-	}
-	return ins[0], nil
+	in, err := first(ctx, q.q, `SELECT `+insightCols+` FROM insights WHERE tenant_id = $1 AND public_id = $2`, []any{tenantID, id}, scanInsight)
+	return in, notFound(err, "insight %q", id)
 }
 
 // ApplyInsights writes an update of one (agent, scorer): it inserts the opened insights,
@@ -198,21 +181,12 @@ type OpenCount struct {
 
 // CountOpenInsights counts the open insights of every tenant by severity and kind.
 func (q queries) CountOpenInsights(ctx context.Context) ([]OpenCount, error) {
-	rs, err := q.q.query(ctx, `SELECT t.name, i.severity, i.kind, COUNT(*) FROM insights i JOIN tenants t ON t.id = i.tenant_id
-		WHERE i.resolved_at IS NULL GROUP BY t.name, i.severity, i.kind ORDER BY t.name, i.severity, i.kind`)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []OpenCount
-	for rs.Next() {
-		var c OpenCount
-		if err := rs.Scan(&c.Tenant, &c.Severity, &c.Kind, &c.N); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rs.Err()
+	return collect(ctx, q.q, `SELECT t.name, i.severity, i.kind, COUNT(*) FROM insights i JOIN tenants t ON t.id = i.tenant_id
+		WHERE i.resolved_at IS NULL GROUP BY t.name, i.severity, i.kind ORDER BY t.name, i.severity, i.kind`, nil,
+		func(s scanner) (c OpenCount, err error) {
+			err = s.Scan(&c.Tenant, &c.Severity, &c.Kind, &c.N)
+			return c, err
+		})
 }
 
 // Series is an (agent, scorer) of a tenant that has results.
@@ -271,28 +245,19 @@ func (q queries) SeriesOf(ctx context.Context, tenantID int64, agent string) ([]
 		query += ` AND agent = $2`
 		args = append(args, agent)
 	}
-	rs, err := q.q.query(ctx, query+` ORDER BY agent, scorer`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Series
-	for rs.Next() {
+	return collect(ctx, q.q, query+` ORDER BY agent, scorer`, args, func(sc scanner) (Series, error) {
 		var (
 			s        Series
 			changed  int64
 			assessed *int64
 		)
-		if err := rs.Scan(&s.Agent, &s.Scorer, &s.Changes, &s.Assessed, &changed, &assessed); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&s.Agent, &s.Scorer, &s.Changes, &s.Assessed, &changed, &assessed)
 		s.ChangedAt = fromMicros(changed)
 		if assessed != nil {
 			s.AssessedAt = fromMicros(*assessed)
 		}
-		out = append(out, s)
-	}
-	return out, rs.Err()
+		return s, err
+	})
 }
 
 // SeriesRow is the latest result of one scorer on one run.
@@ -326,28 +291,19 @@ func (q queries) SeriesResults(ctx context.Context, tenantID int64, agent, score
 	if withBody {
 		query = strings.Replace(query, "''", "res.result", 1)
 	}
-	rs, err := q.q.query(ctx, query, tenantID, agent, scorer, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	out := make([]SeriesRow, 0, min(limit, 1024))
-	for rs.Next() {
+	return appendRows(ctx, make([]SeriesRow, 0, min(limit, 1024)), q.q, query, []any{tenantID, agent, scorer, limit}, func(s scanner) (SeriesRow, error) {
 		var (
 			r       SeriesRow
 			t, at   int64
 			content string
 		)
-		if err := rs.Scan(&r.RunPK, &r.RunID, &t, &r.ScorerVersion, &r.Status, &r.Score, &r.Passed, &at, &content); err != nil {
-			return nil, err
-		}
+		err := s.Scan(&r.RunPK, &r.RunID, &t, &r.ScorerVersion, &r.Status, &r.Score, &r.Passed, &at, &content)
 		r.RunTime, r.CreatedAt = fromMicros(t), fromMicros(at)
 		if withBody {
 			r.Body = json.RawMessage(content)
 		}
-		out = append(out, r)
-	}
-	return out, rs.Err()
+		return r, err
+	})
 }
 
 // InsightSettings are a tenant's insight settings.
@@ -422,7 +378,7 @@ func (q queries) SetInsightSettings(ctx context.Context, tenantID int64, s Insig
 // [from, from+runs) in the evaluation's order, then by scorer: one page of a large
 // evaluation, read by the evaluation_runs_position index.
 func (q queries) EvaluationResultsPage(ctx context.Context, tenantID, evalPK int64, from, runs int) ([]Result, error) {
-	return scanResults(q.q.query(ctx, evaluationResultsPageSQL, tenantID, evalPK, from, from+runs))
+	return collect(ctx, q.q, evaluationResultsPageSQL, []any{tenantID, evalPK, from, from + runs}, scanResult)
 }
 
 // evaluationResultsPageSQL selects the results of an evaluation's runs at positions

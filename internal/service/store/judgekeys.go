@@ -46,24 +46,15 @@ func (q queries) JudgeKeys(ctx context.Context, tenantID int64) ([]JudgeKey, err
 	if tenantID == 0 {
 		query, args = `SELECT tenant_id, endpoint, sealed, updated_at FROM tenant_judge_keys ORDER BY tenant_id, endpoint`, nil
 	}
-	rs, err := q.q.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []JudgeKey
-	for rs.Next() {
+	return collect(ctx, q.q, query, args, func(s scanner) (JudgeKey, error) {
 		var (
 			k  JudgeKey
 			at int64
 		)
-		if err := rs.Scan(&k.TenantID, &k.Endpoint, &k.Sealed, &at); err != nil {
-			return nil, err
-		}
+		err := s.Scan(&k.TenantID, &k.Endpoint, &k.Sealed, &at)
 		k.UpdatedAt = fromMicros(at)
-		out = append(out, k)
-	}
-	return out, rs.Err()
+		return k, err
+	})
 }
 
 // ResealJudgeKey replaces a sealed key with the same key sealed again (a rotation of the

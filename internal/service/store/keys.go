@@ -91,62 +91,37 @@ func (q queries) KeyLabeller(ctx context.Context, hash []byte) (string, error) {
 // TenantByKey returns the tenant whose live (not revoked) key has hash, and the key's
 // scope.
 func (q queries) TenantByKey(ctx context.Context, hash []byte) (Tenant, Scope, error) {
-	rs, err := q.q.query(ctx, `SELECT t.id, t.name, t.policy, t.created_at, k.scope FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+	return q.tenantScope(ctx, "key", `SELECT t.id, t.name, t.policy, t.created_at, k.scope FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
 		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
-	if err != nil {
-		return Tenant{}, "", err
-	}
-	defer rs.Close()
-	return scanTenantScope(rs, "key")
 }
 
-// scanTenantScope scans the one row of rs: a tenant's columns and a scope.
-func scanTenantScope(rs rows, what string) (Tenant, Scope, error) {
-	if !rs.Next() {
-		if err := rs.Err(); err != nil {
-			return Tenant{}, "", err
-		}
-		return Tenant{}, "", fmt.Errorf("%s: %w", what, ErrNotFound)
-	}
+// tenantScope reads the first row of query: a tenant's columns and a scope. No row is
+// [ErrNotFound], of what.
+func (q queries) tenantScope(ctx context.Context, what, query string, args ...any) (Tenant, Scope, error) {
 	var scope string
-	t, err := scanTenant(scopeScanner{rs, &scope})
-	return t, Scope(scope), err
+	t, err := first(ctx, q.q, query, args, func(s scanner) (Tenant, error) {
+		return scanTenant(wider{scanner: s, trail: []any{&scope}})
+	})
+	if err != nil {
+		return Tenant{}, "", notFound(err, "%s", what)
+	}
+	return t, Scope(scope), nil
 }
-
-// scopeScanner lets scanTenant read a row that has a scope after the tenant's columns.
-type scopeScanner struct {
-	rows
-	scope *string
-}
-
-func (s scopeScanner) Scan(dest ...any) error { return s.rows.Scan(append(dest, s.scope)...) }
 
 // Keys lists the tenant's keys, oldest first.
 func (q queries) Keys(ctx context.Context, tenantID int64) ([]Key, error) {
-	rs, err := q.q.query(ctx, `SELECT id, tenant_id, prefix, scope, labeller, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`, tenantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Key
-	for rs.Next() {
-		var (
-			k       Key
-			scope   string
-			at      int64
-			revoked *int64
-		)
-		if err := rs.Scan(&k.ID, &k.TenantID, &k.Prefix, &scope, &k.Labeller, &at, &revoked); err != nil {
-			return nil, err
-		}
-		k.Scope, k.CreatedAt = Scope(scope), fromMicros(at)
-		if revoked != nil {
-			t := fromMicros(*revoked)
-			k.RevokedAt = &t
-		}
-		out = append(out, k)
-	}
-	return out, rs.Err()
+	return collect(ctx, q.q, `SELECT id, tenant_id, prefix, scope, labeller, created_at, revoked_at FROM api_keys WHERE tenant_id = $1 ORDER BY id`,
+		[]any{tenantID}, func(s scanner) (Key, error) {
+			var (
+				k       Key
+				scope   string
+				at      int64
+				revoked *int64
+			)
+			err := s.Scan(&k.ID, &k.TenantID, &k.Prefix, &scope, &k.Labeller, &at, &revoked)
+			k.Scope, k.CreatedAt, k.RevokedAt = Scope(scope), fromMicros(at), fromMicrosOrNil(revoked)
+			return k, err
+		})
 }
 
 // RevokeKey revokes the tenant's live keys whose prefix is prefix and returns how many.

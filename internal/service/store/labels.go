@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,12 +51,12 @@ func (q queries) PutLabel(ctx context.Context, tenantID int64, l NewLabel) (Labe
 		return Label{}, false, fmt.Errorf("store: put label: %w", err)
 	}
 	now := micros(time.Now())
-	out, err := scanLabels(q.q.query(ctx, `INSERT INTO labels (tenant_id, run_pk, scorer, labeller, passed, score, choice, note, created_at, updated_at)
+	out, err := collect(ctx, q.q, `INSERT INTO labels (tenant_id, run_pk, scorer, labeller, passed, score, choice, note, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
 		ON CONFLICT (tenant_id, run_pk, scorer, labeller) DO UPDATE SET
 			passed = excluded.passed, score = excluded.score, choice = excluded.choice, note = excluded.note, updated_at = excluded.updated_at
 		RETURNING id, tenant_id, run_pk, '', '', scorer, labeller, passed, score, choice, note, created_at, updated_at`,
-		tenantID, l.RunPK, l.Scorer, l.Labeller, l.Passed, l.Score, l.Choice, l.Note, now))
+		[]any{tenantID, l.RunPK, l.Scorer, l.Labeller, l.Passed, l.Score, l.Choice, l.Note, now}, scanLabel)
 	if err != nil {
 		return Label{}, false, fmt.Errorf("store: put label: %w", err)
 	}
@@ -102,7 +103,7 @@ func (q queries) Labels(ctx context.Context, tenantID int64, lq LabelQuery) ([]L
 		args = append(args, lq.Limit)
 		sql += fmt.Sprintf(` LIMIT $%d`, len(args))
 	}
-	return scanLabels(q.q.query(ctx, sql, args...))
+	return collect(ctx, q.q, sql, args, scanLabel)
 }
 
 // DeleteLabel removes the label the labeller gave the run for the scorer.
@@ -127,24 +128,10 @@ func (q queries) DeleteLabel(ctx context.Context, tenantID, runPK int64, scorer,
 // Deleting a run deletes its labels (the foreign key cascades).
 func (q queries) RunsWithLabels(ctx context.Context, tenantID int64, pks []int64) (map[int64]bool, error) {
 	out := map[int64]bool{}
-	for start := 0; start < len(pks); start += runBatch {
-		in, args := inList(pks[start:min(start+runBatch, len(pks))], tenantID)
-		rs, err := q.q.query(ctx, `SELECT DISTINCT run_pk FROM labels WHERE tenant_id = $1 AND run_pk IN `+in, args...)
-		if err != nil {
+	for chunk := range slices.Chunk(pks, runBatch) {
+		in, args := inList(chunk, tenantID)
+		if err := addKeys(ctx, out, q.q, `SELECT DISTINCT run_pk FROM labels WHERE tenant_id = $1 AND run_pk IN `+in, args, scanValue[int64]); err != nil {
 			return nil, fmt.Errorf("store: runs with labels: %w", err)
-		}
-		for rs.Next() {
-			var pk int64
-			if err := rs.Scan(&pk); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out[pk] = true
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
-			return nil, err
 		}
 	}
 	return out, nil
@@ -160,28 +147,18 @@ type LabelCount struct {
 
 // LabelCounts counts the tenant's labels per scorer or criterion, by name.
 func (q queries) LabelCounts(ctx context.Context, tenantID int64) ([]LabelCount, error) {
-	rs, err := q.q.query(ctx, `SELECT scorer, COUNT(*), COUNT(DISTINCT run_pk), COUNT(DISTINCT labeller)
-		FROM labels WHERE tenant_id = $1 GROUP BY scorer ORDER BY scorer`, tenantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []LabelCount
-	for rs.Next() {
-		var c LabelCount
-		if err := rs.Scan(&c.Scorer, &c.Labels, &c.Runs, &c.Labellers); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rs.Err()
+	return collect(ctx, q.q, `SELECT scorer, COUNT(*), COUNT(DISTINCT run_pk), COUNT(DISTINCT labeller)
+		FROM labels WHERE tenant_id = $1 GROUP BY scorer ORDER BY scorer`, []any{tenantID}, func(s scanner) (c LabelCount, err error) {
+		err = s.Scan(&c.Scorer, &c.Labels, &c.Runs, &c.Labellers)
+		return c, err
+	})
 }
 
 // LabelledResults returns, for every run of the tenant labelled for criterion, the latest
 // result of scorer, of version when version is not empty; runs the scorer has no such
 // result for are left out.
 func (q queries) LabelledResults(ctx context.Context, tenantID int64, criterion, scorer, version string) ([]Result, error) {
-	return scanResults(q.q.query(ctx, labelledResultsSQL, tenantID, criterion, scorer, version))
+	return collect(ctx, q.q, labelledResultsSQL, []any{tenantID, criterion, scorer, version}, scanResult)
 }
 
 const labelledResultsSQL = `SELECT ` + resultCols + resultFrom + `
@@ -194,46 +171,25 @@ const labelledResultsSQL = `SELECT ` + resultCols + resultFrom + `
 // ScorerVersions lists the versions of scorer with results on the tenant's runs labelled
 // for criterion, the most recently used first.
 func (q queries) ScorerVersions(ctx context.Context, tenantID int64, criterion, scorer string) ([]string, error) {
-	rs, err := q.q.query(ctx, `SELECT scorer_version, MAX(id) AS last FROM results
+	return collect(ctx, q.q, `SELECT scorer_version, MAX(id) AS last FROM results
 		WHERE tenant_id = $1 AND scorer = $3 AND run_pk IN (SELECT run_pk FROM labels WHERE tenant_id = $1 AND scorer = $2)
-		GROUP BY scorer_version ORDER BY last DESC`, tenantID, criterion, scorer)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var (
-			v    string
-			last int64
-		)
-		if err := rs.Scan(&v, &last); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rs.Err()
+		GROUP BY scorer_version ORDER BY last DESC`, []any{tenantID, criterion, scorer}, func(s scanner) (v string, err error) {
+		var last int64
+		err = s.Scan(&v, &last)
+		return v, err
+	})
 }
 
-func scanLabels(rs rows, err error) ([]Label, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Label
-	for rs.Next() {
-		var (
-			l       Label
-			at, upd int64
-		)
-		if err := rs.Scan(&l.ID, &l.TenantID, &l.RunPK, &l.RunID, &l.Agent, &l.Scorer, &l.Labeller, &l.Passed, &l.Score, &l.Choice,
-			&l.Note, &at, &upd); err != nil {
-			return nil, err
-		}
-		l.CreatedAt, l.UpdatedAt = fromMicros(at), fromMicros(upd)
-		out = append(out, l)
-	}
-	return out, rs.Err()
+// scanLabel reads a row of labelCols.
+func scanLabel(s scanner) (Label, error) {
+	var (
+		l       Label
+		at, upd int64
+	)
+	err := s.Scan(&l.ID, &l.TenantID, &l.RunPK, &l.RunID, &l.Agent, &l.Scorer, &l.Labeller, &l.Passed, &l.Score, &l.Choice,
+		&l.Note, &at, &upd)
+	l.CreatedAt, l.UpdatedAt = fromMicros(at), fromMicros(upd)
+	return l, err
 }
 
 // ResultHead is a result without its body: what choosing runs to review needs.
@@ -255,18 +211,8 @@ const recentResultsSQL = `SELECT res.id, res.run_pk, r.run_id, r.agent, res.scor
 // RecentResults returns the tenant's latest limit results of scorer, newest first,
 // without their bodies.
 func (q queries) RecentResults(ctx context.Context, tenantID int64, scorer string, limit int) ([]ResultHead, error) {
-	rs, err := q.q.query(ctx, recentResultsSQL, tenantID, scorer, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []ResultHead
-	for rs.Next() {
-		var h ResultHead
-		if err := rs.Scan(&h.ID, &h.RunPK, &h.RunID, &h.Agent, &h.Version, &h.Status, &h.Score, &h.Passed); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rs.Err()
+	return collect(ctx, q.q, recentResultsSQL, []any{tenantID, scorer, limit}, func(s scanner) (h ResultHead, err error) {
+		err = s.Scan(&h.ID, &h.RunPK, &h.RunID, &h.Agent, &h.Version, &h.Status, &h.Score, &h.Passed)
+		return h, err
+	})
 }

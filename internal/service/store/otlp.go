@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,17 +33,12 @@ const logBatch = 400
 func (q queries) PutOpenLogs(ctx context.Context, tenantID int64, logs []OpenLog, expires time.Time) error {
 	received := micros(time.Now())
 	var b strings.Builder
-	for start := 0; start < len(logs); start += logBatch {
-		chunk := logs[start:min(start+logBatch, len(logs))]
+	for chunk := range slices.Chunk(logs, logBatch) {
 		b.Reset()
 		args := make([]any, 0, len(chunk)*10)
 		b.WriteString(`INSERT INTO open_logs (tenant_id, trace_id, span_id, event_name, time_nanos, body_hash, seq, record, received_at, expires_at) VALUES `)
 		for i, l := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
+			writeRow(&b, i, len(args)+1, 10)
 			rec := l.Record
 			if rec == nil {
 				rec = []byte{}
@@ -64,29 +60,21 @@ func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string
 	if withRecord {
 		cols += `, record`
 	}
-	var out []OpenLog
-	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
-		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` ORDER BY received_at, seq`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: open log records: %w", err)
+	scan := func(s scanner) (l OpenLog, err error) {
+		dest := []any{&l.TraceID, &l.SpanID, &l.EventName, &l.TimeNanos, &l.BodyHash, &l.Seq}
+		if withRecord {
+			dest = append(dest, &l.Record)
 		}
-		for rs.Next() {
-			var l OpenLog
-			dest := []any{&l.TraceID, &l.SpanID, &l.EventName, &l.TimeNanos, &l.BodyHash, &l.Seq}
-			if withRecord {
-				dest = append(dest, &l.Record)
-			}
-			if err := rs.Scan(dest...); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out = append(out, l)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+		return l, s.Scan(dest...)
+	}
+	var (
+		out []OpenLog
+		err error
+	)
+	for chunk := range slices.Chunk(traceIDs, spanBatch) {
+		traces, args, at := valuesOf(chunk, 1, tenantID, micros(now))
+		if out, err = appendRows(ctx, out, q.q, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` ORDER BY received_at, seq`, args, scan); err != nil {
 			return nil, fmt.Errorf("store: open log records: %w", err)
 		}
 	}
@@ -97,26 +85,12 @@ func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string
 // traces and spans (trace/span keys): records that went into a run, whose keys are still
 // needed but whose bodies are not.
 func (q queries) DropLogRecords(ctx context.Context, tenantID int64, spans []string) error {
-	var b strings.Builder
-	for start := 0; start < len(spans); start += spanBatch {
-		chunk := spans[start:min(start+spanBatch, len(spans))]
-		b.Reset()
-		args := []any{[]byte{}}
-		b.WriteString(`UPDATE open_logs SET record = $1 FROM (VALUES `)
-		for i, k := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			trace, span, _ := strings.Cut(k, "/")
-			n := len(args)
-			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
-			args = append(args, trace, span)
-		}
-		fmt.Fprintf(&b, `) AS used WHERE open_logs.tenant_id = $%d AND open_logs.trace_id = used.column1 AND open_logs.span_id = used.column2`, len(args)+1)
-		args = append(args, tenantID)
-		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("store: drop log records: %w", err)
-		}
+	err := emptyBodies(ctx, q.q, "open_logs", "record", tenantID, spans, func(k string) (string, string) {
+		trace, span, _ := strings.Cut(k, "/")
+		return trace, span
+	})
+	if err != nil {
+		return fmt.Errorf("store: drop log records: %w", err)
 	}
 	return nil
 }
@@ -143,8 +117,7 @@ type TraceTouch struct {
 // each is open until expires, rooted once a root span came.
 func (q queries) TouchOpenTraces(ctx context.Context, tenantID int64, traces []TraceTouch, now, expires time.Time) error {
 	var b strings.Builder
-	for start := 0; start < len(traces); start += spanBatch {
-		chunk := traces[start:min(start+spanBatch, len(traces))]
+	for chunk := range slices.Chunk(traces, spanBatch) {
 		b.Reset()
 		args := []any{tenantID, micros(now), micros(expires), false}
 		b.WriteString(`INSERT INTO open_traces (tenant_id, trace_id, rooted, last_at, done, expires_at) VALUES `)
@@ -170,24 +143,10 @@ func (q queries) TouchOpenTraces(ctx context.Context, tenantID int64, traces []T
 // DoneTraces returns which of the tenant's traces had their whole-trace runs made.
 func (q queries) DoneTraces(ctx context.Context, tenantID int64, traceIDs []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID)
-		rs, err := q.q.query(ctx, `SELECT open_traces.trace_id FROM open_traces JOIN `+traces+` AS traces ON open_traces.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND done`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: done traces: %w", err)
-		}
-		for rs.Next() {
-			var id string
-			if err := rs.Scan(&id); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out[id] = true
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+	for chunk := range slices.Chunk(traceIDs, spanBatch) {
+		traces, args, at := valuesOf(chunk, 1, tenantID)
+		if err := addKeys(ctx, out, q.q, `SELECT open_traces.trace_id FROM open_traces JOIN `+traces+` AS traces ON open_traces.trace_id = traces.column1
+			WHERE tenant_id = `+at(0)+` AND done`, args, scanValue[string]); err != nil {
 			return nil, fmt.Errorf("store: done traces: %w", err)
 		}
 	}
@@ -210,22 +169,25 @@ func (q queries) DueTraces(ctx context.Context, quietBefore, endBefore time.Time
 	var out []DueTrace
 	seen := map[DueTrace]bool{}
 	add := func(query string, ended bool, args ...any) error {
-		rs, err := q.q.query(ctx, query, args...)
+		err := eachRow(ctx, q.q, query, args, func(s scanner) error {
+			var d DueTrace
+			if len(out) == limit {
+				return nil // full: the query's LIMIT bounds what is left to read
+			}
+			if err := s.Scan(&d.TenantID, &d.TraceID); err != nil {
+				return err
+			}
+			if !seen[d] {
+				seen[d] = true
+				d.Ended = ended
+				out = append(out, d)
+			}
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("store: due traces: %w", err)
 		}
-		defer rs.Close()
-		for rs.Next() && len(out) < limit {
-			d := DueTrace{Ended: ended}
-			if err := rs.Scan(&d.TenantID, &d.TraceID); err != nil {
-				return err
-			}
-			if !seen[DueTrace{TenantID: d.TenantID, TraceID: d.TraceID}] {
-				seen[DueTrace{TenantID: d.TenantID, TraceID: d.TraceID}] = true
-				out = append(out, d)
-			}
-		}
-		return rs.Err()
+		return nil
 	}
 	ending := func(table, body string) string {
 		return `SELECT DISTINCT w.tenant_id, w.trace_id FROM ` + table + ` AS w
@@ -270,23 +232,17 @@ func (q queries) ReleaseTrace(ctx context.Context, tenantID int64, traceID strin
 // ExpiredWaiting counts, per tenant and trace, the kept spans with a body and the kept
 // log records with a record whose window ended by now: what waited for a run until then.
 func (q queries) ExpiredWaiting(ctx context.Context, now time.Time) ([]ExpiredCount, error) {
-	rs, err := q.q.query(ctx, `SELECT tenant_id, trace_id, 'span', COUNT(*) FROM open_spans WHERE expires_at <= $1 AND LENGTH(span) > 0
+	out, err := collect(ctx, q.q, `SELECT tenant_id, trace_id, 'span', COUNT(*) FROM open_spans WHERE expires_at <= $1 AND LENGTH(span) > 0
 			GROUP BY tenant_id, trace_id
 		UNION ALL SELECT tenant_id, trace_id, 'log_record', COUNT(*) FROM open_logs WHERE expires_at <= $1 AND LENGTH(record) > 0
-			GROUP BY tenant_id, trace_id`, micros(now))
+			GROUP BY tenant_id, trace_id`, []any{micros(now)}, func(s scanner) (e ExpiredCount, err error) {
+		err = s.Scan(&e.TenantID, &e.TraceID, &e.Signal, &e.N)
+		return e, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: expired spans: %w", err)
 	}
-	defer rs.Close()
-	var out []ExpiredCount
-	for rs.Next() {
-		var e ExpiredCount
-		if err := rs.Scan(&e.TenantID, &e.TraceID, &e.Signal, &e.N); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rs.Err()
+	return out, nil
 }
 
 // ExpiredCount is what one trace of a tenant had waiting when its window ended.
@@ -359,24 +315,22 @@ func (q queries) AddIngestCounts(ctx context.Context, tenantID int64, counts []I
 
 // IngestCounts returns the tenant's counters, by name.
 func (q queries) IngestCounts(ctx context.Context, tenantID int64) ([]IngestCount, error) {
-	rs, err := q.q.query(ctx, `SELECT name, count, examples FROM ingest_counts WHERE tenant_id = $1 ORDER BY name`, tenantID)
+	out, err := collect(ctx, q.q, `SELECT name, count, examples FROM ingest_counts WHERE tenant_id = $1 ORDER BY name`, []any{tenantID},
+		func(s scanner) (IngestCount, error) {
+			var (
+				c  IngestCount
+				ex string
+			)
+			err := s.Scan(&c.Name, &c.Count, &ex)
+			if ex != "" {
+				c.Examples = strings.Fields(ex)
+			}
+			return c, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: OTLP counts: %w", err)
 	}
-	defer rs.Close()
-	var out []IngestCount
-	for rs.Next() {
-		var c IngestCount
-		var ex string
-		if err := rs.Scan(&c.Name, &c.Count, &ex); err != nil {
-			return nil, err
-		}
-		if ex != "" {
-			c.Examples = strings.Fields(ex)
-		}
-		out = append(out, c)
-	}
-	return out, rs.Err()
+	return out, nil
 }
 
 // Waiting counts the tenant's kept spans and log records that wait for a run (their body
@@ -398,24 +352,14 @@ func (q queries) Waiting(ctx context.Context, tenantID int64, now time.Time) (sp
 // trace/span keys.
 func (q queries) UsedSpans(ctx context.Context, tenantID int64, traceIDs []string, now time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
-	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
-		rs, err := q.q.query(ctx, `SELECT open_spans.trace_id, span_id FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` AND LENGTH(span) = 0`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: used spans: %w", err)
-		}
-		for rs.Next() {
+	for chunk := range slices.Chunk(traceIDs, spanBatch) {
+		traces, args, at := valuesOf(chunk, 1, tenantID, micros(now))
+		if err := addKeys(ctx, out, q.q, `SELECT open_spans.trace_id, span_id FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` AND LENGTH(span) = 0`, args, func(s scanner) (string, error) {
 			var trace, span string
-			if err := rs.Scan(&trace, &span); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out[trace+"/"+span] = true
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+			err := s.Scan(&trace, &span)
+			return trace + "/" + span, err
+		}); err != nil {
 			return nil, fmt.Errorf("store: used spans: %w", err)
 		}
 	}
@@ -426,30 +370,8 @@ func (q queries) UsedSpans(ctx context.Context, tenantID int64, traceIDs []strin
 // TombstoneTTL): a run that is not stored again.
 func (q queries) DeletedRuns(ctx context.Context, tenantID int64, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	byHash := make(map[string]string, len(ids))
-	for start := 0; start < len(ids); start += spanBatch {
-		chunk := ids[start:min(start+spanBatch, len(ids))]
-		hashes := make([][]byte, len(chunk))
-		for i, id := range chunk {
-			hashes[i] = runHash(id)
-			byHash[string(hashes[i])] = id
-		}
-		in, args := inList(hashes, tenantID)
-		rs, err := q.q.query(ctx, tombstonesSQL+in, args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: deleted runs: %w", err)
-		}
-		for rs.Next() {
-			var h []byte
-			if err := rs.Scan(&h); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out[byHash[string(h)]] = true
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+	for chunk := range slices.Chunk(ids, spanBatch) {
+		if err := q.tombstoned(ctx, tenantID, chunk, out); err != nil {
 			return nil, fmt.Errorf("store: deleted runs: %w", err)
 		}
 	}

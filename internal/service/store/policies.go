@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,18 +50,28 @@ func (q queries) SetAgentPolicy(ctx context.Context, tenantID int64, agent strin
 
 // AgentPolicy returns the agent's policy.
 func (q queries) AgentPolicy(ctx context.Context, tenantID int64, agent string) (AgentPolicy, error) {
+	p, err := first(ctx, q.q, `SELECT `+agentPolicyCols+` FROM agent_policies WHERE tenant_id = $1 AND agent = $2`,
+		[]any{tenantID, agent}, scanAgentPolicy)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return p, fmt.Errorf("store: policy of agent %q: %w", agent, err)
+	}
+	return p, notFound(err, "policy of agent %q", agent)
+}
+
+const agentPolicyCols = `policy, updated_at`
+
+// scanAgentPolicy reads a row of agentPolicyCols.
+func scanAgentPolicy(s scanner) (AgentPolicy, error) {
 	var (
 		p    AgentPolicy
 		body string
 		at   int64
 	)
-	err := queryRow(ctx, q.q, `SELECT policy, updated_at FROM agent_policies WHERE tenant_id = $1 AND agent = $2`,
-		[]any{tenantID, agent}, &body, &at)
-	if err != nil {
-		return p, notFound(err, fmt.Sprintf("policy of agent %q", agent))
+	if err := s.Scan(&body, &at); err != nil {
+		return p, err
 	}
 	if err := json.Unmarshal([]byte(body), &p); err != nil {
-		return p, fmt.Errorf("store: policy of agent %q: %w", agent, err)
+		return p, err
 	}
 	p.UpdatedAt = fromMicros(at)
 	return p, nil

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -55,31 +53,19 @@ type Promotion struct {
 
 const scorerVersionCols = `tenant_id, name, version, kind, base, config, digest, manifest, info, judge_model, replaces, created_at, deleted_at`
 
-func scanScorerVersions(rs rows, err error) ([]ScorerVersion, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []ScorerVersion
-	for rs.Next() {
-		var (
-			v                      ScorerVersion
-			config, manifest, info string
-			at                     int64
-			deleted                sql.NullInt64
-		)
-		if err := rs.Scan(&v.TenantID, &v.Name, &v.Version, &v.Kind, &v.Base, &config, &v.Digest, &manifest, &info,
-			&v.JudgeModel, &v.Replaces, &at, &deleted); err != nil {
-			return nil, err
-		}
-		v.Config, v.Manifest, v.Info, v.CreatedAt = json.RawMessage(config), json.RawMessage(manifest), json.RawMessage(info), fromMicros(at)
-		if deleted.Valid {
-			d := fromMicros(deleted.Int64)
-			v.Deleted = &d
-		}
-		out = append(out, v)
-	}
-	return out, rs.Err()
+// scanScorerVersion reads a row of scorerVersionCols.
+func scanScorerVersion(s scanner) (ScorerVersion, error) {
+	var (
+		v                      ScorerVersion
+		config, manifest, info string
+		at                     int64
+		deleted                *int64
+	)
+	err := s.Scan(&v.TenantID, &v.Name, &v.Version, &v.Kind, &v.Base, &config, &v.Digest, &manifest, &info,
+		&v.JudgeModel, &v.Replaces, &at, &deleted)
+	v.Config, v.Manifest, v.Info = json.RawMessage(config), json.RawMessage(manifest), json.RawMessage(info)
+	v.CreatedAt, v.Deleted = fromMicros(at), fromMicrosOrNil(deleted)
+	return v, err
 }
 
 // PublishScorerVersion stores v as the name's next version (v.Version is set by it:
@@ -109,21 +95,21 @@ func (q queries) PublishScorerVersion(ctx context.Context, v ScorerVersion) (Sco
 
 // ScorerVersionOf returns version n of the tenant's scorer name, deleted or not.
 func (q queries) ScorerVersionOf(ctx context.Context, tenantID int64, name string, n int) (ScorerVersion, error) {
-	vs, err := scanScorerVersions(q.q.query(ctx, `SELECT `+scorerVersionCols+` FROM scorer_versions
-		WHERE tenant_id = $1 AND name = $2 AND version = $3`, tenantID, name, n))
-	if err != nil {
-		return ScorerVersion{}, err
-	}
-	if len(vs) == 0 {
-		return ScorerVersion{}, fmt.Errorf("scorer %s@%d: %w", name, n, ErrNotFound)
-	}
-	return vs[0], nil
+	return q.scorerVersionOf(ctx, tenantID, name, n, "")
+}
+
+// scorerVersionOf is ScorerVersionOf, its SELECT ended with lock (a dialect's rowLock,
+// or "").
+func (q queries) scorerVersionOf(ctx context.Context, tenantID int64, name string, n int, lock string) (ScorerVersion, error) {
+	v, err := first(ctx, q.q, `SELECT `+scorerVersionCols+` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3`+lock,
+		[]any{tenantID, name, n}, scanScorerVersion)
+	return v, notFound(err, "scorer %s@%d", name, n)
 }
 
 // PublishedVersions lists the tenant's versions of name (every name when name is ""),
 // deleted ones included, by name then version.
 func (q queries) PublishedVersions(ctx context.Context, tenantID int64, name string) ([]ScorerVersion, error) {
-	return scanScorerVersions(q.q.query(ctx, publishedVersionsSQL, tenantID, name))
+	return collect(ctx, q.q, publishedVersionsSQL, []any{tenantID, name}, scanScorerVersion)
 }
 
 const publishedVersionsSQL = `SELECT ` + scorerVersionCols + ` FROM scorer_versions
@@ -136,35 +122,33 @@ func (q queries) PromotedVersion(ctx context.Context, tenantID int64, name strin
 	err := queryRow(ctx, q.q, `SELECT version FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC LIMIT 1`,
 		[]any{tenantID, name}, &n)
 	if err != nil {
-		return 0, notFound(err, fmt.Sprintf("promoted version of scorer %q", name))
+		return 0, notFound(err, "promoted version of scorer %q", name)
 	}
 	return n, nil
 }
 
 // Promotions returns the tenant's promotions of name, newest first.
 func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([]Promotion, error) {
-	rs, err := q.q.query(ctx, `SELECT version, promoted_at, gate FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC`, tenantID, name)
-	if err != nil {
-		return nil, err
+	return collect(ctx, q.q, `SELECT `+promotionCols+` FROM scorer_promotions WHERE tenant_id = $1 AND name = $2 ORDER BY id DESC`,
+		[]any{tenantID, name}, scanPromotion)
+}
+
+const promotionCols = `version, promoted_at, gate`
+
+// scanPromotion reads a row of promotionCols; a promotion no gate checked (gate {}) has
+// no Gate.
+func scanPromotion(s scanner) (Promotion, error) {
+	var (
+		p    Promotion
+		at   int64
+		gate string
+	)
+	err := s.Scan(&p.Version, &at, &gate)
+	p.PromotedAt = fromMicros(at)
+	if gate != "{}" && gate != "" {
+		p.Gate = json.RawMessage(gate)
 	}
-	defer rs.Close()
-	var out []Promotion
-	for rs.Next() {
-		var (
-			p    Promotion
-			at   int64
-			gate string
-		)
-		if err := rs.Scan(&p.Version, &at, &gate); err != nil {
-			return nil, err
-		}
-		p.PromotedAt = fromMicros(at)
-		if gate != "{}" && gate != "" {
-			p.Gate = json.RawMessage(gate)
-		}
-		out = append(out, p)
-	}
-	return out, rs.Err()
+	return p, err
 }
 
 // LockScorerVersion is ScorerVersionOf with the version's row locked until tx ends on
@@ -173,15 +157,7 @@ func (q queries) Promotions(ctx context.Context, tenantID int64, name string) ([
 // one waits for the other and sees what it did: a version is never both promoted and
 // deleted.
 func (tx *Tx) LockScorerVersion(ctx context.Context, tenantID int64, name string, n int) (ScorerVersion, error) {
-	q := `SELECT ` + scorerVersionCols + ` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3` + tx.d.rowLock()
-	vs, err := scanScorerVersions(tx.q.query(ctx, q, tenantID, name, n))
-	if err != nil {
-		return ScorerVersion{}, err
-	}
-	if len(vs) == 0 {
-		return ScorerVersion{}, fmt.Errorf("scorer %s@%d: %w", name, n, ErrNotFound)
-	}
-	return vs[0], nil
+	return tx.scorerVersionOf(ctx, tenantID, name, n, tx.d.rowLock())
 }
 
 // PromoteScorerVersion makes version n the one name follows. The caller checks, in the
@@ -231,10 +207,7 @@ func (q queries) StoreModule(ctx context.Context, tenantID int64, digest string,
 func (q queries) Module(ctx context.Context, tenantID int64, digest string) ([]byte, error) {
 	var b []byte
 	err := queryRow(ctx, q.q, `SELECT module FROM scorer_modules WHERE tenant_id = $1 AND digest = $2`, []any{tenantID, digest}, &b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("module %s: %w", digest, ErrNotFound)
-	}
-	return b, err
+	return b, notFound(err, "module %s", digest)
 }
 
 // ModuleUsage is how many modules the tenant stores and their bytes.

@@ -104,19 +104,14 @@ func (q queries) StoredResults(ctx context.Context, evalPK int64, runPKs []int64
 		return out, nil
 	}
 	in, args := inList(runPKs, evalPK)
-	rs, err := q.q.query(ctx, `SELECT run_pk, scorer FROM results WHERE evaluation_id = $1 AND run_pk IN `+in, args...)
-	if err != nil {
+	if err := addKeys(ctx, out, q.q, `SELECT run_pk, scorer FROM results WHERE evaluation_id = $1 AND run_pk IN `+in, args,
+		func(s scanner) (k ResultKey, err error) {
+			err = s.Scan(&k.RunPK, &k.Scorer)
+			return k, err
+		}); err != nil {
 		return nil, err
 	}
-	defer rs.Close()
-	for rs.Next() {
-		var k ResultKey
-		if err := rs.Scan(&k.RunPK, &k.Scorer); err != nil {
-			return nil, err
-		}
-		out[k] = true
-	}
-	return out, rs.Err()
+	return out, nil
 }
 
 // inList renders "($n,$n+1,...)" for vals after the leading args.
@@ -140,40 +135,31 @@ const resultCols = `res.id, res.tenant_id, res.evaluation_id, e.public_id, res.r
 
 const resultFrom = ` FROM results res JOIN runs r ON r.id = res.run_pk JOIN evaluations e ON e.id = res.evaluation_id `
 
-func scanResults(rs rows, err error) ([]Result, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Result
-	for rs.Next() {
-		var (
-			r    Result
-			body string
-			at   int64
-		)
-		if err := rs.Scan(&r.ID, &r.TenantID, &r.EvaluationPK, &r.EvaluationID, &r.RunPK, &r.RunID, &r.Scorer, &r.ScorerVersion,
-			&r.ScorerDigest, &r.JudgeModel, &r.Status, &r.Score, &r.Passed, &body, &at); err != nil {
-			return nil, err
-		}
-		r.Body, r.CreatedAt = json.RawMessage(body), fromMicros(at)
-		out = append(out, r)
-	}
-	return out, rs.Err()
+// scanResult reads a row of resultCols.
+func scanResult(s scanner) (Result, error) {
+	var (
+		r    Result
+		body string
+		at   int64
+	)
+	err := s.Scan(&r.ID, &r.TenantID, &r.EvaluationPK, &r.EvaluationID, &r.RunPK, &r.RunID, &r.Scorer, &r.ScorerVersion,
+		&r.ScorerDigest, &r.JudgeModel, &r.Status, &r.Score, &r.Passed, &body, &at)
+	r.Body, r.CreatedAt = json.RawMessage(body), fromMicros(at)
+	return r, err
 }
 
 // EvaluationResults returns the evaluation's results in the order of its runs, then by
 // scorer.
 func (q queries) EvaluationResults(ctx context.Context, tenantID, evalPK int64) ([]Result, error) {
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+	return collect(ctx, q.q, `SELECT `+resultCols+resultFrom+`
 		JOIN evaluation_runs er ON er.evaluation_id = res.evaluation_id AND er.run_pk = res.run_pk
-		WHERE res.tenant_id = $1 AND res.evaluation_id = $2 ORDER BY er.position, res.scorer`, tenantID, evalPK))
+		WHERE res.tenant_id = $1 AND res.evaluation_id = $2 ORDER BY er.position, res.scorer`, []any{tenantID, evalPK}, scanResult)
 }
 
 // RunResults returns every result the run ever had, oldest first.
 func (q queries) RunResults(ctx context.Context, tenantID, runPK int64) ([]Result, error) {
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
-		WHERE res.tenant_id = $1 AND res.run_pk = $2 ORDER BY res.id`, tenantID, runPK))
+	return collect(ctx, q.q, `SELECT `+resultCols+resultFrom+`
+		WHERE res.tenant_id = $1 AND res.run_pk = $2 ORDER BY res.id`, []any{tenantID, runPK}, scanResult)
 }
 
 // LatestResults returns the latest result per (run, scorer) of the given runs.
@@ -182,10 +168,10 @@ func (q queries) LatestResults(ctx context.Context, tenantID int64, runPKs []int
 		return nil, nil
 	}
 	in, args := inList(runPKs, tenantID)
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+resultFrom+`
+	return collect(ctx, q.q, `SELECT `+resultCols+resultFrom+`
 		WHERE res.tenant_id = $1 AND res.run_pk IN `+in+`
 		AND res.id = (SELECT MAX(x.id) FROM results x WHERE x.run_pk = res.run_pk AND x.scorer = res.scorer)
-		ORDER BY res.run_pk, res.scorer`, args...))
+		ORDER BY res.run_pk, res.scorer`, args, scanResult)
 }
 
 // PreviousResults returns, for the evaluation's runs, the latest result of scorer from an
@@ -203,12 +189,12 @@ func (q queries) PreviousResults(ctx context.Context, tenantID, evalPK int64, sc
 	if other == 0 {
 		return nil, nil
 	}
-	return scanResults(q.q.query(ctx, `SELECT `+resultCols+` FROM evaluation_runs er
+	return collect(ctx, q.q, `SELECT `+resultCols+` FROM evaluation_runs er
 		JOIN results res ON res.id = (SELECT x.id FROM results x WHERE x.run_pk = er.run_pk AND x.scorer = $3
 			AND x.scorer_version <> $4 AND x.evaluation_id < $2 ORDER BY x.id DESC LIMIT 1)
 		JOIN runs r ON r.id = res.run_pk JOIN evaluations e ON e.id = res.evaluation_id
 		WHERE er.evaluation_id = $2 AND res.tenant_id = $1
-		ORDER BY res.run_pk`, tenantID, evalPK, scorer, version))
+		ORDER BY res.run_pk`, []any{tenantID, evalPK, scorer, version}, scanResult)
 }
 
 // Tally counts one scorer's results in an evaluation.
@@ -223,22 +209,17 @@ type Tally struct {
 
 // Tallies counts the evaluation's results per scorer, by scorer name.
 func (q queries) Tallies(ctx context.Context, evalPK int64) ([]Tally, error) {
-	rs, err := q.q.query(ctx, `SELECT scorer, status, COUNT(*), COALESCE(SUM(score), 0),
-		COUNT(passed), COALESCE(SUM(CASE WHEN passed THEN 1 ELSE 0 END), 0)
-		FROM results WHERE evaluation_id = $1 GROUP BY scorer, status ORDER BY scorer`, evalPK)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
 	var out []Tally
-	for rs.Next() {
+	err := eachRow(ctx, q.q, `SELECT scorer, status, COUNT(*), COALESCE(SUM(score), 0),
+		COUNT(passed), COALESCE(SUM(CASE WHEN passed THEN 1 ELSE 0 END), 0)
+		FROM results WHERE evaluation_id = $1 GROUP BY scorer, status ORDER BY scorer`, []any{evalPK}, func(s scanner) error {
 		var (
 			scorer, status    string
 			n, judged, passed int64
 			sum               float64
 		)
-		if err := rs.Scan(&scorer, &status, &n, &sum, &judged, &passed); err != nil {
-			return nil, err
+		if err := s.Scan(&scorer, &status, &n, &sum, &judged, &passed); err != nil {
+			return err
 		}
 		if len(out) == 0 || out[len(out)-1].Scorer != scorer {
 			out = append(out, Tally{Scorer: scorer})
@@ -252,8 +233,9 @@ func (q queries) Tallies(ctx context.Context, evalPK int64) ([]Tally, error) {
 		default:
 			t.Failed += n
 		}
-	}
-	return out, rs.Err()
+		return nil
+	})
+	return out, err
 }
 
 // CountResults counts the evaluation's stored results.

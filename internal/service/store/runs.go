@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -80,17 +81,12 @@ func (q queries) PutRunsDeleted(ctx context.Context, tenantID int64, runs []NewR
 	received := micros(time.Now())
 	var b strings.Builder
 	args := make([]any, 0, runBatch*8)
-	for start := 0; start < len(runs); start += runBatch {
-		chunk := runs[start:min(start+runBatch, len(runs))]
+	for chunk := range slices.Chunk(runs, runBatch) {
 		b.Reset()
 		args = args[:0]
 		b.WriteString(`INSERT INTO runs (tenant_id, run_id, agent, run_time, received_at, body, repaired, redactions) VALUES `)
 		for i, r := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+			writeRow(&b, i, len(args)+1, 8)
 			t := received
 			if !r.Time.IsZero() {
 				t = micros(r.Time)
@@ -106,26 +102,19 @@ func (q queries) PutRunsDeleted(ctx context.Context, tenantID int64, runs []NewR
 			args = append(args, tenantID, r.ID, r.Agent, t, received, jsonText(r.Body), r.Repaired, red)
 		}
 		b.WriteString(` ON CONFLICT (tenant_id, run_id) DO NOTHING RETURNING id, run_id`)
-		rs, err := q.q.query(ctx, b.String(), args...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: put runs: %w", err)
-		}
 		var inserted []string
-		for rs.Next() {
+		if err := eachRow(ctx, q.q, b.String(), args, func(s scanner) error {
 			var (
 				pk int64
 				id string
 			)
-			if err := rs.Scan(&pk, &id); err != nil {
-				rs.Close()
-				return nil, nil, err
+			if err := s.Scan(&pk, &id); err != nil {
+				return err
 			}
 			pks[index[id]] = pk
 			inserted = append(inserted, id)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+			return nil
+		}); err != nil {
 			return nil, nil, fmt.Errorf("store: put runs: %w", err)
 		}
 		if err := q.buryTombstoned(ctx, tenantID, inserted, index, pks, deleted); err != nil {
@@ -144,32 +133,20 @@ func (q queries) buryTombstoned(ctx context.Context, tenantID int64, ids []strin
 	if len(ids) == 0 {
 		return nil
 	}
-	hashes := make([][]byte, len(ids))
-	byHash := make(map[string]string, len(ids))
-	for i, id := range ids {
-		hashes[i] = runHash(id)
-		byHash[string(hashes[i])] = id
-	}
-	in, args := inList(hashes, tenantID)
-	rs, err := q.q.query(ctx, tombstonesSQL+in, args...)
-	if err != nil {
+	tombstoned := map[string]bool{}
+	if err := q.tombstoned(ctx, tenantID, ids, tombstoned); err != nil {
 		return fmt.Errorf("store: put runs: tombstones: %w", err)
 	}
-	var dead []int64
-	for rs.Next() {
-		var h []byte
-		if err := rs.Scan(&h); err != nil {
-			rs.Close()
-			return err
-		}
-		i := index[byHash[string(h)]]
-		dead = append(dead, pks[i])
-		pks[i], deleted[i] = 0, true
+	if len(tombstoned) == 0 {
+		return nil
 	}
-	err = rs.Err()
-	rs.Close()
-	if err != nil || len(dead) == 0 {
-		return err
+	var dead []int64
+	for _, id := range ids {
+		if tombstoned[id] {
+			i := index[id]
+			dead = append(dead, pks[i])
+			pks[i], deleted[i] = 0, true
+		}
 	}
 	din, dargs := inList(dead, tenantID)
 	if _, err := q.q.exec(ctx, deleteRunsSQL+din, dargs...); err != nil {
@@ -178,49 +155,52 @@ func (q queries) buryTombstoned(ctx context.Context, tenantID int64, ids []strin
 	return nil
 }
 
+// tombstoned sets in set which of ids (at most a few hundred: one statement) the tenant
+// deleted: ids with a tombstone.
+func (q queries) tombstoned(ctx context.Context, tenantID int64, ids []string, set map[string]bool) error {
+	hashes := make([][]byte, len(ids))
+	byHash := make(map[string]string, len(ids))
+	for i, id := range ids {
+		hashes[i] = runHash(id)
+		byHash[string(hashes[i])] = id
+	}
+	in, args := inList(hashes, tenantID)
+	return addKeys(ctx, set, q.q, tombstonesSQL+in, args, func(s scanner) (string, error) {
+		h, err := scanValue[[]byte](s)
+		return byHash[string(h)], err
+	})
+}
+
 // tombstonesSQL finds which of some run id hashes the tenant deleted (the primary key
 // of run_tombstones).
 const tombstonesSQL = `SELECT run_hash FROM run_tombstones WHERE tenant_id = $1 AND run_hash IN `
 
 const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body, repaired, redactions`
 
-func scanRuns(rs rows, err error) ([]Run, error) {
-	if err != nil {
-		return nil, err
+// scanRun reads a row of runCols.
+func scanRun(s scanner) (Run, error) {
+	var (
+		r       Run
+		t, recv int64
+		body    string
+		red     *string
+	)
+	if err := s.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired, &red); err != nil {
+		return r, err
 	}
-	defer rs.Close()
-	var out []Run
-	for rs.Next() {
-		var (
-			r       Run
-			t, recv int64
-			body    string
-			red     *string
-		)
-		if err := rs.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired, &red); err != nil {
-			return nil, err
+	if red != nil {
+		if err := json.Unmarshal([]byte(*red), &r.Redactions); err != nil {
+			return r, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
 		}
-		if red != nil {
-			if err := json.Unmarshal([]byte(*red), &r.Redactions); err != nil {
-				return nil, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
-			}
-		}
-		r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
-		out = append(out, r)
 	}
-	return out, rs.Err()
+	r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
+	return r, nil
 }
 
 // Run returns the tenant's run with id.
 func (q queries) Run(ctx context.Context, tenantID int64, id string) (Run, error) {
-	rs, err := scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id = $2`, tenantID, id))
-	if err != nil {
-		return Run{}, err
-	}
-	if len(rs) == 0 {
-		return Run{}, fmt.Errorf("run %q: %w", id, ErrNotFound)
-	}
-	return rs[0], nil
+	r, err := first(ctx, q.q, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id = $2`, []any{tenantID, id}, scanRun)
+	return r, notFound(err, "run %q", id)
 }
 
 // RunsByPK returns the tenant's runs with the given PKs, in no particular order; PKs of
@@ -230,20 +210,21 @@ func (q queries) RunsByPK(ctx context.Context, tenantID int64, pks []int64) ([]R
 		return nil, nil
 	}
 	in, args := inList(pks, tenantID)
-	return scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND id IN `+in, args...))
+	return collect(ctx, q.q, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND id IN `+in, args, scanRun)
 }
 
 // RunsByID returns the tenant's runs with the given ids, in no particular order; ids the
 // tenant has no run for are left out.
 func (q queries) RunsByID(ctx context.Context, tenantID int64, ids []string) ([]Run, error) {
-	var out []Run
-	for start := 0; start < len(ids); start += runBatch {
-		in, args := inList(ids[start:min(start+runBatch, len(ids))], tenantID)
-		rs, err := scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id IN `+in, args...))
-		if err != nil {
+	var (
+		out []Run
+		err error
+	)
+	for chunk := range slices.Chunk(ids, runBatch) {
+		in, args := inList(chunk, tenantID)
+		if out, err = appendRows(ctx, out, q.q, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id IN `+in, args, scanRun); err != nil {
 			return nil, err
 		}
-		out = append(out, rs...)
 	}
 	return out, nil
 }
@@ -261,33 +242,18 @@ type RunQuery struct {
 
 // Runs returns the agent's runs q selects, newest first.
 func (q queries) Runs(ctx context.Context, tenantID int64, rq RunQuery) ([]Run, error) {
-	where, args := runWhere(tenantID, rq)
-	args = append(args, rq.Limit)
-	return scanRuns(q.q.query(ctx, `SELECT `+runCols+` FROM runs WHERE `+where+
-		fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...))
+	query, args := runsSQL(runCols, tenantID, rq)
+	return collect(ctx, q.q, query, args, scanRun)
 }
 
 // RunPKs returns the PKs of the runs q selects, newest first, without their bodies.
 func (q queries) RunPKs(ctx context.Context, tenantID int64, rq RunQuery) ([]int64, error) {
-	where, args := runWhere(tenantID, rq)
-	args = append(args, rq.Limit)
-	rs, err := q.q.query(ctx, `SELECT id FROM runs WHERE `+where+fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []int64
-	for rs.Next() {
-		var pk int64
-		if err := rs.Scan(&pk); err != nil {
-			return nil, err
-		}
-		out = append(out, pk)
-	}
-	return out, rs.Err()
+	query, args := runsSQL("id", tenantID, rq)
+	return collect(ctx, q.q, query, args, scanValue[int64])
 }
 
-func runWhere(tenantID int64, rq RunQuery) (string, []any) {
+// runsSQL selects cols of the runs rq selects, newest first.
+func runsSQL(cols string, tenantID int64, rq RunQuery) (string, []any) {
 	where := `tenant_id = $1 AND agent = $2`
 	args := []any{tenantID, rq.Agent}
 	if !rq.Since.IsZero() {
@@ -298,7 +264,8 @@ func runWhere(tenantID int64, rq RunQuery) (string, []any) {
 		args = append(args, micros(rq.After.Time), rq.After.PK)
 		where += fmt.Sprintf(` AND (run_time < $%d OR (run_time = $%d AND id < $%d))`, len(args)-1, len(args)-1, len(args))
 	}
-	return where, args
+	args = append(args, rq.Limit)
+	return `SELECT ` + cols + ` FROM runs WHERE ` + where + fmt.Sprintf(` ORDER BY run_time DESC, id DESC LIMIT $%d`, len(args)), args
 }
 
 // Agent is an agent as its runs show it.
@@ -310,25 +277,16 @@ type Agent struct {
 
 // Agents lists the tenant's agents by name, at most limit of them after the name after.
 func (q queries) Agents(ctx context.Context, tenantID int64, after string, limit int) ([]Agent, error) {
-	rs, err := q.q.query(ctx, `SELECT agent, COUNT(*), MAX(run_time) FROM runs WHERE tenant_id = $1 AND agent > $2
-		GROUP BY agent ORDER BY agent LIMIT $3`, tenantID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Agent
-	for rs.Next() {
+	return collect(ctx, q.q, `SELECT agent, COUNT(*), MAX(run_time) FROM runs WHERE tenant_id = $1 AND agent > $2
+		GROUP BY agent ORDER BY agent LIMIT $3`, []any{tenantID, after, limit}, func(s scanner) (Agent, error) {
 		var (
 			a    Agent
 			last int64
 		)
-		if err := rs.Scan(&a.Name, &a.Runs, &last); err != nil {
-			return nil, err
-		}
+		err := s.Scan(&a.Name, &a.Runs, &last)
 		a.LastRun = fromMicros(last)
-		out = append(out, a)
-	}
-	return out, rs.Err()
+		return a, err
+	})
 }
 
 // CountRuns counts the tenant's runs of agent.

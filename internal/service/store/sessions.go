@@ -25,14 +25,9 @@ func (q queries) CreateSession(ctx context.Context, hash []byte, tenantID, keyID
 // with a key that is not revoked since (or in open mode), and the scope of that key
 // (admin in open mode).
 func (q queries) SessionTenant(ctx context.Context, hash []byte, now time.Time) (Tenant, Scope, error) {
-	rs, err := q.q.query(ctx, `SELECT t.id, t.name, t.policy, t.created_at, COALESCE(k.scope, $3)
+	return q.tenantScope(ctx, "session", `SELECT t.id, t.name, t.policy, t.created_at, COALESCE(k.scope, $3)
 		FROM web_sessions s JOIN tenants t ON t.id = s.tenant_id LEFT JOIN api_keys k ON k.id = s.key_id
 		WHERE s.hash = $1 AND s.expires_at > $2 AND (s.key_id IS NULL OR k.revoked_at IS NULL)`, hash, micros(now), string(ScopeAdmin))
-	if err != nil {
-		return Tenant{}, "", err
-	}
-	defer rs.Close()
-	return scanTenantScope(rs, "session")
 }
 
 // SessionLabeller returns the labeller of the key a live session was opened with: "" for

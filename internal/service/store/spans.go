@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -74,17 +75,12 @@ func (q queries) KeepSpanIDs(ctx context.Context, tenantID int64, spans []OpenSp
 func (q queries) putOpenSpans(ctx context.Context, tenantID int64, spans []OpenSpan, expires time.Time, onConflict string) error {
 	received := micros(time.Now())
 	var b strings.Builder
-	for start := 0; start < len(spans); start += spanBatch {
-		chunk := spans[start:min(start+spanBatch, len(spans))]
+	for chunk := range slices.Chunk(spans, spanBatch) {
 		b.Reset()
 		args := make([]any, 0, len(chunk)*8)
 		b.WriteString(`INSERT INTO open_spans (tenant_id, trace_id, span_id, parent_span_id, agent, span, received_at, expires_at) VALUES `)
 		for i, s := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			n := len(args)
-			fmt.Fprintf(&b, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+			writeRow(&b, i, len(args)+1, 8)
 			args = append(args, tenantID, s.TraceID, s.SpanID, s.ParentSpanID, s.Agent, s.Span, received, micros(expires))
 		}
 		b.WriteString(onConflict)
@@ -103,29 +99,21 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 		cols += `, span`
 	}
 	cols = strings.ReplaceAll(cols, "trace_id", "open_spans.trace_id")
-	var out []OpenSpan
-	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, args, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 1, tenantID, micros(now))
-		rs, err := q.q.query(ctx, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1), args...)
-		if err != nil {
-			return nil, fmt.Errorf("store: open spans: %w", err)
+	scan := func(sc scanner) (s OpenSpan, err error) {
+		dest := []any{&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent}
+		if withSpan {
+			dest = append(dest, &s.Span)
 		}
-		for rs.Next() {
-			var s OpenSpan
-			dest := []any{&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent}
-			if withSpan {
-				dest = append(dest, &s.Span)
-			}
-			if err := rs.Scan(dest...); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+		return s, sc.Scan(dest...)
+	}
+	var (
+		out []OpenSpan
+		err error
+	)
+	for chunk := range slices.Chunk(traceIDs, spanBatch) {
+		traces, args, at := valuesOf(chunk, 1, tenantID, micros(now))
+		if out, err = appendRows(ctx, out, q.q, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1), args, scan); err != nil {
 			return nil, fmt.Errorf("store: open spans: %w", err)
 		}
 	}
@@ -151,8 +139,7 @@ func (q queries) KeptSpans(ctx context.Context, tenantID int64, traces []TraceRe
 		done = map[string]bool{}
 		b    strings.Builder
 	)
-	for start := 0; start < len(traces); start += spanBatch {
-		chunk := traces[start:min(start+spanBatch, len(traces))]
+	for chunk := range slices.Chunk(traces, spanBatch) {
 		b.Reset()
 		args := make([]any, 0, 3+2*len(chunk))
 		b.WriteString(`SELECT traces.column1, COALESCE(s.span_id, ''), COALESCE(s.parent_span_id, ''), COALESCE(s.agent, FALSE),
@@ -173,32 +160,24 @@ func (q queries) KeptSpans(ctx context.Context, tenantID int64, traces []TraceRe
 			LEFT JOIN open_traces AS o ON o.tenant_id = $%d AND o.trace_id = traces.column1 AND o.done
 			LEFT JOIN open_spans AS s ON s.tenant_id = $%d AND s.trace_id = traces.column1 AND s.expires_at > $%d`, n+1, n+2, n+3)
 		args = append(args, tenantID, tenantID, micros(now))
-		rs, err := q.q.query(ctx, b.String(), args...)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: kept spans: %w", err)
-		}
-		for rs.Next() {
+		if err := eachRow(ctx, q.q, b.String(), args, func(sc scanner) error {
 			var (
 				s       OpenSpan
 				expires int64
 				isDone  bool
 			)
-			if err := rs.Scan(&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent, &expires, &s.Span, &isDone); err != nil {
-				rs.Close()
-				return nil, nil, err
+			if err := sc.Scan(&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Agent, &expires, &s.Span, &isDone); err != nil {
+				return err
 			}
 			if isDone {
 				done[s.TraceID] = true
 			}
-			if s.SpanID == "" {
-				continue // a trace with no span kept
+			if s.SpanID != "" { // else a trace with no span kept
+				s.ExpiresAt = fromMicros(expires)
+				out = append(out, s)
 			}
-			s.ExpiresAt = fromMicros(expires)
-			out = append(out, s)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
+			return nil
+		}); err != nil {
 			return nil, nil, fmt.Errorf("store: kept spans: %w", err)
 		}
 	}
@@ -209,8 +188,8 @@ func (q queries) KeptSpans(ctx context.Context, tenantID int64, traces []TraceRe
 // ifBefore on to expires: a trace stays open while its spans keep arriving. (ifBefore a
 // little before expires spares rewriting every span of a trace at each of its requests.)
 func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []string, expires, ifBefore time.Time) error {
-	for start := 0; start < len(traceIDs); start += spanBatch {
-		traces, targs, at := valuesOf(traceIDs[start:min(start+spanBatch, len(traceIDs))], 2, tenantID, micros(ifBefore))
+	for chunk := range slices.Chunk(traceIDs, spanBatch) {
+		traces, targs, at := valuesOf(chunk, 2, tenantID, micros(ifBefore))
 		args := append([]any{micros(expires)}, targs...)
 		if _, err := q.q.exec(ctx, `UPDATE open_spans SET expires_at = $1 FROM `+traces+` AS traces
 			WHERE open_spans.tenant_id = `+at(0)+` AND open_spans.expires_at < `+at(1)+` AND open_spans.trace_id = traces.column1`, args...); err != nil {
@@ -223,25 +202,36 @@ func (q queries) KeepOpenTraces(ctx context.Context, tenantID int64, traceIDs []
 // DropSpanBodies empties the Span of the tenant's kept spans given (by trace and span
 // id): spans that went into a run, whose ids are still needed but whose bodies are not.
 func (q queries) DropSpanBodies(ctx context.Context, tenantID int64, spans []OpenSpan) error {
+	err := emptyBodies(ctx, q.q, "open_spans", "span", tenantID, spans, func(s OpenSpan) (string, string) { return s.TraceID, s.SpanID })
+	if err != nil {
+		return fmt.Errorf("store: drop span bodies: %w", err)
+	}
+	return nil
+}
+
+// emptyBodies empties column (a body) of the tenant's rows of table (open_spans or
+// open_logs) whose trace and span ids key gives of one of items, spanBatch items a
+// statement.
+func emptyBodies[T any](ctx context.Context, q querier, table, column string, tenantID int64, items []T, key func(T) (trace, span string)) error {
 	var b strings.Builder
-	for start := 0; start < len(spans); start += spanBatch {
-		chunk := spans[start:min(start+spanBatch, len(spans))]
+	for chunk := range slices.Chunk(items, spanBatch) {
 		b.Reset()
 		args := make([]any, 0, 2+len(chunk)*2)
 		args = append(args, []byte{})
-		b.WriteString(`UPDATE open_spans SET span = $1 FROM (VALUES `)
-		for i, s := range chunk {
+		b.WriteString(`UPDATE ` + table + ` SET ` + column + ` = $1 FROM (VALUES `)
+		for i, it := range chunk {
 			if i > 0 {
 				b.WriteByte(',')
 			}
+			trace, span := key(it)
 			n := len(args)
 			fmt.Fprintf(&b, "(CAST($%d AS TEXT),CAST($%d AS TEXT))", n+1, n+2)
-			args = append(args, s.TraceID, s.SpanID)
+			args = append(args, trace, span)
 		}
-		fmt.Fprintf(&b, `) AS used WHERE open_spans.tenant_id = $%d AND open_spans.trace_id = used.column1 AND open_spans.span_id = used.column2`, len(args)+1)
+		fmt.Fprintf(&b, `) AS used WHERE %[1]s.tenant_id = $%[2]d AND %[1]s.trace_id = used.column1 AND %[1]s.span_id = used.column2`, table, len(args)+1)
 		args = append(args, tenantID)
-		if _, err := q.q.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("store: drop span bodies: %w", err)
+		if _, err := q.exec(ctx, b.String(), args...); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -226,10 +226,20 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-// notFound maps sql.ErrNoRows to ErrNotFound with what was looked for.
-func notFound(err error, what string) error {
+// fromMicrosOrNil is fromMicros of a column that may be NULL (nil).
+func fromMicrosOrNil(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := fromMicros(*us)
+	return &t
+}
+
+// notFound maps sql.ErrNoRows to ErrNotFound with what was looked for, formatted (as
+// fmt.Sprintf does) only then; any other err is returned as it is.
+func notFound(err error, format string, args ...any) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrNotFound)
 	}
 	return err
 }

@@ -90,7 +90,7 @@ func (p *Policy) Allows(scorer string) bool {
 
 const tenantCols = `id, name, policy, created_at`
 
-func scanTenant(r rows) (Tenant, error) {
+func scanTenant(r scanner) (Tenant, error) {
 	var (
 		t      Tenant
 		policy string
@@ -104,21 +104,6 @@ func scanTenant(r rows) (Tenant, error) {
 		return t, fmt.Errorf("store: tenant %s: policy: %w", t.Name, err)
 	}
 	return t, nil
-}
-
-func (q queries) oneTenant(ctx context.Context, what, where string, args ...any) (Tenant, error) {
-	rs, err := q.q.query(ctx, `SELECT `+tenantCols+` FROM tenants WHERE `+where, args...)
-	if err != nil {
-		return Tenant{}, err
-	}
-	defer rs.Close()
-	if !rs.Next() {
-		if err := rs.Err(); err != nil {
-			return Tenant{}, err
-		}
-		return Tenant{}, fmt.Errorf("%s: %w", what, ErrNotFound)
-	}
-	return scanTenant(rs)
 }
 
 // CreateTenant creates a tenant; a name taken already is [ErrExists].
@@ -142,30 +127,19 @@ func (q queries) CreateTenant(ctx context.Context, name string, p Policy) (Tenan
 
 // Tenant returns the tenant called name.
 func (q queries) Tenant(ctx context.Context, name string) (Tenant, error) {
-	return q.oneTenant(ctx, fmt.Sprintf("tenant %q", name), `name = $1`, name)
+	t, err := first(ctx, q.q, `SELECT `+tenantCols+` FROM tenants WHERE name = $1`, []any{name}, scanTenant)
+	return t, notFound(err, "tenant %q", name)
 }
 
 // TenantByID returns the tenant with id.
 func (q queries) TenantByID(ctx context.Context, id int64) (Tenant, error) {
-	return q.oneTenant(ctx, fmt.Sprintf("tenant %d", id), `id = $1`, id)
+	t, err := first(ctx, q.q, `SELECT `+tenantCols+` FROM tenants WHERE id = $1`, []any{id}, scanTenant)
+	return t, notFound(err, "tenant %d", id)
 }
 
 // Tenants lists every tenant by name.
 func (q queries) Tenants(ctx context.Context) ([]Tenant, error) {
-	rs, err := q.q.query(ctx, `SELECT `+tenantCols+` FROM tenants ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []Tenant
-	for rs.Next() {
-		t, err := scanTenant(rs)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rs.Err()
+	return collect(ctx, q.q, `SELECT `+tenantCols+` FROM tenants ORDER BY name`, nil, scanTenant)
 }
 
 // SetTenantPolicy replaces the tenant's policy.
