@@ -1,8 +1,12 @@
 package wasm
 
-// Defaults of an Engine's options and of a guest's limits, where Options, the manifest
-// and the engine's Limits leave them zero.
+// Defaults of an Engine's options, of Vet's and of a guest's limits, where Options,
+// VetOptions, the manifest and the engine's Limits leave them zero.
 const (
+	// DefaultMaxModuleBytes is the size cap of a module Vet accepts when
+	// VetOptions.MaxBytes is zero: a Go guest built with -ldflags='-s -w' is a few MiB, a
+	// TinyGo, Rust or C guest much less.
+	DefaultMaxModuleBytes = 32 << 20
 	// DefaultMemoryBudget is the memory (linear memory and call stacks) an Engine's pools
 	// may keep when Options.MemoryBudgetBytes is zero.
 	DefaultMemoryBudget = 1 << 30

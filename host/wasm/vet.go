@@ -46,11 +46,6 @@ type VetOptions struct {
 	MaxTableEntries int
 }
 
-// DefaultMaxModuleBytes is the size cap of a module Vet accepts when VetOptions.MaxBytes
-// is zero: a Go guest built with -ldflags='-s -w' is a few MiB, a TinyGo, Rust or C guest
-// much less.
-const DefaultMaxModuleBytes = 32 << 20
-
 // vetEnv carries a vetRequest to the child process Vet starts; VetChild, called first in
 // the program's main, sees it and runs the child's part instead of the program.
 const vetEnv = "SCOREKIT_WASM_VET"
