@@ -2,14 +2,10 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"mime"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	"google.golang.org/grpc/codes"
 
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/otlpcheck"
@@ -57,76 +53,20 @@ func (s *Server) getIngest(ctx context.Context, _ *struct{}) (*ingestOutput, err
 
 // exportLogs answers as exportTraces does, for log records.
 func (s *Server) exportLogs(ctx context.Context, in *tracesInput) (*tracesOutput, error) {
-	ct := contentProtobuf
-	switch mt, _, _ := mime.ParseMediaType(in.ContentType); mt {
-	case contentJSON:
-		ct = contentJSON
-	case contentProtobuf:
-	default:
-		return otlpError(ct, http.StatusUnsupportedMediaType, codes.InvalidArgument, fmt.Sprintf(
-			"Content-Type %q: OTLP/HTTP takes application/x-protobuf or application/json", in.ContentType), ""), nil
-	}
-	body, err := s.decompress(in.ContentEncoding, in.RawBody)
-	if err != nil {
-		var (
-			tl *tooLarge
-			ue *unknownEncoding
-		)
-		switch {
-		case errors.As(err, &tl):
-			return otlpError(ct, http.StatusRequestEntityTooLarge, codes.InvalidArgument, err.Error(), ""), nil
-		case errors.As(err, &ue):
-			return otlpError(ct, http.StatusUnsupportedMediaType, codes.InvalidArgument, err.Error(), ""), nil
-		}
-		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
-	}
-	held, refused := s.checkOTLP(otlpcheck.Logs, ct, in.RawBody, body)
-	if refused != nil {
-		return refused, nil
-	}
-	release, ok := s.takeTraceBytes(ctx, min(held, s.opts.MaxTraceBytesInFlight))
-	if !ok {
-		return otlpError(ct, http.StatusServiceUnavailable, codes.Unavailable, fmt.Sprintf(
-			"the server is taking as many OTLP requests as its memory for them holds (serve --otlp-max-in-flight-bytes, %s); "+
-				"the exporter retries after the time in Retry-After", mib(s.opts.MaxTraceBytesInFlight)), "2"), nil
-	}
-	defer release()
-	req := plogotlp.NewExportRequest()
-	if ct == contentJSON {
-		err = req.UnmarshalJSON(body)
-	} else {
-		err = req.UnmarshalProto(body)
-	}
-	if err != nil {
-		kind := "protobuf"
-		if ct == contentJSON {
-			kind = "OTLP JSON"
-		}
-		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
-			"the body is not an ExportLogsServiceRequest in %s (Content-Type %s): %v", kind, ct, err), ""), nil
-	}
-	res, err := s.svc.IngestLogs(ctx, tenant(ctx), req.Logs())
-	if err != nil {
-		if p := fromService(err); p != nil && p.Status < 500 {
-			return otlpError(ct, p.Status, codes.InvalidArgument, p.Detail, ""), nil
-		}
-		s.opts.Logger.Error("api: export logs", "err", err)
-		return otlpError(ct, http.StatusServiceUnavailable, codes.Unavailable,
-			"the log records could not be stored; the exporter retries after the time in Retry-After (the server log has the cause)", "1"), nil
-	}
-	resp := plogotlp.NewExportResponse()
-	if msg := res.Message(); msg != "" {
-		resp.PartialSuccess().SetRejectedLogRecords(int64(res.Rejected))
-		resp.PartialSuccess().SetErrorMessage(msg)
-	}
-	var out []byte
-	if ct == contentJSON {
-		out, err = resp.MarshalJSON()
-	} else {
-		out, err = resp.MarshalProto()
-	}
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &tracesOutput{Status: http.StatusOK, ContentType: ct, Body: out}, nil
+	return exportOTLP(ctx, s, in, otlpSignal[plogotlp.ExportRequest]{
+		check: otlpcheck.Logs, request: "ExportLogsServiceRequest", records: "log records", logAs: "api: export logs",
+		newRequest: plogotlp.NewExportRequest,
+		take: func(ctx context.Context, req plogotlp.ExportRequest) (otlpMessage, error) {
+			res, err := s.svc.IngestLogs(ctx, tenant(ctx), req.Logs())
+			if err != nil {
+				return nil, err
+			}
+			resp := plogotlp.NewExportResponse()
+			if msg := res.Message(); msg != "" {
+				resp.PartialSuccess().SetRejectedLogRecords(int64(res.Rejected))
+				resp.PartialSuccess().SetErrorMessage(msg)
+			}
+			return resp, nil
+		},
+	})
 }

@@ -115,6 +115,48 @@ type tracesOutput struct {
 // partial success when spans were rejected), or an error status with a google.rpc.Status,
 // each in the request's encoding.
 func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutput, error) {
+	return exportOTLP(ctx, s, in, otlpSignal[ptraceotlp.ExportRequest]{
+		check: otlpcheck.Traces, request: "ExportTraceServiceRequest", records: "spans", logAs: "api: export traces",
+		newRequest: ptraceotlp.NewExportRequest,
+		take: func(ctx context.Context, req ptraceotlp.ExportRequest) (otlpMessage, error) {
+			res, err := s.svc.IngestTraces(ctx, tenant(ctx), req.Traces())
+			if err != nil {
+				return nil, err
+			}
+			resp := ptraceotlp.NewExportResponse()
+			if msg := res.Message(); msg != "" {
+				resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
+				resp.PartialSuccess().SetErrorMessage(msg)
+			}
+			return resp, nil
+		},
+	})
+}
+
+// otlpMessage is what the OTLP requests and responses of pdata (ptraceotlp, plogotlp)
+// share: their two encodings.
+type otlpMessage interface {
+	MarshalJSON() ([]byte, error)
+	MarshalProto() ([]byte, error)
+	UnmarshalJSON([]byte) error
+	UnmarshalProto([]byte) error
+}
+
+// otlpSignal is what POST /v1/traces and /v1/logs differ in; exportOTLP is the rest.
+type otlpSignal[R otlpMessage] struct {
+	check   otlpcheck.Signal
+	request string // the request message's name, for errors
+	records string // what the request carries ("spans"), for errors
+	logAs   string // the server log's message when they are not stored
+	// newRequest makes the request the body is decoded into.
+	newRequest func() R
+	// take ingests the request and returns the response, its partial success filled in.
+	take func(ctx context.Context, req R) (otlpMessage, error)
+}
+
+// exportOTLP answers a request of sig as OTLP/HTTP says: 200 with the signal's export
+// response, or an error status with a google.rpc.Status, each in the request's encoding.
+func exportOTLP[R otlpMessage](ctx context.Context, s *Server, in *tracesInput, sig otlpSignal[R]) (*tracesOutput, error) {
 	ct := contentProtobuf
 	switch mt, _, _ := mime.ParseMediaType(in.ContentType); mt {
 	case contentJSON:
@@ -138,7 +180,7 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 		}
 		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, err.Error(), ""), nil
 	}
-	held, refused := s.checkOTLP(otlpcheck.Traces, ct, in.RawBody, body)
+	held, refused := s.checkOTLP(sig.check, ct, in.RawBody, body)
 	if refused != nil {
 		return refused, nil
 	}
@@ -150,7 +192,7 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 				"the exporter retries after the time in Retry-After", mib(s.opts.MaxTraceBytesInFlight)), "2"), nil
 	}
 	defer release()
-	req := ptraceotlp.NewExportRequest()
+	req := sig.newRequest()
 	if ct == contentJSON {
 		err = req.UnmarshalJSON(body)
 	} else {
@@ -162,23 +204,18 @@ func (s *Server) exportTraces(ctx context.Context, in *tracesInput) (*tracesOutp
 			kind = "OTLP JSON"
 		}
 		return otlpError(ct, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf(
-			"the body is not an ExportTraceServiceRequest in %s (Content-Type %s): %v", kind, ct, err), ""), nil
+			"the body is not an %s in %s (Content-Type %s): %v", sig.request, kind, ct, err), ""), nil
 	}
-	res, err := s.svc.IngestTraces(ctx, tenant(ctx), req.Traces())
+	resp, err := sig.take(ctx, req)
 	if err != nil {
 		if p := fromService(err); p != nil && p.Status < 500 {
 			return otlpError(ct, p.Status, codes.InvalidArgument, p.Detail, ""), nil
 		}
-		s.opts.Logger.Error("api: export traces", "err", err)
+		s.opts.Logger.Error(sig.logAs, "err", err)
 		// Retryable, as OTLP/HTTP says of 503: what was stored is stored once however
 		// often the exporter sends the batch again.
 		return otlpError(ct, http.StatusServiceUnavailable, codes.Unavailable,
-			"the spans could not be stored; the exporter retries after the time in Retry-After (the server log has the cause)", "1"), nil
-	}
-	resp := ptraceotlp.NewExportResponse()
-	if msg := res.Message(); msg != "" {
-		resp.PartialSuccess().SetRejectedSpans(int64(res.Rejected))
-		resp.PartialSuccess().SetErrorMessage(msg)
+			"the "+sig.records+" could not be stored; the exporter retries after the time in Retry-After (the server log has the cause)", "1"), nil
 	}
 	var out []byte
 	if ct == contentJSON {
