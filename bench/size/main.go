@@ -374,7 +374,7 @@ func storeBytes(ctx context.Context, st *store.Store, dsn string) (total int64, 
 // timeMigrations takes the newest k migrations down, newest first, and up again, timing
 // each step: what the next migration of each kind costs at this size.
 func timeMigrations(ctx context.Context, st *store.Store, k int) error {
-	fsys, err := store.Migrations(st.Backend())
+	fsys, err := store.Migrations(st.Database())
 	if err != nil {
 		return err
 	}

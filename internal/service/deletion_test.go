@@ -119,7 +119,7 @@ func database(t *testing.T, st *store.Store) *sql.DB {
 func tables(t *testing.T, st *store.Store, db *sql.DB) map[string][]string {
 	t.Helper()
 	q := `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`
-	if st.Backend() == store.Postgres {
+	if st.Database() == store.Postgres {
 		q = `SELECT c.table_name, c.column_name FROM information_schema.columns c JOIN information_schema.tables t
 			ON t.table_schema = c.table_schema AND t.table_name = c.table_name
 			WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'`
@@ -283,7 +283,7 @@ func rowsOf(t *testing.T, st *store.Store, db *sql.DB, all map[string][]string, 
 			out[table] = count(t, db, rebind(st, `SELECT COUNT(*) FROM tenants WHERE id = $1`), tenantID)
 		case table == "river_job":
 			q := `SELECT COUNT(*) FROM river_job WHERE json_extract(args, '$.tenant') = $1`
-			if st.Backend() == store.Postgres {
+			if st.Database() == store.Postgres {
 				q = `SELECT COUNT(*) FROM river_job WHERE args->>'tenant' = $1::bigint::text`
 			}
 			out[table] = count(t, db, rebind(st, q), tenantID)
@@ -320,7 +320,7 @@ func contains(list []string, s string) bool {
 
 // rebind turns $N into ? for SQLite through database/sql.
 func rebind(st *store.Store, q string) string {
-	if st.Backend() == store.Postgres {
+	if st.Database() == store.Postgres {
 		return q
 	}
 	for i := 9; i >= 1; i-- {

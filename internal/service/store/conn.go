@@ -7,8 +7,8 @@ import (
 )
 
 // querier is what the queries need from a connection pool or a transaction of either
-// backend (each driver has its own: sqlQuerier, pgxQuerier). The SQL is written once:
-// both backends take $N placeholders, ON CONFLICT and RETURNING; times are Unix
+// database (each driver has its own: sqlQuerier, pgxQuerier). The SQL is written once:
+// both databases take $N placeholders, ON CONFLICT and RETURNING; times are Unix
 // microseconds and JSON travels as text (jsonText). Every text argument meets the same
 // rule on both (text.go).
 type querier interface {

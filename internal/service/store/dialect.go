@@ -24,9 +24,9 @@ import (
 // The migrations differ only in the column types each database maps
 // (TestMigrationTreesAgree).
 type dialect interface {
-	// backend is SQLite or Postgres: Store.Backend, and the folder of migrations/ that
+	// database is SQLite or Postgres: Store.Database, and the folder of migrations/ that
 	// holds the database's tree.
-	backend() string
+	database() string
 	// pool runs statements outside a transaction.
 	pool() querier
 	// begin starts a write transaction.
@@ -108,16 +108,17 @@ func openDialect(ctx context.Context, dsn string) (dialect, error) {
 	return openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 }
 
-// backends are the databases a store runs on, each with a tree of migrations/ by its name.
-var backends = []string{SQLite, Postgres}
+// databases are the databases a store runs on (Store.Database), each with a tree of
+// migrations/ by its name.
+var databases = []string{SQLite, Postgres}
 
-// Migrations returns the goose migrations of backend (SQLite or Postgres), for tools that
+// Migrations returns the goose migrations of database (SQLite or Postgres), for tools that
 // apply or time them outside Open (bench/size times the newest at ten million runs).
-func Migrations(backend string) (fs.FS, error) {
-	if !slices.Contains(backends, backend) {
-		return nil, fmt.Errorf("store: migrations: backend %q: want %q or %q", backend, SQLite, Postgres)
+func Migrations(database string) (fs.FS, error) {
+	if !slices.Contains(databases, database) {
+		return nil, fmt.Errorf("store: migrations: database %q: want %q or %q", database, SQLite, Postgres)
 	}
-	return fs.Sub(migrations, "migrations/"+backend)
+	return fs.Sub(migrations, "migrations/"+database)
 }
 
 // inTx runs f in a transaction of d, committed when f and the BeforeCommit functions

@@ -40,7 +40,7 @@ func openPostgres(ctx context.Context, dsn string) (*postgresDialect, error) {
 	return &postgresDialect{p: pool}, nil
 }
 
-func (d *postgresDialect) backend() string { return Postgres }
+func (d *postgresDialect) database() string { return Postgres }
 
 func (d *postgresDialect) pool() querier { return pgxQuerier{d.p} }
 

@@ -87,7 +87,7 @@ func openSQLite(path string) (*sqliteDialect, error) {
 	return d, nil
 }
 
-func (d *sqliteDialect) backend() string { return SQLite }
+func (d *sqliteDialect) database() string { return SQLite }
 
 func (d *sqliteDialect) pool() querier { return d.q }
 

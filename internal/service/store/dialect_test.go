@@ -11,10 +11,10 @@ import (
 )
 
 // The store branches on its database in one place, its dialects: outside dialect*.go no
-// file compares a backend's name, asks whether a handle of one database is set, looks at
+// file compares a database's name, asks whether a handle of one database is set, looks at
 // which querier it holds, or imports what speaks to one database.
 func TestOnlyDialectsKnowTheirDatabase(t *testing.T) {
-	branch := regexp.MustCompile(`(==|!=) *(SQLite|Postgres)\b|\b(SQLite|Postgres) *(==|!=)|Backend\(\) *(==|!=)|` +
+	branch := regexp.MustCompile(`(==|!=) *(SQLite|Postgres)\b|\b(SQLite|Postgres) *(==|!=)|Database\(\) *(==|!=)|` +
 		`\.(pool|sqlDB|readDB|pgxTx|sqlTx)\b *(==|!=) *nil|\b(Pool|SQLDB|SQLTx|PgxTx)\(\) *(==|!=) *nil|` +
 		`\.\((\*?(sqliteDialect|postgresDialect)|pgxQuerier|sqlQuerier|sqliteTx|postgresTx)\)`)
 	// What speaks to one database, and the file outside the dialects that may import it:

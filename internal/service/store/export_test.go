@@ -5,7 +5,7 @@ import "context"
 // OpenAt opens the store at dsn migrated up to version only, for tests of a migration
 // over rows written before it.
 func OpenAt(ctx context.Context, dsn string, version int64) (*Store, error) {
-	s, err := openBackend(ctx, dsn)
+	s, err := openDatabase(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -23,10 +23,10 @@ func (s *Store) pendingShared() int {
 // outcome: a caller whose function fails (an error of its own, a statement the database
 // refuses, a panic) has its writes undone and gets its error; the others are committed.
 func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
-	for _, backend := range []string{SQLite, Postgres} {
-		t.Run(backend, func(t *testing.T) {
+	for _, database := range []string{SQLite, Postgres} {
+		t.Run(database, func(t *testing.T) {
 			ctx := context.Background()
-			s, ten := openTestStore(t, backend)
+			s, ten := openTestStore(t, database)
 			const n = 40
 			var (
 				errs  = make([]error, n)
@@ -38,7 +38,7 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 				defer wg.Done()
 				errs[i] = s.InSharedTx(ctx, func(ctx context.Context, tx *Tx) error {
 					txs[i] = tx
-					if i == 0 && backend == SQLite {
+					if i == 0 && database == SQLite {
 						// The first caller leads; it holds its batch open until every other
 						// caller waits, so that they make one batch after it.
 						close(start)
@@ -63,7 +63,7 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 				})
 			}
 			wg.Add(1)
-			if backend == SQLite {
+			if database == SQLite {
 				go call(0)
 				<-start
 			} else {
@@ -103,7 +103,7 @@ func TestSharedTxEachCallerItsOwnOutcome(t *testing.T) {
 					t.Errorf("caller %d failed but its run is stored (%v)", i, err)
 				}
 			}
-			if backend == SQLite && len(shared) != 1 {
+			if database == SQLite && len(shared) != 1 {
 				t.Errorf("the %d callers waiting behind the first ran in %d transactions; want 1 shared", n-1, len(shared))
 			}
 		})

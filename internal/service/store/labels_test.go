@@ -7,10 +7,10 @@ import (
 	"github.com/scorekit/scorekit/internal/service/store"
 )
 
-// Deleting a run deletes its labels (the foreign key cascades, on both backends), and
+// Deleting a run deletes its labels (the foreign key cascades, on both databases), and
 // RunsWithLabels then no longer names it.
 func TestLabelsGoWithTheirRun(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		tn, err := s.CreateTenant(ctx, "acme", store.Policy{})
@@ -31,7 +31,7 @@ func TestLabelsGoWithTheirRun(t *testing.T) {
 			}
 		}
 		del := `DELETE FROM runs WHERE id = $1`
-		if s.Backend() == store.SQLite {
+		if s.Database() == store.SQLite {
 			_, err = s.SQLDB().ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, pks[0])
 		} else {
 			_, err = s.Pool().Exec(ctx, del, pks[0])

@@ -44,7 +44,7 @@ func TestMigrationTreesAgree(t *testing.T) {
 
 	// Each copy changes one file of one tree; the comparison names the difference.
 	for _, c := range []struct {
-		name, backend, file, old, new, want string
+		name, database, file, old, new, want string
 	}{
 		{"a type outside the map", Postgres, "00016_otlp_logs_traces.sql",
 			"done       BOOLEAN NOT NULL", "done       TEXT    NOT NULL",
@@ -79,7 +79,7 @@ func TestMigrationTreesAgree(t *testing.T) {
 	} {
 		t.Run("misaligned/"+c.name, func(t *testing.T) {
 			trees := map[string]fs.FS{SQLite: lite, Postgres: pg}
-			trees[c.backend] = mutated(t, trees[c.backend], c.file, c.old, c.new)
+			trees[c.database] = mutated(t, trees[c.database], c.file, c.old, c.new)
 			diffs := compareTrees(t, trees[SQLite], trees[Postgres], strings.HasPrefix(c.want, "down"), map[string]bool{})
 			if !slices.Contains(diffs, c.want) {
 				t.Errorf("the comparison says:\n%s\nwant among it:\n%s", strings.Join(diffs, "\n"), c.want)

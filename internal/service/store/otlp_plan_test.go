@@ -49,13 +49,13 @@ var otlpFill = map[string][]string{
 // room left (OpenSpanBytes, read in every request that keeps spans) is summed over the
 // waiting rows by the partial indexes open_spans_waiting and open_logs_waiting (before,
 // over every kept id of the window), and the request's traces are read by the primary
-// key, on both backends.
+// key, on both databases.
 func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 	ctx := context.Background()
-	for _, backend := range []string{SQLite, Postgres} {
-		t.Run(backend, func(t *testing.T) {
+	for _, database := range []string{SQLite, Postgres} {
+		t.Run(database, func(t *testing.T) {
 			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if backend == Postgres {
+			if database == Postgres {
 				dsn = pgtest.Shared(t).Database(t)
 			}
 			s, err := Open(ctx, dsn)
@@ -63,7 +63,7 @@ func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			for _, q := range otlpFill[backend] {
+			for _, q := range otlpFill[database] {
 				if _, err := s.q.exec(ctx, q); err != nil {
 					t.Fatalf("fill: %v\n%s", err, q)
 				}
@@ -88,7 +88,7 @@ func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 			}
 			for _, p := range plans {
 				text := strings.Join(p.plan, "\n  ")
-				if full := scannedAny(backend, p.plan); full != "" {
+				if full := scannedAny(database, p.plan); full != "" {
 					t.Errorf("%s reads all of %s:\n  %s", p.op, full, text)
 				}
 				if p.op == "the room left" && (!strings.Contains(text, "open_spans_waiting") || !strings.Contains(text, "open_logs_waiting")) {
@@ -103,12 +103,12 @@ func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 }
 
 // scannedAny returns a table the plan reads in full, or "".
-func scannedAny(backend string, plan []string) string {
+func scannedAny(database string, plan []string) string {
 	for _, step := range plan {
 		if strings.Contains(step, "CONSTANT") || strings.Contains(step, "*VALUES*") {
 			continue // the request's own traces
 		}
-		if full := scannedTable(backend, strings.TrimSpace(step)); full != "" && full != "traces" {
+		if full := scannedTable(database, strings.TrimSpace(step)); full != "" && full != "traces" {
 			return full
 		}
 	}

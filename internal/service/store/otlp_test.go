@@ -13,7 +13,7 @@ import (
 // due once a root came and it went quiet, or its window ends, and one claim of it wins;
 // counters add up and keep the last trace ids.
 func TestOpenLogsAndTraces(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})

@@ -67,14 +67,14 @@ var fullScan = map[string]*regexp.Regexp{
 
 // TestServiceQueriesUseIndexes runs the queries behind the service's pages and jobs (an
 // agent's last N runs, a page of its runs, an evaluation's summary and results, the
-// insight engine's window) through the store's own methods on both backends, with a store
+// insight engine's window) through the store's own methods on both databases, with a store
 // of 44,000 runs, 21,000 evaluations and their results, and fails when a plan reads a whole growing table: a
 // change that turns an index read into a scan fails CI without anything being timed.
 func TestServiceQueriesUseIndexes(t *testing.T) {
-	for _, backend := range []string{SQLite, Postgres} {
-		t.Run(backend, func(t *testing.T) {
+	for _, database := range []string{SQLite, Postgres} {
+		t.Run(database, func(t *testing.T) {
 			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if backend == Postgres {
+			if database == Postgres {
 				dsn = pgtest.Shared(t).Database(t)
 			}
 			ctx := context.Background()
@@ -150,7 +150,7 @@ func TestServiceQueriesUseIndexes(t *testing.T) {
 			do("an agent's evaluations", func() error { _, err := q.Evaluations(ctx, fx.tenant, agent, 20); return err })
 			for _, p := range plans {
 				for _, step := range p.plan {
-					if fullScan[backend].MatchString(step) {
+					if fullScan[database].MatchString(step) {
 						t.Errorf("%s reads a whole table:\n  %s\nplan:\n  %s", p.op, p.sql, strings.Join(p.plan, "\n  "))
 						break
 					}

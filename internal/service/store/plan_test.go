@@ -54,20 +54,20 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 }
 
-// The queries of arrivals read through their indexes on both backends, on enough rows that
+// The queries of arrivals read through their indexes on both databases, on enough rows that
 // a planner prefers an index to a scan: finding an agent's open arrival evaluation among
 // thousands (evaluations_open_arrival), and reading a chunk of an evaluation with its
 // stored results (evaluation_runs_position, the runs' key, results' unique key). A
 // change that turns one into a scan fails here without timing anything.
 func TestArrivalQueriesUseIndexes(t *testing.T) {
-	for _, backend := range []string{SQLite, Postgres} {
-		t.Run(backend, func(t *testing.T) {
+	for _, database := range []string{SQLite, Postgres} {
+		t.Run(database, func(t *testing.T) {
 			ctx := context.Background()
-			s, ten := openTestStore(t, backend)
+			s, ten := openTestStore(t, database)
 			// 50,000 runs of 50 agents; 2,000 evaluations of 25 runs each, one open per
 			// agent; two results per run.
 			series := func(n int) string {
-				if backend == Postgres {
+				if database == Postgres {
 					return fmt.Sprintf("generate_series(1, %d) AS n(i)", n)
 				}
 				return fmt.Sprintf("(WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < %d) SELECT i FROM n) AS n", n)
@@ -114,7 +114,7 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 					t.Errorf("%s does not use %s:\n  %s", c.name, c.index, text)
 				}
 				for _, step := range plan {
-					if (backend == SQLite && strings.HasPrefix(strings.TrimSpace(step), "SCAN ")) || strings.Contains(step, "Seq Scan") {
+					if (database == SQLite && strings.HasPrefix(strings.TrimSpace(step), "SCAN ")) || strings.Contains(step, "Seq Scan") {
 						t.Errorf("%s scans a whole table:\n  %s", c.name, text)
 						break
 					}
@@ -124,7 +124,7 @@ func TestArrivalQueriesUseIndexes(t *testing.T) {
 	}
 }
 
-// explain returns the backend's plan of q, one step a line (explainer).
+// explain returns the database's plan of q, one step a line (explainer).
 func (s *Store) explain(ctx context.Context, q string, args ...any) ([]string, error) {
 	return s.d.(explainer).explain(ctx, q, args...)
 }
@@ -169,7 +169,7 @@ func (d *sqliteDialect) explain(ctx context.Context, q string, args ...any) ([]s
 	return plan, rs.Err()
 }
 
-// explain returns the backend's plan of query, one step a line, failing t on an error.
+// explain returns the database's plan of query, one step a line, failing t on an error.
 func explain(t *testing.T, s *Store, query string, args []any) []string {
 	t.Helper()
 	plan, err := s.explain(context.Background(), query, args...)
@@ -179,13 +179,13 @@ func explain(t *testing.T, s *Store, query string, args []any) []string {
 	return plan
 }
 
-// openTestStore opens a fresh store on backend (a SQLite file, or a database of the shared
+// openTestStore opens a fresh store on database (a SQLite file, or a database of the shared
 // PostgreSQL cluster) with a tenant acme; both are closed when t ends.
-func openTestStore(t *testing.T, backend string) (*Store, Tenant) {
+func openTestStore(t *testing.T, database string) (*Store, Tenant) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "store.db")
-	if backend == Postgres {
+	if database == Postgres {
 		dsn = pgtest.Shared(t).Database(t)
 	}
 	s, err := Open(ctx, dsn)

@@ -10,7 +10,7 @@ import (
 	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
-// planFill gives a store rows enough that each backend's planner prefers an index where
+// planFill gives a store rows enough that each database's planner prefers an index where
 // one serves: 2,000 tenants (two keys, a judge key, five agent policies and series each), 50 of them
 // with 40,000 runs over 10 agents, 4,000 evaluations, 80,000 results, 5,000 tombstones
 // and audit records, 2,000 labels, spans and log records of open traces and open traces, three OTLP counters per tenant, 1,000 insights and sessions. Statistics are then gathered, as
@@ -95,10 +95,10 @@ var planFill = map[string][]string{
 // SQLite a plan step "SCAN t" walks table t in full; on PostgreSQL, "Seq Scan on t".
 func TestRetentionQueriesUseIndexes(t *testing.T) {
 	ctx := context.Background()
-	for _, backend := range []string{SQLite, Postgres} {
-		t.Run(backend, func(t *testing.T) {
+	for _, database := range []string{SQLite, Postgres} {
+		t.Run(database, func(t *testing.T) {
 			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if backend == Postgres {
+			if database == Postgres {
 				dsn = pgtest.Shared(t).Database(t)
 			}
 			s, err := Open(ctx, dsn)
@@ -106,7 +106,7 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			for _, q := range planFill[backend] {
+			for _, q := range planFill[database] {
 				if _, err := s.q.exec(ctx, q); err != nil {
 					t.Fatalf("fill: %v\n%s", err, q)
 				}
@@ -168,7 +168,7 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				for _, step := range plan {
-					if full := scannedTable(backend, step); full != "" {
+					if full := scannedTable(database, step); full != "" {
 						t.Errorf("%s reads all of %s:\n  %s", c.name, full, strings.Join(plan, "\n  "))
 						break
 					}
@@ -180,8 +180,8 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 
 // scannedTable returns the table a plan step reads in full, or "" (every table: each
 // deletion statement reads by an index, however small the table).
-func scannedTable(backend, step string) string {
-	if backend == Postgres {
+func scannedTable(database, step string) string {
+	if database == Postgres {
 		if _, after, ok := strings.Cut(step, "Seq Scan on "); ok {
 			return strings.Fields(after)[0]
 		}

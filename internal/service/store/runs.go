@@ -45,7 +45,7 @@ type NewRun struct {
 }
 
 // runBatch is how many runs one INSERT carries: 8 parameters each, well under both
-// backends' parameter limits.
+// databases' parameter limits.
 const runBatch = 500
 
 // PutRuns stores runs that the tenant does not have yet (by run id) and returns, in the

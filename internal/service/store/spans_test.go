@@ -12,7 +12,7 @@ import (
 // until they expire, kept open while their trace gets spans, counted in bytes, and
 // deleted once expired.
 func TestOpenSpans(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, err := s.CreateTenant(ctx, "a", store.Policy{})
@@ -95,9 +95,9 @@ func TestOpenSpans(t *testing.T) {
 
 // TestKeptSpans: one read gives a request's traces' kept spans (bodies only of the traces
 // asked for, with when they expire) and the traces whose runs were made, the tenant's
-// alone, on both backends.
+// alone, on both databases.
 func TestKeptSpans(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})

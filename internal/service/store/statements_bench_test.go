@@ -16,10 +16,10 @@ import (
 // to every statement (measure it with -benchmem).
 func BenchmarkStatements(b *testing.B) {
 	ctx := context.Background()
-	for _, backend := range []string{SQLite, Postgres} {
-		b.Run(backend, func(b *testing.B) {
+	for _, database := range []string{SQLite, Postgres} {
+		b.Run(database, func(b *testing.B) {
 			dsn := filepath.Join(b.TempDir(), "s.db")
-			if backend == Postgres {
+			if database == Postgres {
 				dsn = pgtest.Shared(b).Database(b)
 			}
 			s, err := Open(ctx, dsn)

@@ -2,11 +2,11 @@
 // keys (only their hashes), runs, evaluations and every result ever produced, with the
 // scorer's name and version on each.
 //
-// One [Store] type serves two backends: embedded SQLite (a file; the default, nothing to
+// One [Store] type serves two databases: embedded SQLite (a file; the default, nothing to
 // start; modernc.org/sqlite, pure Go) and PostgreSQL (pgx) for teams and for several
 // processes on one database. The SQL is written once (both take $N placeholders, ON
 // CONFLICT and RETURNING); what differs between the two is behind one interface with an
-// implementation per database (driver.go), and the migrations, under migrations/, differ
+// implementation per database (dialect.go), and the migrations, under migrations/, differ
 // only in column types. Migrations run when a store is opened.
 //
 // Every query that reads tenant data takes the tenant's id: another tenant's run, agent
@@ -27,7 +27,7 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-// Backends.
+// Databases.
 const (
 	SQLite   = "sqlite"
 	Postgres = "postgres"
@@ -54,7 +54,7 @@ type Store struct {
 // URL opens PostgreSQL; anything else is a SQLite file path (created when missing; a
 // "sqlite:" prefix is optional).
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	s, err := openBackend(ctx, dsn)
+	s, err := openDatabase(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +65,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// openBackend connects to the store at dsn without migrating it.
-func openBackend(ctx context.Context, dsn string) (*Store, error) {
+// openDatabase connects to the store at dsn without migrating it.
+func openDatabase(ctx context.Context, dsn string) (*Store, error) {
 	d, err := openDialect(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -77,10 +77,10 @@ func openBackend(ctx context.Context, dsn string) (*Store, error) {
 // newStore is the store on d.
 func newStore(d dialect) *Store { return &Store{queries{q: d.pool(), d: d}} }
 
-// migrate runs the backend's migrations up to version to, or to the latest when to is 0
+// migrate runs the database's migrations up to version to, or to the latest when to is 0
 // (a test opens an older schema to migrate rows written under it).
 func (s *Store) migrate(ctx context.Context, to int64) error {
-	sub, err := Migrations(s.d.backend())
+	sub, err := Migrations(s.d.database())
 	if err != nil {
 		return err
 	}
@@ -108,8 +108,8 @@ func (s *Store) Version(ctx context.Context) (int64, error) {
 	return v, err
 }
 
-// Backend is SQLite or Postgres.
-func (s *Store) Backend() string { return s.d.backend() }
+// Database is SQLite or Postgres.
+func (s *Store) Database() string { return s.d.database() }
 
 // SQLDB is the SQLite pool (nil for PostgreSQL), for River's SQLite driver.
 func (s *Store) SQLDB() *sql.DB { return s.d.sqlDB() }

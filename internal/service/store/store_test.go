@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func backends(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
+func databases(t *testing.T, f func(t *testing.T, dsn string)) { servicetest.Backends(t, f) }
 
 func open(t *testing.T, dsn string) *store.Store {
 	t.Helper()
@@ -31,7 +31,7 @@ func open(t *testing.T, dsn string) *store.Store {
 }
 
 func TestMigrateUpFromEmpty(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		v, err := s.Version(ctx)
@@ -48,7 +48,7 @@ func TestMigrateUpFromEmpty(t *testing.T) {
 }
 
 func TestTenantsAndKeys(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		pol := store.Policy{Scorers: []string{"prescreen"}, Limits: host.Limits{MemoryMiB: 32}, Judge: store.JudgeLimits{TokenBudget: 1000}}
@@ -105,7 +105,7 @@ func newRun(id, agent string, at time.Time) store.NewRun {
 }
 
 func TestRunsIdempotentNewestFirstAndIsolated(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
@@ -176,7 +176,7 @@ func runIDs(rs []store.Run) []string {
 func ptr[T any](v T) *T { return &v }
 
 func TestResultsKeepHistory(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
@@ -255,7 +255,7 @@ func TestResultsKeepHistory(t *testing.T) {
 }
 
 func TestAgentPolicies(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
@@ -285,9 +285,9 @@ func TestAgentPolicies(t *testing.T) {
 }
 
 // Keys made before scopes existed could do everything: migration 00005 makes them admin
-// keys, on both backends.
+// keys, on both databases.
 func TestMigrationKeysBecomeAdmin(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		old, err := store.OpenAt(ctx, dsn, 4)
 		if err != nil {
@@ -312,7 +312,7 @@ func TestMigrationKeysBecomeAdmin(t *testing.T) {
 // none: before, locking the series inserted it again, so a deleted agent came back (seen
 // as TestDeleteAgent's second deletion finding something to delete).
 func TestLockSeriesOfADeletedAgent(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		tn, err := s.CreateTenant(ctx, "acme", store.Policy{})
@@ -340,13 +340,13 @@ func TestLockSeriesOfADeletedAgent(t *testing.T) {
 	})
 }
 
-// A run's body and a result read back as the bytes stored, on both backends: before
+// A run's body and a result read back as the bytes stored, on both databases: before
 // migration 00012, PostgreSQL kept them as JSONB and gave back its own print of them (keys
-// reordered, spaces added), so the same import exported differently on each backend.
+// reordered, spaces added), so the same import exported differently on each database.
 func TestJSONReadsBackAsStored(t *testing.T) {
 	const body = `{"output":"a","input":"q","id":"r1","agent":"x","metadata":{"z":1,"a":[1,2.50]}}`
 	const result = `{"status":"scored","score":0.5,"details":{"b":true,"a":null}}`
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
@@ -454,7 +454,7 @@ func TestMigration00012CarriesJSON(t *testing.T) {
 // they arrived: results of an earlier evaluation stored after those of a later one, the
 // latest of several earlier results per run, and results stored before the table existed.
 func TestPreviousResultsAcrossVersions(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := open(t, dsn)
 		a, _ := s.CreateTenant(ctx, "a", store.Policy{})
@@ -504,7 +504,7 @@ func TestPreviousResultsAcrossVersions(t *testing.T) {
 
 // Results stored before migration 00013 make their versions known to PreviousResults.
 func TestMigration00013CarriesResultVersions(t *testing.T) {
-	backends(t, func(t *testing.T, dsn string) {
+	databases(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		writeAt(t, dsn, 12,
 			`INSERT INTO tenants (name, policy, created_at) VALUES ('acme', '{}', 1)`,

@@ -7,18 +7,18 @@ import (
 	"unicode/utf8"
 )
 
-// One rule for text on both backends. PostgreSQL refuses a NUL in text and in JSONB
+// One rule for text on both databases. PostgreSQL refuses a NUL in text and in JSONB
 // (SQLSTATE 22021, 22P05), invalid UTF-8, and a lone UTF-16 surrogate escaped in JSON;
 // SQLite stores all of them. So that a run or a result is stored the same on both, and a
 // bad one never takes a batch down with it, the store replaces each of them with U+FFFD
-// before either backend sees it, and says it did so (Run.Repaired, the importer's
+// before either database sees it, and says it did so (Run.Repaired, the importer's
 // answer, a result's flag).
 
 // replacement is U+FFFD as JSON text takes it.
 const replacement = "\uFFFD"
 
 // jsonText is a query argument holding JSON: CleanJSON is applied to it instead of
-// CleanText, and it reaches the backend as a string.
+// CleanText, and it reaches the database as a string.
 type jsonText string
 
 // CleanText returns s with every NUL and every invalid UTF-8 sequence replaced by U+FFFD
