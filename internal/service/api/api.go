@@ -466,3 +466,16 @@ func (s *Server) problemOf(err error) *Problem {
 
 // fail is what handlers return for a service error.
 func (s *Server) fail(err error) error { return s.problemOf(err) }
+
+// bodyOutput is an answer that is its body and nothing else (huma documents the body's
+// type, not this one).
+type bodyOutput[T any] struct{ Body T }
+
+// reply is a handler's answer to what the service returned: v as the body, or err as
+// fail makes it.
+func reply[T any](s *Server, v T, err error) (*bodyOutput[T], error) {
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return &bodyOutput[T]{Body: v}, nil
+}

@@ -82,16 +82,9 @@ func (s *Server) healthz(context.Context, *struct{}) (*healthzOutput, error) {
 	return &healthzOutput{ContentType: "text/plain; charset=utf-8", Body: []byte("ok\n")}, nil
 }
 
-type scorersOutput struct {
-	Body []service.ScorerInfo
-}
-
-func (s *Server) listScorers(ctx context.Context, _ *struct{}) (*scorersOutput, error) {
+func (s *Server) listScorers(ctx context.Context, _ *struct{}) (*bodyOutput[[]service.ScorerInfo], error) {
 	list, err := s.svc.ScorerInfos(ctx, tenant(ctx))
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &scorersOutput{Body: list}, nil
+	return reply(s, list, err)
 }
 
 type scoreInput struct {
@@ -104,11 +97,7 @@ type scoreInput struct {
 	}
 }
 
-type scoreOutput struct {
-	Body sdk.Result
-}
-
-func (s *Server) score(ctx context.Context, in *scoreInput) (*scoreOutput, error) {
+func (s *Server) score(ctx context.Context, in *scoreInput) (*bodyOutput[sdk.Result], error) {
 	run, err := host.DecodeCheckedRun(in.Body.Run)
 	if err != nil {
 		return nil, problem(http.StatusBadRequest, CodeInvalidRun, err.Error())
@@ -126,7 +115,7 @@ func (s *Server) score(ctx context.Context, in *scoreInput) (*scoreOutput, error
 	if !in.Body.Steps {
 		res.Steps = nil
 	}
-	return &scoreOutput{Body: res}, nil
+	return &bodyOutput[sdk.Result]{Body: res}, nil
 }
 
 type importInput struct {
@@ -134,16 +123,9 @@ type importInput struct {
 	RawBody []byte
 }
 
-type importOutput struct {
-	Body service.ImportResult
-}
-
-func (s *Server) importRuns(ctx context.Context, in *importInput) (*importOutput, error) {
+func (s *Server) importRuns(ctx context.Context, in *importInput) (*bodyOutput[service.ImportResult], error) {
 	res, err := s.svc.ImportRuns(ctx, tenant(ctx), in.RawBody, service.ImportOptions{Agent: in.Agent})
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &importOutput{Body: res}, nil
+	return reply(s, res, err)
 }
 
 // describeRunsBody documents POST /v1/runs's body: the handler reads it raw, line by
@@ -170,16 +152,9 @@ type getRunInput struct {
 	Steps bool   `query:"steps" doc:"Include each result's pipeline steps (judge prompts; large)."`
 }
 
-type getRunOutput struct {
-	Body service.RunView
-}
-
-func (s *Server) getRun(ctx context.Context, in *getRunInput) (*getRunOutput, error) {
+func (s *Server) getRun(ctx context.Context, in *getRunInput) (*bodyOutput[service.RunView], error) {
 	v, err := s.svc.Run(ctx, tenant(ctx), in.ID, in.Steps)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &getRunOutput{Body: v}, nil
+	return reply(s, v, err)
 }
 
 type pageInput struct {
@@ -187,16 +162,9 @@ type pageInput struct {
 	Cursor string `query:"cursor" doc:"The next value of the previous page."`
 }
 
-type agentsOutput struct {
-	Body service.AgentsPage
-}
-
-func (s *Server) listAgents(ctx context.Context, in *pageInput) (*agentsOutput, error) {
+func (s *Server) listAgents(ctx context.Context, in *pageInput) (*bodyOutput[service.AgentsPage], error) {
 	p, err := s.svc.Agents(ctx, tenant(ctx), in.Limit, in.Cursor)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &agentsOutput{Body: p}, nil
+	return reply(s, p, err)
 }
 
 type listRunsInput struct {
@@ -205,16 +173,9 @@ type listRunsInput struct {
 	Cursor string `query:"cursor" doc:"The next value of the previous page."`
 }
 
-type runsOutput struct {
-	Body service.RunsPage
-}
-
-func (s *Server) listRuns(ctx context.Context, in *listRunsInput) (*runsOutput, error) {
+func (s *Server) listRuns(ctx context.Context, in *listRunsInput) (*bodyOutput[service.RunsPage], error) {
 	p, err := s.svc.Runs(ctx, tenant(ctx), in.Agent, in.Limit, in.Cursor)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &runsOutput{Body: p}, nil
+	return reply(s, p, err)
 }
 
 type createEvaluationInput struct {
@@ -271,16 +232,9 @@ type listEvaluationsInput struct {
 	Limit int    `query:"limit" default:"20" minimum:"1" maximum:"1000"`
 }
 
-type evaluationsOutput struct {
-	Body []service.EvaluationView
-}
-
-func (s *Server) listEvaluations(ctx context.Context, in *listEvaluationsInput) (*evaluationsOutput, error) {
+func (s *Server) listEvaluations(ctx context.Context, in *listEvaluationsInput) (*bodyOutput[[]service.EvaluationView], error) {
 	evs, err := s.svc.Evaluations(ctx, tenant(ctx), in.Agent, in.Limit)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &evaluationsOutput{Body: evs}, nil
+	return reply(s, evs, err)
 }
 
 type getEvaluationInput struct {
@@ -290,11 +244,7 @@ type getEvaluationInput struct {
 	Steps   bool   `query:"steps" doc:"Include each result's pipeline steps (judge prompts; large)."`
 }
 
-type getEvaluationOutput struct {
-	Body service.EvaluationView
-}
-
-func (s *Server) getEvaluation(ctx context.Context, in *getEvaluationInput) (*getEvaluationOutput, error) {
+func (s *Server) getEvaluation(ctx context.Context, in *getEvaluationInput) (*bodyOutput[service.EvaluationView], error) {
 	o := service.ViewOptions{Results: in.Results, Steps: in.Steps}
 	var wait time.Duration
 	if in.Wait != "" {
@@ -308,10 +258,7 @@ func (s *Server) getEvaluation(ctx context.Context, in *getEvaluationInput) (*ge
 		wait = d
 	}
 	v, err := s.svc.WaitEvaluation(ctx, tenant(ctx), in.ID, wait, o)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &getEvaluationOutput{Body: v}, nil
+	return reply(s, v, err)
 }
 
 type agentInput struct {
@@ -327,10 +274,6 @@ type policyBody struct {
 	Window     int                       `json:"window,omitempty" minimum:"0" maximum:"10000" doc:"How many of the agent's latest runs its insights look at. Default 100." example:"100"`
 	Judge      *JudgeRoute               `json:"judge,omitempty" doc:"The judge the agent's runs are scored with, in every evaluation of the agent: an endpoint the operator allows and a model there (GET /v1/judge/endpoints lists them). Default is the operator's default endpoint and model."`
 	UpdatedAt  *time.Time                `json:"updated_at,omitempty" readOnly:"true"`
-}
-
-type policyOutput struct {
-	Body policyBody
 }
 
 func toPolicyBody(p store.AgentPolicy) (policyBody, error) {
@@ -352,16 +295,13 @@ func toPolicyBody(p store.AgentPolicy) (policyBody, error) {
 	return b, nil
 }
 
-func (s *Server) getPolicy(ctx context.Context, in *agentInput) (*policyOutput, error) {
+func (s *Server) getPolicy(ctx context.Context, in *agentInput) (*bodyOutput[policyBody], error) {
 	p, err := s.svc.AgentPolicy(ctx, tenant(ctx), in.Agent)
 	if err != nil {
 		return nil, s.fail(err)
 	}
 	b, err := toPolicyBody(p)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &policyOutput{Body: b}, nil
+	return reply(s, b, err)
 }
 
 type putPolicyInput struct {
@@ -369,7 +309,7 @@ type putPolicyInput struct {
 	Body  policyBody
 }
 
-func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*policyOutput, error) {
+func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*bodyOutput[policyBody], error) {
 	cfg, err := rawConfigs(in.Body.Config)
 	if err != nil {
 		return nil, err
@@ -379,10 +319,7 @@ func (s *Server) putPolicy(ctx context.Context, in *putPolicyInput) (*policyOutp
 		return nil, s.fail(err)
 	}
 	b, err := toPolicyBody(p)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &policyOutput{Body: b}, nil
+	return reply(s, b, err)
 }
 
 func (s *Server) deletePolicy(ctx context.Context, in *agentInput) (*struct{}, error) {

@@ -49,31 +49,21 @@ type agentInsightsInput struct {
 	Cursor   string `query:"cursor" doc:"The next value of the previous page."`
 }
 
-type insightsOutput struct {
-	Body service.InsightsPage
-}
-
-func (s *Server) listAgentInsights(ctx context.Context, in *agentInsightsInput) (*insightsOutput, error) {
+func (s *Server) listAgentInsights(ctx context.Context, in *agentInsightsInput) (*bodyOutput[service.InsightsPage], error) {
 	if err := s.waitInsights(ctx, in.Agent, in.Wait); err != nil {
 		return nil, err
 	}
 	f := insightFilter{Severity: in.Severity, State: in.State, Limit: in.Limit, Cursor: in.Cursor}
 	p, err := s.svc.AgentInsights(ctx, tenant(ctx), in.Agent, f.query())
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &insightsOutput{Body: p}, nil
+	return reply(s, p, err)
 }
 
-func (s *Server) listInsights(ctx context.Context, in *insightFilter) (*insightsOutput, error) {
+func (s *Server) listInsights(ctx context.Context, in *insightFilter) (*bodyOutput[service.InsightsPage], error) {
 	if err := s.waitInsights(ctx, "", in.Wait); err != nil {
 		return nil, err
 	}
 	p, err := s.svc.Insights(ctx, tenant(ctx), in.query())
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &insightsOutput{Body: p}, nil
+	return reply(s, p, err)
 }
 
 // waitInsights waits up to wait (a duration, at most MaxWait) for the insights of agent
@@ -99,14 +89,7 @@ type getInsightInput struct {
 	ID string `path:"id" doc:"The insight's id (in_...)."`
 }
 
-type insightOutput struct {
-	Body store.Insight
-}
-
-func (s *Server) getInsight(ctx context.Context, in *getInsightInput) (*insightOutput, error) {
+func (s *Server) getInsight(ctx context.Context, in *getInsightInput) (*bodyOutput[store.Insight], error) {
 	v, err := s.svc.Insight(ctx, tenant(ctx), in.ID)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &insightOutput{Body: v}, nil
+	return reply(s, v, err)
 }

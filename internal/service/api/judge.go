@@ -49,16 +49,9 @@ func (s *Server) registerJudge(op func(scope store.Scope, id, method, path, summ
 	huma.Register(s.api, del, s.deleteJudgeKey)
 }
 
-type judgeEndpointsOutput struct {
-	Body []service.JudgeEndpoint
-}
-
-func (s *Server) listJudgeEndpoints(ctx context.Context, _ *struct{}) (*judgeEndpointsOutput, error) {
+func (s *Server) listJudgeEndpoints(ctx context.Context, _ *struct{}) (*bodyOutput[[]service.JudgeEndpoint], error) {
 	list, err := s.svc.JudgeEndpoints(ctx, tenant(ctx))
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &judgeEndpointsOutput{Body: list}, nil
+	return reply(s, list, err)
 }
 
 // judgeKeyInput carries a key: its only checks are the service's, whose messages never

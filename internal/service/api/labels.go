@@ -66,16 +66,9 @@ type scoreLabelledInput struct {
 	Criterion string `query:"criterion" doc:"The labels whose runs to score. Default: the scorer's own."`
 }
 
-type scoreLabelledOutput struct {
-	Body service.ScoreLabelledResult
-}
-
-func (s *Server) scoreLabelled(ctx context.Context, in *scoreLabelledInput) (*scoreLabelledOutput, error) {
+func (s *Server) scoreLabelled(ctx context.Context, in *scoreLabelledInput) (*bodyOutput[service.ScoreLabelledResult], error) {
 	res, err := s.svc.ScoreLabelled(ctx, tenant(ctx), in.Scorer, in.Criterion)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &scoreLabelledOutput{Body: res}, nil
+	return reply(s, res, err)
 }
 
 type putLabelInput struct {
@@ -106,16 +99,9 @@ type runLabelsInput struct {
 	Scorer string `query:"scorer" doc:"Keep one scorer's (or criterion's) labels."`
 }
 
-type runLabelsOutput struct {
-	Body []service.Label
-}
-
-func (s *Server) listRunLabels(ctx context.Context, in *runLabelsInput) (*runLabelsOutput, error) {
+func (s *Server) listRunLabels(ctx context.Context, in *runLabelsInput) (*bodyOutput[[]service.Label], error) {
 	ls, err := s.svc.RunLabels(ctx, tenant(ctx), in.ID, in.Scorer)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &runLabelsOutput{Body: ls}, nil
+	return reply(s, ls, err)
 }
 
 type deleteLabelInput struct {
@@ -138,32 +124,18 @@ type listLabelsInput struct {
 	Cursor   string `query:"cursor" doc:"The next value of the previous page."`
 }
 
-type labelsOutput struct {
-	Body service.LabelsPage
-}
-
-func (s *Server) listLabels(ctx context.Context, in *listLabelsInput) (*labelsOutput, error) {
+func (s *Server) listLabels(ctx context.Context, in *listLabelsInput) (*bodyOutput[service.LabelsPage], error) {
 	p, err := s.svc.Labels(ctx, tenant(ctx), service.LabelQuery{Scorer: in.Scorer, Labeller: in.Labeller, Limit: in.Limit, Cursor: in.Cursor})
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &labelsOutput{Body: p}, nil
+	return reply(s, p, err)
 }
 
 type importLabelsInput struct {
 	RawBody []byte
 }
 
-type importLabelsOutput struct {
-	Body service.LabelImportResult
-}
-
-func (s *Server) importLabels(ctx context.Context, in *importLabelsInput) (*importLabelsOutput, error) {
+func (s *Server) importLabels(ctx context.Context, in *importLabelsInput) (*bodyOutput[service.LabelImportResult], error) {
 	res, err := s.svc.ImportLabels(ctx, tenant(ctx), in.RawBody)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &importLabelsOutput{Body: res}, nil
+	return reply(s, res, err)
 }
 
 // describeLabelsBody documents POST /v1/labels's body, which the handler reads raw, line
@@ -190,15 +162,11 @@ type agreementInput struct {
 	Tolerance float64 `query:"tolerance" minimum:"0" maximum:"0.99" doc:"The score difference above which a run is a disagreement. Default 0.3."`
 }
 
-type agreementOutput struct {
-	Body service.ScorerAgreement
-}
-
-func (s *Server) getAgreement(ctx context.Context, in *agreementInput) (*agreementOutput, error) {
+func (s *Server) getAgreement(ctx context.Context, in *agreementInput) (*bodyOutput[service.ScorerAgreement], error) {
 	a, err := s.svc.ScorerAgreement(ctx, tenant(ctx), service.AgreementRequest{Scorer: in.Scorer, Version: in.Version,
 		Criterion: in.Criterion, Labeller: in.Labeller, Tolerance: in.Tolerance})
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	return &agreementOutput{Body: a}, nil
+	return &bodyOutput[service.ScorerAgreement]{Body: a}, nil
 }

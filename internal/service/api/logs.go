@@ -41,14 +41,9 @@ func (s *Server) registerLogs(errs []int, op func(scope store.Scope, id, method,
 		"What the tenant's OTLP exports brought in: spans and log records received, runs made, what waits, what was dropped and why"), s.getIngest)
 }
 
-type ingestOutput struct{ Body service.IngestView }
-
-func (s *Server) getIngest(ctx context.Context, _ *struct{}) (*ingestOutput, error) {
+func (s *Server) getIngest(ctx context.Context, _ *struct{}) (*bodyOutput[service.IngestView], error) {
 	v, err := s.svc.Ingest(ctx, tenant(ctx))
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &ingestOutput{Body: v}, nil
+	return reply(s, v, err)
 }
 
 // exportLogs answers as exportTraces does, for log records.

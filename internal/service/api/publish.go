@@ -89,16 +89,9 @@ type scorerNameInput struct {
 	Name string `path:"name"`
 }
 
-type versionsOutput struct {
-	Body []service.PublishedVersion
-}
-
-func (s *Server) listScorerVersions(ctx context.Context, in *scorerNameInput) (*versionsOutput, error) {
+func (s *Server) listScorerVersions(ctx context.Context, in *scorerNameInput) (*bodyOutput[[]service.PublishedVersion], error) {
 	vs, err := s.svc.ScorerVersions(ctx, tenant(ctx), in.Name)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &versionsOutput{Body: vs}, nil
+	return reply(s, vs, err)
 }
 
 type scorerVersionInput struct {
@@ -106,16 +99,9 @@ type scorerVersionInput struct {
 	Version int    `path:"version" minimum:"1"`
 }
 
-type oneVersionOutput struct {
-	Body service.PublishedVersion
-}
-
-func (s *Server) getScorerVersion(ctx context.Context, in *scorerVersionInput) (*oneVersionOutput, error) {
+func (s *Server) getScorerVersion(ctx context.Context, in *scorerVersionInput) (*bodyOutput[service.PublishedVersion], error) {
 	v, err := s.svc.ScorerVersion(ctx, tenant(ctx), in.Name, in.Version)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &oneVersionOutput{Body: v}, nil
+	return reply(s, v, err)
 }
 
 type promoteInput struct {
@@ -126,16 +112,13 @@ type promoteInput struct {
 	}
 }
 
-func (s *Server) promoteScorer(ctx context.Context, in *promoteInput) (*oneVersionOutput, error) {
+func (s *Server) promoteScorer(ctx context.Context, in *promoteInput) (*bodyOutput[service.PublishedVersion], error) {
 	o := service.PromoteOptions{Actor: actor(ctx)}
 	if in.Body != nil {
 		o.Override = in.Body.Override
 	}
 	v, err := s.svc.Promote(ctx, tenant(ctx), in.Name, in.Version, o)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &oneVersionOutput{Body: v}, nil
+	return reply(s, v, err)
 }
 
 func (s *Server) deleteScorerVersion(ctx context.Context, in *scorerVersionInput) (*struct{}, error) {

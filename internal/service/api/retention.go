@@ -59,36 +59,23 @@ type deleteRunInput struct {
 	ID string `path:"id" doc:"The run's id."`
 }
 
-type deletedOutput struct {
-	Body store.Deleted
-}
-
-func (s *Server) deleteRun(ctx context.Context, in *deleteRunInput) (*deletedOutput, error) {
+func (s *Server) deleteRun(ctx context.Context, in *deleteRunInput) (*bodyOutput[store.Deleted], error) {
 	d, err := s.svc.DeleteRun(ctx, tenant(ctx), actor(ctx), in.ID)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &deletedOutput{Body: d}, nil
+	return reply(s, d, err)
 }
 
 type deleteAgentInput struct {
 	Agent string `path:"agent" doc:"The agent."`
 }
 
-func (s *Server) deleteAgent(ctx context.Context, in *deleteAgentInput) (*deletedOutput, error) {
+func (s *Server) deleteAgent(ctx context.Context, in *deleteAgentInput) (*bodyOutput[store.Deleted], error) {
 	d, err := s.svc.DeleteAgent(ctx, tenant(ctx), actor(ctx), in.Agent)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &deletedOutput{Body: d}, nil
+	return reply(s, d, err)
 }
 
-func (s *Server) deleteTenant(ctx context.Context, _ *struct{}) (*deletedOutput, error) {
+func (s *Server) deleteTenant(ctx context.Context, _ *struct{}) (*bodyOutput[store.Deleted], error) {
 	d, err := s.svc.DeleteTenant(ctx, tenant(ctx).Name, actor(ctx), nil)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return &deletedOutput{Body: d}, nil
+	return reply(s, d, err)
 }
 
 func (s *Server) export(ctx context.Context, _ *struct{}) (*huma.StreamResponse, error) {
