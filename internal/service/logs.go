@@ -46,24 +46,14 @@ func (r LogsResult) Message() string {
 
 func (r *LogsResult) reject(n int, reason string) {
 	r.Rejected += n
-	for _, e := range r.Errors {
-		if e == reason {
-			return
-		}
-	}
-	if len(r.Errors) < maxReasons {
-		r.Errors = append(r.Errors, reason)
-	}
+	r.Errors = addReason(r.Errors, reason)
 }
 
+// ignore counts n records ignored; the reasons are few (a record with no span, or not a
+// GenAI event), under addReason's cap.
 func (r *LogsResult) ignore(n int, why string) {
 	r.Ignored += n
-	for _, e := range r.ignoredWhy {
-		if e == why {
-			return
-		}
-	}
-	r.ignoredWhy = append(r.ignoredWhy, why)
+	r.ignoredWhy = addReason(r.ignoredWhy, why)
 }
 
 // IngestLogs takes the log records of one OTLP export request (ld) for tenant t: the GenAI

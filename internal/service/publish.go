@@ -188,19 +188,27 @@ func (s *Service) Publish(ctx context.Context, t store.Tenant, req PublishReques
 		if err := s.admit(ctx, tx, t, v, nil, 0, 0); err != nil {
 			return err
 		}
-		if v, err = tx.PublishScorerVersion(ctx, v); err != nil {
-			return err
-		}
-		if v.Version == 1 && !v.Replaces {
-			promote = true
-			return tx.PromoteScorerVersion(ctx, t.ID, v.Name, v.Version)
-		}
-		return nil
+		v, promote, err = publishVersion(ctx, tx, t.ID, v)
+		return err
 	})
 	if err != nil {
 		return PublishedVersion{}, err
 	}
 	return publishedView(v, promote), nil
+}
+
+// publishVersion stores v in tx as its name's next version and promotes it when it is the
+// name's first and replaces no built-in scorer, as Publish and publishModule both do; it
+// says whether it promoted it.
+func publishVersion(ctx context.Context, tx *store.Tx, tenantID int64, v store.ScorerVersion) (store.ScorerVersion, bool, error) {
+	v, err := tx.PublishScorerVersion(ctx, v)
+	if err != nil {
+		return v, false, err
+	}
+	if v.Version == 1 && !v.Replaces {
+		return v, true, tx.PromoteScorerVersion(ctx, tenantID, v.Name, v.Version)
+	}
+	return v, false, nil
 }
 
 // checkConfigured checks a configured scorer: a base the host has and the tenant may

@@ -373,14 +373,8 @@ func (s *Service) publishModule(ctx context.Context, t store.Tenant, req Publish
 			return err
 		}
 		var err error
-		if v, err = tx.PublishScorerVersion(ctx, v); err != nil {
-			return err
-		}
-		if v.Version == 1 && !v.Replaces {
-			promote = true
-			return tx.PromoteScorerVersion(ctx, t.ID, v.Name, v.Version)
-		}
-		return nil
+		v, promote, err = publishVersion(ctx, tx, t.ID, v)
+		return err
 	})
 	if err != nil {
 		if placed {

@@ -49,20 +49,22 @@ func (r TracesResult) Message() string {
 	return strings.Join(append(parts, r.Runs.Warnings...), "; ")
 }
 
-// maxReasons caps TracesResult.Errors: a batch of a thousand bad spans says the same
+// maxReasons caps the reasons a result gives (addReason): a batch of a thousand bad spans says the same
 // thing a thousand times.
 const maxReasons = 5
 
 func (r *TracesResult) reject(n int, reason string) {
 	r.Rejected += n
-	for _, e := range r.Errors {
-		if e == reason {
-			return
-		}
+	r.Errors = addReason(r.Errors, reason)
+}
+
+// addReason is reasons with reason at the end, unless it is there already or there are
+// maxReasons.
+func addReason(reasons []string, reason string) []string {
+	if len(reasons) >= maxReasons || slices.Contains(reasons, reason) {
+		return reasons
 	}
-	if len(r.Errors) < maxReasons {
-		r.Errors = append(r.Errors, reason)
-	}
+	return append(reasons, reason)
 }
 
 // traceSpan is one span of a request, with the resource and scope it came under.
