@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -93,7 +94,7 @@ func (l RunLimits) Validate() error {
 func (l RunLimits) CheckSize(n int64) error {
 	l = l.WithDefaults()
 	if n > int64(l.MaxRunBytes) {
-		return l.exceeded("the run", "is "+formatBytes(n), "max_run_bytes", l.MaxRunBytes, true)
+		return l.exceeded("the run", "is "+textkit.FormatBytes(n), "max_run_bytes", l.MaxRunBytes, true)
 	}
 	return nil
 }
@@ -196,7 +197,7 @@ func jsonNesting(raw []byte, maxMeta int) (field string, depth, limit int) {
 func (l RunLimits) Check(r *sdk.Run) error {
 	l = l.WithDefaults()
 	if n := len(r.Output); n > l.MaxOutputBytes {
-		return l.exceeded("output", "is "+formatBytes(int64(n)), "max_output_bytes", l.MaxOutputBytes, true)
+		return l.exceeded("output", "is "+textkit.FormatBytes(int64(n)), "max_output_bytes", l.MaxOutputBytes, true)
 	}
 	if n := len(r.Context); n > l.MaxPassages {
 		return l.exceeded("context", fmt.Sprintf("has %d passages", n), "max_passages", l.MaxPassages, false)
@@ -206,7 +207,7 @@ func (l RunLimits) Check(r *sdk.Run) error {
 		ctx += len(r.Context[i].Text)
 	}
 	if ctx > l.MaxContextBytes {
-		return l.exceeded("context", "is "+formatBytes(int64(ctx))+" of text", "max_context_bytes", l.MaxContextBytes, true)
+		return l.exceeded("context", "is "+textkit.FormatBytes(int64(ctx))+" of text", "max_context_bytes", l.MaxContextBytes, true)
 	}
 	size := runTextBytes(r) + ctx
 	depth := 0
@@ -219,7 +220,7 @@ func (l RunLimits) Check(r *sdk.Run) error {
 		return l.exceeded("metadata", fmt.Sprintf("nests %d or more levels deep", depth), "max_metadata_depth", l.MaxMetadataDepth, false)
 	}
 	if size > l.MaxRunBytes {
-		return l.exceeded("the run", "is "+formatBytes(int64(size)), "max_run_bytes", l.MaxRunBytes, true)
+		return l.exceeded("the run", "is "+textkit.FormatBytes(int64(size)), "max_run_bytes", l.MaxRunBytes, true)
 	}
 	return nil
 }
@@ -227,7 +228,7 @@ func (l RunLimits) Check(r *sdk.Run) error {
 func (l RunLimits) exceeded(what, is, field string, limit int, bytes bool) error {
 	lim := fmt.Sprint(limit)
 	if bytes {
-		lim = formatBytes(int64(limit))
+		lim = textkit.FormatBytes(int64(limit))
 	}
 	return fmt.Errorf("%w: %s %s, above the limit of %s (run_limits.%s); shorten it, or raise the limit in the config or the tenant's policy",
 		ErrLimitExceeded, what, is, lim, field)
@@ -292,20 +293,4 @@ func measure(v any, level, limit int) (depth, size int) {
 		return depth, size
 	}
 	return level - 1, 1
-}
-
-// formatBytes renders n for people: "512 bytes", "3.5 KiB", "1 MiB".
-func formatBytes(n int64) string {
-	const ki, mi = 1 << 10, 1 << 20
-	switch {
-	case n >= mi && n%mi == 0:
-		return fmt.Sprintf("%d MiB", n/mi)
-	case n >= mi:
-		return fmt.Sprintf("%.1f MiB", float64(n)/mi)
-	case n >= ki && n%ki == 0:
-		return fmt.Sprintf("%d KiB", n/ki)
-	case n >= ki:
-		return fmt.Sprintf("%.1f KiB", float64(n)/ki)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -1,9 +1,10 @@
 // Package textkit holds the text primitives several built-in scorers share (the
 // pre-screen and textual_difference among them), so that none imports another scorer's
-// package for one.
+// package for one, and those the host and the service share (FormatBytes).
 package textkit
 
 import (
+	"fmt"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -43,4 +44,20 @@ func CollapseSpace(s string) string {
 		b = utf8.AppendRune(b, r)
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// FormatBytes renders n for people: "512 bytes", "32 KiB", "3.5 KiB", "1 MiB", "1.5 MiB".
+func FormatBytes(n int64) string {
+	const ki, mi = 1 << 10, 1 << 20
+	switch {
+	case n >= mi && n%mi == 0:
+		return fmt.Sprintf("%d MiB", n/mi)
+	case n >= mi:
+		return fmt.Sprintf("%.1f MiB", float64(n)/mi)
+	case n >= ki && n%ki == 0:
+		return fmt.Sprintf("%d KiB", n/ki)
+	case n >= ki:
+		return fmt.Sprintf("%.1f KiB", float64(n)/ki)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -31,3 +31,17 @@ func TestCollapseSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 bytes"}, {512, "512 bytes"}, {1023, "1023 bytes"}, {1024, "1 KiB"}, {3584, "3.5 KiB"},
+		{32 << 10, "32 KiB"}, {1 << 20, "1 MiB"}, {3 << 19, "1.5 MiB"}, {8 << 20, "8 MiB"}, {(1 << 20) - 1, "1024.0 KiB"},
+	} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

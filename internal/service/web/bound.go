@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 // A page shows what a person can read of a run and its results, never all of it at any
@@ -241,7 +243,7 @@ func cutText(s string, max int) shown {
 	if len(s) <= max {
 		return shown{Text: s}
 	}
-	return shown{Text: prefix(s, max) + "…", Cut: fmt.Sprintf("the first %s of %s are shown", formatBytes(max), formatBytes(len(s)))}
+	return shown{Text: prefix(s, max) + "…", Cut: fmt.Sprintf("the first %s of %s are shown", textkit.FormatBytes(int64(max)), textkit.FormatBytes(int64(len(s))))}
 }
 
 // prefix is s cut to at most n bytes, at the start of a character.
@@ -410,10 +412,10 @@ func (p *printer) shown() shown {
 		parts = append(parts, fmt.Sprintf("%s past the first %d of an array or object left out", count(p.items, "item", "items"), maxJSONItems))
 	}
 	if p.long > 0 {
-		parts = append(parts, fmt.Sprintf("%s cut to %s", count(p.long, "string", "strings"), formatBytes(maxJSONString)))
+		parts = append(parts, fmt.Sprintf("%s cut to %s", count(p.long, "string", "strings"), textkit.FormatBytes(int64(maxJSONString))))
 	}
 	if p.rest > 0 {
-		parts = append(parts, fmt.Sprintf("%s past the first %s of text left out", count(p.rest, "value", "values"), formatBytes(p.max)))
+		parts = append(parts, fmt.Sprintf("%s past the first %s of text left out", count(p.rest, "value", "values"), textkit.FormatBytes(int64(p.max))))
 	}
 	return shown{Text: p.b.String(), Cut: strings.Join(parts, "; ")}
 }
@@ -436,20 +438,4 @@ func jsonProblem(err error) string {
 		return s[i+2:]
 	}
 	return s
-}
-
-// formatBytes renders n for people: "512 bytes", "32 KiB", "1.5 MiB".
-func formatBytes(n int) string {
-	const ki, mi = 1 << 10, 1 << 20
-	switch {
-	case n >= mi && n%mi == 0:
-		return fmt.Sprintf("%d MiB", n/mi)
-	case n >= mi:
-		return fmt.Sprintf("%.1f MiB", float64(n)/mi)
-	case n >= ki && n%ki == 0:
-		return fmt.Sprintf("%d KiB", n/ki)
-	case n >= ki:
-		return fmt.Sprintf("%.1f KiB", float64(n)/ki)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

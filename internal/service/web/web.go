@@ -43,6 +43,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 //go:embed templates static
@@ -391,7 +392,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, page string, st
 			h.opts.Logger.Warn("dashboard: page over the bound", "page", page, "path", r.URL.Path, "bound", maxPageBytes)
 			tn, _ := r.Context().Value(tenantKey{}).(store.Tenant)
 			msg := fmt.Sprintf("This page would be larger than %s, the most the dashboard renders, so it is not shown. "+
-				"What it holds is in the API (/openapi.json lists the endpoints; a run is at GET /v1/runs/{id}).", formatBytes(maxPageBytes))
+				"What it holds is in the API (/openapi.json lists the endpoints; a run is at GET /v1/runs/{id}).", textkit.FormatBytes(maxPageBytes))
 			h.render(w, r, "error", http.StatusInternalServerError, errorData{pageData: h.page(tn, "Page too large"), Status: http.StatusInternalServerError, Message: msg})
 			return
 		}
