@@ -617,14 +617,7 @@ func disagreements(refs []store.ScorerRef, rs []store.Result) []VersionDisagreem
 			runs = append(runs, r)
 		}
 	}
-	groups := map[string][]store.ScorerRef{}
-	var order []string
-	for _, ref := range refs {
-		if groups[ref.Name] == nil {
-			order = append(order, ref.Name)
-		}
-		groups[ref.Name] = append(groups[ref.Name], ref)
-	}
+	groups, order := groupBy(refs, func(ref store.ScorerRef) string { return ref.Name })
 	var out []VersionDisagreement
 	for _, name := range order {
 		g := groups[name]

@@ -289,14 +289,7 @@ func (s *Service) ScorerInfos(ctx context.Context, t store.Tenant) ([]ScorerInfo
 	if err != nil {
 		return nil, err
 	}
-	own := map[string][]store.ScorerVersion{}
-	var names []string
-	for _, v := range vs {
-		if own[v.Name] == nil {
-			names = append(names, v.Name)
-		}
-		own[v.Name] = append(own[v.Name], v)
-	}
+	own, names := groupBy(vs, func(v store.ScorerVersion) string { return v.Name })
 	mine := map[string]ScorerInfo{}
 	for _, name := range names {
 		promoted, err := s.st.PromotedVersion(ctx, t.ID, name)

@@ -380,3 +380,18 @@ func (s *Service) redactor(t store.Tenant) (*redact.Redactor, error) {
 	s.redactors[string(b)] = r
 	return r, nil
 }
+
+// groupBy groups items by key, each group in the items' order, and returns the keys in
+// the order they first come.
+func groupBy[K comparable, V any](items []V, key func(V) K) (map[K][]V, []K) {
+	groups := map[K][]V{}
+	var order []K
+	for _, it := range items {
+		k := key(it)
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], it)
+	}
+	return groups, order
+}

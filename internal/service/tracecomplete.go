@@ -42,14 +42,7 @@ func (s *Service) CompleteTraces(ctx context.Context, now time.Time) (int, error
 	if err != nil {
 		return 0, err
 	}
-	byTenant := map[int64][]store.DueTrace{}
-	var order []int64
-	for _, d := range due {
-		if byTenant[d.TenantID] == nil {
-			order = append(order, d.TenantID)
-		}
-		byTenant[d.TenantID] = append(byTenant[d.TenantID], d)
-	}
+	byTenant, order := groupBy(due, func(d store.DueTrace) int64 { return d.TenantID })
 	stored := 0
 	var errs []error
 	for _, id := range order {
