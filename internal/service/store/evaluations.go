@@ -162,7 +162,10 @@ func scanEvaluation(s scanner) (Evaluation, error) {
 // Evaluation returns the tenant's evaluation with public id.
 func (q queries) Evaluation(ctx context.Context, tenantID int64, id string) (Evaluation, error) {
 	e, err := first(ctx, q.q, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND public_id = $2`, []any{tenantID, id}, scanEvaluation)
-	return e, notFound(err, "evaluation %q", id)
+	if err != nil {
+		return e, notFound(err, "evaluation %q", id)
+	}
+	return e, nil
 }
 
 // EvaluationByPK returns the tenant's evaluation with the store's id pk.
@@ -173,7 +176,10 @@ func (q queries) EvaluationByPK(ctx context.Context, tenantID, pk int64) (Evalua
 // evaluationByPK is EvaluationByPK, its SELECT ended with lock (a dialect's rowLock, or "").
 func (q queries) evaluationByPK(ctx context.Context, tenantID, pk int64, lock string) (Evaluation, error) {
 	e, err := first(ctx, q.q, `SELECT `+evalCols+` FROM evaluations WHERE tenant_id = $1 AND id = $2`+lock, []any{tenantID, pk}, scanEvaluation)
-	return e, notFound(err, "evaluation %d", pk)
+	if err != nil {
+		return e, notFound(err, "evaluation %d", pk)
+	}
+	return e, nil
 }
 
 // Evaluations lists the agent's evaluations, newest first, at most limit.

@@ -110,7 +110,10 @@ func insightsSQL(tenantID int64, iq InsightQuery) (string, []any) {
 // InsightByID returns the tenant's insight with public id.
 func (q queries) InsightByID(ctx context.Context, tenantID int64, id string) (Insight, error) {
 	in, err := first(ctx, q.q, `SELECT `+insightCols+` FROM insights WHERE tenant_id = $1 AND public_id = $2`, []any{tenantID, id}, scanInsight)
-	return in, notFound(err, "insight %q", id)
+	if err != nil {
+		return in, notFound(err, "insight %q", id)
+	}
+	return in, nil
 }
 
 // ApplyInsights writes an update of one (agent, scorer): it inserts the opened insights,

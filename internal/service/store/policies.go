@@ -52,10 +52,13 @@ func (q queries) SetAgentPolicy(ctx context.Context, tenantID int64, agent strin
 func (q queries) AgentPolicy(ctx context.Context, tenantID int64, agent string) (AgentPolicy, error) {
 	p, err := first(ctx, q.q, `SELECT `+agentPolicyCols+` FROM agent_policies WHERE tenant_id = $1 AND agent = $2`,
 		[]any{tenantID, agent}, scanAgentPolicy)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, notFound(err, "policy of agent %q", agent)
+	}
+	if err != nil {
 		return p, fmt.Errorf("store: policy of agent %q: %w", agent, err)
 	}
-	return p, notFound(err, "policy of agent %q", agent)
+	return p, nil
 }
 
 const agentPolicyCols = `policy, updated_at`

@@ -103,7 +103,10 @@ func (q queries) ScorerVersionOf(ctx context.Context, tenantID int64, name strin
 func (q queries) scorerVersionOf(ctx context.Context, tenantID int64, name string, n int, lock string) (ScorerVersion, error) {
 	v, err := first(ctx, q.q, `SELECT `+scorerVersionCols+` FROM scorer_versions WHERE tenant_id = $1 AND name = $2 AND version = $3`+lock,
 		[]any{tenantID, name, n}, scanScorerVersion)
-	return v, notFound(err, "scorer %s@%d", name, n)
+	if err != nil {
+		return v, notFound(err, "scorer %s@%d", name, n)
+	}
+	return v, nil
 }
 
 // PublishedVersions lists the tenant's versions of name (every name when name is ""),
@@ -207,7 +210,10 @@ func (q queries) StoreModule(ctx context.Context, tenantID int64, digest string,
 func (q queries) Module(ctx context.Context, tenantID int64, digest string) ([]byte, error) {
 	var b []byte
 	err := queryRow(ctx, q.q, `SELECT module FROM scorer_modules WHERE tenant_id = $1 AND digest = $2`, []any{tenantID, digest}, &b)
-	return b, notFound(err, "module %s", digest)
+	if err != nil {
+		return b, notFound(err, "module %s", digest)
+	}
+	return b, nil
 }
 
 // ModuleUsage is how many modules the tenant stores and their bytes.

@@ -200,7 +200,10 @@ func scanRun(s scanner) (Run, error) {
 // Run returns the tenant's run with id.
 func (q queries) Run(ctx context.Context, tenantID int64, id string) (Run, error) {
 	r, err := first(ctx, q.q, `SELECT `+runCols+` FROM runs WHERE tenant_id = $1 AND run_id = $2`, []any{tenantID, id}, scanRun)
-	return r, notFound(err, "run %q", id)
+	if err != nil {
+		return r, notFound(err, "run %q", id)
+	}
+	return r, nil
 }
 
 // RunsByPK returns the tenant's runs with the given PKs, in no particular order; PKs of

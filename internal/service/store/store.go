@@ -236,7 +236,8 @@ func fromMicrosOrNil(us *int64) *time.Time {
 }
 
 // notFound maps sql.ErrNoRows to ErrNotFound with what was looked for, formatted (as
-// fmt.Sprintf does) only then; any other err is returned as it is.
+// fmt.Sprintf does) only then; any other err is returned as it is. A read calls it once
+// err is not nil: its arguments are boxed on every call, which a point read need not pay.
 func notFound(err error, format string, args ...any) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrNotFound)

@@ -128,13 +128,19 @@ func (q queries) CreateTenant(ctx context.Context, name string, p Policy) (Tenan
 // Tenant returns the tenant called name.
 func (q queries) Tenant(ctx context.Context, name string) (Tenant, error) {
 	t, err := first(ctx, q.q, `SELECT `+tenantCols+` FROM tenants WHERE name = $1`, []any{name}, scanTenant)
-	return t, notFound(err, "tenant %q", name)
+	if err != nil {
+		return t, notFound(err, "tenant %q", name)
+	}
+	return t, nil
 }
 
 // TenantByID returns the tenant with id.
 func (q queries) TenantByID(ctx context.Context, id int64) (Tenant, error) {
 	t, err := first(ctx, q.q, `SELECT `+tenantCols+` FROM tenants WHERE id = $1`, []any{id}, scanTenant)
-	return t, notFound(err, "tenant %d", id)
+	if err != nil {
+		return t, notFound(err, "tenant %d", id)
+	}
+	return t, nil
 }
 
 // Tenants lists every tenant by name.
