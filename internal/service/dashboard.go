@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,18 +34,7 @@ type RunRowsPage struct {
 // Next of the previous page, as Runs takes it), each with the latest result of each
 // scorer. An agent the tenant has no run of is ErrNotFound.
 func (s *Service) AgentRuns(ctx context.Context, t store.Tenant, agent string, limit int, cursor string) (RunRowsPage, error) {
-	if err := checkPage(limit); err != nil {
-		return RunRowsPage{}, err
-	}
-	rq := store.RunQuery{Agent: agent, Limit: limit + 1}
-	if cursor != "" {
-		after, err := decodeRunCursor(cursor)
-		if err != nil {
-			return RunRowsPage{}, err
-		}
-		rq.After = &after
-	}
-	runs, err := s.st.Runs(ctx, t.ID, rq)
+	runs, next, err := s.runPage(ctx, t, agent, limit, cursor)
 	if err != nil {
 		return RunRowsPage{}, err
 	}
@@ -55,12 +43,7 @@ func (s *Service) AgentRuns(ctx context.Context, t store.Tenant, agent string, l
 			return RunRowsPage{}, err
 		}
 	}
-	var out RunRowsPage
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[len(runs)-1]
-		out.Next = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%d", last.Time.UnixMicro(), last.PK)))
-	}
+	out := RunRowsPage{Next: next}
 	pks := make([]int64, len(runs))
 	for i, r := range runs {
 		pks[i] = r.PK

@@ -84,18 +84,7 @@ func checkPage(limit int) error {
 
 // Runs lists the agent's runs, newest first, limit per page after cursor.
 func (s *Service) Runs(ctx context.Context, t store.Tenant, agent string, limit int, cursor string) (RunsPage, error) {
-	if err := checkPage(limit); err != nil {
-		return RunsPage{}, err
-	}
-	rq := store.RunQuery{Agent: agent, Limit: limit + 1}
-	if cursor != "" {
-		after, err := decodeRunCursor(cursor)
-		if err != nil {
-			return RunsPage{}, err
-		}
-		rq.After = &after
-	}
-	runs, err := s.st.Runs(ctx, t.ID, rq)
+	runs, next, err := s.runPage(ctx, t, agent, limit, cursor)
 	if err != nil {
 		return RunsPage{}, err
 	}
@@ -104,17 +93,38 @@ func (s *Service) Runs(ctx context.Context, t store.Tenant, agent string, limit 
 			return RunsPage{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no runs", agent)}
 		}
 	}
-	var p RunsPage
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[len(runs)-1]
-		p.Next = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%d", last.Time.UnixMicro(), last.PK)))
-	}
-	p.Runs = make([]RunSummary, 0, len(runs))
+	p := RunsPage{Next: next, Runs: make([]RunSummary, 0, len(runs))}
 	for _, r := range runs {
 		p.Runs = append(p.Runs, RunSummary{ID: r.ID, Agent: r.Agent, Time: r.Time, ReceivedAt: r.ReceivedAt, Run: r.Body, Repaired: r.Repaired})
 	}
 	return p, nil
+}
+
+// runPage reads a page of the agent's runs, newest first, limit after cursor (the Next
+// of the previous page), and the Next of this one ("" on the last page).
+func (s *Service) runPage(ctx context.Context, t store.Tenant, agent string, limit int, cursor string) ([]store.Run, string, error) {
+	if err := checkPage(limit); err != nil {
+		return nil, "", err
+	}
+	rq := store.RunQuery{Agent: agent, Limit: limit + 1}
+	if cursor != "" {
+		after, err := decodeRunCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		rq.After = &after
+	}
+	runs, err := s.st.Runs(ctx, t.ID, rq)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(runs) > limit {
+		runs = runs[:limit]
+		last := runs[len(runs)-1]
+		next = base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%d", last.Time.UnixMicro(), last.PK)))
+	}
+	return runs, next, nil
 }
 
 func decodeRunCursor(c string) (store.Run, error) {
