@@ -110,8 +110,14 @@ func (q queries) ChunkRuns(ctx context.Context, tenantID, evalPK, from, to int64
 		stored = map[ResultKey]bool{}
 	)
 	err := eachRow(ctx, q.q, chunkRunsSQL, []any{evalPK, from, to, tenantID}, func(s scanner) error {
-		var scorer sql.NullString
-		r, err := scanRun(wider{scanner: s, trail: []any{&scorer}})
+		var (
+			row    runRow
+			scorer sql.NullString
+		)
+		if err := s.Scan(row.dest(&scorer)...); err != nil {
+			return err
+		}
+		r, err := row.run()
 		if err != nil {
 			return err
 		}

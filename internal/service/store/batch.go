@@ -62,13 +62,14 @@ func writeRow(b *strings.Builder, row, first, cols int) {
 	if row > 0 {
 		b.WriteByte(',')
 	}
+	var num [20]byte
 	b.WriteByte('(')
 	for c := range cols {
 		if c > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('$')
-		b.WriteString(strconv.Itoa(first + c))
+		b.Write(strconv.AppendInt(num[:0], int64(first+c), 10))
 	}
 	b.WriteByte(')')
 }

@@ -125,7 +125,8 @@ func queryRow(ctx context.Context, q querier, query string, args []any, dest ...
 }
 
 // wider reads a row that has columns before and after the ones a scan function reads:
-// lead's and trail's destinations take them.
+// lead's and trail's destinations take them. It costs the row a slice of its own (runRow
+// reads the runs of a chunk without one).
 type wider struct {
 	scanner
 	lead, trail []any

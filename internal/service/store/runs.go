@@ -179,21 +179,37 @@ const runCols = `id, tenant_id, run_id, agent, run_time, received_at, body, repa
 
 // scanRun reads a row of runCols.
 func scanRun(s scanner) (Run, error) {
-	var (
-		r       Run
-		t, recv int64
-		body    string
-		red     *string
-	)
-	if err := s.Scan(&r.PK, &r.TenantID, &r.ID, &r.Agent, &t, &recv, &body, &r.Repaired, &red); err != nil {
-		return r, err
+	var row runRow
+	if err := s.Scan(row.dest()...); err != nil {
+		return Run{}, err
 	}
-	if red != nil {
-		if err := json.Unmarshal([]byte(*red), &r.Redactions); err != nil {
-			return r, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
+	return row.run()
+}
+
+// runRow is a row of runCols as read, then more columns (a query that reads runs with
+// something of each): one value to scan into, which run makes a Run of.
+type runRow struct {
+	r       Run
+	t, recv int64
+	body    string
+	red     *string
+}
+
+// dest is the destinations of runCols, then more.
+func (x *runRow) dest(more ...any) []any {
+	d := make([]any, 0, 9+len(more))
+	d = append(d, &x.r.PK, &x.r.TenantID, &x.r.ID, &x.r.Agent, &x.t, &x.recv, &x.body, &x.r.Repaired, &x.red)
+	return append(d, more...)
+}
+
+func (x *runRow) run() (Run, error) {
+	r := x.r
+	if x.red != nil {
+		if err := json.Unmarshal([]byte(*x.red), &r.Redactions); err != nil {
+			return Run{}, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
 		}
 	}
-	r.Time, r.ReceivedAt, r.Body = fromMicros(t), fromMicros(recv), json.RawMessage(body)
+	r.Time, r.ReceivedAt, r.Body = fromMicros(x.t), fromMicros(x.recv), json.RawMessage(x.body)
 	return r, nil
 }
 
