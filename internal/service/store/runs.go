@@ -203,14 +203,13 @@ func (x *runRow) dest(more ...any) []any {
 }
 
 func (x *runRow) run() (Run, error) {
-	r := x.r
 	if x.red != nil {
-		if err := json.Unmarshal([]byte(*x.red), &r.Redactions); err != nil {
-			return Run{}, fmt.Errorf("store: run %s: redactions: %w", r.ID, err)
+		if err := json.Unmarshal([]byte(*x.red), &x.r.Redactions); err != nil {
+			return Run{}, fmt.Errorf("store: run %s: redactions: %w", x.r.ID, err)
 		}
 	}
-	r.Time, r.ReceivedAt, r.Body = fromMicros(x.t), fromMicros(x.recv), json.RawMessage(x.body)
-	return r, nil
+	x.r.Time, x.r.ReceivedAt, x.r.Body = fromMicros(x.t), fromMicros(x.recv), json.RawMessage(x.body)
+	return x.r, nil
 }
 
 // Run returns the tenant's run with id.
