@@ -1,16 +1,10 @@
 package builtin_test
 
 import (
-	"context"
-	"log/slog"
-	"strings"
 	"testing"
 
-	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/grounding/groundingtest"
-	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -29,7 +23,6 @@ func BenchmarkGroundingCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	quiet := host.WithLogger(slog.New(slog.DiscardHandler))
 	for _, name := range []string{"faithfulness", "hallucination_free", "context_recall"} {
 		b.Run(name, func(b *testing.B) {
 			rules, _, err := groundingtest.Rules(dir, name)
@@ -42,7 +35,7 @@ func BenchmarkGroundingCost(b *testing.B) {
 			}
 			// The cases with a run, and Mastra's recorded cost of them.
 			var runs []sdk.Run
-			var mCalls, mPrompt, mCompletion, recorded float64
+			var mastra mastraCost
 			for _, c := range cases {
 				if c.Run == nil {
 					continue
@@ -55,76 +48,11 @@ func BenchmarkGroundingCost(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if rec == nil {
-					continue
-				}
-				recorded++
-				for _, call := range rec.Calls {
-					mCalls++
-					mPrompt += float64(call.PromptTokens)
-					mCompletion += float64(call.CompletionTokens)
+				if rec != nil {
+					mastra.add(rec.Calls)
 				}
 			}
-			p, ok := nativeBuiltin(name)
-			if !ok {
-				b.Fatalf("%s is not built in", name)
-			}
-			reg := host.NewRegistry()
-			if err := reg.Register(p, false); err != nil {
-				b.Fatal(err)
-			}
-			srv := judgetest.New(rules...)
-			defer srv.Close()
-			var calls, words, promptBytes, answerBytes, scored float64
-			b.ResetTimer()
-			for range b.N {
-				br, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge", MaxRetries: -1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, err := host.New(reg, quiet, host.WithJudge(br)).Open(context.Background(), name, host.OpenOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				before := len(srv.Requests())
-				for _, run := range runs {
-					res := s.Score(context.Background(), run)
-					switch res.Status {
-					case sdk.StatusScored:
-						scored++
-					case sdk.StatusFailed:
-						b.Fatalf("%s: %s", run.ID, res.Reason)
-					}
-				}
-				for _, r := range srv.Requests()[before:] {
-					for _, m := range r.Messages {
-						promptBytes += float64(len(m.Content))
-					}
-					for _, rule := range rules {
-						if strings.Contains(r.LastUser(), rule.Match) {
-							answerBytes += float64(len(rule.Reply))
-							break
-						}
-					}
-				}
-				u := br.Usage(broker.DefaultTenant)
-				calls += float64(u.Calls)
-				words += float64(u.PromptTokens)
-				s.Close(context.Background())
-				br.Close()
-			}
-			b.StopTimer()
-			n := float64(b.N * len(runs))
-			b.ReportMetric(calls/n, "calls/run")
-			b.ReportMetric(promptBytes/4/n, "prompt_tokens_est/run")
-			b.ReportMetric(answerBytes/4/n, "completion_tokens_est/run")
-			b.ReportMetric(calls/scored, "calls/scored_run")
-			b.ReportMetric(words/n, "prompt_words/run")
-			if recorded > 0 {
-				b.ReportMetric(mCalls/recorded, "mastra_calls/run")
-				b.ReportMetric(mPrompt/recorded, "mastra_prompt_tokens/run")
-				b.ReportMetric(mCompletion/recorded, "mastra_completion_tokens/run")
-			}
+			benchJudgeCost(b, name, rules, runs, mastra, true)
 		})
 	}
 }

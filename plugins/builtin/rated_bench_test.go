@@ -1,17 +1,11 @@
 package builtin_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
-	"strings"
 	"testing"
 
-	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/grounding/groundingtest"
-	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -32,7 +26,6 @@ func BenchmarkRatedCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	quiet := host.WithLogger(slog.New(slog.DiscardHandler))
 	for _, name := range []string{"context_relevance", "answer_similarity", "noise_robustness"} {
 		b.Run(name, func(b *testing.B) {
 			rules, answered, err := groundingtest.Rules(dir, name)
@@ -41,7 +34,7 @@ func BenchmarkRatedCost(b *testing.B) {
 			}
 			// The runs, and Mastra's recorded cost of the same cases.
 			var runs []sdk.Run
-			var mCalls, mPrompt, mCompletion, recorded float64
+			var mastra mastraCost
 			for _, c := range answered {
 				var rec struct {
 					Calls []corpus.MastraCall `json:"calls"`
@@ -55,72 +48,9 @@ func BenchmarkRatedCost(b *testing.B) {
 					continue
 				}
 				runs = append(runs, *c.Run)
-				if len(rec.Calls) == 0 {
-					continue
-				}
-				recorded++
-				for _, call := range rec.Calls {
-					mCalls++
-					mPrompt += float64(call.PromptTokens)
-					mCompletion += float64(call.CompletionTokens)
-				}
+				mastra.add(rec.Calls)
 			}
-			p, ok := nativeBuiltin(name)
-			if !ok {
-				b.Fatalf("%s is not built in", name)
-			}
-			reg := host.NewRegistry()
-			if err := reg.Register(p, false); err != nil {
-				b.Fatal(err)
-			}
-			srv := judgetest.New(rules...)
-			defer srv.Close()
-			var calls, words, promptBytes, answerBytes float64
-			b.ResetTimer()
-			for range b.N {
-				br, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge", MaxRetries: -1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, err := host.New(reg, quiet, host.WithJudge(br)).Open(context.Background(), name, host.OpenOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				before := len(srv.Requests())
-				for _, run := range runs {
-					if res := s.Score(context.Background(), run); res.Status != sdk.StatusScored {
-						b.Fatalf("%s: %s %s", run.ID, res.Status, res.Reason)
-					}
-				}
-				for _, r := range srv.Requests()[before:] {
-					for _, m := range r.Messages {
-						promptBytes += float64(len(m.Content))
-					}
-					for _, rule := range rules {
-						if strings.Contains(r.LastUser(), rule.Match) {
-							answerBytes += float64(len(rule.Reply))
-							break
-						}
-					}
-				}
-				u := br.Usage(broker.DefaultTenant)
-				calls += float64(u.Calls)
-				words += float64(u.PromptTokens)
-				s.Close(context.Background())
-				br.Close()
-			}
-			b.StopTimer()
-			n := float64(b.N * len(runs))
-			b.ReportMetric(float64(len(runs)), "runs")
-			b.ReportMetric(calls/n, "calls/run")
-			b.ReportMetric(promptBytes/4/n, "prompt_tokens_est/run")
-			b.ReportMetric(answerBytes/4/n, "completion_tokens_est/run")
-			b.ReportMetric(words/n, "prompt_words/run")
-			if recorded > 0 {
-				b.ReportMetric(mCalls/recorded, "mastra_calls/run")
-				b.ReportMetric(mPrompt/recorded, "mastra_prompt_tokens/run")
-				b.ReportMetric(mCompletion/recorded, "mastra_completion_tokens/run")
-			}
+			benchJudgeCost(b, name, rules, runs, mastra, false)
 		})
 	}
 }
