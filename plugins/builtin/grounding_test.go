@@ -1,14 +1,10 @@
 package builtin_test
 
 import (
-	"context"
-	"encoding/json"
-	"log/slog"
 	"reflect"
 	"testing"
 
 	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/grounding/groundingtest"
 	"github.com/scorekit/scorekit/internal/judgetest"
@@ -81,45 +77,6 @@ func TestGroundingInEveryRuntime(t *testing.T) {
 			runs[name] = append(runs[name], r)
 		}
 	}
-	ctx := context.Background()
-	quiet := host.WithLogger(slog.New(slog.DiscardHandler))
-
-	type record struct {
-		outcome  outcome
-		requests string
-	}
-	score := func(t *testing.T, reg *host.Registry) map[string]record {
-		out := map[string]record{}
-		for _, name := range scorers {
-			for _, run := range runs[name] {
-				// A server and broker per run, so each request reaches the endpoint and is seen.
-				srv := judgetest.New(rules...)
-				b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge-test", MaxRetries: -1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				s := open(t, host.New(reg, quiet, host.WithJudge(b), host.WithTimeout(matrixDeadline)), name)
-				res := s.Score(ctx, run)
-				reqs, _ := json.Marshal(srv.Requests())
-				out[name+" "+run.ID] = record{outcomeOf(res), string(reqs)}
-				b.Close()
-				srv.Close()
-			}
-		}
-		return out
-	}
-	native := host.NewRegistry()
-	for _, name := range scorers {
-		p, ok := nativeBuiltin(name)
-		if !ok {
-			t.Fatalf("%s is not a built-in scorer", name)
-		}
-		if err := native.Register(p, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := score(t, native)
-
 	scoredAt := func(v float64) func(outcome) bool {
 		return func(o outcome) bool { return o.Status == sdk.StatusScored && *o.Score == v }
 	}
@@ -166,31 +123,11 @@ func TestGroundingInEveryRuntime(t *testing.T) {
 		"hallucination_free g4": func(o outcome) bool { return o.Status == sdk.StatusFailed && o.Code == sdk.CodeJudgeError },
 		"context_recall g4":     func(o outcome) bool { return o.Status == sdk.StatusFailed && o.Code == sdk.CodeJudgeError },
 	}
-	for key, ok := range checks {
-		o, found := want[key]
-		if !found {
-			t.Errorf("no result for %s", key)
-			continue
-		}
-		if (o.outcome.Status == sdk.StatusScored) != (o.outcome.Score != nil) || !ok(o.outcome) {
-			t.Errorf("native %s: %s", key, show(o.outcome))
-		}
+	var variants []scorerVariant
+	for _, name := range scorers {
+		variants = append(variants, scorerVariant{scorer: name})
 	}
-
-	for _, rt := range []string{host.RuntimeWASM, host.RuntimeProcess} {
-		t.Run(rt, func(t *testing.T) {
-			got := score(t, loadBuiltins(t, rt))
-			for key, w := range want {
-				g := got[key]
-				if !reflect.DeepEqual(g.outcome, w.outcome) {
-					t.Errorf("%s %s:\n got  %s\n want %s (native)", rt, key, show(g.outcome), show(w.outcome))
-				}
-				if g.requests != w.requests {
-					t.Errorf("%s %s: the judge got other requests:\n got  %.300s\n want %.300s (native)", rt, key, g.requests, w.requests)
-				}
-			}
-		})
-	}
+	judgedInEveryRuntime(t, variants, runs, rules, checks)
 }
 
 // nativeBuiltin is the built-in scorer called name, as a native plugin.

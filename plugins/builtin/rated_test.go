@@ -1,32 +1,20 @@
 package builtin_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"math"
 	"reflect"
 	"testing"
 
-	"github.com/scorekit/scorekit/host"
-	"github.com/scorekit/scorekit/host/broker"
 	"github.com/scorekit/scorekit/internal/corpus"
 	"github.com/scorekit/scorekit/internal/grounding/groundingtest"
 	"github.com/scorekit/scorekit/internal/judgetest"
 	"github.com/scorekit/scorekit/sdk"
 )
 
-// ratedVariant is one of the scorers that rate passages, units or the noise's impact, with
-// a config.
-type ratedVariant struct {
-	scorer, config string
-}
-
-func (v ratedVariant) key() string { return v.scorer + v.config }
-
 // ratedVariants are context_relevance, answer_similarity and noise_robustness in each of
 // their methods. answer_similarity's embeddings method asks the test judge's /embeddings.
-var ratedVariants = []ratedVariant{
+var ratedVariants = []scorerVariant{
 	{"context_relevance", ""},
 	{"context_relevance", `{"method": "deepeval"}`},
 	{"answer_similarity", ""},
@@ -151,71 +139,5 @@ func TestRatedInEveryRuntime(t *testing.T) {
 		want[k] = ok
 	}
 
-	ctx := context.Background()
-	quiet := host.WithLogger(slog.New(slog.DiscardHandler))
-	type record struct {
-		outcome  outcome
-		requests string
-	}
-	score := func(t *testing.T, reg *host.Registry) map[string]record {
-		out := map[string]record{}
-		for _, v := range ratedVariants {
-			for _, run := range runs[v.scorer] {
-				// A server and broker per run, so each request reaches the endpoint and is seen.
-				srv := judgetest.New(rules...)
-				b, err := broker.New(broker.Config{BaseURL: srv.URL(), Model: "judge-test", EmbeddingModel: "embed-test", MaxRetries: -1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, err := host.New(reg, quiet, host.WithJudge(b), host.WithTimeout(matrixDeadline)).Open(ctx, v.scorer, host.OpenOptions{Config: json.RawMessage(v.config)})
-				if err != nil {
-					t.Fatalf("open %s %s: %v", v.scorer, v.config, err)
-				}
-				res := s.Score(ctx, run)
-				reqs, _ := json.Marshal(srv.Requests())
-				key := v.key() + " " + run.ID
-				out[key] = record{outcomeOf(res), string(reqs)}
-				s.Close(ctx)
-				b.Close()
-				srv.Close()
-			}
-		}
-		return out
-	}
-	native := host.NewRegistry()
-	for _, name := range []string{"context_relevance", "answer_similarity", "noise_robustness"} {
-		p, ok := nativeBuiltin(name)
-		if !ok {
-			t.Fatalf("%s is not a built-in scorer", name)
-		}
-		if err := native.Register(p, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := score(t, native)
-	for key, ok := range want {
-		r, found := got[key]
-		if !found {
-			t.Errorf("no result for %s", key)
-			continue
-		}
-		if (r.outcome.Status == sdk.StatusScored) != (r.outcome.Score != nil) || !ok(r.outcome) {
-			t.Errorf("native %s: %s", key, show(r.outcome))
-		}
-	}
-
-	for _, rt := range []string{host.RuntimeWASM, host.RuntimeProcess} {
-		t.Run(rt, func(t *testing.T) {
-			other := score(t, loadBuiltins(t, rt))
-			for key, w := range got {
-				g := other[key]
-				if !reflect.DeepEqual(g.outcome, w.outcome) {
-					t.Errorf("%s %s:\n got  %s\n want %s (native)", rt, key, show(g.outcome), show(w.outcome))
-				}
-				if g.requests != w.requests {
-					t.Errorf("%s %s: the judge got other requests:\n got  %.300s\n want %.300s (native)", rt, key, g.requests, w.requests)
-				}
-			}
-		})
-	}
+	judgedInEveryRuntime(t, ratedVariants, runs, rules, want)
 }
