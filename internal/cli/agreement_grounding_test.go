@@ -25,29 +25,7 @@ func TestAgreementMastraGrounding(t *testing.T) {
 		t.Fatal(err)
 	}
 	scorers := []string{"faithfulness", "hallucination_free", "context_recall"}
-	var rules []judgetest.Rule
-	for _, s := range scorers {
-		rs, _, err := groundingtest.Rules(dir, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules = append(rules, rs...)
-	}
-	srv := judgetest.New(rules...)
-	defer srv.Close()
-	srv.ListModels("m")
-	t.Setenv("SCOREKIT_TEST_KEY", "k")
-	judge := []string{"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY"}
-
-	r := runCLIWith(t, builtinRegistry, "", append([]string{"agreement", "--dataset", "mastra-grounding",
-		"--scorers", strings.Join(scorers, ","), "--json"}, judge...)...)
-	if r.code != ExitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var rep agreementReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, r.stdout)
-	}
+	rep, srv := mastraGroundingAgreement(t, dir, scorers)
 	// Runs scored, and runs skipped by design, per scorer.
 	want := map[string]struct {
 		scored  int
@@ -108,4 +86,35 @@ func TestAgreementMastraGrounding(t *testing.T) {
 	if completions != 10+15+4 {
 		t.Errorf("the judge got %d scoring requests, want one per scored run (29): the skipped runs cost none", completions)
 	}
+}
+
+// mastraGroundingAgreement runs `scorekit agreement --dataset mastra-grounding --scorers
+// scorers --json` against the test judge answering each of Mastra's cases with what
+// groundingtest builds from Mastra's recordings, and returns the report and the judge (its
+// requests).
+func mastraGroundingAgreement(t *testing.T, dir string, scorers []string) (agreementReport, *judgetest.Server) {
+	t.Helper()
+	var rules []judgetest.Rule
+	for _, s := range scorers {
+		rs, _, err := groundingtest.Rules(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, rs...)
+	}
+	srv := judgetest.New(rules...)
+	t.Cleanup(srv.Close)
+	srv.ListModels("m")
+	t.Setenv("SCOREKIT_TEST_KEY", "k")
+	judge := []string{"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY"}
+	r := runCLIWith(t, builtinRegistry, "", append([]string{"agreement", "--dataset", "mastra-grounding",
+		"--scorers", strings.Join(scorers, ","), "--json"}, judge...)...)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep agreementReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	return rep, srv
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/scorekit/scorekit/internal/corpus"
-	"github.com/scorekit/scorekit/internal/grounding/groundingtest"
-	"github.com/scorekit/scorekit/internal/judgetest"
 )
 
 // TestAgreementMastraGroundingRated runs `scorekit agreement --dataset mastra-grounding` end
@@ -27,29 +25,7 @@ func TestAgreementMastraGroundingRated(t *testing.T) {
 		t.Fatal(err)
 	}
 	scorers := []string{"context_relevance", "answer_similarity"}
-	var rules []judgetest.Rule
-	for _, s := range scorers {
-		rs, _, err := groundingtest.Rules(dir, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules = append(rules, rs...)
-	}
-	srv := judgetest.New(rules...)
-	defer srv.Close()
-	srv.ListModels("m")
-	t.Setenv("SCOREKIT_TEST_KEY", "k")
-	judge := []string{"--judge-url", srv.URL(), "--judge-model", "m", "--judge-key-env", "SCOREKIT_TEST_KEY"}
-
-	r := runCLIWith(t, builtinRegistry, "", append([]string{"agreement", "--dataset", "mastra-grounding",
-		"--scorers", strings.Join(scorers, ","), "--json"}, judge...)...)
-	if r.code != ExitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var rep agreementReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, r.stdout)
-	}
+	rep, srv := mastraGroundingAgreement(t, dir, scorers)
 	var got []string
 	for _, tb := range rep.Tables {
 		got = append(got, tb.Set+"/"+tb.Scorer)
