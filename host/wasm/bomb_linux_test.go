@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,7 +87,7 @@ func TestGuestAllocationRSSChild(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
-	base := status(t, "VmRSS")
+	base := testkit.ProcStatus(t, "VmRSS")
 	code := "scored"
 	res, err := b.Score(ctx, &sdk.Run{Input: "q", Output: "a"}, nil)
 	var se *sdk.Error
@@ -99,5 +100,5 @@ func TestGuestAllocationRSSChild(t *testing.T) {
 	case res.Status != sdk.StatusScored:
 		code = string(res.Status)
 	}
-	fmt.Printf("bomb base=%d peak=%d code=%s\n", base, status(t, "VmHWM"), code)
+	fmt.Printf("bomb base=%d peak=%d code=%s\n", base, testkit.ProcStatus(t, "VmHWM"), code)
 }

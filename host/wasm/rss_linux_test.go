@@ -1,13 +1,12 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +82,7 @@ func TestHostRSSChild(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
-	base := status(t, "VmRSS")
+	base := testkit.ProcStatus(t, "VmRSS")
 	var wg sync.WaitGroup
 	for range 2 * rssInstances { // twice the pool: the rest wait for an instance
 		wg.Go(func() {
@@ -96,26 +95,7 @@ func TestHostRSSChild(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	fmt.Printf("rss base=%d peak=%d\n", base, status(t, "VmHWM"))
-}
-
-// status reads a field of /proc/self/status, in KiB.
-func status(t *testing.T, field string) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
+	fmt.Printf("rss base=%d peak=%d\n", base, testkit.ProcStatus(t, "VmHWM"))
 }
 
 // stackRSSChildEnv names the stack bomb for TestStackBombRSS's child.
@@ -171,7 +151,7 @@ func TestStackBombRSSChild(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
-	base := status(t, "VmRSS")
+	base := testkit.ProcStatus(t, "VmRSS")
 	var wg sync.WaitGroup
 	for range rssInstances {
 		wg.Go(func() {
@@ -185,5 +165,5 @@ func TestStackBombRSSChild(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	fmt.Printf("rss base=%d peak=%d after=%d\n", base, status(t, "VmHWM"), status(t, "VmRSS"))
+	fmt.Printf("rss base=%d peak=%d after=%d\n", base, testkit.ProcStatus(t, "VmHWM"), testkit.ProcStatus(t, "VmRSS"))
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,12 +210,12 @@ func TestVetBoundsCompilation(t *testing.T) {
 			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 				t.Fatalf("reset the peak RSS: %v", err)
 			}
-			base := status(t, "VmRSS")
+			base := testkit.ProcStatus(t, "VmRSS")
 			_, err := Vet(context.Background(), heavy, tt.opts)
 			if !errors.Is(err, ErrRefused) {
 				t.Fatalf("Vet: %v, want ErrRefused", err)
 			}
-			if grew := (status(t, "VmHWM") - base) >> 10; grew > 64 {
+			if grew := (testkit.ProcStatus(t, "VmHWM") - base) >> 10; grew > 64 {
 				t.Errorf("the host's peak RSS grew by %d MiB while the child compiled; the compile ran in the host?", grew)
 			}
 			for _, w := range tt.want {

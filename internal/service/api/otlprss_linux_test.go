@@ -1,14 +1,13 @@
 package api_test
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -67,29 +66,10 @@ func TestOTLPNestedRSSChild(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
-	base := procStatus(t, "VmRSS")
+	base := testkit.ProcStatus(t, "VmRSS")
 	for range otlpRSSRequests {
 		r := postTraces(t, h.srv.URL, key, "application/json", "gzip", body)
 		t.Logf("%d bytes gzipped: %d %.200s", len(body), r.status, r.body)
 	}
-	fmt.Printf("rss base=%d peak=%d\n", base, procStatus(t, "VmHWM"))
-}
-
-// procStatus reads a field of /proc/self/status, in KiB.
-func procStatus(t *testing.T, field string) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
+	fmt.Printf("rss base=%d peak=%d\n", base, testkit.ProcStatus(t, "VmHWM"))
 }

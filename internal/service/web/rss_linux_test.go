@@ -1,14 +1,13 @@
 package web_test
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/scorekit/scorekit/internal/testkit"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -74,27 +73,8 @@ func TestDeepRunPageRSSChild(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
-	base := procStatus(t, "VmRSS")
+	base := testkit.ProcStatus(t, "VmRSS")
 	run := get("/runs/deep")
 	review := get("/review/prescreen?labeller=ann&run=deep")
-	fmt.Printf("rss base=%d peak=%d after=%d run=%d review=%d\n", base, procStatus(t, "VmHWM"), procStatus(t, "VmRSS"), run, review)
-}
-
-// procStatus reads a field of /proc/self/status, in KiB.
-func procStatus(t *testing.T, field string) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
+	fmt.Printf("rss base=%d peak=%d after=%d run=%d review=%d\n", base, testkit.ProcStatus(t, "VmHWM"), testkit.ProcStatus(t, "VmRSS"), run, review)
 }
