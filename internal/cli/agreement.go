@@ -132,6 +132,9 @@ type agreementReport struct {
 const intervalsNote = "95% intervals: Wilson for accuracy, precision and recall; Fleiss-Cohen-Everitt for kappa; " +
 	"Fisher z with the Bonett-Wright error for Spearman; the asymptotic error for Kendall's tau-b; Student's t for the MAE"
 
+// passFailTitle heads the pass/fail table of either agreement report.
+const passFailTitle = "Pass/fail (the failure class is what precision and recall count)"
+
 // agreementJob is one set's labels for one scorer, sampled.
 type agreementJob struct {
 	set     corpus.JudgedSet
@@ -456,15 +459,6 @@ func resultReason(r sdk.Result) string {
 func writeAgreement(w io.Writer, rep agreementReport, show int) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "Agreement with the public sets' labels (judge %s; %s)\n", rep.JudgeModel, rep.Intervals)
-	tw := newTable(ew)
-	var pf, sc []agreementTable
-	for _, t := range rep.Tables {
-		if t.Scores != nil {
-			sc = append(sc, t)
-		} else {
-			pf = append(pf, t)
-		}
-	}
 	notScored := func(t agreementTable) string {
 		n := 0
 		for _, c := range t.NotScored {
@@ -472,38 +466,32 @@ func writeAgreement(w io.Writer, rep agreementReport, show int) error {
 		}
 		return fmt.Sprint(n)
 	}
-	if len(pf) > 0 {
-		fmt.Fprintln(ew, "\nPass/fail (the failure class is what precision and recall count)")
-		fmt.Fprintln(tw, "set\tscorer\truns\taccuracy\tkappa\tfail precision\tfail recall\tboth pass\tboth fail\tmissed\tfalse alarms\tnot scored")
-		for _, t := range pf {
-			if t.PassFail == nil {
-				fmt.Fprintf(tw, "%s\t%s\t0\t%s\t\t\t\t\t\t\t\t%s\n", t.Set, t.Scorer, t.Error, notScored(t))
-				continue
-			}
-			row := func(who string, r *agreement.PassFailReport, skipped string) {
+	var pf, sc []string
+	for _, t := range rep.Tables {
+		switch {
+		case t.Scores != nil:
+			r := t.Scores
+			sc = append(sc, fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s", t.Set, t.Scorer, r.Runs, r.Spearman, r.Kendall, r.MAE, notScored(t)))
+		case t.PassFail == nil:
+			pf = append(pf, fmt.Sprintf("%s\t%s\t0\t%s\t\t\t\t\t\t\t\t%s", t.Set, t.Scorer, t.Error, notScored(t)))
+		default:
+			row := func(who string, r *agreement.PassFailReport, skipped string) string {
 				c := r.Confusion
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", t.Set, who, r.Runs, r.Accuracy, r.Kappa,
+				return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s", t.Set, who, r.Runs, r.Accuracy, r.Kappa,
 					r.FailPrecision, r.FailRecall, c.BothPass, c.BothFail, c.Missed, c.FalseAlarms, skipped)
 			}
-			row(t.Scorer, t.PassFail, notScored(t))
+			pf = append(pf, row(t.Scorer, t.PassFail, notScored(t)))
 			if t.People != nil {
-				row("people: annotator 2 vs 1", t.People, "-")
+				pf = append(pf, row("people: annotator 2 vs 1", t.People, "-"))
 			}
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
 	}
-	if len(sc) > 0 {
-		fmt.Fprintln(ew, "\nScores")
-		fmt.Fprintln(tw, "set\tscorer\truns\tspearman\tkendall tau-b\tmean abs error\tnot scored")
-		for _, t := range sc {
-			r := t.Scores
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Set, t.Scorer, r.Runs, r.Spearman, r.Kendall, r.MAE, notScored(t))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := writeTable(ew, passFailTitle,
+		"set\tscorer\truns\taccuracy\tkappa\tfail precision\tfail recall\tboth pass\tboth fail\tmissed\tfalse alarms\tnot scored", pf); err != nil {
+		return err
+	}
+	if err := writeTable(ew, "Scores", "set\tscorer\truns\tspearman\tkendall tau-b\tmean abs error\tnot scored", sc); err != nil {
+		return err
 	}
 	for _, t := range rep.Tables {
 		if len(t.NotScoredReasons) > 0 {

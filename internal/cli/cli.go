@@ -170,3 +170,18 @@ func isTerminal(w io.Writer) bool {
 // newTable returns a writer that aligns tab-separated columns two spaces apart: the layout
 // of every table the commands print.
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// writeTable prints a table of tab-separated rows under a blank line, its title and its
+// header; nothing when there is no row.
+func writeTable(w io.Writer, title, header string, rows []string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\n"+title)
+	tw := newTable(w)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	return tw.Flush()
+}

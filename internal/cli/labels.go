@@ -281,48 +281,22 @@ func writeScorerAgreement(w io.Writer, a service.ScorerAgreement, show int) erro
 	fmt.Fprintf(ew, "Agreement of %s (version %s) with the labels of %q: %d labels of %d runs by %s\n",
 		a.Scorer, version, a.Criterion, a.Labels, a.LabelledRuns, strings.Join(a.Labellers, ", "))
 	fmt.Fprintln(ew, intervalsNote)
-	tw := newTable(ew)
-	var pf, sc bool
-	for _, p := range a.People {
-		pf, sc = pf || p.PassFail != nil, sc || p.Scores != nil
-	}
-	if a.PassFail != nil || pf {
-		fmt.Fprintln(ew, "\nPass/fail (the failure class is what precision and recall count)")
-		fmt.Fprintln(tw, "who\truns\taccuracy\tkappa\tfail precision\tfail recall\tboth pass\tboth fail\tmissed\tfalse alarms")
-		row := func(who string, r *agreement.PassFailReport) {
+	passFail := agreementRows(a, a.PassFail, func(p service.PeopleAgreement) *agreement.PassFailReport { return p.PassFail },
+		func(r *agreement.PassFailReport) string {
 			c := r.Confusion
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", who, r.Runs, r.Accuracy, r.Kappa, r.FailPrecision, r.FailRecall,
+			return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d", r.Runs, r.Accuracy, r.Kappa, r.FailPrecision, r.FailRecall,
 				c.BothPass, c.BothFail, c.Missed, c.FalseAlarms)
-		}
-		if a.PassFail != nil {
-			row(a.Scorer+" vs people", a.PassFail)
-		}
-		for _, p := range a.People {
-			if p.PassFail != nil {
-				row("people: "+p.B+" vs "+p.A, p.PassFail)
-			}
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		})
+	if err := writeTable(ew, passFailTitle,
+		"who\truns\taccuracy\tkappa\tfail precision\tfail recall\tboth pass\tboth fail\tmissed\tfalse alarms", passFail); err != nil {
+		return err
 	}
-	if a.Scores != nil || sc {
-		fmt.Fprintln(ew, "\nScores")
-		fmt.Fprintln(tw, "who\truns\tspearman\tkendall tau-b\tmean abs error")
-		row := func(who string, r *agreement.ScoreReport) {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", who, r.Runs, r.Spearman, r.Kendall, r.MAE)
-		}
-		if a.Scores != nil {
-			row(a.Scorer+" vs people", a.Scores)
-		}
-		for _, p := range a.People {
-			if p.Scores != nil {
-				row("people: "+p.B+" vs "+p.A, p.Scores)
-			}
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	scores := agreementRows(a, a.Scores, func(p service.PeopleAgreement) *agreement.ScoreReport { return p.Scores },
+		func(r *agreement.ScoreReport) string {
+			return fmt.Sprintf("%d\t%s\t%s\t%s", r.Runs, r.Spearman, r.Kendall, r.MAE)
+		})
+	if err := writeTable(ew, "Scores", "who\truns\tspearman\tkendall tau-b\tmean abs error", scores); err != nil {
+		return err
 	}
 	if a.PassFail == nil && a.Scores == nil {
 		fmt.Fprintf(ew, "\nNo labelled run has a scored result of this version to compare with.\n")
@@ -351,6 +325,22 @@ func writeScorerAgreement(w io.Writer, a service.ScorerAgreement, show int) erro
 		}
 	}
 	return ew.err
+}
+
+// agreementRows are the table rows of one kind of report of a (pass/fail or scores): the
+// scorer's against the people's labels, own, then each two labellers' that people picks;
+// columns renders a report's columns after the first, who.
+func agreementRows[R any](a service.ScorerAgreement, own *R, people func(service.PeopleAgreement) *R, columns func(*R) string) []string {
+	var rows []string
+	if own != nil {
+		rows = append(rows, a.Scorer+" vs people\t"+columns(own))
+	}
+	for _, p := range a.People {
+		if r := people(p); r != nil {
+			rows = append(rows, "people: "+p.B+" vs "+p.A+"\t"+columns(r))
+		}
+	}
+	return rows
 }
 
 func verdictText(v service.VerdictPair) string {
