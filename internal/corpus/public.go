@@ -90,33 +90,56 @@ func readShipped(set string) ([]shippedRow, error) {
 	return rows, sc.Err()
 }
 
-// calculatorNotes are GSM8K's calculator annotations, <<48/2=24>>, which a model does not write.
-var calculatorNotes = regexp.MustCompile(`<<[^>]*>>`)
-
-// loadShipped reads every shipped set.
-func loadShipped(string) ([]Case, error) {
+// shippedCases reads the shipped sets of a table in its order (set names an entry's set)
+// and makes a case of each row with toCase, which says what is wrong with a row it cannot
+// take.
+func shippedCases[S any](sets []S, set func(S) string, toCase func(S, shippedRow) (Case, error)) ([]Case, error) {
 	var out []Case
-	for _, s := range []struct{ set, kind, lang string }{ // lang "": each row's
-		{"nq_open", KindShort, "en"},
-		{"squad_es", KindSpan, "es"},
-		{"jaquad", KindSpan, "ja"},
-		{"mbpp", KindCode, "en"},
-		{"alpaca_eval", KindInstruction, "en"},
-		{"germanquad", KindSpan, "de"},
-		{"dolly", KindInstruction, "en"},
-		{"tydiqa", KindSpan, ""},
-	} {
-		rows, err := readShipped(s.set)
+	for _, s := range sets {
+		rows, err := readShipped(set(s))
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
-			c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: s.lang, Run: r.run(s.set)}
-			if s.lang == "" {
-				c.Lang = r.Lang
+			c, err := toCase(s, r)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, c)
 		}
+	}
+	return out, nil
+}
+
+// calculatorNotes are GSM8K's calculator annotations, <<48/2=24>>, which a model does not write.
+var calculatorNotes = regexp.MustCompile(`<<[^>]*>>`)
+
+// answerSet is a shipped set of correct answers: their kind and language ("": each row's).
+type answerSet struct{ set, kind, lang string }
+
+// answerSets are the shipped sets of correct answers loadShipped reads first.
+var answerSets = []answerSet{
+	{"nq_open", KindShort, "en"},
+	{"squad_es", KindSpan, "es"},
+	{"jaquad", KindSpan, "ja"},
+	{"mbpp", KindCode, "en"},
+	{"alpaca_eval", KindInstruction, "en"},
+	{"germanquad", KindSpan, "de"},
+	{"dolly", KindInstruction, "en"},
+	{"tydiqa", KindSpan, ""},
+}
+
+// loadShipped reads every shipped set.
+func loadShipped(string) ([]Case, error) {
+	out, err := shippedCases(answerSets, func(s answerSet) string { return s.set }, func(s answerSet, r shippedRow) (Case, error) {
+		c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: s.lang, Run: r.run(s.set)}
+		if s.lang == "" {
+			c.Lang = r.Lang
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	rows, err := readShipped("gsm8k")
 	if err != nil {

@@ -20,12 +20,15 @@ import (
 // Go and Python code from Debian's sources (internal/corpus/tools/code_sets.py) and the
 // same code cut mid-way.
 
-// secondPassSets says, per set, which labels its rows may carry and how they load.
-var secondPassSets = []struct {
+// secondPassSet says which labels a second-pass set's rows may carry and how they load.
+type secondPassSet struct {
 	set    string
 	labels map[string]string // row label -> case label
 	kind   string
-}{
+}
+
+// secondPassSets are the second pass's sets.
+var secondPassSets = []secondPassSet{
 	{"gnome_help", map[string]string{LabelCorrect: LabelCorrect}, KindStatement},
 	{"product_failures", map[string]string{LabelError: LabelProductFailure}, ""},
 	{"product_permission", map[string]string{LabelRefusal: LabelPermission}, ""},
@@ -41,37 +44,32 @@ var secondPassSets = []struct {
 }
 
 func loadSecondPass() ([]Case, error) {
-	var out []Case
-	for _, s := range secondPassSets {
-		rows, err := readShipped(s.set)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			label, ok := s.labels[r.Label]
-			if !ok {
-				return nil, fmt.Errorf("corpus: %s %s: label %q is not one this set carries; fix the row or secondPassSets", s.set, r.ID, r.Label)
-			}
-			if r.Lang == "" {
-				return nil, fmt.Errorf("corpus: %s %s: no lang; every row of this set names its language", s.set, r.ID)
-			}
-			c := Case{Source: s.set, Label: label, WantPass: label == LabelCorrect, Lang: r.Lang, Run: r.run(s.set)}
-			if c.WantPass {
-				c.Kind = s.kind
-				if strings.Contains(r.Output, "```") {
-					c.Kind = KindCode
-				}
-			}
-			if s.set == "null_templates" || s.set == "code_cut" {
-				c.Derived = r.ID
-			}
-			if r.URL != "" {
-				c.Run.Metadata = map[string]any{"source_url": r.URL}
-			}
-			out = append(out, c)
+	return shippedCases(secondPassSets, func(s secondPassSet) string { return s.set }, secondPassCase)
+}
+
+// secondPassCase is row r of second-pass set s as a case.
+func secondPassCase(s secondPassSet, r shippedRow) (Case, error) {
+	label, ok := s.labels[r.Label]
+	if !ok {
+		return Case{}, fmt.Errorf("corpus: %s %s: label %q is not one this set carries; fix the row or secondPassSets", s.set, r.ID, r.Label)
+	}
+	if r.Lang == "" {
+		return Case{}, fmt.Errorf("corpus: %s %s: no lang; every row of this set names its language", s.set, r.ID)
+	}
+	c := Case{Source: s.set, Label: label, WantPass: label == LabelCorrect, Lang: r.Lang, Run: r.run(s.set)}
+	if c.WantPass {
+		c.Kind = s.kind
+		if strings.Contains(r.Output, "```") {
+			c.Kind = KindCode
 		}
 	}
-	return out, nil
+	if s.set == "null_templates" || s.set == "code_cut" {
+		c.Derived = r.ID
+	}
+	if r.URL != "" {
+		c.Run.Metadata = map[string]any{"source_url": r.URL}
+	}
+	return c, nil
 }
 
 // CatalogNeutral returns the neutral program messages of catalog_neutral, one case per

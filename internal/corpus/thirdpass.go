@@ -10,13 +10,16 @@ import (
 // the Python FAQ and the Debian FAQ in four languages (internal/corpus/tools/third_pass_sets.py
 // builds them), and short trivia answers, names most of them. derive repeats the functions
 // and the other sources' correct answers back to back for the held-out loops.
-var thirdPassSets = []struct{ set, kind string }{
+var thirdPassSets = []thirdPassSet{
 	{"go_stdlib", KindCode},
 	{"python_stdlib", KindCode},
 	{"python_faq", KindStatement},
 	{"debian_faq", KindStatement},
 	{"trivia_people", KindShort},
 }
+
+// thirdPassSet is a third-pass set of correct answers and their kind.
+type thirdPassSet struct{ set, kind string }
 
 // ThirdPassSources are the sources of correct answers the third pass held out.
 func ThirdPassSources() []string {
@@ -28,22 +31,17 @@ func ThirdPassSources() []string {
 }
 
 func loadThirdPass() ([]Case, error) {
-	var out []Case
-	for _, s := range thirdPassSets {
-		rows, err := readShipped(s.set)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if r.Label != LabelCorrect || r.Lang == "" {
-				return nil, fmt.Errorf("corpus: %s %s: label %q, lang %q; every row of this set is a correct answer that names its language", s.set, r.ID, r.Label, r.Lang)
-			}
-			c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: r.Lang, Run: r.run(s.set)}
-			if strings.Contains(r.Output, "```") {
-				c.Kind = KindCode
-			}
-			out = append(out, c)
-		}
+	return shippedCases(thirdPassSets, func(s thirdPassSet) string { return s.set }, thirdPassCase)
+}
+
+// thirdPassCase is row r of third-pass set s as a case.
+func thirdPassCase(s thirdPassSet, r shippedRow) (Case, error) {
+	if r.Label != LabelCorrect || r.Lang == "" {
+		return Case{}, fmt.Errorf("corpus: %s %s: label %q, lang %q; every row of this set is a correct answer that names its language", s.set, r.ID, r.Label, r.Lang)
 	}
-	return out, nil
+	c := Case{Source: s.set, Label: LabelCorrect, WantPass: true, Kind: s.kind, Lang: r.Lang, Run: r.run(s.set)}
+	if strings.Contains(r.Output, "```") {
+		c.Kind = KindCode
+	}
+	return c, nil
 }
