@@ -23,13 +23,7 @@ import (
 // last round's stop_reason goes to metadata.stop_reason, which the pre-screen reads
 // (max_tokens is a cut-off answer, refusal a refusal).
 func AnthropicMessages(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
-		var rec anthropicRecord
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("not an Anthropic Messages record: %w", err)
-		}
-		return rec.exchange(n)
-	})
+	return recordRounds[anthropicRecord](r, o, emit, "an Anthropic Messages")
 }
 
 type anthropicRecord struct {

@@ -68,6 +68,22 @@ func rounds(r io.Reader, o Options, emit func(sdk.Run) error, decode func(n int,
 	return j.finish()
 }
 
+// recordRounds is rounds for records that are one model call each, decoded whole into an
+// R whose exchange method makes the round; what names the format in the error of a line
+// that is not such a record.
+func recordRounds[R any, P interface {
+	*R
+	exchange(n int) (*exchange, error)
+}](r io.Reader, o Options, emit func(sdk.Run) error, what string) error {
+	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
+		var rec R
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, fmt.Errorf("not %s record: %w", what, err)
+		}
+		return P(&rec).exchange(n)
+	})
+}
+
 // openAIRecord is one log record; every field is optional.
 type openAIRecord struct {
 	logFields

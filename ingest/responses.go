@@ -24,13 +24,7 @@ import (
 // whole. An incomplete response's reason (max_output_tokens, content_filter) is the
 // finish reason the pre-screen reads; a failed one's error goes to metadata.
 func OpenAIResponses(r io.Reader, o Options, emit func(sdk.Run) error) error {
-	return rounds(r, o, emit, func(n int, raw []byte) (*exchange, error) {
-		var rec responsesRecord
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("not a Responses API record: %w", err)
-		}
-		return rec.exchange(n)
-	})
+	return recordRounds[responsesRecord](r, o, emit, "a Responses API")
 }
 
 type responsesRecord struct {
