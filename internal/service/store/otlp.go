@@ -67,16 +67,9 @@ func (q queries) OpenLogs(ctx context.Context, tenantID int64, traceIDs []string
 		}
 		return l, s.Scan(dest...)
 	}
-	var (
-		out []OpenLog
-		err error
-	)
-	for chunk := range slices.Chunk(traceIDs, spanBatch) {
-		traces, args, at := valuesOf(chunk, 1, tenantID, micros(now))
-		if out, err = appendRows(ctx, out, q.q, `SELECT `+cols+` FROM open_logs JOIN `+traces+` AS traces ON open_logs.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+` ORDER BY received_at, seq`, args, scan); err != nil {
-			return nil, fmt.Errorf("store: open log records: %w", err)
-		}
+	out, err := keptRows(ctx, q.q, "open_logs", cols, ` ORDER BY received_at, seq`, tenantID, traceIDs, now, scan)
+	if err != nil {
+		return nil, fmt.Errorf("store: open log records: %w", err)
 	}
 	return out, nil
 }

@@ -106,15 +106,27 @@ func (q queries) OpenSpans(ctx context.Context, tenantID int64, traceIDs []strin
 		}
 		return s, sc.Scan(dest...)
 	}
+	out, err := keptRows(ctx, q.q, "open_spans", cols, "", tenantID, traceIDs, now, scan)
+	if err != nil {
+		return nil, fmt.Errorf("store: open spans: %w", err)
+	}
+	return out, nil
+}
+
+// keptRows reads cols of the tenant's rows of table (open_spans or open_logs) of the
+// given traces that have not expired by now, with scan, spanBatch traces a statement;
+// orderBy (when not empty) orders each statement's rows.
+func keptRows[T any](ctx context.Context, q querier, table, cols, orderBy string, tenantID int64, traceIDs []string, now time.Time,
+	scan func(scanner) (T, error)) ([]T, error) {
 	var (
-		out []OpenSpan
+		out []T
 		err error
 	)
 	for chunk := range slices.Chunk(traceIDs, spanBatch) {
 		traces, args, at := valuesOf(chunk, 1, tenantID, micros(now))
-		if out, err = appendRows(ctx, out, q.q, `SELECT `+cols+` FROM open_spans JOIN `+traces+` AS traces ON open_spans.trace_id = traces.column1
-			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1), args, scan); err != nil {
-			return nil, fmt.Errorf("store: open spans: %w", err)
+		if out, err = appendRows(ctx, out, q, `SELECT `+cols+` FROM `+table+` JOIN `+traces+` AS traces ON `+table+`.trace_id = traces.column1
+			WHERE tenant_id = `+at(0)+` AND expires_at > `+at(1)+orderBy, args, scan); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
