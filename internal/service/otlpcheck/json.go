@@ -2,6 +2,7 @@ package otlpcheck
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"unicode/utf8"
 )
@@ -327,24 +328,15 @@ func unescape(dst, s []byte) []byte {
 				if i+4 >= len(s) {
 					return nil
 				}
-				var r rune
-				for _, h := range s[i+1 : i+5] {
-					switch {
-					case h >= '0' && h <= '9':
-						r = r<<4 | rune(h-'0')
-					case h >= 'a' && h <= 'f':
-						r = r<<4 | rune(h-'a'+10)
-					case h >= 'A' && h <= 'F':
-						r = r<<4 | rune(h-'A'+10)
-					default:
-						return nil
-					}
+				var u [2]byte
+				if _, err := hex.Decode(u[:], s[i+1:i+5]); err != nil {
+					return nil
 				}
 				i += 4
-				if r >= utf8.RuneSelf {
+				if u[0] != 0 || u[1] >= utf8.RuneSelf {
 					return nil // the schema's names are ASCII
 				}
-				c = byte(r)
+				c = u[1]
 			default:
 				return nil
 			}

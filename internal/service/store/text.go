@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -177,20 +178,11 @@ func hex4(b []byte, i int) (rune, bool) {
 	if i+4 > len(b) {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
+	var u [2]byte
+	if _, err := hex.Decode(u[:], b[i:i+4]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(u[0])<<8 | rune(u[1]), true
 }
 
 // cleanArgs applies the rule to a query's arguments: strings with CleanText, jsonText
