@@ -126,34 +126,25 @@ type lexEntry struct {
 // lexicon holds an entry for every word of the lists.
 var lexicon = func() map[string]lexEntry {
 	m := map[string]lexEntry{}
-	set := func(w string, f func(*lexEntry)) {
-		e := m[w]
-		f(&e)
-		m[w] = e
-	}
-	for w, v := range auxiliary {
-		set(w, func(e *lexEntry) { e.aux = v })
-	}
-	for w, v := range irregular {
-		set(w, func(e *lexEntry) { e.irregular = v })
-	}
-	for w, v := range thirdPerson {
-		set(w, func(e *lexEntry) { e.third = v })
-	}
-	for w, v := range pronoun {
-		set(w, func(e *lexEntry) { e.pronoun = v })
-	}
-	for w, v := range gerundBefore {
-		set(w, func(e *lexEntry) { e.gerundBefore = v })
-	}
-	for w, v := range modal {
-		set(w, func(e *lexEntry) { e.modal = v })
-	}
-	for w, v := range whWord {
-		set(w, func(e *lexEntry) { e.wh = v })
-	}
+	mark(m, auxiliary, func(e *lexEntry, v string) { e.aux = v })
+	mark(m, irregular, func(e *lexEntry, v string) { e.irregular = v })
+	mark(m, thirdPerson, func(e *lexEntry, v string) { e.third = v })
+	mark(m, pronoun, func(e *lexEntry, v bool) { e.pronoun = v })
+	mark(m, gerundBefore, func(e *lexEntry, v bool) { e.gerundBefore = v })
+	mark(m, modal, func(e *lexEntry, v bool) { e.modal = v })
+	mark(m, whWord, func(e *lexEntry, v bool) { e.wh = v })
 	return m
 }()
+
+// mark records what the word list words says of each of its words in the word's entry in m,
+// through set.
+func mark[V any](m map[string]lexEntry, words map[string]V, set func(*lexEntry, V)) {
+	for w, v := range words {
+		e := m[w]
+		set(&e, v)
+		m[w] = e
+	}
+}
 
 // isBe reports whether w, whose entry e is, is a form of "be" the tagger folds.
 func (e lexEntry) isBe(w string) bool { return e.aux == "be" && w != "been" && w != "being" }
