@@ -46,19 +46,7 @@ func lcsLength(ctx context.Context, a, b []rune, budget int) (n int, exact bool,
 // alignments, one at a time; it keeps its buffers.
 func (t *table) align(ctx context.Context, a, b []rune, budget, dense int, lcs bool) (int, bool, error) {
 	// A common prefix and suffix align with themselves in some optimal alignment.
-	p := 0
-	for p < len(a) && p < len(b) && a[p] == b[p] {
-		p++
-	}
-	a, b = a[p:], b[p:]
-	s := 0
-	for s < len(a) && s < len(b) && a[len(a)-1-s] == b[len(b)-1-s] {
-		s++
-	}
-	a, b = a[:len(a)-s], b[:len(b)-s]
-	if len(a) < len(b) {
-		a, b = b, a
-	}
+	a, b, p, s := trimCommon(a, b)
 	// a is the longer, b the shorter.
 	if len(b) == 0 {
 		if lcs {
@@ -109,6 +97,23 @@ type table struct {
 	// steps counts the word steps of every alignment the table computed, so callers that
 	// share a budget among many can account for it.
 	steps int
+}
+
+// trimCommon returns a and b without their common prefix (p elements) and suffix (s
+// elements), the longer of the two rests first.
+func trimCommon[E comparable](a, b []E) (long, short []E, p, s int) {
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	a, b = a[p:], b[p:]
+	for s < len(a) && s < len(b) && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	a, b = a[:len(a)-s], b[:len(b)-s]
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	return a, b, p, s
 }
 
 // resize returns s with length n and every element zero, reusing its array when it can.

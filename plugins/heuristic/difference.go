@@ -114,20 +114,8 @@ func lcsRatioASCII(a, b string) (ratio float64, exact, ok bool) {
 	case len(a) == 0 || len(b) == 0:
 		return 0, true, true
 	}
-	x, y := a, b
-	p := 0
-	for p < len(x) && p < len(y) && x[p] == y[p] {
-		p++
-	}
-	x, y = x[p:], y[p:]
-	s := 0
-	for s < len(x) && s < len(y) && x[len(x)-1-s] == y[len(y)-1-s] {
-		s++
-	}
-	x, y = x[:len(x)-s], y[:len(y)-s]
-	if len(x) < len(y) {
-		x, y = y, x
-	}
+	// The bytes are only read: viewing the strings as slices copies nothing.
+	x, y, p, s := trimCommon(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b)))
 	if len(y) > 64 {
 		return 0, false, false
 	}
