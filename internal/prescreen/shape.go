@@ -415,10 +415,7 @@ type smallStems [8]struct {
 // isTask reports whether the input asks for an action rather than an answer: it opens with
 // an imperative ("List my agents", "Please cancel ...", "Can you schedule ...").
 func isTask(in string) bool {
-	for _, p := range []string{"please ", "can you ", "could you ", "would you ", "kindly "} {
-		in = strings.TrimPrefix(in, p)
-	}
-	verb, _, _ := strings.Cut(in, " ")
+	verb := firstVerb(in)
 	switch strings.TrimRight(verb, ".:!,") {
 	case "list", "show", "get", "find", "fetch", "search", "look", "create", "make", "add", "delete", "remove", "run", "start",
 		"stop", "restart", "deploy", "give", "send", "schedule", "book", "cancel", "update", "set", "check", "summarize",
@@ -430,13 +427,20 @@ func isTask(in string) bool {
 	return false
 }
 
-// isCreation reports whether the input asks for something new (a poem, a draft, a
-// translation, names) rather than an answer about a topic ("explain", "compare").
-func isCreation(in string) bool {
+// firstVerb returns the first word of a request, past the polite openings ("please",
+// "can you", ...) that come before its verb, with any punctuation it carries.
+func firstVerb(in string) string {
 	for _, p := range []string{"please ", "can you ", "could you ", "would you ", "kindly "} {
 		in = strings.TrimPrefix(in, p)
 	}
 	verb, _, _ := strings.Cut(in, " ")
+	return verb
+}
+
+// isCreation reports whether the input asks for something new (a poem, a draft, a
+// translation, names) rather than an answer about a topic ("explain", "compare").
+func isCreation(in string) bool {
+	verb := firstVerb(in)
 	switch verb {
 	case "write", "draft", "compose", "generate", "create", "make", "invent", "imagine", "brainstorm", "translate",
 		"rewrite", "paraphrase", "tell", "suggest", "name", "come", "design", "plan":
