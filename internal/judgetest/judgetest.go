@@ -139,13 +139,14 @@ func New(rules ...Rule) *Server {
 		}
 	}
 	mux := http.NewServeMux()
+	chat, embeddings := endpoint(s, s.chat), endpoint(s, s.embeddings)
 	for _, prefix := range []string{"", "/v1"} {
 		mux.HandleFunc("GET "+prefix+"/models", s.listModels)
-		mux.HandleFunc("POST "+prefix+"/chat/completions", s.chat)
-		mux.HandleFunc("POST "+prefix+"/embeddings", s.embeddings)
+		mux.HandleFunc("POST "+prefix+"/chat/completions", chat)
+		mux.HandleFunc("POST "+prefix+"/embeddings", embeddings)
 		// Azure routes: /openai/deployments/{deployment}/chat/completions.
-		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/chat/completions", s.chat)
-		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/embeddings", s.embeddings)
+		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/chat/completions", chat)
+		mux.HandleFunc("POST "+prefix+"/openai/deployments/{deployment}/embeddings", embeddings)
 	}
 	s.srv = httptest.NewServer(mux)
 	return s
@@ -351,14 +352,22 @@ func (s *Server) record(r *http.Request, req Request) {
 	s.mu.Unlock()
 }
 
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
-	var in chatRequest
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "judgetest: decode request: "+err.Error())
-		return
+// endpoint serves a POST whose JSON body is a T: it counts the request in flight while serve
+// answers it, and answers 400 itself when the body does not decode.
+func endpoint[T any](s *Server, serve func(http.ResponseWriter, *http.Request, *T)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.enter()
+		defer s.leave()
+		var in T
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			writeError(w, http.StatusBadRequest, "judgetest: decode request: "+err.Error())
+			return
+		}
+		serve(w, r, &in)
 	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request, in *chatRequest) {
 	req := Request{Model: in.Model, Messages: in.Messages, Temperature: in.Temperature,
 		MaxTokens: max(in.MaxTokens, in.MaxCompletionTokens), JSON: in.ResponseFormat != nil && in.ResponseFormat.Type == "json_object"}
 	if f := in.ResponseFormat; f != nil && f.Type == "json_schema" && f.JSONSchema != nil {
@@ -450,14 +459,7 @@ func injectFault(w http.ResponseWriter, r *http.Request, rule Rule) bool {
 	return true
 }
 
-func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
-	s.enter()
-	defer s.leave()
-	var in embeddingRequest
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "judgetest: decode request: "+err.Error())
-		return
-	}
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, in *embeddingRequest) {
 	var texts []string
 	if err := json.Unmarshal(in.Input, &texts); err != nil {
 		var one string
