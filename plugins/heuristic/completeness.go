@@ -3,6 +3,7 @@ package heuristic
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -150,30 +151,19 @@ func overlapAll(ctx context.Context, in, out []string, outSet map[string]struct{
 		}
 		return work <= overlapBudget, nil
 	}
-	// ratioOK is the reference's test, in the reference's arithmetic.
-	ratioOK := func(shorter, longer int) bool { return float64(shorter)/float64(longer) > 0.6 }
 	// An out term inside e: look up e's substrings of the lengths out terms have.
 	outLens := distinctLens(out)
 	var rest []int
 	for _, i := range cand {
 		e := in[i]
-	lengths:
-		for _, l := range outLens {
-			if l >= len(e) {
+		for sub := range windows(e, outLens) {
+			ok, err := spend(len(sub))
+			if err != nil || !ok {
+				return false, err
+			}
+			if _, hit := outSet[sub]; hit {
+				covered[i] = true
 				break
-			}
-			if !ratioOK(l, len(e)) {
-				continue
-			}
-			for p := 0; p+l <= len(e); p++ {
-				ok, err := spend(l)
-				if err != nil || !ok {
-					return false, err
-				}
-				if _, hit := outSet[e[p:p+l]]; hit {
-					covered[i] = true
-					break lengths
-				}
 			}
 		}
 		if !covered[i] {
@@ -192,30 +182,46 @@ func overlapAll(ctx context.Context, in, out []string, outSet map[string]struct{
 	}
 	restLens := distinctLens(restTerms)
 	for _, o := range out {
-		for _, l := range restLens {
-			if l >= len(o) {
-				break
+		for sub := range windows(o, restLens) {
+			ok, err := spend(len(sub))
+			if err != nil || !ok {
+				return false, err
 			}
-			if !ratioOK(l, len(o)) {
-				continue
-			}
-			for p := 0; p+l <= len(o); p++ {
-				ok, err := spend(l)
-				if err != nil || !ok {
-					return false, err
-				}
-				if i, hit := left[o[p:p+l]]; hit {
-					covered[i] = true
-					delete(left, o[p:p+l])
-					if len(left) == 0 {
-						return true, nil
-					}
+			if i, hit := left[sub]; hit {
+				covered[i] = true
+				delete(left, sub)
+				if len(left) == 0 {
+					return true, nil
 				}
 			}
 		}
 	}
 	return true, nil
 }
+
+// windows yields the substrings of s that a term of one of the lengths in lens (distinct,
+// ascending) must equal to overlap s (see coverage): of each length shorter than s and more
+// than 60% of its length (ratioOK), shortest first, left to right.
+func windows(s string, lens []int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, l := range lens {
+			if l >= len(s) {
+				return
+			}
+			if !ratioOK(l, len(s)) {
+				continue
+			}
+			for p := 0; p+l <= len(s); p++ {
+				if !yield(s[p : p+l]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// ratioOK is the reference's test, in the reference's arithmetic.
+func ratioOK(shorter, longer int) bool { return float64(shorter)/float64(longer) > 0.6 }
 
 // distinctLens returns the distinct lengths of terms, ascending.
 func distinctLens(terms []string) []int {
