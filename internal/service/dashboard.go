@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -90,10 +88,7 @@ func (s *Service) EvaluationResults(ctx context.Context, t store.Tenant, id stri
 	if err := checkPage(perPage); err != nil {
 		return EvaluationPage{}, err
 	}
-	ev, err := s.st.Evaluation(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return EvaluationPage{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
-	}
+	ev, err := s.tenantEvaluation(ctx, t, id)
 	if err != nil {
 		return EvaluationPage{}, err
 	}

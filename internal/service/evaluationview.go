@@ -148,23 +148,26 @@ func resultView(r store.Result, steps bool) ResultView {
 
 // Evaluation returns the tenant's evaluation id.
 func (s *Service) Evaluation(ctx context.Context, t store.Tenant, id string, o ViewOptions) (EvaluationView, error) {
-	ev, err := s.st.Evaluation(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
-	}
+	ev, err := s.tenantEvaluation(ctx, t, id)
 	if err != nil {
 		return EvaluationView{}, err
 	}
 	return s.view(ctx, ev, o)
 }
 
+// tenantEvaluation finds the tenant's evaluation or says there is none.
+func (s *Service) tenantEvaluation(ctx context.Context, t store.Tenant, id string) (store.Evaluation, error) {
+	ev, err := s.st.Evaluation(ctx, t.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ev, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
+	}
+	return ev, err
+}
+
 // WaitEvaluation is Evaluation after waiting up to wait for the evaluation to be done: for
 // an open arrival evaluation, for the results of the runs it had when asked.
 func (s *Service) WaitEvaluation(ctx context.Context, t store.Tenant, id string, wait time.Duration, o ViewOptions) (EvaluationView, error) {
-	ev, err := s.st.Evaluation(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return EvaluationView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
-	}
+	ev, err := s.tenantEvaluation(ctx, t, id)
 	if err != nil {
 		return EvaluationView{}, err
 	}

@@ -35,10 +35,7 @@ type RunView struct {
 
 // Run returns the tenant's run id with its results.
 func (s *Service) Run(ctx context.Context, t store.Tenant, id string, steps bool) (RunView, error) {
-	r, err := s.st.Run(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return RunView{}, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no run %q", id)}
-	}
+	r, err := s.tenantRun(ctx, t, id)
 	if err != nil {
 		return RunView{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -172,10 +171,7 @@ type Choice struct {
 // config has no choices. A label given as one of them carries the score it gives, so it
 // can be compared with the scorer's scores.
 func (s *Service) EvaluationChoices(ctx context.Context, t store.Tenant, evaluationID, scorer string) ([]Choice, error) {
-	ev, err := s.st.Evaluation(ctx, t.ID, evaluationID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", evaluationID)}
-	}
+	ev, err := s.tenantEvaluation(ctx, t, evaluationID)
 	if err != nil {
 		return nil, err
 	}
