@@ -316,30 +316,46 @@ func disagreements(refs []store.ScorerRef, rs []store.Result) []VersionDisagreem
 
 func previousSummary(old []store.Result) *PreviousSummary {
 	p := &PreviousSummary{Runs: int64(len(old))}
-	var sum float64
-	var judged, passed int64
+	var tally scoreTally
 	versions := map[string]bool{}
 	for _, r := range old {
 		versions[r.ScorerVersion] = true
-		if r.Status != string(sdk.StatusScored) || r.Score == nil {
-			continue
-		}
-		p.Scored++
-		sum += *r.Score
-		if r.Passed != nil {
-			judged++
-			if *r.Passed {
-				passed++
-			}
+		if r.Status == string(sdk.StatusScored) {
+			tally.add(r.Score, r.Passed)
 		}
 	}
 	for v := range versions {
 		p.Versions = append(p.Versions, v)
 	}
 	sort.Strings(p.Versions)
-	p.Mean, p.PassRate = mean(sum, p.Scored), mean(float64(passed), judged)
+	p.Scored, p.Mean, p.PassRate = tally.scored, tally.mean(), tally.passRate()
 	return p
 }
+
+// scoreTally sums up scored results for a mean and a pass rate: the mean is over the
+// results with a score, the pass rate over those of them judged passed or not.
+type scoreTally struct {
+	scored, judged, passed int64
+	sum                    float64
+}
+
+// add counts a scored result; one without a score counts for nothing.
+func (a *scoreTally) add(score *float64, passed *bool) {
+	if score == nil {
+		return
+	}
+	a.scored++
+	a.sum += *score
+	if passed != nil {
+		a.judged++
+		if *passed {
+			a.passed++
+		}
+	}
+}
+
+func (a scoreTally) mean() *float64     { return mean(a.sum, a.scored) }
+func (a scoreTally) passRate() *float64 { return mean(float64(a.passed), a.judged) }
 
 // mean is sum/n, or nil when there is nothing to average.
 func mean(sum float64, n int64) *float64 {

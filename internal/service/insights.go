@@ -295,9 +295,8 @@ type summary struct {
 // summarize sums up rows (any order).
 func summarize(rows []store.SeriesRow) summary {
 	var (
-		s              summary
-		sum            float64
-		judged, passed int64
+		s     summary
+		tally scoreTally
 	)
 	for i, r := range rows {
 		if i == 0 || r.RunTime.Before(s.From) {
@@ -309,24 +308,14 @@ func summarize(rows []store.SeriesRow) summary {
 		s.Runs++
 		switch r.Status {
 		case string(sdk.StatusScored):
-			if r.Score == nil {
-				continue
-			}
-			s.Scored++
-			sum += *r.Score
-			if r.Passed != nil {
-				judged++
-				if *r.Passed {
-					passed++
-				}
-			}
+			tally.add(r.Score, r.Passed)
 		case string(sdk.StatusSkipped):
 			s.skipped++
 		default:
 			s.failed++
 		}
 	}
-	s.Mean, s.PassRate = mean(sum, int64(s.Scored)), mean(float64(passed), judged)
+	s.Scored, s.Mean, s.PassRate = int(tally.scored), tally.mean(), tally.passRate()
 	return s
 }
 
