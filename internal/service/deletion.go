@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -45,10 +44,7 @@ func (s *Service) DeleteRun(ctx context.Context, t store.Tenant, actor, id strin
 		}
 		return tx.AddAudit(ctx, t, store.AuditEntry{Actor: actor, Action: store.AuditDeleteRun, Subject: id}, d)
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return d, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no run %q", id)}
-	}
-	return d, err
+	return d, notFound(err, "no run %q", id)
 }
 
 // DeleteAgent deletes every run of the agent with its results, and its evaluations,
@@ -59,11 +55,8 @@ func (s *Service) DeleteAgent(ctx context.Context, t store.Tenant, actor, agent 
 		return store.Deleted{}, err
 	}
 	d, err := s.st.DeleteAgent(ctx, t.ID, agent, nil)
-	if errors.Is(err, store.ErrNotFound) {
-		return d, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no agent %q: it has no runs, evaluations, insights or policy", agent)}
-	}
 	if err != nil {
-		return d, err
+		return d, notFound(err, "no agent %q: it has no runs, evaluations, insights or policy", agent)
 	}
 	return d, s.st.AddAudit(ctx, t, store.AuditEntry{Actor: actor, Action: store.AuditDeleteAgent, Subject: agent}, d)
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -158,10 +157,7 @@ func (s *Service) Evaluation(ctx context.Context, t store.Tenant, id string, o V
 // tenantEvaluation finds the tenant's evaluation or says there is none.
 func (s *Service) tenantEvaluation(ctx context.Context, t store.Tenant, id string) (store.Evaluation, error) {
 	ev, err := s.st.Evaluation(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ev, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no evaluation %q", id)}
-	}
-	return ev, err
+	return ev, notFound(err, "no evaluation %q", id)
 }
 
 // WaitEvaluation is Evaluation after waiting up to wait for the evaluation to be done: for

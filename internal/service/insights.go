@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -124,10 +123,7 @@ func (s *Service) agentExists(ctx context.Context, t store.Tenant, agent string)
 // Insight returns the tenant's insight id.
 func (s *Service) Insight(ctx context.Context, t store.Tenant, id string) (store.Insight, error) {
 	in, err := s.st.InsightByID(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return in, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no insight %q", id)}
-	}
-	return in, err
+	return in, notFound(err, "no insight %q", id)
 }
 
 // InsightSettings are a tenant's insight settings as they may be shown: the webhook's

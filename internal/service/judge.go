@@ -142,12 +142,8 @@ func (s *Service) DeleteJudgeKey(ctx context.Context, t store.Tenant, endpoint s
 	if _, err := s.endpoint(endpoint); err != nil {
 		return err
 	}
-	err := s.st.DeleteJudgeKey(ctx, t.ID, endpoint)
-	if errors.Is(err, store.ErrNotFound) {
-		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("tenant %q has no key of its own for judge endpoint %q", t.Name, endpoint)}
-	}
-	if err != nil {
-		return err
+	if err := s.st.DeleteJudgeKey(ctx, t.ID, endpoint); err != nil {
+		return notFound(err, "tenant %q has no key of its own for judge endpoint %q", t.Name, endpoint)
 	}
 	return s.opts.Judge.SetTenantKey(t.Name, endpoint, "")
 }

@@ -126,10 +126,7 @@ func checkLabeller(ctx context.Context, labeller string) error {
 // tenantRun finds the tenant's run or says there is none.
 func (s *Service) tenantRun(ctx context.Context, t store.Tenant, id string) (store.Run, error) {
 	r, err := s.st.Run(ctx, t.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return r, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no run %q", id)}
-	}
-	return r, err
+	return r, notFound(err, "no run %q", id)
 }
 
 // PutLabel records the labeller's judgement of the tenant's run for scorer (a scorer's
@@ -189,10 +186,7 @@ func (s *Service) DeleteLabel(ctx context.Context, t store.Tenant, runID, scorer
 		return err
 	}
 	err = s.st.DeleteLabel(ctx, t.ID, r.PK, scorer, labeller)
-	if errors.Is(err, store.ErrNotFound) {
-		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("run %q has no label of %q for %q", runID, labeller, scorer)}
-	}
-	return err
+	return notFound(err, "run %q has no label of %q for %q", runID, labeller, scorer)
 }
 
 // LabelQuery selects a page of the tenant's labels.

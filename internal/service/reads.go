@@ -215,21 +215,14 @@ func (s *Service) SetAgentPolicy(ctx context.Context, t store.Tenant, agent stri
 // AgentPolicy returns an agent's policy.
 func (s *Service) AgentPolicy(ctx context.Context, t store.Tenant, agent string) (store.AgentPolicy, error) {
 	p, err := s.st.AgentPolicy(ctx, t.ID, agent)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no policy", agent)}
-	}
-	return p, err
+	return p, notFound(err, "agent %q has no policy", agent)
 }
 
 // DeleteAgentPolicy removes an agent's policy: its new runs are no longer evaluated on
 // arrival.
 func (s *Service) DeleteAgentPolicy(ctx context.Context, t store.Tenant, agent string) error {
-	err := s.st.DeleteAgentPolicy(ctx, t.ID, agent)
-	if errors.Is(err, store.ErrNotFound) {
-		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("agent %q has no policy", agent)}
-	}
-	if err != nil {
-		return err
+	if err := s.st.DeleteAgentPolicy(ctx, t.ID, agent); err != nil {
+		return notFound(err, "agent %q has no policy", agent)
 	}
 	return s.RefreshInsights(ctx, t, agent) // the window is the default again
 

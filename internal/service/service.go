@@ -63,6 +63,16 @@ func invalid(format string, args ...any) error {
 	return &Error{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
 }
 
+// notFound is the store's err as the service says it: store.ErrNotFound becomes an
+// error wrapping ErrNotFound with a message that says what is missing; any other err
+// (nil too) is returned as it is.
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &Error{kind: ErrNotFound, msg: fmt.Sprintf(format, args...)}
+	}
+	return err
+}
+
 // Error is an error whose message is meant for the caller as it is (no prefixes).
 type Error struct {
 	kind error

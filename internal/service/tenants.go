@@ -60,10 +60,7 @@ func checkPolicy(p store.Policy) error {
 // Tenant returns the tenant called name.
 func (s *Service) Tenant(ctx context.Context, name string) (store.Tenant, error) {
 	t, err := s.st.Tenant(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return t, &Error{kind: ErrNotFound, msg: fmt.Sprintf("no tenant %q; create it with scorekit tenants create %s", name, name)}
-	}
-	return t, err
+	return t, notFound(err, "no tenant %q; create it with scorekit tenants create %s", name, name)
 }
 
 // Tenants lists the tenants.
@@ -151,10 +148,7 @@ func (s *Service) RevokeKey(ctx context.Context, tenant, key string) error {
 		return invalid("key %q: give the key or its id (the first %d characters, as scorekit keys list shows)", key, len(KeyPrefix)+8)
 	}
 	_, err = s.st.RevokeKey(ctx, t.ID, keyID(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return &Error{kind: ErrNotFound, msg: fmt.Sprintf("tenant %q has no live key %s", tenant, keyID(key))}
-	}
-	return err
+	return notFound(err, "tenant %q has no live key %s", tenant, keyID(key))
 }
 
 // Keys lists the tenant's keys (ids only).
