@@ -16,13 +16,9 @@ import (
 const opExportLogs = "export-logs"
 
 func (s *Server) registerLogs(errs []int, op func(scope store.Scope, id, method, path, summary string, errs ...int) huma.Operation) {
-	o := huma.Operation{
-		OperationID: opExportLogs, Method: http.MethodPost, Path: "/v1/logs",
-		Summary:      "Take OpenTelemetry log records (OTLP/HTTP): GenAI events joined to their spans' runs",
-		Security:     needs(store.ScopeIngest),
-		Extensions:   map[string]any{ScopeExtension: string(store.ScopeIngest)},
-		Errors:       append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable),
-		MaxBodyBytes: s.opts.MaxTraceBodyBytes + 1,
+	s.registerOTLP(errs, "ExportLogsServiceRequest", huma.Operation{
+		OperationID: opExportLogs, Path: "/v1/logs",
+		Summary: "Take OpenTelemetry log records (OTLP/HTTP): GenAI events joined to their spans' runs",
 		Description: "Needs a key with scope `ingest` or `admin`. OTLP/HTTP as for POST /v1/traces, with the same bounds and answers: an ExportLogsServiceRequest as protobuf " +
 			"(Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed, answered with an ExportLogsServiceResponse " +
 			"whose partial_success counts the log records not taken and says why (and how many were ignored). GenAI events " +
@@ -30,13 +26,7 @@ func (s *Server) registerLogs(errs []int, op func(scope store.Scope, id, method,
 			"(by trace and span id) as spans wait for theirs; a record with no span context, or that is not a GenAI event, is ignored and counted. " +
 			"Point an exporter at it with OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=https://HOST/v1/logs and OTEL_EXPORTER_OTLP_LOGS_HEADERS=Authorization=Bearer%20KEY " +
 			"(or OTEL_EXPORTER_OTLP_ENDPOINT for both signals).",
-	}
-	huma.Register(s.api, o, s.exportLogs)
-	if item := s.api.OpenAPI().Paths[o.Path]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
-		rb := item.Post.RequestBody
-		rb.Required = false
-		rb.Content[contentJSON] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Description: "ExportLogsServiceRequest in OTLP JSON"}}
-	}
+	}, s.exportLogs)
 	huma.Register(s.api, op(store.ScopeRead, "get-ingest", http.MethodGet, "/v1/ingest",
 		"What the tenant's OTLP exports brought in: spans and log records received, runs made, what waits, what was dropped and why"), s.getIngest)
 }

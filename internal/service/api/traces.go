@@ -69,15 +69,9 @@ const (
 )
 
 func (s *Server) registerTraces(errs []int) {
-	op := huma.Operation{
-		OperationID: opExportTraces, Method: http.MethodPost, Path: "/v1/traces",
+	s.registerOTLP(errs, "ExportTraceServiceRequest", huma.Operation{
+		OperationID: opExportTraces, Path: "/v1/traces",
 		Summary: "Take OpenTelemetry traces (OTLP/HTTP): GenAI agents' spans become runs",
-		// The key's tenant writes runs, as POST /v1/runs does: an ingest key is enough.
-		Security:   needs(store.ScopeIngest),
-		Extensions: map[string]any{ScopeExtension: string(store.ScopeIngest)},
-		Errors:     append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable),
-		// The body as sent; after gzip it is held to the same cap while it is read.
-		MaxBodyBytes: s.opts.MaxTraceBodyBytes + 1,
 		Description: "Needs a key with scope `ingest` or `admin`. OTLP/HTTP as the OpenTelemetry specification defines it: an ExportTraceServiceRequest as protobuf " +
 			"(Content-Type: application/x-protobuf) or JSON (application/json), optionally gzip-compressed (Content-Encoding: gzip), " +
 			"answered with an ExportTraceServiceResponse in the same encoding, whose partial_success counts the spans not taken and says why; " +
@@ -87,14 +81,26 @@ func (s *Server) registerTraces(errs []int) {
 			"framework (the AI SDK's ai.generateText, a root OpenInference CHAIN, a traceloop workflow), else each turn of model calls, becomes a run " +
 			"once its trace is complete. Runs are stored once per trace and span id and evaluated on arrival by their agent's policy; " +
 			"the partial success counts the spans rejected and says why, and how many were ignored (no GenAI content). GET /v1/ingest shows what was dropped later.",
-	}
-	huma.Register(s.api, op, s.exportTraces)
-	// huma requires a raw body; an empty one is a request without spans, as protobuf
+	}, s.exportTraces)
+}
+
+// registerOTLP registers o, an OTLP/HTTP export (POST /v1/traces, /v1/logs) of request
+// messages named request, with what such exports share: the key's tenant writes runs, as
+// POST /v1/runs does, so an ingest key is enough; the errors are errs and OTLP's own; the
+// body as sent is capped (after gzip it is held to the same cap while it is read).
+func (s *Server) registerOTLP(errs []int, request string, o huma.Operation, handler func(context.Context, *tracesInput) (*tracesOutput, error)) {
+	o.Method = http.MethodPost
+	o.Security = needs(store.ScopeIngest)
+	o.Extensions = map[string]any{ScopeExtension: string(store.ScopeIngest)}
+	o.Errors = append(append([]int(nil), errs...), http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable)
+	o.MaxBodyBytes = s.opts.MaxTraceBodyBytes + 1
+	huma.Register(s.api, o, handler)
+	// huma requires a raw body; an empty one is a request without records, as protobuf
 	// encodes it. The operation shares this RequestBody with the document.
-	if item := s.api.OpenAPI().Paths[op.Path]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
+	if item := s.api.OpenAPI().Paths[o.Path]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
 		rb := item.Post.RequestBody
 		rb.Required = false
-		rb.Content[contentJSON] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Description: "ExportTraceServiceRequest in OTLP JSON"}}
+		rb.Content[contentJSON] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Description: request + " in OTLP JSON"}}
 	}
 }
 
