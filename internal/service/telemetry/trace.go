@@ -228,11 +228,16 @@ type tracedJudge struct {
 // Unwrap returns the judge this one traces.
 func (tj *tracedJudge) Unwrap() sdk.Judge { return tj.j }
 
-func (tj *tracedJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
-	ctx, span := tj.t.tracer.Start(ctx, SpanJudge, trace.WithAttributes(
-		attribute.String("scorekit.judge.op", "complete"),
-		attribute.Int("scorekit.judge.requests", len(reqs)),
+// start starts the span of one call of the judge's op with n requests.
+func (tj *tracedJudge) start(ctx context.Context, op string, n int) (context.Context, trace.Span) {
+	return tj.t.tracer.Start(ctx, SpanJudge, trace.WithAttributes(
+		attribute.String("scorekit.judge.op", op),
+		attribute.Int("scorekit.judge.requests", n),
 	))
+}
+
+func (tj *tracedJudge) Complete(ctx context.Context, reqs []sdk.CompletionRequest) ([]sdk.CompletionResponse, error) {
+	ctx, span := tj.start(ctx, "complete", len(reqs))
 	defer span.End()
 	resps, err := tj.j.Complete(ctx, reqs)
 	var prompt, completion, cached, failed int
@@ -261,10 +266,7 @@ func (tj *tracedJudge) Complete(ctx context.Context, reqs []sdk.CompletionReques
 }
 
 func (tj *tracedJudge) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	ctx, span := tj.t.tracer.Start(ctx, SpanJudge, trace.WithAttributes(
-		attribute.String("scorekit.judge.op", "embed"),
-		attribute.Int("scorekit.judge.requests", len(texts)),
-	))
+	ctx, span := tj.start(ctx, "embed", len(texts))
 	defer span.End()
 	v, err := tj.j.Embed(ctx, texts)
 	if err != nil {
