@@ -1,5 +1,6 @@
 // Package judgekit holds what the built-in judge scorers in plugins/ share, so that each
-// piece lives once: the Info they declare, the decoding and checks of their config, the
+// piece lives once: the methods they have alike ([Scorer]: Info, Configure,
+// ObservesContext), the Info they declare, the decoding and checks of their config, the
 // judge call they make ([Ask], [Send]) with what a result records of it ([Exchange]: the
 // "judge" step, the telemetry, the failed, skipped and scored results), and the cosine of
 // two embeddings.

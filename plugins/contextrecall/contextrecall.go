@@ -33,7 +33,6 @@ package contextrecall
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -78,39 +77,20 @@ var configSchema = judgekit.ConfigSchema(
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the context recall scorer with Mastra's method.
-func New() sdk.Scorer { return &scorer{cfg: Config{Method: MethodMastra}} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose
-// calls end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
+func defaultConfig() Config { return Config{Method: MethodMastra} }
 
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	return judgekit.Info(Name, "Context recall: the share of the reference answer's claims (run.expected) that the retrieved passages hold, "+
 		"from one judge call. Methods: mastra (default), ragas, deepeval (per sentence).", configSchema, defaults)
 }
 
-// Configure reads the config.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := Config{Method: MethodMastra}
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
-	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+// check refuses a method the scorer does not have.
+func check(cfg Config) error {
+	return judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval)
 }
 
 // formula is attributed / verdicts, and false when there are none.
@@ -127,14 +107,14 @@ func formula(verdicts []string) (float64, bool) {
 	return float64(n) / float64(len(verdicts)), true
 }
 
-// Score grades call.Run.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade scores call.Run under cfg.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if strings.TrimSpace(run.Expected) == "" {
 		return sdk.Skipped(Name + " checks the reference answer's claims against the retrieved passages, and the run has " +
 			"no reference answer: put it in run.expected (what a correct answer says); no judge call was made"), nil
 	}
-	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "context_recall checks the reference answer's claims")
+	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "context_recall checks the reference answer's claims")
 	if done {
 		return res, nil
 	}
@@ -142,7 +122,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return sdk.NoJudge(Name), nil
 	}
 	var sentences []string
-	if s.cfg.Method == MethodDeepEval {
+	if cfg.Method == MethodDeepEval {
 		sentences = grounding.Sentences(run.Expected)
 	}
 	ex, claims, unknown, err := grounding.AskClaims(ctx, call.Judge, system, prompt(run, ev.Passages, sentences), schema, labels, ev.Passages)
@@ -168,7 +148,7 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		parts = append(parts, strings.Replace(l, "not attributed: ", "missing from the passages: ", 1))
 	}
 	res = ex.Scored(score, strings.Join(append(parts, ev.Notes(unknown)...), "; "), map[string]any{
-		"method": s.cfg.Method, "formula": "attributed / " + unit, "score": score, unit: len(claims),
+		"method": cfg.Method, "formula": "attributed / " + unit, "score": score, unit: len(claims),
 		attributed: n[attributed], notAttributed: n[notAttributed], "passages_from": ev.Source, "unknown_passages": unknown,
 	})
 	res.Flags = ev.Flags(unknown)

@@ -33,7 +33,6 @@ package contextrelevance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -97,55 +96,32 @@ func defaultConfig() Config {
 	return Config{Method: MethodMastra, UnusedHighRelevancePenalty: 0.1, MissingContextPenalty: 0.15, MaxMissingContextPenalty: 0.5}
 }
 
-// scorer implements sdk.Scorer and sdk.Configurer.
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the context relevance scorer with Mastra's method and penalties.
-func New() sdk.Scorer { return &scorer{cfg: defaultConfig()} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
-// end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
-
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	return judgekit.Info(Name, "Context relevance: are the retrieved passages relevant to the request, and did the answer use the relevant ones? "+
 		"One judge call. Methods: mastra (default; relevance levels, usage and missing information), deepeval (share of relevant statements).",
 		configSchema, defaults)
 }
 
-// Configure reads the config. The host has validated it against the schema; Configure
-// checks again so that the scorer is safe to use without a host.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := defaultConfig()
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
+// check refuses a method the scorer does not have and a penalty outside 0 to 1.
+func check(cfg Config) error {
 	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodDeepEval); err != nil {
 		return err
 	}
-	if err := judgekit.Unit(Name, map[string]float64{
+	return judgekit.Unit(Name, map[string]float64{
 		"unused_high_relevance_penalty": cfg.UnusedHighRelevancePenalty,
 		"missing_context_penalty":       cfg.MissingContextPenalty,
 		"max_missing_context_penalty":   cfg.MaxMissingContextPenalty,
-	}); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+	})
 }
 
-// Score rates the run's passages in one judge call.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade rates the run's passages in one judge call.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
-	ev, err := grounding.Gather(run, s.cfg.ContextPath)
+	ev, err := grounding.Gather(run, cfg.ContextPath)
 	if err != nil {
 		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
 	}
@@ -153,11 +129,11 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if ev.FromTools || len(ps) == 0 {
 		// Unlike faithfulness, a tool's result does not stand in for a passage: grading
 		// retrieval needs what retrieval returned.
-		return sdk.Skipped(Name + " rates the passages retrieved for the request, and the run has none in " + s.source() +
+		return sdk.Skipped(Name + " rates the passages retrieved for the request, and the run has none in " + source(cfg) +
 			"; record the retrieved passages in run.context (or point context_path at them); no judge call was made"), nil
 	}
 	if id, ok := repeatedID(ps); ok {
-		return sdk.Failed(sdk.CodeInvalidRun, fmt.Sprintf("%s: two passages in %s have the id %q, and the judge rates passages by id; give each passage its own id", Name, s.source(), id)), nil
+		return sdk.Failed(sdk.CodeInvalidRun, fmt.Sprintf("%s: two passages in %s have the id %q, and the judge rates passages by id; give each passage its own id", Name, source(cfg), id)), nil
 	}
 	if strings.TrimSpace(run.Input) == "" {
 		return sdk.Failed(sdk.CodeInvalidRun, Name+": run.input is empty, and relevance is relevance to the request; record the user's request in run.input"), nil
@@ -173,10 +149,10 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if flag, detail, ok := prescreen.Unanswered(run); ok && !prescreen.ToolOnly(run) {
 		noAnswer, why = flag, detail
 	}
-	if s.cfg.Method == MethodDeepEval {
-		return s.deepEval(ctx, call.Judge, run, ps, noAnswer), nil
+	if cfg.Method == MethodDeepEval {
+		return deepEval(ctx, call.Judge, run, ps, noAnswer), nil
 	}
-	return s.mastra(ctx, call.Judge, run, ps, noAnswer, why), nil
+	return mastra(ctx, cfg, call.Judge, run, ps, noAnswer, why), nil
 }
 
 // withinLimits refuses a set of passages one judge answer cannot rate.
@@ -209,9 +185,9 @@ func repeatedID(ps []sdk.Passage) (string, bool) {
 }
 
 // source names where the passages are read from.
-func (s *scorer) source() string {
-	if s.cfg.ContextPath != "" {
-		return "metadata." + s.cfg.ContextPath
+func source(cfg Config) string {
+	if cfg.ContextPath != "" {
+		return "metadata." + cfg.ContextPath
 	}
 	return "run.context"
 }

@@ -79,7 +79,7 @@ type mastraRating struct {
 }
 
 // mastra runs the mastra method: one call, the score from the ratings, the reason composed.
-func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer, why string) sdk.Result {
+func mastra(ctx context.Context, cfg Config, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer, why string) sdk.Result {
 	var ans mastraAnswer
 	ex, order, err := ask(ctx, j, prompt(mastraInstructions, mastraFormat, run, ps, true), compact(mastraSchema), ps, &ans)
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk
 		}
 	}
 	ex.Parsed = map[string]any{"passages": rs, "missing": missing}
-	p := penalties{s.cfg.UnusedHighRelevancePenalty, s.cfg.MissingContextPenalty, s.cfg.MaxMissingContextPenalty}
+	p := penalties{cfg.UnusedHighRelevancePenalty, cfg.MissingContextPenalty, cfg.MaxMissingContextPenalty}
 	b := mastraScore(rs, len(missing), p, noAnswer == "")
 	reason := mastraReason(rs, missing, b)
 	if noAnswer != "" {
@@ -166,7 +166,7 @@ type deepEvalPassage struct {
 }
 
 // deepEval runs DeepEval's method in one call: relevant statements / all statements.
-func (s *scorer) deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer string) sdk.Result {
+func deepEval(ctx context.Context, j sdk.Judge, run *sdk.Run, ps []sdk.Passage, noAnswer string) sdk.Result {
 	var ans deepEvalAnswer
 	ex, order, err := ask(ctx, j, prompt(deepEvalInstructions, deepEvalFormat, run, ps, false), compact(deepEvalSchema), ps, &ans)
 	if err != nil {

@@ -36,7 +36,6 @@ package faithfulness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -82,24 +81,13 @@ var configSchema = judgekit.ConfigSchema(
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the faithfulness scorer with Mastra's method.
-func New() sdk.Scorer { return &scorer{cfg: Config{Method: MethodMastra}} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose
-// calls end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
+func defaultConfig() Config { return Config{Method: MethodMastra} }
 
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	info := judgekit.Info(Name, "Faithfulness: the share of the output's claims that the retrieved passages support, from one judge call "+
 		"that extracts the claims and gives each a verdict. Methods: mastra (default), ragas, deepeval.", configSchema, defaults)
 	info.Dimensions = []sdk.Dimension{{Name: Name, Weight: 1,
@@ -107,17 +95,9 @@ func (s *scorer) Info() sdk.Info {
 	return info
 }
 
-// Configure reads the config.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := Config{Method: MethodMastra}
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
-	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+// check refuses a method the scorer does not have.
+func check(cfg Config) error {
+	return judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas, MethodDeepEval)
 }
 
 // formula is the score of verdicts under method, and false when there are none (the
@@ -136,13 +116,13 @@ func formula(method string, verdicts []string) (float64, bool) {
 	return float64(good) / float64(len(verdicts)), true
 }
 
-// Score grades call.Run.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade scores call.Run under cfg.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if res, ok := grounding.CheckOutput(run, Name); ok {
 		return res, nil
 	}
-	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "faithfulness checks the output's claims")
+	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "faithfulness checks the output's claims")
 	if done {
 		return res, nil
 	}
@@ -154,17 +134,17 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 		return ex.Fail(Name, err), nil
 	}
 	flags := ev.Flags(unknown)
-	score, ok := formula(s.cfg.Method, grounding.Verdicts(claims))
+	score, ok := formula(cfg.Method, grounding.Verdicts(claims))
 	if !ok {
 		return grounding.NoClaims(ex, Name, "there is nothing to ground", flags), nil
 	}
 	n := grounding.Count(claims)
 	formula := "supported / claims"
-	if s.cfg.Method == MethodDeepEval {
+	if cfg.Method == MethodDeepEval {
 		formula = "(supported + unverifiable) / claims"
 	}
-	res = ex.Scored(score, reason(s.cfg.Method, claims, n, ev, unknown), map[string]any{
-		"method": s.cfg.Method, "formula": formula, "score": score, "claims": len(claims),
+	res = ex.Scored(score, reason(cfg.Method, claims, n, ev, unknown), map[string]any{
+		"method": cfg.Method, "formula": formula, "score": score, "claims": len(claims),
 		supported: n[supported], contradicted: n[contradicted], unverifiable: n[unverifiable],
 		"passages_from": ev.Source, "unknown_passages": unknown,
 	})

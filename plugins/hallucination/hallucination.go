@@ -95,24 +95,13 @@ var configSchema = judgekit.ConfigSchema(
 
 const defaults = `{"method": "mastra", "context_path": ""}`
 
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the hallucination_free scorer with Mastra's method.
-func New() sdk.Scorer { return &scorer{cfg: Config{Method: MethodMastra}} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose
-// calls end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
+func defaultConfig() Config { return Config{Method: MethodMastra} }
 
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	info := judgekit.Info(Name, "Hallucination-free share: the share of the output's claims grounded in the retrieved passages (1 - Mastra's "+
 		"hallucination score), from one judge call. Methods: mastra (default), deepeval (per passage).", configSchema, defaults)
 	info.Dimensions = []sdk.Dimension{
@@ -122,17 +111,9 @@ func (s *scorer) Info() sdk.Info {
 	return info
 }
 
-// Configure reads the config.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := Config{Method: MethodMastra}
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
-	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodDeepEval); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+// check refuses a method the scorer does not have.
+func check(cfg Config) error {
+	return judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodDeepEval)
 }
 
 // formula is hallucination_free of verdicts, and false when there are none: grounded /
@@ -155,27 +136,27 @@ func formula(method string, verdicts []string) (float64, bool) {
 	return float64(n) / float64(len(verdicts)), true
 }
 
-// Score grades call.Run.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade scores call.Run under cfg.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if res, ok := grounding.CheckOutput(run, Name); ok {
 		return res, nil
 	}
-	ev, res, done := grounding.Require(run, Name, s.cfg.ContextPath, "hallucination_free checks the output's claims")
+	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "hallucination_free checks the output's claims")
 	if done {
 		return res, nil
 	}
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	if s.cfg.Method == MethodDeepEval {
-		return s.perPassage(ctx, call.Judge, run, ev), nil
+	if cfg.Method == MethodDeepEval {
+		return perPassage(ctx, call.Judge, run, ev), nil
 	}
-	return s.perClaim(ctx, call.Judge, run, ev), nil
+	return perClaim(ctx, call.Judge, run, ev), nil
 }
 
 // perClaim is Mastra's method in one call.
-func (s *scorer) perClaim(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
+func perClaim(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
 	ex, claims, unknown, err := grounding.AskClaims(ctx, j, system, claimPrompt(run, ev.Passages), claimSchema, claimLabels, ev.Passages)
 	if err != nil {
 		return ex.Fail(Name, err)
@@ -208,7 +189,7 @@ type passageVerdict struct {
 }
 
 // perPassage is DeepEval's method in one call: a verdict per passage, every passage once.
-func (s *scorer) perPassage(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
+func perPassage(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
 	ex, content, err := judgekit.Ask(ctx, j, system, passagePrompt(run, ev.Passages), passageSchema)
 	if err != nil {
 		return ex.Fail(Name, err)

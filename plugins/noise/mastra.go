@@ -209,7 +209,7 @@ func readMastra(content string) (analysis, error) {
 }
 
 // mastra runs the mastra method: one call, the score from the ratings, the reason composed.
-func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseData) sdk.Result {
+func mastra(ctx context.Context, cfg Config, j sdk.Judge, run *sdk.Run, d noiseData) sdk.Result {
 	ex, content, err := judgekit.Ask(ctx, j, system, mastraPrompt(run, d), mastraSchema)
 	if err != nil {
 		return ex.Fail(Name, err)
@@ -219,7 +219,7 @@ func (s *scorer) mastra(ctx context.Context, j sdk.Judge, run *sdk.Run, d noiseD
 		return ex.Fail(Name, err)
 	}
 	ex.Parsed = a
-	sc := scoring{weights: s.cfg.ImpactWeights, perIssue: s.cfg.MajorIssuePenalty, maxIssues: s.cfg.MaxMajorIssuePenalty, thresh: s.cfg.DiscrepancyThreshold}
+	sc := scoring{weights: cfg.ImpactWeights, perIssue: cfg.MajorIssuePenalty, maxIssues: cfg.MaxMajorIssuePenalty, thresh: cfg.DiscrepancyThreshold}
 	b := mastraScore(a, sc)
 	res := ex.Scored(b.Score, mastraReason(a, b, d.kind), map[string]any{"method": MethodMastra, "impact_weights": sc.weights,
 		"major_issue_penalty": sc.perIssue, "max_major_issue_penalty": sc.maxIssues, "discrepancy_threshold": sc.thresh, "breakdown": b})

@@ -162,25 +162,11 @@ func defaultConfig() Config {
 		MaxMajorIssuePenalty: 0.3, DiscrepancyThreshold: 0.2, Mode: ModeRelevant}
 }
 
-// scorer implements sdk.Scorer and sdk.Configurer.
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the noise robustness scorer with Mastra's method and weights.
-func New() sdk.Scorer { return &scorer{cfg: defaultConfig()} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
-// end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
-
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	dims := []sdk.Dimension{{Name: DimRobustness, Weight: 1, Description: "the score: 1 when the noise changed nothing that matters"}}
 	for _, a := range aspects {
 		dims = append(dims, sdk.Dimension{Name: a, Weight: 0,
@@ -195,13 +181,9 @@ func (s *scorer) Info() sdk.Info {
 	return info
 }
 
-// Configure reads the config. The host has validated it against the schema; Configure
-// checks again so that the scorer is safe to use without a host.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := defaultConfig()
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
+// check refuses a method or mode the scorer does not have, an empty noise_path, an impact
+// level it does not know and a weight or penalty outside 0 to 1.
+func check(cfg Config) error {
 	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodMastra, MethodRagas); err != nil {
 		return err
 	}
@@ -219,42 +201,38 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 		}
 		checks["impact_weights."+level] = v
 	}
-	if err := judgekit.Unit(Name, checks); err != nil {
-		return err
-	}
-	s.cfg = cfg
-	return nil
+	return judgekit.Unit(Name, checks)
 }
 
-// Score grades the noisy run.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade scores the noisy run under cfg.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if strings.TrimSpace(run.Input) == "" {
 		return sdk.Failed(sdk.CodeInvalidRun, Name+": run.input is empty; record what the agent was given, noise and all, in run.input"), nil
 	}
-	md, err := s.noise(run)
+	md, err := noise(cfg.NoisePath, run)
 	if err != nil {
 		return sdk.Failed(sdk.CodeInvalidRun, Name+": "+err.Error()), nil
 	}
 	var ev grounding.Evidence
-	switch s.cfg.Method {
+	switch cfg.Method {
 	case MethodMastra:
 		if md.baseline == "" {
 			return sdk.Skipped(Name + " compares the noisy answer with the agent's answer to the clean request, and the run has none: record it in metadata." +
-				s.cfg.NoisePath + ".baseline_output (or use method ragas, which needs run.expected and the passages); no judge call was made"), nil
+				cfg.NoisePath + ".baseline_output (or use method ragas, which needs run.expected and the passages); no judge call was made"), nil
 		}
 	case MethodRagas:
 		if strings.TrimSpace(run.Expected) == "" {
 			return sdk.Skipped(Name + "'s ragas method checks the output's statements against the reference answer, and the run has none: " +
 				"record it in run.expected; no judge call was made"), nil
 		}
-		passages, res, done := grounding.Require(run, Name, s.cfg.ContextPath, Name+"'s ragas method checks which passages back the output's wrong statements")
+		passages, res, done := grounding.Require(run, Name, cfg.ContextPath, Name+"'s ragas method checks which passages back the output's wrong statements")
 		if done {
 			return res, nil
 		}
 		ev = passages
 	}
-	if prescreen.ToolOnly(run) && s.cfg.Method == MethodRagas {
+	if prescreen.ToolOnly(run) && cfg.Method == MethodRagas {
 		return sdk.Skipped(Name + "'s ragas method checks the statements of the output's text, and this turn's only output is its tool calls; " +
 			"the mastra method (the default) judges them against the baseline; no judge call was made"), nil
 	}
@@ -266,10 +244,10 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	if s.cfg.Method == MethodRagas {
-		return s.ragas(ctx, call.Judge, run, ev), nil
+	if cfg.Method == MethodRagas {
+		return ragas(ctx, cfg, call.Judge, run, ev), nil
 	}
-	return s.mastra(ctx, call.Judge, run, md), nil
+	return mastra(ctx, cfg, call.Judge, run, md), nil
 }
 
 // nothing is res, the result of a noisy run that answered nothing (0, without a call), with
@@ -289,12 +267,12 @@ type noiseData struct {
 	cleanContext               []sdk.Passage
 }
 
-// noise reads the noise object at the config's noise_path: each key nested under it, or
-// as a flat "noise.key". A value of the wrong type is an error naming the key.
-func (s *scorer) noise(run *sdk.Run) (noiseData, error) {
+// noise reads the noise object at path (the config's noise_path): each key nested under
+// it, or as a flat "noise.key". A value of the wrong type is an error naming the key.
+func noise(path string, run *sdk.Run) (noiseData, error) {
 	var d noiseData
 	text := func(key string) (string, error) {
-		v, ok := lookup(run.Metadata, s.cfg.NoisePath+"."+key)
+		v, ok := lookup(run.Metadata, path+"."+key)
 		if !ok || v == nil {
 			return "", nil
 		}
@@ -306,7 +284,7 @@ func (s *scorer) noise(run *sdk.Run) (noiseData, error) {
 			b, _ := json.Marshal(x)
 			return string(b), nil
 		}
-		return "", fmt.Errorf("metadata.%s.%s is %s; want text", s.cfg.NoisePath, key, show(v))
+		return "", fmt.Errorf("metadata.%s.%s is %s; want text", path, key, show(v))
 	}
 	var err error
 	if d.baseline, err = text("baseline_output"); err != nil {
@@ -318,9 +296,9 @@ func (s *scorer) noise(run *sdk.Run) (noiseData, error) {
 	if d.kind, err = text("type"); err != nil {
 		return d, err
 	}
-	if v, ok := lookup(run.Metadata, s.cfg.NoisePath+".clean_context"); ok && v != nil {
+	if v, ok := lookup(run.Metadata, path+".clean_context"); ok && v != nil {
 		if d.cleanContext, err = grounding.ToPassages(v); err != nil {
-			return d, fmt.Errorf("metadata.%s.clean_context: %v", s.cfg.NoisePath, err)
+			return d, fmt.Errorf("metadata.%s.clean_context: %v", path, err)
 		}
 	}
 	return d, nil

@@ -196,7 +196,7 @@ func passageIDs(v any) []string {
 }
 
 // ragas runs Ragas' method in one call: 1 - the noise sensitivity of the output.
-func (s *scorer) ragas(ctx context.Context, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
+func ragas(ctx context.Context, cfg Config, j sdk.Judge, run *sdk.Run, ev grounding.Evidence) sdk.Result {
 	ex, content, err := judgekit.Ask(ctx, j, system, ragasPrompt(run, ev.Passages), ragasSchema)
 	if err != nil {
 		return ex.Fail(Name, err)
@@ -211,10 +211,10 @@ func (s *scorer) ragas(ctx context.Context, j sdk.Judge, run *sdk.Run, ev ground
 		return ex.Skipped(Name+": the output makes no statement to check against the reference and the passages (Ragas' figure is undefined)",
 			append(flags, grounding.FlagNoClaims))
 	}
-	share, counted := sensitivity(out, ref, s.cfg.Mode)
+	share, counted := sensitivity(out, ref, cfg.Mode)
 	ex.Parsed = map[string]any{"output_statements": out, "reference_statements": ref, "unknown_passages": unknown}
 	score := 1 - share
-	res := ex.Scored(score, ragasReason(out, share, s.cfg.Mode), map[string]any{"method": MethodRagas, "mode": s.cfg.Mode,
+	res := ex.Scored(score, ragasReason(out, share, cfg.Mode), map[string]any{"method": MethodRagas, "mode": cfg.Mode,
 		"output_statements": len(out), "counted": counted, "noise_sensitivity": share, "score": score})
 	res.Flags = flags
 	res.Dimensions = map[string]float64{DimRobustness: score, DimSensitivity: share}

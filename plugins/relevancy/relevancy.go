@@ -108,29 +108,13 @@ var configSchema = judgekit.ConfigSchema(
 
 const defaults = `{"mode": "judge", "uncertainty_weight": 0.3, "questions": 3}`
 
-// scorer implements sdk.Scorer and sdk.Configurer.
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the relevancy scorer in judge mode; Configure changes the mode.
-func New() sdk.Scorer {
-	return &scorer{cfg: Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}}
-}
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
-// end with their context, and its own work between them is short. A host
-// (host.ContextObserver) then does not count its calls against the few it allows native
-// code that cannot be stopped, which would cap a worker's judge calls at one per core.
-func (*scorer) ObservesContext() bool { return true }
+func defaultConfig() Config { return Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3} }
 
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	info := judgekit.Info(Name, "Answer relevancy: whether the output does what the input required (answers the question, "+
 		"performs the action, transforms the input as the agent's purpose demands). Modes: judge (default, one call), "+
 		"statements (Mastra), questions (Ragas).", configSchema, defaults)
@@ -138,13 +122,9 @@ func (s *scorer) Info() sdk.Info {
 	return info
 }
 
-// Configure reads the config. The host has validated it against the schema; Configure
-// checks again so that the scorer is safe to use without a host.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := Config{Mode: ModeJudge, UncertaintyWeight: 0.3, Questions: 3}
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
+// check refuses a mode the scorer does not have, an uncertainty weight outside 0 to 1 and
+// a number of questions outside 1 to 10.
+func check(cfg Config) error {
 	if err := judgekit.OneOf(Name, "mode", cfg.Mode, ModeJudge, ModeStatements, ModeQuestions); err != nil {
 		return err
 	}
@@ -154,12 +134,11 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	if cfg.Questions < 1 || cfg.Questions > 10 {
 		return fmt.Errorf("relevancy: config: questions %d: want 1 to 10", cfg.Questions)
 	}
-	s.cfg = cfg
 	return nil
 }
 
-// Score grades call.Run in the configured mode.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade scores call.Run in the configured mode.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if res, ok := judgekit.Unanswered(run, ", so it does nothing the input required; no judge call was made"); ok {
 		return res, nil
@@ -167,16 +146,16 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	if s.cfg.Mode != ModeJudge && prescreen.ToolOnly(run) {
-		return sdk.Skipped("relevancy's " + s.cfg.Mode + " mode compares the output's text with the input, and this turn's " +
+	if cfg.Mode != ModeJudge && prescreen.ToolOnly(run) {
+		return sdk.Skipped("relevancy's " + cfg.Mode + " mode compares the output's text with the input, and this turn's " +
 			"only output is its tool calls; judge mode (the default) grades what it did"), nil
 	}
-	p := &pipeline{ctx: ctx, judge: call.Judge, run: run, mode: s.cfg.Mode}
-	switch s.cfg.Mode {
+	p := &pipeline{ctx: ctx, judge: call.Judge, run: run, mode: cfg.Mode}
+	switch cfg.Mode {
 	case ModeStatements:
-		return p.statements(s.cfg.UncertaintyWeight), nil
+		return p.statements(cfg.UncertaintyWeight), nil
 	case ModeQuestions:
-		return p.questions(s.cfg.Questions), nil
+		return p.questions(cfg.Questions), nil
 	default:
 		return p.judgeMode(), nil
 	}

@@ -220,7 +220,7 @@ func outputUnit(v any) string {
 }
 
 // judge runs the judge method: one call, the score from the matches, the reason composed.
-func (s *scorer) judge(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Result {
+func judge(ctx context.Context, cfg Config, j sdk.Judge, run *sdk.Run) sdk.Result {
 	ex, content, err := judgekit.Ask(ctx, j, system, prompt(run), schema)
 	if err != nil {
 		return ex.Fail(Name, err)
@@ -230,7 +230,7 @@ func (s *scorer) judge(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Resul
 		return ex.Fail(Name, err)
 	}
 	ex.Parsed = a
-	w := weights{s.cfg.SemanticThreshold, s.cfg.ExactMatchBonus, s.cfg.MissingPenalty, s.cfg.ContradictionPenalty, s.cfg.ExtraInfoPenalty}
+	w := weights{cfg.SemanticThreshold, cfg.ExactMatchBonus, cfg.MissingPenalty, cfg.ContradictionPenalty, cfg.ExtraInfoPenalty}
 	b := score(a, w)
 	return ex.Scored(b.Score, reason(a, b), map[string]any{"method": MethodJudge, "weights": map[string]float64{
 		"semantic_threshold": w.SemanticThreshold, "exact_match_bonus": w.ExactMatchBonus, "missing_penalty": w.MissingPenalty,

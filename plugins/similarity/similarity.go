@@ -33,7 +33,6 @@ package similarity
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -111,25 +110,11 @@ func defaultConfig() Config {
 		MissingPenalty: w.MissingPenalty, ContradictionPenalty: w.ContradictionPenalty, ExtraInfoPenalty: w.ExtraInfoPenalty}
 }
 
-// scorer implements sdk.Scorer and sdk.Configurer.
-type scorer struct {
-	cfg Config
-}
-
-var (
-	_ sdk.Scorer     = (*scorer)(nil)
-	_ sdk.Configurer = (*scorer)(nil)
-)
-
 // New returns the answer similarity scorer with the judge method and Mastra's weights.
-func New() sdk.Scorer { return &scorer{cfg: defaultConfig()} }
+func New() sdk.Scorer { return judgekit.NewScorer(Name, info, defaultConfig, check, grade) }
 
-// ObservesContext reports true: the scorer's time is spent waiting on the judge, whose calls
-// end with their context (see host.ContextObserver).
-func (*scorer) ObservesContext() bool { return true }
-
-// Info describes the scorer.
-func (s *scorer) Info() sdk.Info {
+// info describes the scorer.
+func info() sdk.Info {
 	info := judgekit.Info(Name, "Answer similarity: does the output say what the reference answer in run.expected says? "+
 		"Methods: judge (default; Mastra's unit matching, one call), embeddings (Ragas' semantic similarity, one embeddings request).",
 		configSchema, defaults)
@@ -137,13 +122,9 @@ func (s *scorer) Info() sdk.Info {
 	return info
 }
 
-// Configure reads the config. The host has validated it against the schema; Configure
-// checks again so that the scorer is safe to use without a host.
-func (s *scorer) Configure(raw json.RawMessage) error {
-	cfg := defaultConfig()
-	if err := judgekit.DecodeConfig(Name, raw, &cfg); err != nil {
-		return err
-	}
+// check refuses a method the scorer does not have and a weight, penalty or threshold
+// out of its range.
+func check(cfg Config) error {
 	if err := judgekit.OneOf(Name, "method", cfg.Method, MethodJudge, MethodEmbeddings); err != nil {
 		return err
 	}
@@ -157,12 +138,11 @@ func (s *scorer) Configure(raw json.RawMessage) error {
 	if t := cfg.Threshold; t != nil && (*t < 0 || *t > 1) {
 		return fmt.Errorf("%s: config: threshold %v: want a number from 0 to 1", Name, *t)
 	}
-	s.cfg = cfg
 	return nil
 }
 
-// Score compares the output with run.expected.
-func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
+// grade compares the output with run.expected.
+func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 	run := &call.Run
 	if strings.TrimSpace(run.Expected) == "" {
 		return sdk.Skipped(Name + " compares the output with a reference answer, and the run has none; " +
@@ -178,14 +158,14 @@ func (s *scorer) Score(ctx context.Context, call sdk.Call) (sdk.Result, error) {
 	if call.Judge == nil {
 		return sdk.NoJudge(Name), nil
 	}
-	if s.cfg.Method == MethodEmbeddings {
-		return s.embeddings(ctx, call.Judge, run), nil
+	if cfg.Method == MethodEmbeddings {
+		return embeddings(ctx, cfg, call.Judge, run), nil
 	}
-	return s.judge(ctx, call.Judge, run), nil
+	return judge(ctx, cfg, call.Judge, run), nil
 }
 
 // embeddings scores the cosine of the reference's and the output's embeddings.
-func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.Result {
+func embeddings(ctx context.Context, cfg Config, j sdk.Judge, run *sdk.Run) sdk.Result {
 	texts := []string{run.Expected, run.Output}
 	vecs, err := j.Embed(ctx, texts)
 	if err != nil {
@@ -209,7 +189,7 @@ func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.
 		flags = append(flags, FlagNegativeCosine)
 		why += " (negative: counted 0)"
 	}
-	if t := s.cfg.Threshold; t != nil {
+	if t := cfg.Threshold; t != nil {
 		if c >= *t {
 			value, why = 1, why+fmt.Sprintf(", at or above the threshold %.2f", *t)
 		} else {
@@ -219,8 +199,8 @@ func (s *scorer) embeddings(ctx context.Context, j sdk.Judge, run *sdk.Run) sdk.
 	res := sdk.Scored(value, why)
 	res.Flags = flags
 	step := map[string]any{"method": MethodEmbeddings, "dimensions": len(vecs[0]), "cosine": c, "score": value}
-	if s.cfg.Threshold != nil {
-		step["threshold"] = *s.cfg.Threshold
+	if cfg.Threshold != nil {
+		step["threshold"] = *cfg.Threshold
 	}
 	res.Steps = []sdk.Step{judgekit.ScoreStep(step)}
 	return res
