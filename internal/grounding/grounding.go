@@ -171,6 +171,27 @@ func Require(run *sdk.Run, scorer, contextPath, what string) (ev Evidence, res s
 	return ev, sdk.Result{}, false
 }
 
+// Ready is [Require] for a scorer about to ask the judge: done is also true, res being
+// no_judge, when the call has no judge.
+func Ready(call *sdk.Call, scorer, contextPath, what string) (ev Evidence, res sdk.Result, done bool) {
+	if ev, res, done = Require(&call.Run, scorer, contextPath, what); done {
+		return ev, res, true
+	}
+	if call.Judge == nil {
+		return ev, sdk.NoJudge(scorer), true
+	}
+	return ev, sdk.Result{}, false
+}
+
+// ReadyOutput is [Ready] for a scorer that checks the output's claims: an output with no
+// claim to check is skipped first ([CheckOutput]).
+func ReadyOutput(call *sdk.Call, scorer, contextPath, what string) (Evidence, sdk.Result, bool) {
+	if res, ok := CheckOutput(&call.Run, scorer); ok {
+		return Evidence{}, res, true
+	}
+	return Ready(call, scorer, contextPath, what)
+}
+
 // Flags are the flags the evidence and the passage ids the judge named that the run does
 // not have (unknown, dropped) call for: context_from_tools, unknown_passage.
 func (ev Evidence) Flags(unknown []string) []string {
@@ -279,6 +300,20 @@ func AskClaims(ctx context.Context, j sdk.Judge, system, user string, schema jso
 func NoClaims(ex *judgekit.Exchange, scorer, nothing string, flags []string) sdk.Result {
 	return ex.Skipped(scorer+": the judge found no claim in the output to check against the passages "+
 		"(a question back, a greeting, an offer of help); "+nothing, append(flags, FlagNoClaims))
+}
+
+// Share is the share of verdicts that good accepts, and false when there are none.
+func Share(verdicts []string, good func(verdict string) bool) (float64, bool) {
+	if len(verdicts) == 0 {
+		return 0, false
+	}
+	n := 0
+	for _, v := range verdicts {
+		if good(v) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(verdicts)), true
 }
 
 // Verdicts are the claims' verdicts, in order.

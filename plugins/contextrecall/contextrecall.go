@@ -95,16 +95,7 @@ func check(cfg Config) error {
 
 // formula is attributed / verdicts, and false when there are none.
 func formula(verdicts []string) (float64, bool) {
-	if len(verdicts) == 0 {
-		return 0, false
-	}
-	n := 0
-	for _, v := range verdicts {
-		if v == attributed {
-			n++
-		}
-	}
-	return float64(n) / float64(len(verdicts)), true
+	return grounding.Share(verdicts, func(v string) bool { return v == attributed })
 }
 
 // grade scores call.Run under cfg.
@@ -114,12 +105,9 @@ func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 		return sdk.Skipped(Name + " checks the reference answer's claims against the retrieved passages, and the run has " +
 			"no reference answer: put it in run.expected (what a correct answer says); no judge call was made"), nil
 	}
-	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "context_recall checks the reference answer's claims")
+	ev, res, done := grounding.Ready(&call, Name, cfg.ContextPath, "context_recall checks the reference answer's claims")
 	if done {
 		return res, nil
-	}
-	if call.Judge == nil {
-		return sdk.NoJudge(Name), nil
 	}
 	var sentences []string
 	if cfg.Method == MethodDeepEval {

@@ -104,31 +104,18 @@ func check(cfg Config) error {
 // scorer skips such a run): supported / verdicts for mastra and ragas, (supported +
 // unverifiable) / verdicts for deepeval.
 func formula(method string, verdicts []string) (float64, bool) {
-	if len(verdicts) == 0 {
-		return 0, false
-	}
-	good := 0
-	for _, v := range verdicts {
-		if v == supported || (method == MethodDeepEval && v == unverifiable) {
-			good++
-		}
-	}
-	return float64(good) / float64(len(verdicts)), true
+	return grounding.Share(verdicts, func(v string) bool {
+		return v == supported || (method == MethodDeepEval && v == unverifiable)
+	})
 }
 
 // grade scores call.Run under cfg.
 func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
-	run := &call.Run
-	if res, ok := grounding.CheckOutput(run, Name); ok {
-		return res, nil
-	}
-	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "faithfulness checks the output's claims")
+	ev, res, done := grounding.ReadyOutput(&call, Name, cfg.ContextPath, "faithfulness checks the output's claims")
 	if done {
 		return res, nil
 	}
-	if call.Judge == nil {
-		return sdk.NoJudge(Name), nil
-	}
+	run := &call.Run
 	ex, claims, unknown, err := grounding.AskClaims(ctx, call.Judge, system, prompt(run, ev.Passages), schema, labels, ev.Passages)
 	if err != nil {
 		return ex.Fail(Name, err), nil

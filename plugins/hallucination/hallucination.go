@@ -120,39 +120,23 @@ func check(cfg Config) error {
 // verdicts under mastra (claim verdicts), agrees / verdicts under deepeval (passage
 // verdicts). The peer's figure is 1 minus it.
 func formula(method string, verdicts []string) (float64, bool) {
-	if len(verdicts) == 0 {
-		return 0, false
-	}
 	good := grounded
 	if method == MethodDeepEval {
 		good = agrees
 	}
-	n := 0
-	for _, v := range verdicts {
-		if v == good {
-			n++
-		}
-	}
-	return float64(n) / float64(len(verdicts)), true
+	return grounding.Share(verdicts, func(v string) bool { return v == good })
 }
 
 // grade scores call.Run under cfg.
 func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
-	run := &call.Run
-	if res, ok := grounding.CheckOutput(run, Name); ok {
-		return res, nil
-	}
-	ev, res, done := grounding.Require(run, Name, cfg.ContextPath, "hallucination_free checks the output's claims")
+	ev, res, done := grounding.ReadyOutput(&call, Name, cfg.ContextPath, "hallucination_free checks the output's claims")
 	if done {
 		return res, nil
 	}
-	if call.Judge == nil {
-		return sdk.NoJudge(Name), nil
-	}
 	if cfg.Method == MethodDeepEval {
-		return perPassage(ctx, call.Judge, run, ev), nil
+		return perPassage(ctx, call.Judge, &call.Run, ev), nil
 	}
-	return perClaim(ctx, call.Judge, run, ev), nil
+	return perClaim(ctx, call.Judge, &call.Run, ev), nil
 }
 
 // perClaim is Mastra's method in one call.
