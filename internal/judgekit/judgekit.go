@@ -238,6 +238,18 @@ func ScoreStep(output any) sdk.Step {
 	return sdk.Step{Name: "score", Output: b}
 }
 
+// YesNo reads a yes/no verdict as judges write it: "yes", "true" or "1", "no", "false" or
+// "0", without regard to case or surrounding space. ok is false for anything else.
+func YesNo(s string) (yes, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "yes", "true", "1":
+		return true, true
+	case "no", "false", "0":
+		return false, true
+	}
+	return false, false
+}
+
 // Clip shortens s to at most n bytes at a character boundary, marking the cut.
 func Clip(s string, n int) string {
 	if len(s) <= n {

@@ -190,3 +190,18 @@ func TestConfigSchema(t *testing.T) {
 		t.Errorf("ConfigSchema = %s", raw)
 	}
 }
+
+func TestYesNo(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		yes, ok bool
+	}{
+		{"yes", true, true}, {" True ", true, true}, {"1", true, true},
+		{"NO", false, true}, {"false", false, true}, {" 0", false, true},
+		{"maybe", false, false}, {"", false, false}, {"0.5", false, false},
+	} {
+		if yes, ok := YesNo(c.in); yes != c.yes || ok != c.ok {
+			t.Errorf("YesNo(%q) = %v, %v; want %v, %v", c.in, yes, ok, c.yes, c.ok)
+		}
+	}
+}

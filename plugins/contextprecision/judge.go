@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -92,23 +93,13 @@ func orderVerdicts(vs []judgeVerdict, n int) ([]bool, string) {
 			return nil, fmt.Sprintf("context_index %d given twice", v.ContextIndex)
 		}
 		seen[v.ContextIndex] = true
-		yes, ok := parseYesNo(v.Verdict)
+		yes, ok := judgekit.YesNo(v.Verdict)
 		if !ok {
 			return nil, fmt.Sprintf("verdict %q for context_index %d: want yes or no", v.Verdict, v.ContextIndex)
 		}
 		out[v.ContextIndex] = yes
 	}
 	return out, ""
-}
-
-func parseYesNo(s string) (yes, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "yes", "1", "true":
-		return true, true
-	case "no", "0", "false":
-		return false, true
-	}
-	return false, false
 }
 
 // passagePrompt is Ragas' per-passage verification prompt.
@@ -157,7 +148,7 @@ func perPassageVerdicts(ctx context.Context, j sdk.Judge, question, reference st
 			f.Steps = append(res.Steps, step(name, prompts[i], map[string]string{"raw": out.Content}))
 			return nil, f
 		}
-		yes, ok := parseYesNo(fmt.Sprint(ans.Verdict))
+		yes, ok := judgekit.YesNo(fmt.Sprint(ans.Verdict))
 		if !ok {
 			f := sdk.Failed(sdk.CodeJudgeError, fmt.Sprintf("judge verdict for passage %s is %v: want 0 or 1", ps[i].ID, ans.Verdict))
 			f.Steps = append(res.Steps, step(name, prompts[i], ans))

@@ -324,12 +324,7 @@ func readBool(v any) (bool, bool) {
 			return x == 1, true
 		}
 	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "true", "yes", "1":
-			return true, true
-		case "false", "no", "0":
-			return false, true
-		}
+		return judgekit.YesNo(x)
 	}
 	return false, false
 }
