@@ -53,6 +53,7 @@ import (
 	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
 	"github.com/scorekit/scorekit/sdk"
+	"github.com/scorekit/scorekit/sdk/verdict"
 )
 
 // Name is the scorer's name.
@@ -202,6 +203,22 @@ func (p *pipeline) ask(system, prompt string, temperature float64) (sdk.Completi
 		return out[0], out[0].Error
 	}
 	return out[0], nil
+}
+
+// askJSON sends one request of the step name (temperature 0) and reads its JSON answer
+// into out. ok is false when the request fails or the answer is not that JSON: the step is
+// recorded (with the answer, when there was one) and res is the failed result.
+func (p *pipeline) askJSON(name, system, prompt string, out any) (res sdk.Result, ok bool) {
+	resp, err := p.ask(system, prompt, 0)
+	if err != nil {
+		p.step(name, prompt, nil)
+		return p.fail(name, err), false
+	}
+	if err := verdict.Extract(resp.Content, out); err != nil {
+		p.step(name, prompt, map[string]any{"raw": resp.Content})
+		return p.fail(name, err), false
+	}
+	return sdk.Result{}, true
 }
 
 // scored finishes a scored result with the recorded steps and telemetry.

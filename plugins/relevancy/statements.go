@@ -154,17 +154,11 @@ func RoundMastra(x float64) float64 {
 func (p *pipeline) statements(uncertaintyWeight float64) sdk.Result {
 	// preprocess
 	prompt := extractPrompt(p.run.Output)
-	resp, err := p.ask(statementsSystem, prompt, 0)
-	if err != nil {
-		p.step("preprocess", prompt, nil)
-		return p.fail("preprocess", err)
-	}
 	var extracted struct {
 		Statements []string `json:"statements"`
 	}
-	if err := verdict.Extract(resp.Content, &extracted); err != nil {
-		p.step("preprocess", prompt, map[string]any{"raw": resp.Content})
-		return p.fail("preprocess", err)
+	if res, ok := p.askJSON("preprocess", statementsSystem, prompt, &extracted); !ok {
+		return res
 	}
 	if extracted.Statements == nil {
 		extracted.Statements = []string{}
@@ -177,14 +171,8 @@ func (p *pipeline) statements(uncertaintyWeight float64) sdk.Result {
 	}
 	if len(extracted.Statements) > 0 {
 		prompt = analyzePrompt(p.run.Input, extracted.Statements)
-		resp, err = p.ask(statementsSystem, prompt, 0)
-		if err != nil {
-			p.step("analyze", prompt, nil)
-			return p.fail("analyze", err)
-		}
-		if err := verdict.Extract(resp.Content, &analyzed); err != nil {
-			p.step("analyze", prompt, map[string]any{"raw": resp.Content})
-			return p.fail("analyze", err)
+		if res, ok := p.askJSON("analyze", statementsSystem, prompt, &analyzed); !ok {
+			return res
 		}
 	}
 	if analyzed.Results == nil {
@@ -209,7 +197,7 @@ func (p *pipeline) statements(uncertaintyWeight float64) sdk.Result {
 
 	// generateReason
 	prompt = reasonPrompt(p.run.Input, p.run.Output, RoundMastra(score), analyzed.Results)
-	resp, err = p.ask(statementsSystem, prompt, 0)
+	resp, err := p.ask(statementsSystem, prompt, 0)
 	reason := ""
 	if err == nil {
 		var r struct {
