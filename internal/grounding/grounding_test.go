@@ -108,3 +108,39 @@ func TestListed(t *testing.T) {
 		t.Errorf("no claim with the label: %q", got)
 	}
 }
+
+func TestShare(t *testing.T) {
+	good := func(v string) bool { return v == "yes" }
+	if s, ok := Share([]string{"yes", "no", "yes", "maybe"}, good); !ok || s != 0.5 {
+		t.Errorf("Share = %v, %v; want 0.5, true", s, ok)
+	}
+	if s, ok := Share(nil, good); ok || s != 0 {
+		t.Errorf("Share of no verdicts = %v, %v; want 0, false", s, ok)
+	}
+}
+
+// TestReady holds Ready and ReadyOutput to their order: an output with no claim first
+// (ReadyOutput), then the passages, then the judge.
+func TestReady(t *testing.T) {
+	withPassages := sdk.Run{Input: "q", Output: "It opened in 1932.", Context: []sdk.Passage{{ID: "1", Text: "It opened in 1932."}}}
+	for _, c := range []struct {
+		name   string
+		call   sdk.Call
+		output bool
+		status sdk.Status
+		reason string
+	}{
+		{"no passages", sdk.Call{Run: sdk.Run{Input: "q", Output: "x"}}, false, sdk.StatusSkipped, "no run.context"},
+		{"no judge", sdk.Call{Run: withPassages}, false, sdk.StatusSkipped, "needs an LLM judge"},
+		{"empty output, no judge", sdk.Call{Run: sdk.Run{Input: "q", Context: withPassages.Context}}, true, sdk.StatusSkipped, "the output is empty"},
+	} {
+		ready := Ready
+		if c.output {
+			ready = ReadyOutput
+		}
+		_, res, done := ready(&c.call, "s", "", "s checks")
+		if !done || res.Status != c.status || !strings.Contains(res.Reason, c.reason) {
+			t.Errorf("%s: done %v, %s %q; want %s with %q", c.name, done, res.Status, res.Reason, c.status, c.reason)
+		}
+	}
+}
