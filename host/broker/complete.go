@@ -13,6 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -182,7 +183,7 @@ func (b *Broker) createChat(ctx context.Context, d *dest, req openai.ChatComplet
 		b.mu.Unlock()
 		if first {
 			b.log.Info("judge endpoint does not take structured output (response_format json_schema); asking for a JSON object instead",
-				"endpoint", d.t.ep.Name, "url", d.t.ep.BaseURL, "model", req.Model, "answer", b.scrubText(truncate(err.Error(), 200)))
+				"endpoint", d.t.ep.Name, "url", d.t.ep.BaseURL, "model", req.Model, "answer", b.scrubText(textkit.Clip(err.Error(), 200)))
 		}
 	}
 	return d.client.CreateChatCompletion(ctx, jsonObject(req))

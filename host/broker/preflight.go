@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -194,7 +195,7 @@ func errText(err error) string {
 	case errors.As(err, &apiErr):
 		return fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
 	case errors.As(err, &reqErr):
-		return fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, truncate(strings.TrimSpace(string(reqErr.Body)), 200))
+		return fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, textkit.Clip(strings.TrimSpace(string(reqErr.Body)), 200))
 	}
 	return err.Error()
 }

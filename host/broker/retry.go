@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -145,10 +146,10 @@ func classify(err error, header http.Header, a *attempt) (kind retryKind, after 
 		msg = fmt.Sprintf("endpoint answered HTTP %d: %s", status, apiErr.Message)
 	case errors.As(err, &reqErr):
 		status = reqErr.HTTPStatusCode
-		msg = fmt.Sprintf("endpoint answered HTTP %d: %s", status, truncate(string(reqErr.Body), 300))
+		msg = fmt.Sprintf("endpoint answered HTTP %d: %s", status, textkit.Clip(string(reqErr.Body), 300))
 	case a != nil && a.status >= 200 && a.status < 300:
 		return retryOnce, 0, fmt.Sprintf("the endpoint answered HTTP %d with a body that is not a completion (%v; it begins %q); "+
-			"check that the judge URL is an OpenAI-compatible API (a base URL usually ends in /v1)", a.status, err, truncate(string(a.head), 120))
+			"check that the judge URL is an OpenAI-compatible API (a base URL usually ends in /v1)", a.status, err, textkit.Clip(string(a.head), 120))
 	default:
 		// No HTTP status: the request did not get an answer (connection refused, reset).
 		return retryTransient, 0, "request failed: " + err.Error()
@@ -179,13 +180,6 @@ func retryAfter(h http.Header) time.Duration {
 		return max(time.Until(at), 0)
 	}
 	return 0
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 func (e *env) insightsCommand() *cobra.Command {
@@ -251,17 +252,9 @@ func evidenceLines(in store.Insight) []string {
 		if len(x.Flags) > 0 {
 			flags = " [" + strings.Join(x.Flags, ",") + "]"
 		}
-		out = append(out, fmt.Sprintf("run %s: %s%s %s", x.RunID, score, flags, clip(why, 100)))
+		out = append(out, fmt.Sprintf("run %s: %s%s %s", x.RunID, score, flags, textkit.OneLine(why, 100)))
 	}
 	return out
 }
 
 func pctOf(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/judgekit"
 	"github.com/scorekit/scorekit/internal/prescreen"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -343,18 +344,18 @@ func ReadClaims(content string, labels []string, ids map[string]bool) (claims []
 		return nil, nil, err
 	}
 	if ans.Claims == nil {
-		return nil, nil, fmt.Errorf(`the judge's answer has no "claims" array (judge output: %s)`, judgekit.Clip(content, 500))
+		return nil, nil, fmt.Errorf(`the judge's answer has no "claims" array (judge output: %s)`, textkit.Clip(content, 500))
 	}
 	claims = make([]Claim, 0, len(*ans.Claims))
 	for i, c := range *ans.Claims {
 		text := strings.TrimSpace(c.Claim)
 		if text == "" {
-			return nil, nil, fmt.Errorf("claim %d of the judge's answer is empty (judge output: %s)", i+1, judgekit.Clip(content, 500))
+			return nil, nil, fmt.Errorf("claim %d of the judge's answer is empty (judge output: %s)", i+1, textkit.Clip(content, 500))
 		}
 		label, ok := Label(c.Verdict, labels)
 		if !ok {
 			return nil, nil, fmt.Errorf("claim %d (%q): verdict %s is not one of %s (judge output: %s)",
-				i+1, judgekit.Clip(text, 80), show(c.Verdict), strings.Join(labels, ", "), judgekit.Clip(content, 500))
+				i+1, textkit.Clip(text, 80), show(c.Verdict), strings.Join(labels, ", "), textkit.Clip(content, 500))
 		}
 		var kept []string
 		for _, id := range passageIDs(c.Passages) {
@@ -455,7 +456,7 @@ func Listed(claims []Claim, label string) string {
 		if len(items) == 3 {
 			continue
 		}
-		item := strconv.Quote(judgekit.Clip(c.Claim, 120))
+		item := strconv.Quote(textkit.Clip(c.Claim, 120))
 		switch len(c.Passages) {
 		case 0:
 		case 1:

@@ -16,9 +16,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/scorekit/scorekit/internal/prescreen"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -153,7 +153,7 @@ func Send(ctx context.Context, j sdk.Judge, req sdk.CompletionRequest, maxTokens
 	}
 	ex.Raw = &r.Content
 	if r.FinishReason == "length" {
-		return ex, r.Content, fmt.Errorf("the judge's answer was cut off at its token limit; raise %s (judge output: %s)", maxTokens, Clip(r.Content, 500))
+		return ex, r.Content, fmt.Errorf("the judge's answer was cut off at its token limit; raise %s (judge output: %s)", maxTokens, textkit.Clip(r.Content, 500))
 	}
 	return ex, r.Content, nil
 }
@@ -248,17 +248,6 @@ func YesNo(s string) (yes, ok bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// Clip shortens s to at most n bytes at a character boundary, marking the cut.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // Cosine is the cosine similarity of two embeddings, in [-1, 1]; false when either is

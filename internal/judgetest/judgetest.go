@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -393,7 +394,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, in *chatRequest) {
 	rule, ok := s.match(req.LastUser(), false, nil)
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("judgetest: no rule matches the last user message %q", clip(req.LastUser(), 200)))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("judgetest: no rule matches the last user message %q", textkit.Clip(req.LastUser(), 200)))
 		return
 	}
 	if injectFault(w, r, rule) {
@@ -525,13 +526,6 @@ func writeErrorCode(w http.ResponseWriter, status int, msg string, code any) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 		"message": msg, "type": "judgetest_error", "code": code,
 	}})
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // Words counts the words in s: the server's deterministic token count.

@@ -35,10 +35,10 @@ func findBlockLoop(t *screenText) (string, bool) {
 		return "", false
 	}
 	if b, n := periodicText(t.out); n >= 2 {
-		return strconv.Quote(clipText(b, 40)) + ": the whole output is this block " + strconv.Itoa(n) + " times back to back", true
+		return strconv.Quote(textkit.Clip(b, 40)) + ": the whole output is this block " + strconv.Itoa(n) + " times back to back", true
 	}
 	if b, n := repeatedLineBlock(t.out, t.isCode()); n >= 2 {
-		return strconv.Quote(clipText(b, 40)) + ": a block of lines written " + strconv.Itoa(n) + " times back to back", true
+		return strconv.Quote(textkit.Clip(b, 40)) + ": a block of lines written " + strconv.Itoa(n) + " times back to back", true
 	}
 	if t.isCode() {
 		return "", false
@@ -52,7 +52,7 @@ func findBlockLoop(t *screenText) (string, bool) {
 		return copies < 2
 	})
 	if copies >= 2 {
-		return strconv.Quote(clipText(found, 40)) + ": a line that is this block " + strconv.Itoa(copies) + " times back to back", true
+		return strconv.Quote(textkit.Clip(found, 40)) + ": a line that is this block " + strconv.Itoa(copies) + " times back to back", true
 	}
 	return "", false
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/scorekit/scorekit/internal/textkit"
 )
 
 // findPlaceholder finds outputs that are, or contain, an unfilled template slot, a
@@ -91,7 +93,7 @@ func findPlaceholder(t *screenText) (string, bool) {
 		return true
 	})
 	if hit != "" {
-		return "a value left empty: " + strconv.Quote(clipText(hit, 60)), true
+		return "a value left empty: " + strconv.Quote(textkit.Clip(hit, 60)), true
 	}
 	return "", false
 }

@@ -243,10 +243,3 @@ func stripCode(s string) string {
 	}
 	return b.String()
 }
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}

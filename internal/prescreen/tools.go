@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -49,7 +50,7 @@ func toolFailureDetail(run *sdk.Run) string {
 	if n := len(run.ToolCalls); n > 1 {
 		what = "all " + strconv.Itoa(n) + " of its tool calls failed (the first, "
 	}
-	return what + c.Name + ": " + strconv.Quote(clipText(strings.TrimSpace(c.Result), 80)) + ")"
+	return what + c.Name + ": " + strconv.Quote(textkit.Clip(strings.TrimSpace(c.Result), 80)) + ")"
 }
 
 // screenNoText screens a turn without text. One that did nothing either is empty, unless

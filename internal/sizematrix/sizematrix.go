@@ -12,8 +12,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -138,7 +138,7 @@ func (g *gen) prose(size int) string {
 			b.WriteByte(' ')
 		}
 	}
-	return truncate(b.String(), size)
+	return textkit.Prefix(b.String(), size)
 }
 
 // syllables make up the words of wild.
@@ -159,7 +159,7 @@ func (g *gen) wild(size int) string {
 			b.WriteByte(' ')
 		}
 	}
-	return truncate(b.String(), size)
+	return textkit.Prefix(b.String(), size)
 }
 
 // mutate replaces, drops or inserts a share p of the words of s.
@@ -207,7 +207,7 @@ func (g *gen) unicode(size int) string {
 			b.WriteString(". ")
 		}
 	}
-	return truncate(b.String(), size)
+	return textkit.Prefix(b.String(), size)
 }
 
 // mutateRunes replaces a share p of the characters of s.
@@ -267,7 +267,7 @@ func (g *gen) context(size int) sdk.Run {
 	}
 	return sdk.Run{
 		Input:    "What do the documents say about the release?",
-		Output:   truncate(b.String(), size),
+		Output:   textkit.Prefix(b.String(), size),
 		Context:  passages,
 		Metadata: map[string]any{"purpose": "answer from the documents, citing them"},
 	}
@@ -298,15 +298,4 @@ func deep(n int) any {
 		v = map[string]any{"child": v, "level": float64(n - i)}
 	}
 	return v
-}
-
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

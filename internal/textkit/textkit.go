@@ -61,3 +61,35 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Prefix is s cut to at most n bytes at the start of a character, so that a cut never
+// leaves half of one (which JSON would turn into U+FFFD and strconv.Quote into \x
+// escapes).
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Clip is s within n bytes for a message: its [Prefix] and "..." when it is cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return Prefix(s, n) + "..."
+}
+
+// OneLine is s for a table cell or a page: its white space collapsed ([CollapseSpace]) and
+// at most n characters, the last an ellipsis when it is cut.
+func OneLine(s string, n int) string {
+	s = CollapseSpace(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

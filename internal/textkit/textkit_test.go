@@ -45,3 +45,45 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefixAndClip(t *testing.T) {
+	for _, c := range []struct {
+		s      string
+		n      int
+		prefix string
+		clip   string
+	}{
+		{"", 3, "", ""},
+		{"abc", 3, "abc", "abc"},
+		{"abcd", 3, "abc", "abc..."},
+		{"日本語", 9, "日本語", "日本語"},
+		{"日本語", 8, "日本", "日本..."}, // a cut inside 語 goes back to its start
+		{"日本語", 4, "日", "日..."},
+		{"日本語", 2, "", "..."},
+		{"a日", 0, "", "..."},
+	} {
+		if got := Prefix(c.s, c.n); got != c.prefix {
+			t.Errorf("Prefix(%q, %d) = %q, want %q", c.s, c.n, got, c.prefix)
+		}
+		if got := Clip(c.s, c.n); got != c.clip {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.clip)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"  a\n\tb  ", 10, "a b"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"日本語のテキスト", 4, "日本語…"},
+	} {
+		if got := OneLine(c.s, c.n); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -123,7 +124,7 @@ func grade(ctx context.Context, cfg Config, call sdk.Call) (sdk.Result, error) {
 			len(claims), len(sentences))), nil
 	case len(claims) == 0:
 		return ex.Fail(Name, fmt.Errorf("the judge found no claim in the reference answer, which is not blank (judge output: %s)",
-			judgekit.Clip(*ex.Raw, 500))), nil
+			textkit.Clip(*ex.Raw, 500))), nil
 	}
 	score, _ := formula(grounding.Verdicts(claims))
 	n := grounding.Count(claims)

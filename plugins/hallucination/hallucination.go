@@ -44,6 +44,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -218,7 +219,7 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 		return nil, err
 	}
 	if ans.Passages == nil {
-		return nil, fmt.Errorf(`the judge's answer has no "passages" array (judge output: %s)`, judgekit.Clip(content, 500))
+		return nil, fmt.Errorf(`the judge's answer has no "passages" array (judge output: %s)`, textkit.Clip(content, 500))
 	}
 	ids := grounding.IDs(ps)
 	byID := map[string]passageVerdict{}
@@ -236,7 +237,7 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 		label, ok := grounding.Label(p.Verdict, passageLabels)
 		if !ok {
 			b, _ := json.Marshal(p.Verdict)
-			return nil, fmt.Errorf("passage %s: verdict %s is not agrees or contradicts (judge output: %s)", id, b, judgekit.Clip(content, 500))
+			return nil, fmt.Errorf("passage %s: verdict %s is not agrees or contradicts (judge output: %s)", id, b, textkit.Clip(content, 500))
 		}
 		byID[id] = passageVerdict{ID: id, Verdict: label, Reason: strings.TrimSpace(p.Reason)}
 	}
@@ -262,7 +263,7 @@ func readPassageVerdicts(content string, ps []sdk.Passage) ([]passageVerdict, er
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("the judge's answer does not give one verdict per passage: %s (judge output: %s)",
-			strings.Join(problems, "; "), judgekit.Clip(content, 500))
+			strings.Join(problems, "; "), textkit.Clip(content, 500))
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -178,13 +179,13 @@ func readMastra(content string) (analysis, error) {
 		level, ok := grounding.Label(obj["impact"], levels)
 		if !ok {
 			return analysis{}, fmt.Errorf("%s: impact %v is not one of none, minimal, moderate, significant, severe (judge output: %s)",
-				name, show(obj["impact"]), judgekit.Clip(content, 500))
+				name, show(obj["impact"]), textkit.Clip(content, 500))
 		}
 		change, _ := obj["change"].(string)
 		a.Impacts = append(a.Impacts, impact{Aspect: name, Impact: level, Change: strings.TrimSpace(change)})
 	}
 	if len(missing) > 0 {
-		return analysis{}, fmt.Errorf("the judge's answer rates no impact on %s (judge output: %s)", strings.Join(missing, ", "), judgekit.Clip(content, 500))
+		return analysis{}, fmt.Errorf("the judge's answer rates no impact on %s (judge output: %s)", strings.Join(missing, ", "), textkit.Clip(content, 500))
 	}
 	switch issues := raw["major_issues"].(type) {
 	case nil:
@@ -195,7 +196,7 @@ func readMastra(content string) (analysis, error) {
 			}
 		}
 	default:
-		return analysis{}, fmt.Errorf("major_issues %s is not a list (judge output: %s)", show(issues), judgekit.Clip(content, 500))
+		return analysis{}, fmt.Errorf("major_issues %s is not a list (judge output: %s)", show(issues), textkit.Clip(content, 500))
 	}
 	r, err := verdict.Score(raw["robustness"])
 	if err != nil {
@@ -251,7 +252,7 @@ func mastraReason(a analysis, b breakdown, kind string) string {
 	if len(a.MajorIssues) > 0 {
 		q := make([]string, len(a.MajorIssues))
 		for i, m := range a.MajorIssues {
-			q[i] = strconv.Quote(judgekit.Clip(m, 120))
+			q[i] = strconv.Quote(textkit.Clip(m, 120))
 		}
 		r += fmt.Sprintf("; major issues: %s (-%.2f)", strings.Join(q, ", "), b.IssuePenalty)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -116,7 +117,7 @@ func readRagas(content string, ids map[string]bool) (out, ref []statement, unkno
 		return nil, nil, nil, err
 	}
 	if ans.Output == nil {
-		return nil, nil, nil, fmt.Errorf(`the judge's answer has no "output_statements" array (judge output: %s)`, judgekit.Clip(content, 500))
+		return nil, nil, nil, fmt.Errorf(`the judge's answer has no "output_statements" array (judge output: %s)`, textkit.Clip(content, 500))
 	}
 	keep := func(v any) []string {
 		var kept []string
@@ -137,7 +138,7 @@ func readRagas(content string, ids map[string]bool) (out, ref []statement, unkno
 		in, ok := readBool(s.InReference)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("output statement %d (%q): in_reference %s is not true or false (judge output: %s)",
-				i+1, judgekit.Clip(text, 80), show(s.InReference), judgekit.Clip(content, 500))
+				i+1, textkit.Clip(text, 80), show(s.InReference), textkit.Clip(content, 500))
 		}
 		out = append(out, statement{Statement: text, Passages: keep(s.Passages), InReference: in})
 	}
@@ -230,7 +231,7 @@ func ragasReason(out []statement, share float64, mode string) string {
 	var counted []string
 	for _, s := range out {
 		if s.Counted {
-			counted = append(counted, strconv.Quote(judgekit.Clip(s.Statement, 100)))
+			counted = append(counted, strconv.Quote(textkit.Clip(s.Statement, 100)))
 		}
 	}
 	which := "a relevant passage backs"

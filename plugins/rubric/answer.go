@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -146,14 +147,14 @@ func (s *scorer) read(ex *judgekit.Exchange, content string) sdk.Result {
 	if sc := s.cfg.Scale; sc != nil {
 		v, err := scaleScore(ans.Score, sc)
 		if err != nil {
-			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, judgekit.Clip(content, 500)))
+			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, textkit.Clip(content, 500)))
 		}
 		parsed["score"] = v
 		score, said = v, fmt.Sprintf("%s on %s-%s", num(v), num(sc.Min), num(sc.Max))
 	} else {
 		c, err := s.pick(ans.Choice)
 		if err != nil {
-			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, judgekit.Clip(content, 500)))
+			return ex.Fail(Name, fmt.Errorf("%v (judge output: %s)", err, textkit.Clip(content, 500)))
 		}
 		parsed["choice"] = c.name
 		score, said = c.score, fmt.Sprintf("%s (%s)", quote(c.name), num(c.score))

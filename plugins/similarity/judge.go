@@ -10,6 +10,7 @@ import (
 
 	"github.com/scorekit/scorekit/internal/grounding"
 	"github.com/scorekit/scorekit/internal/judgekit"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 	"github.com/scorekit/scorekit/sdk/verdict"
 )
@@ -178,18 +179,18 @@ func readAnalysis(content string) (analysis, error) {
 		return analysis{}, err
 	}
 	if raw.Units == nil {
-		return analysis{}, fmt.Errorf(`the judge's answer has no "expected_units" array (judge output: %s)`, judgekit.Clip(content, 500))
+		return analysis{}, fmt.Errorf(`the judge's answer has no "expected_units" array (judge output: %s)`, textkit.Clip(content, 500))
 	}
 	var a analysis
 	for i, u := range *raw.Units {
 		text := strings.TrimSpace(u.Unit)
 		if text == "" {
-			return analysis{}, fmt.Errorf("unit %d of the judge's answer is empty (judge output: %s)", i+1, judgekit.Clip(content, 500))
+			return analysis{}, fmt.Errorf("unit %d of the judge's answer is empty (judge output: %s)", i+1, textkit.Clip(content, 500))
 		}
 		m, ok := grounding.Label(u.Match, matchTypes)
 		if !ok {
 			return analysis{}, fmt.Errorf("unit %d (%q): match %v is not one of exact, semantic, partial, missing (judge output: %s)",
-				i+1, judgekit.Clip(text, 80), u.Match, judgekit.Clip(content, 500))
+				i+1, textkit.Clip(text, 80), u.Match, textkit.Clip(content, 500))
 		}
 		a.Units = append(a.Units, unit{Unit: text, Match: m, Output: outputUnit(u.Output), Note: strings.TrimSpace(u.Note)})
 	}
@@ -251,7 +252,7 @@ func reason(a analysis, b breakdown) string {
 	var missing []string
 	for _, u := range a.Units {
 		if u.Match == "missing" || u.Match == "partial" {
-			missing = append(missing, u.Match+" "+strconv.Quote(judgekit.Clip(u.Unit, 80)))
+			missing = append(missing, u.Match+" "+strconv.Quote(textkit.Clip(u.Unit, 80)))
 		}
 	}
 	if len(missing) > 0 {
@@ -260,7 +261,7 @@ func reason(a analysis, b breakdown) string {
 	if len(a.Contradictions) > 0 {
 		var cs []string
 		for _, c := range a.Contradictions {
-			cs = append(cs, fmt.Sprintf("%q against %q", judgekit.Clip(c.Output, 80), judgekit.Clip(c.Expected, 80)))
+			cs = append(cs, fmt.Sprintf("%q against %q", textkit.Clip(c.Output, 80), textkit.Clip(c.Expected, 80)))
 		}
 		r += fmt.Sprintf("; contradicts the reference: %s (-%.2f)", strings.Join(first(cs, 3), "; "), b.ContradictionPenalty)
 	}

@@ -43,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/scorekit/scorekit/internal/jsonsubset"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -321,16 +322,14 @@ func show(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	if len(b) > 60 {
-		return string(b[:60]) + "..."
-	}
-	return string(b)
+	return textkit.Clip(string(b), 60)
 }
 
+// clip quotes s, trimmed and cut to its first n bytes (whole characters), marking a cut.
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
-		return strconv.Quote(s[:n]) + "..."
+		return strconv.Quote(textkit.Prefix(s, n)) + "..."
 	}
 	return strconv.Quote(s)
 }

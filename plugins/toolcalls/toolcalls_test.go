@@ -207,6 +207,11 @@ func TestToolCalls(t *testing.T) {
 			status: sdk.StatusScored, score: 0, flags: []string{toolcalls.FlagMissing, toolcalls.FlagUnexpected}, reason: "its arguments are not JSON",
 		},
 		{
+			name: "broken JSON arguments are quoted in whole characters", line: `{"input":"Find Roppongi","output":{"role":"assistant","tool_calls":[
+			  {"name":"search","arguments":"{\"都市\": \"東京都港区六本木一丁目の駅の近く"}]},"expected_tool_calls":[{"name":"search","arguments":{"都市":"東京"}}]}`,
+			status: sdk.StatusScored, score: 0, flags: []string{toolcalls.FlagMissing, toolcalls.FlagUnexpected}, reason: `its arguments are not JSON ("{\"都市\": \"東京都港区六本木一"...)`,
+		},
+		{
 			name: "expected arguments that are not an object fail the run", line: `{"input":"q",` + cancelled + `,"expected_tool_calls":[{"name":"cancel_event","arguments":"15:00"}]}`,
 			status: sdk.StatusFailed, reason: "expected_tool_calls[0].arguments: want a JSON object",
 		},
@@ -223,6 +228,9 @@ func TestToolCalls(t *testing.T) {
 			}
 			if !strings.Contains(res.Reason, c.reason) {
 				t.Errorf("reason %q, want it to contain %q", res.Reason, c.reason)
+			}
+			if strings.Contains(res.Reason, `\x`) {
+				t.Errorf("reason %q shows a character cut in half", res.Reason)
 			}
 			if c.status != sdk.StatusScored {
 				return

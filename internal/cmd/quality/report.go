@@ -13,6 +13,7 @@ import (
 	"github.com/scorekit/scorekit/host"
 	"github.com/scorekit/scorekit/internal/baseline"
 	"github.com/scorekit/scorekit/internal/corpus"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/plugins/heuristic"
 	"github.com/scorekit/scorekit/sdk"
 )
@@ -211,13 +212,7 @@ func flagList(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
-}
+func clip(s string, n int) string { return textkit.Clip(textkit.CollapseSpace(s), n) }
 
 // explainCases prints prescreen's score, flags and reason for every case whose id starts
 // with prefix.

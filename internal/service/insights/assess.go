@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -578,16 +579,4 @@ func pct(est, low, high, confidence float64) string {
 	return fmt.Sprintf("%.0f%%, %.0f%% CI %.0f-%.0f%%", 100*est, 100*confidence, 100*low, 100*high)
 }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+func clip(s string, n int) string { return textkit.Clip(textkit.CollapseSpace(s), n) }

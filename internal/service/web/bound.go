@@ -7,7 +7,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -243,18 +242,7 @@ func cutText(s string, max int) shown {
 	if len(s) <= max {
 		return shown{Text: s}
 	}
-	return shown{Text: prefix(s, max) + "…", Cut: fmt.Sprintf("the first %s of %s are shown", textkit.FormatBytes(int64(max)), textkit.FormatBytes(int64(len(s))))}
-}
-
-// prefix is s cut to at most n bytes, at the start of a character.
-func prefix(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return shown{Text: textkit.Prefix(s, max) + "…", Cut: fmt.Sprintf("the first %s of %s are shown", textkit.FormatBytes(int64(max)), textkit.FormatBytes(int64(len(s))))}
 }
 
 // cut is a result's text (reason, error message) within max bytes, saying so when cut;
@@ -390,7 +378,7 @@ func (p *printer) str(s string) {
 	cut := len(s) > maxJSONString
 	if cut {
 		p.long++
-		s = prefix(s, maxJSONString)
+		s = textkit.Prefix(s, maxJSONString)
 	}
 	q, err := jsontext.AppendQuote(nil, s)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/scorekit/scorekit/internal/service"
 	"github.com/scorekit/scorekit/internal/service/insights"
 	"github.com/scorekit/scorekit/internal/service/store"
+	"github.com/scorekit/scorekit/internal/textkit"
 	"github.com/scorekit/scorekit/sdk"
 )
 
@@ -36,7 +37,7 @@ func (h *Handler) parse() error {
 		"num":          num,
 		"pctOf":        func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) },
 		"when":         when,
-		"clip":         clip,
+		"clip":         textkit.OneLine,
 		"path":         url.PathEscape,
 		"query":        url.QueryEscape,
 		"trend":        func(v service.SeriesView) template.HTML { return trendChart(v, false) },
@@ -91,14 +92,6 @@ func when(t time.Time) string {
 		return "–"
 	}
 	return t.UTC().Format("2006-01-02 15:04")
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 type kv struct {
