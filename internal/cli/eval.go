@@ -34,6 +34,9 @@ by side: the comparison to check after a scorer fix.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if err := checkTimeout("--timeout", ho.timeout); err != nil {
+				return err
+			}
 			if last < 1 {
 				return fmt.Errorf("--last %d: want 1 or more runs", last)
 			}

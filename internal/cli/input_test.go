@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -196,5 +197,22 @@ func TestInterruptPrintsPartialTable(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "scorekit: interrupted after 2 line(s) of stdin") {
 		t.Errorf("stderr:\n%s", errb.String())
+	}
+}
+
+// The commands that open the service refuse a scorer deadline of 0 or less, as score
+// does; eval and worker took 0 as 30s and passed a negative one on.
+func TestServiceCommandsRefuseATimeoutOfZero(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "no-such-folder", "scorekit.db")
+	for _, cmd := range [][]string{{"serve", "--addr", "127.0.0.1:0"}, {"worker", "--workers", "1"}, {"eval", "--agent", "triage"}} {
+		for _, d := range []string{"0", "-1s"} {
+			t.Run(cmd[0]+" "+d, func(t *testing.T) {
+				r := runCLI(t, "", append(cmd, "--db", db, "--timeout", d)...)
+				want := "--timeout " + strings.TrimSuffix(d, "s") + "s: want a duration above 0"
+				if r.code == 0 || !strings.Contains(r.stderr, want) {
+					t.Fatalf("exit %d, want an error with %q; stderr:\n%s", r.code, want, r.stderr)
+				}
+			})
+		}
 	}
 }

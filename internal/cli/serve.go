@@ -53,8 +53,8 @@ docs/SERVICE.md has the rest.`,
   scorekit serve --addr 0.0.0.0:8080 --db postgres://scorekit@db/scorekit --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ho.timeout <= 0 {
-				return fmt.Errorf("--timeout %s: want a duration above 0, such as 30s", ho.timeout)
+			if err := checkTimeout("--timeout", ho.timeout); err != nil {
+				return err
 			}
 			if so.Grace <= 0 {
 				return fmt.Errorf("--grace %s: want a duration above 0, such as 10s", so.Grace)
@@ -208,6 +208,9 @@ judge flags) as the serve that enqueues.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if jf.workers < 1 {
 				return fmt.Errorf("--workers %d: a worker needs 1 or more", jf.workers)
+			}
+			if err := checkTimeout("--timeout", ho.timeout); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			tel, stopTracing, err := newTelemetry(ctx, tf)

@@ -66,7 +66,7 @@ func addJobFlags(cmd *cobra.Command, j *jobFlags, workers int) {
 func addServiceFlags(cmd *cobra.Command, db *string, ho *hostOptions, jf *jobFlags) {
 	f := cmd.Flags()
 	f.StringVar(&ho.config, "config", "", "JSON file with per-scorer configs and the judge (as for score)")
-	f.DurationVar(&ho.timeout, "timeout", 30*time.Second, "deadline of one scorer call")
+	f.DurationVar(&ho.timeout, "timeout", 30*time.Second, "deadline of one scorer call, above 0")
 	dbFlag(cmd, db)
 	addJobFlags(cmd, jf, 4)
 	judgeFlags(f, &ho.judge)
