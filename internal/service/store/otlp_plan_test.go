@@ -3,12 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
 // otlpFill gives a tenant what a busy OTLP tenant keeps: 40,000 kept ids (agent spans,
@@ -54,15 +51,7 @@ func TestOTLPRequestQueriesUseIndexes(t *testing.T) {
 	ctx := context.Background()
 	for _, database := range []string{SQLite, Postgres} {
 		t.Run(database, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if database == Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
-			s, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openEmptyStore(t, database)
 			for _, q := range otlpFill[database] {
 				if _, err := s.q.exec(ctx, q); err != nil {
 					t.Fatalf("fill: %v\n%s", err, q)

@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
 // planRuns is how many runs the plan test stores: enough that PostgreSQL's planner, with
@@ -73,16 +70,8 @@ var fullScan = map[string]*regexp.Regexp{
 func TestServiceQueriesUseIndexes(t *testing.T) {
 	for _, database := range []string{SQLite, Postgres} {
 		t.Run(database, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if database == Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
 			ctx := context.Background()
-			s, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openEmptyStore(t, database)
 			fx := fillForPlans(t, s)
 			var (
 				op    string

@@ -179,21 +179,27 @@ func explain(t *testing.T, s *Store, query string, args []any) []string {
 	return plan
 }
 
-// openTestStore opens a fresh store on database (a SQLite file, or a database of the shared
-// PostgreSQL cluster) with a tenant acme; both are closed when t ends.
-func openTestStore(t *testing.T, database string) (*Store, Tenant) {
+// openEmptyStore opens a fresh, empty store on database (a SQLite file, or a database of the
+// shared PostgreSQL cluster), closed when t ends.
+func openEmptyStore(t *testing.T, database string) *Store {
 	t.Helper()
-	ctx := context.Background()
 	dsn := filepath.Join(t.TempDir(), "store.db")
 	if database == Postgres {
 		dsn = pgtest.Shared(t).Database(t)
 	}
-	s, err := Open(ctx, dsn)
+	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	ten, err := s.CreateTenant(ctx, "acme", Policy{})
+	return s
+}
+
+// openTestStore opens a fresh store on database (openEmptyStore) with a tenant acme.
+func openTestStore(t *testing.T, database string) (*Store, Tenant) {
+	t.Helper()
+	s := openEmptyStore(t, database)
+	ten, err := s.CreateTenant(context.Background(), "acme", Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/scorekit/scorekit/internal/pgtest"
 )
 
 // planFill gives a store rows enough that each database's planner prefers an index where
@@ -97,15 +94,7 @@ func TestRetentionQueriesUseIndexes(t *testing.T) {
 	ctx := context.Background()
 	for _, database := range []string{SQLite, Postgres} {
 		t.Run(database, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "plan.db")
-			if database == Postgres {
-				dsn = pgtest.Shared(t).Database(t)
-			}
-			s, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openEmptyStore(t, database)
 			for _, q := range planFill[database] {
 				if _, err := s.q.exec(ctx, q); err != nil {
 					t.Fatalf("fill: %v\n%s", err, q)
